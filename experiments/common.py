@@ -1,0 +1,80 @@
+"""What every experiment writes into its workdir: results.json, PNG plots, report.md."""
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+
+def _jsonable(x: Any) -> Any:
+    """Turn numpy / jax scalars and arrays into plain JSON; non-finite floats into null."""
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "tolist"):  # numpy / jax arrays and scalars
+        return _jsonable(x.tolist())
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def write_json(workdir: str, results: dict, name: str = "results.json") -> str:
+    """Write `results` as indented JSON into `workdir/name`; returns the path."""
+    os.makedirs(workdir, exist_ok=True)
+    path = os.path.join(workdir, name)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(_jsonable(results), f, indent=2, sort_keys=False)
+    os.replace(tmp, path)  # never leave a half-written results.json
+    return path
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A GitHub-markdown table; floats to 3 significant decimals."""
+    def cell(v):
+        if isinstance(v, float):
+            return "—" if not math.isfinite(v) else f"{v:.3g}" if abs(v) < 1e4 else f"{v:.0f}"
+        return str(v)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_report(workdir: str, title: str, sections: Sequence[tuple[str, str]],
+                 name: str = "report.md") -> str:
+    """Write a markdown report: `# title`, then `## heading` + body per section."""
+    parts = [f"# {title}", ""]
+    for heading, body in sections:
+        parts += [f"## {heading}", "", body.rstrip(), ""]
+    path = os.path.join(workdir, name)
+    with open(path, "w") as f:
+        f.write("\n".join(parts))
+    return path
+
+
+def new_figure(*args, **kwargs):
+    """A matplotlib figure on the non-interactive Agg backend (no screen here or in CI)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt.subplots(*args, **kwargs)
+
+
+def save_plot(fig, workdir: str, name: str) -> str:
+    """Save a figure as `workdir/name` (PNG) and close it; returns the file name."""
+    import matplotlib.pyplot as plt
+    fig.tight_layout()
+    fig.savefig(os.path.join(workdir, name), dpi=110)
+    plt.close(fig)
+    return name
+
+
+def fit_power_law(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """Least-squares fit of log y = a·log x + b; returns (exponent a, prefactor e^b)."""
+    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    a, b = np.polyfit(lx, ly, 1)
+    return float(a), float(np.exp(b))

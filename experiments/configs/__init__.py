@@ -1,0 +1,1 @@
+"""One `get_config(preset=None)` per experiment; presets such as `quick`."""

@@ -1,0 +1,85 @@
+"""The one entry point: `python launch.py --experiment=NAME`.
+
+Thin on purpose: it parses flags, loads the experiment's ml_collections config
+(default `experiments/configs/NAME.py`, a preset as `file.py:quick`, overrides as
+`--config.field=value`) and calls `experiments.NAME.run(config, workdir)`.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import pathlib
+import sys
+
+from absl import app, flags, logging
+from ml_collections import config_flags
+
+ROOT = pathlib.Path(__file__).resolve().parent
+CONFIG_DIR = ROOT / "experiments" / "configs"
+
+flags.DEFINE_string("experiment", None, "Experiment to run (a module in experiments/).")
+flags.DEFINE_string("workdir", None, "Output folder; default runs/<experiment>. Re-using it resumes.")
+_CONFIG = config_flags.DEFINE_config_file(
+    "config", None, "ml_collections config file, optionally `file.py:preset`.", lock_config=True)
+FLAGS = flags.FLAGS
+
+
+def available_experiments() -> list[str]:
+    """Every experiment that has both a module and a config file."""
+    return sorted(p.stem for p in CONFIG_DIR.glob("*.py")
+                  if not p.stem.startswith("_") and (ROOT / "experiments" / p.name).exists())
+
+
+def _experiment_from_argv(argv: list[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg.startswith("--experiment="):
+            return arg.split("=", 1)[1]
+        if arg == "--experiment" and i + 1 < len(argv):
+            return argv[i + 1]
+    return None
+
+
+def with_default_config(argv: list[str]) -> list[str]:
+    """Insert `--config=experiments/configs/NAME.py` when the user gave none.
+
+    config_flags applies `--config.field=value` overrides only to a config file
+    named on the command line, so the per-experiment default is named here.
+    """
+    has_config = any(a == "--config" or a.startswith("--config=") for a in argv)
+    name = _experiment_from_argv(argv)
+    if has_config or name not in available_experiments():
+        return argv
+    return [argv[0], f"--config={CONFIG_DIR / (name + '.py')}"] + argv[1:]
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+    choices = available_experiments()
+    name = FLAGS.experiment
+    if name not in choices:
+        raise app.UsageError(
+            f"Unknown --experiment={name!r}. Choose one of: {', '.join(choices)}")
+    config = _CONFIG.value
+    workdir = FLAGS.workdir or os.path.join("runs", name)
+    os.makedirs(workdir, exist_ok=True)
+    logging.info("experiment %s, workdir %s\n%s", name, workdir, config)
+    module = importlib.import_module(f"experiments.{name}")
+    module.run(config, workdir)
+
+
+def parse_flags(argv: list[str]) -> list[str]:
+    """absl's flag parsing, with a bad flag or config override as one clear line, not a traceback."""
+    try:
+        return FLAGS(argv)
+    except flags.Error as e:
+        sys.exit(f"launch.py: {e}\nPass --helpfull for the flags.")
+    except (AttributeError, KeyError, TypeError, ValueError) as e:
+        overrides = [a for a in argv if a.startswith("--config.")]
+        sys.exit(f"launch.py: bad config override among {overrides}: {e!r} "
+                 "(unknown field or wrong type; see the experiment's config file for its fields)")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    app.run(main, argv=with_default_config(sys.argv), flags_parser=parse_flags)
