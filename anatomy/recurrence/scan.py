@@ -1,0 +1,130 @@
+"""Running a cell over time with ``jax.lax.scan``: padding masks, reverse, bidirectional.
+
+Inputs are batch-major, xs [B, T, D]; outputs ys [B, T, H]. The scan itself
+runs time-major (its leading axis is time), so the runner transposes once on
+the way in and once on the way out.
+
+The fast path (``hoist=True``) computes the input projection of every step
+as ONE matmul [B, T, D] x [D, G*H] before the scan, so each serial step only
+does the recurrent matmul h [B, H] x w_h [H, G*H] and elementwise gates. The
+plain path (``hoist=False``) calls the cell itself at each step; both use
+the same formulas (``cell = recur ∘ project``, see ``cells.py``).
+"""
+import jax
+import jax.numpy as jnp
+
+from anatomy.recurrence.cells import get_cell
+
+
+def reverse_padded(xs, lengths=None):
+    """Reverse each sequence within its own length (a per-sequence permutation of time).
+
+    Position t < L_b goes to L_b - 1 - t; padding positions t >= L_b stay where they
+    are. The permutation is its own inverse. Without lengths it is a flip of axis 1.
+
+    Args: xs [B, T, ...]; lengths [B] int or None.
+    Returns: [B, T, ...], same shape.
+    """
+    if lengths is None:
+        return jnp.flip(xs, axis=1)
+    n_time = xs.shape[1]
+    t = jnp.arange(n_time)[None, :]  # [1, T]
+    lens = lengths[:, None]  # [B, 1]
+    idx = jnp.where(t < lens, lens - 1 - t, t)  # [B, T]
+    idx = idx.reshape(idx.shape + (1,) * (xs.ndim - 2))  # [B, T, 1, ...]
+    return jnp.take_along_axis(xs, idx, axis=1)
+
+
+def _check_inputs(params, xs, lengths):
+    if xs.ndim != 3:
+        raise ValueError(f"xs must be batch-major [B, T, D], got shape {xs.shape}")
+    if "w_x" not in params or "w_h" not in params:
+        raise ValueError(f"params must hold 'w_x' and 'w_h', got keys {sorted(params)}")
+    if xs.shape[-1] != params["w_x"].shape[0]:
+        raise ValueError(
+            f"xs feature size {xs.shape[-1]} does not match params w_x rows {params['w_x'].shape[0]}")
+    if lengths is not None:
+        if lengths.shape != (xs.shape[0],):
+            raise ValueError(f"lengths must have shape [B]=({xs.shape[0]},), got {lengths.shape}")
+        if not jnp.issubdtype(lengths.dtype, jnp.integer):
+            raise ValueError(f"lengths must be integers, got dtype {lengths.dtype}")
+
+
+def run(name_or_spec, params, xs, *, lengths=None, carry0=None, reverse=False, hoist=True,
+        return_carries=False):
+    """Run a cell over every time step of a batch of sequences with ``jax.lax.scan``.
+
+    Args:
+      name_or_spec: a registry name ('rnn', 'lstm', 'gru', 'gru_paper') or a CellSpec.
+      params: the cell's parameters (from its init).
+      xs: [B, T, D] inputs, batch-major.
+      lengths: [B] int or None. Step t of sequence b is real iff t < lengths[b]; past
+        its length a sequence's carry stays frozen and its outputs are exactly zero.
+      carry0: the initial carry (leaves [B, H]); zeros if None.
+      reverse: read each sequence backwards within its own length (torch packed-sequence
+        semantics); ys stay aligned with xs (ys[:, t] is the state after reading x[:, t]).
+      hoist: True = project all inputs with one [B, T, D] x [D, G*H] matmul before the
+        scan (fast path); False = call the plain cell inside the scan.
+      return_carries: also return the carry after every step (e.g. LSTM cell states), a
+        carry pytree with leaves [B, T, H], aligned like ys and zero past each length.
+
+    Returns:
+      (final_carry, ys [B, T, H]), or (final_carry, ys, carries) with return_carries.
+    """
+    spec = get_cell(name_or_spec)
+    xs = jnp.asarray(xs)
+    lengths = None if lengths is None else jnp.asarray(lengths)
+    _check_inputs(params, xs, lengths)
+    batch, n_time, _ = xs.shape
+    d_hidden = params["w_h"].shape[0]
+    if carry0 is None:
+        carry0 = spec.zero_carry(batch, d_hidden, jnp.result_type(xs.dtype, params["w_h"].dtype))
+
+    if reverse:
+        xs = reverse_padded(xs, lengths)
+    if hoist:
+        inputs, step = spec.project(params, xs), spec.recur  # [B, T, G*H], one matmul
+    else:
+        inputs, step = xs, spec.cell
+    inputs = jnp.swapaxes(inputs, 0, 1)  # [T, B, ·], time-major for scan
+    mask = None if lengths is None else jnp.arange(n_time)[:, None] < lengths[None, :]  # [T, B]
+
+    def body(carry, inp):
+        x_t, m_t = inp
+        new_carry, y = step(params, carry, x_t)
+        if m_t is not None:
+            m = m_t[:, None]  # [B, 1]
+            new_carry = jax.tree_util.tree_map(lambda n, o: jnp.where(m, n, o), new_carry, carry)
+            y = jnp.where(m, y, jnp.zeros_like(y))
+        if not return_carries:
+            return new_carry, y
+        if m_t is not None:
+            step_carry = jax.tree_util.tree_map(lambda c: jnp.where(m, c, jnp.zeros_like(c)), new_carry)
+        else:
+            step_carry = new_carry
+        return new_carry, (y, step_carry)
+
+    final, outs = jax.lax.scan(body, carry0, (inputs, mask))
+
+    def to_batch_major(a):  # [T, B, H] -> [B, T, H], undoing the reverse
+        a = jnp.swapaxes(a, 0, 1)
+        return reverse_padded(a, lengths) if reverse else a
+
+    if not return_carries:
+        return final, to_batch_major(outs)
+    ys, carries = outs
+    return final, to_batch_major(ys), jax.tree_util.tree_map(to_batch_major, carries)
+
+
+def bidirectional(name_or_spec, params_fw, params_bw, xs, *, lengths=None, hoist=True):
+    """Bidirectional encoder: a forward and a backward (within-length reversed) run.
+
+    Args: as ``run``; params_fw / params_bw are two parameter sets of the same cell.
+    Returns:
+      ys [B, T, 2H] = forward ys ‖ backward ys (zero past each length), and
+      (carry_fw, carry_bw): the forward carry after the last real step and the backward
+      carry after reading position 0 (torch's h_n for bidirectional=True).
+    """
+    carry_fw, ys_fw = run(name_or_spec, params_fw, xs, lengths=lengths, hoist=hoist)
+    carry_bw, ys_bw = run(name_or_spec, params_bw, xs, lengths=lengths, hoist=hoist, reverse=True)
+    return jnp.concatenate([ys_fw, ys_bw], axis=-1), (carry_fw, carry_bw)
