@@ -1,0 +1,358 @@
+"""anatomy.attention against slow float64 NumPy twins, plus masks, padding, KV cache,
+positions, jit and gradients. torch / flax.linen twins live in test_attention_torch.py.
+
+Relative errors are norm-wise: ||ours - ref|| / ||ref||, float32 ours vs float64 reference.
+"""
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+import anatomy.attention as att
+
+TOL = 1e-5
+
+
+def rel(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return np.linalg.norm(a - b) / np.linalg.norm(b)
+
+
+def f32(x):
+    return jnp.asarray(x, jnp.float32)
+
+
+def randomize(tree, rng, scale=0.5):
+    """Replace every leaf by fresh normal noise (never zeros), kept in float64 NumPy."""
+    return jax.tree.map(lambda a: rng.normal(size=np.shape(a)) * scale, tree)
+
+
+# --- float64 NumPy twins (per-query Python loops, written from the papers) -------------
+
+def softmax_valid(scores, valid):
+    """Softmax over the valid entries of a 1-D list; invalid get 0; all invalid -> zeros."""
+    out = np.zeros(len(scores))
+    idx = [j for j in range(len(scores)) if valid[j]]
+    if not idx:
+        return out
+    top = max(scores[j] for j in idx)
+    ex = {j: math.exp(scores[j] - top) for j in idx}
+    total = sum(ex.values())
+    for j in idx:
+        out[j] = ex[j] / total
+    return out
+
+
+def ref_additive(p, s, keys, values, mask):
+    """Bahdanau: e_j = vᵀ tanh(W s + U h_j)."""
+    B, K = keys.shape[:2]
+    ctx, wts = np.zeros((B, values.shape[-1])), np.zeros((B, K))
+    for b in range(B):
+        e = [float(p["v"] @ np.tanh(p["w_q"].T @ s[b] + p["w_k"].T @ keys[b, j]))
+             for j in range(K)]
+        wts[b] = softmax_valid(e, mask[b])
+        for j in range(K):
+            ctx[b] += wts[b, j] * values[b, j]
+    return ctx, wts
+
+
+def ref_luong(p, kind, s, keys, values, mask):
+    B, K = keys.shape[:2]
+    ctx, wts = np.zeros((B, values.shape[-1])), np.zeros((B, K))
+    for b in range(B):
+        e = []
+        for j in range(K):
+            h = keys[b, j]
+            if kind == "dot":
+                e.append(float(s[b] @ h))
+            elif kind == "general":
+                e.append(float(s[b] @ p["w"] @ h))
+            else:
+                e.append(float(p["v"] @ np.tanh(p["w"].T @ np.concatenate([s[b], h]))))
+        wts[b] = softmax_valid(e, mask[b])
+        for j in range(K):
+            ctx[b] += wts[b, j] * values[b, j]
+    return ctx, wts
+
+
+def ref_sdp(q, k, v, mask):
+    """q [b,q,h,d], k/v [b,k,h,d], mask bool [b,h,q,k] (already broadcast)."""
+    B, Q, H, D = q.shape
+    K = k.shape[1]
+    out, wts = np.zeros((B, Q, H, v.shape[-1])), np.zeros((B, H, Q, K))
+    for b in range(B):
+        for h in range(H):
+            for i in range(Q):
+                e = [float(q[b, i, h] @ k[b, j, h]) / math.sqrt(D) for j in range(K)]
+                wts[b, h, i] = softmax_valid(e, mask[b, h, i])
+                for j in range(K):
+                    out[b, i, h] += wts[b, h, i, j] * v[b, j, h]
+    return out, wts
+
+
+def ref_mha(p, xq, xkv, mask):
+    """Per-head projection matrices, the sdp loop, then the output projection."""
+    B, Q, _ = xq.shape
+    H, D = p["w_q"].shape[1:]
+    qs, ks, vs = np.zeros((B, Q, H, D)), np.zeros((B, xkv.shape[1], H, D)), None
+    vs = np.zeros_like(ks)
+    for h in range(H):
+        qs[:, :, h] = xq @ p["w_q"][:, h] + p["b_q"][h]
+        ks[:, :, h] = xkv @ p["w_k"][:, h] + p["b_k"][h]
+        vs[:, :, h] = xkv @ p["w_v"][:, h] + p["b_v"][h]
+    o, w = ref_sdp(qs, ks, vs, mask)
+    return sum(o[:, :, h] @ p["w_o"][h] for h in range(H)) + p["b_o"], w
+
+
+def ref_positional(length, d_model):
+    pe = np.zeros((length, d_model))
+    for pos in range(length):
+        for i in range(0, d_model, 2):
+            pe[pos, i] = math.sin(pos / 10000 ** (i / d_model))
+            if i + 1 < d_model:
+                pe[pos, i + 1] = math.cos(pos / 10000 ** (i / d_model))
+    return pe
+
+
+def key_mask(rng, B, K):
+    """Random [B, K] bool mask with at least one valid key per row; row 0 fully valid."""
+    lengths = rng.integers(1, K + 1, size=B)
+    lengths[0] = K
+    return np.arange(K)[None] < lengths[:, None], lengths
+
+
+# --- RNN-era attention ------------------------------------------------------------------
+
+def test_additive_matches_loop(rng):
+    B, K, Dq, Dk, Dv, A = 3, 5, 4, 6, 3, 7
+    p = randomize(att.init_additive(jax.random.key(0), Dq, Dk, A), rng)
+    s, keys, values = rng.normal(size=(B, Dq)), rng.normal(size=(B, K, Dk)), rng.normal(size=(B, K, Dv))
+    mask, _ = key_mask(rng, B, K)
+    pj = jax.tree.map(f32, p)
+    ctx, w = att.additive_attention(pj, f32(s), att.project_keys(pj, f32(keys)), f32(values),
+                                    jnp.asarray(mask))
+    rctx, rw = ref_additive(p, s, keys, values, mask)
+    assert ctx.shape == (B, Dv) and w.shape == (B, K)
+    assert rel(ctx, rctx) <= TOL and rel(w, rw) <= TOL
+    assert np.all(np.asarray(w)[~mask] == 0.0)  # masked keys: exactly zero weight
+    np.testing.assert_allclose(np.asarray(w).sum(-1), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kind", att.LUONG_KINDS)
+def test_luong_matches_loop(rng, kind):
+    B, K, Dq, Dv = 3, 5, 4, 3
+    Dk = Dq if kind == "dot" else 6
+    p = randomize(att.init_luong(jax.random.key(1), kind, Dq, Dk, d_attn=5), rng)
+    s, keys, values = rng.normal(size=(B, Dq)), rng.normal(size=(B, K, Dk)), rng.normal(size=(B, K, Dv))
+    mask, _ = key_mask(rng, B, K)
+    ctx, w = att.luong_attention(jax.tree.map(f32, p), f32(s), f32(keys), f32(values),
+                                 jnp.asarray(mask), kind=kind)
+    rctx, rw = ref_luong(p, kind, s, keys, values, mask)
+    assert rel(ctx, rctx) <= TOL and rel(w, rw) <= TOL
+    assert np.all(np.asarray(w)[~mask] == 0.0)
+
+
+def test_luong_bad_input():
+    with pytest.raises(ValueError, match="kind"):
+        att.init_luong(jax.random.key(0), "cosine", 4, 4)
+    with pytest.raises(ValueError, match="d_query == d_key"):
+        att.init_luong(jax.random.key(0), "dot", 4, 5)
+
+
+# --- scaled dot-product and multi-head ----------------------------------------------------
+
+def test_scaled_dot_product_matches_loop(rng):
+    B, Q, K, H, D = 2, 4, 5, 3, 4
+    q, k, v = rng.normal(size=(B, Q, H, D)), rng.normal(size=(B, K, H, D)), rng.normal(size=(B, K, H, D))
+    kmask, lengths = key_mask(rng, B, K)
+    mask = att.combine_masks(att.padding_mask(jnp.asarray(lengths), K), att.causal_mask(Q, K, offset=K - Q))
+    out, w = att.scaled_dot_product(f32(q), f32(k), f32(v), mask)
+    rout, rw = ref_sdp(q, k, v, np.broadcast_to(np.asarray(mask), (B, H, Q, K)))
+    assert out.shape == (B, Q, H, D) and w.shape == (B, H, Q, K)
+    assert rel(out, rout) <= TOL and rel(w, rw) <= TOL
+    assert np.all(np.asarray(w)[~np.broadcast_to(np.asarray(mask), w.shape)] == 0.0)
+
+
+def test_fully_masked_row_gives_zeros_not_nan(rng):
+    B, Q, K, H, D = 2, 3, 4, 2, 4
+    q, k, v = (f32(rng.normal(size=s)) for s in [(B, Q, H, D), (B, K, H, D), (B, K, H, D)])
+    mask = np.ones((B, 1, Q, K), bool)
+    mask[1, :, 2, :] = False  # batch 1, query 2 sees nothing
+    out, w = att.scaled_dot_product(q, k, v, jnp.asarray(mask))
+    assert np.all(np.isfinite(out)) and np.all(np.isfinite(w))
+    assert np.all(np.asarray(w)[1, :, 2] == 0.0) and np.all(np.asarray(out)[1, 2] == 0.0)
+    g = jax.grad(lambda q: jnp.sum(att.scaled_dot_product(q, k, v, jnp.asarray(mask))[0] ** 2))(q)
+    assert np.all(np.isfinite(g))
+    p = att.init_additive(jax.random.key(0), D, D, 3)
+    ctx, wa = att.additive_attention(p, q[:, 0, 0], att.project_keys(p, k[:, :, 0]), v[:, :, 0],
+                                     jnp.zeros((B, K), bool))
+    assert np.all(np.asarray(ctx) == 0.0) and np.all(np.asarray(wa) == 0.0)
+
+
+def test_multi_head_matches_loop_and_weights(rng):
+    B, Q, K, M, H = 2, 3, 5, 8, 2
+    p = randomize(att.init_mha(jax.random.key(2), M, H), rng)
+    xq, xkv = rng.normal(size=(B, Q, M)), rng.normal(size=(B, K, M))
+    _, lengths = key_mask(rng, B, K)
+    mask = att.padding_mask(jnp.asarray(lengths), K)
+    pj = jax.tree.map(f32, p)
+    out, w = att.multi_head_attention(pj, f32(xq), f32(xkv), mask, return_weights=True)
+    rout, rw = ref_mha(p, xq, xkv, np.broadcast_to(np.asarray(mask), (B, H, Q, K)))
+    assert out.shape == (B, Q, M) and w.shape == (B, H, Q, K)
+    assert rel(out, rout) <= TOL and rel(w, rw) <= TOL
+    # precomputed kv gives the same answer; no-weights call returns just the output
+    out2 = att.multi_head_attention(pj, f32(xq), None, mask, kv=att.project_kv(pj, f32(xkv)))
+    np.testing.assert_allclose(out2, out, rtol=1e-6, atol=1e-6)
+
+
+def test_masks_shapes_and_values():
+    pm = att.padding_mask(jnp.array([2, 4]), 4)
+    assert pm.shape == (2, 1, 1, 4)
+    np.testing.assert_array_equal(pm[:, 0, 0], [[1, 1, 0, 0], [1, 1, 1, 1]])
+    cm = att.causal_mask(2, 4, offset=2)
+    assert cm.shape == (1, 1, 2, 4)
+    np.testing.assert_array_equal(cm[0, 0], [[1, 1, 1, 0], [1, 1, 1, 1]])
+    with pytest.raises(ValueError, match="lengths"):
+        att.padding_mask(jnp.ones((2, 2), int), 3)
+    with pytest.raises(ValueError, match="q, k, v"):
+        att.scaled_dot_product(jnp.ones((2, 3, 4)), jnp.ones((2, 3, 4)), jnp.ones((2, 3, 4)))
+
+
+def test_positional_encoding_matches_loop():
+    for length, d in [(50, 16), (7, 5)]:
+        assert rel(att.sinusoidal(length, d), ref_positional(length, d)) <= TOL
+
+
+# --- padding, layers --------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def layer_params():
+    r = np.random.default_rng(7)
+    M, H, F = 8, 2, 16
+    enc = randomize(att.init_encoder_layer(jax.random.key(3), M, H, F), r, 0.4)
+    dec = randomize(att.init_decoder_layer(jax.random.key(4), M, H, F), r, 0.4)
+    return jax.tree.map(f32, enc), jax.tree.map(f32, dec)
+
+
+@pytest.mark.parametrize("pre_ln", [False, True])
+def test_padded_batch_equals_unpadded_sequences(rng, layer_params, pre_ln):
+    enc, dec = layer_params
+    B, T, S, M = 3, 6, 5, 8
+    lengths, tlens = np.array([6, 3, 4]), np.array([5, 2, 4])
+    x, y = f32(rng.normal(size=(B, T, M))), f32(rng.normal(size=(B, S, M)))
+    src_mask = att.padding_mask(jnp.asarray(lengths), T)
+    self_mask = att.combine_masks(att.causal_mask(S, S), att.padding_mask(jnp.asarray(tlens), S))
+    mem, wts = att.encoder_layer(enc, x, src_mask, pre_ln=pre_ln, return_weights=True)
+    out = att.decoder_layer(dec, y, mem, self_mask, src_mask, pre_ln=pre_ln)
+    assert np.all(np.asarray(wts["self_attn"])[~np.broadcast_to(np.asarray(src_mask), wts["self_attn"].shape)] == 0)
+    for b in range(B):
+        n, m = lengths[b], tlens[b]
+        mem_b = att.encoder_layer(enc, x[b:b + 1, :n], None, pre_ln=pre_ln)
+        out_b = att.decoder_layer(dec, y[b:b + 1, :m], mem_b, att.causal_mask(m, m), None, pre_ln=pre_ln)
+        np.testing.assert_allclose(mem[b, :n], mem_b[0], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(out[b, :m], out_b[0], rtol=1e-5, atol=1e-5)
+
+
+def test_layer_norm_and_ffn_match_numpy(rng):
+    M, F = 6, 10
+    x = rng.normal(size=(2, 3, M))
+    ln = randomize(att.init_layer_norm(M), rng)
+    fp = randomize(att.init_ffn(jax.random.key(0), M, F), rng)
+    for eps in (1e-5, 1e-6):
+        ref = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps) * ln["scale"] + ln["bias"]
+        assert rel(att.layer_norm(jax.tree.map(f32, ln), f32(x), eps), ref) <= TOL
+    ref = np.maximum(x @ fp["w1"] + fp["b1"], 0) @ fp["w2"] + fp["b2"]
+    assert rel(att.ffn(jax.tree.map(f32, fp), f32(x)), ref) <= TOL
+
+
+def test_dropout(rng, layer_params):
+    x = f32(rng.normal(size=(4, 50, 50)) + 3.0)
+    y = att.dropout(x, 0.25, jax.random.key(0))
+    zero = np.asarray(y) == 0
+    assert abs(zero.mean() - 0.25) < 0.03
+    np.testing.assert_allclose(np.asarray(y)[~zero], np.asarray(x)[~zero] / 0.75, rtol=1e-6)
+    assert att.dropout(x, 0.25, None, deterministic=True) is x
+    with pytest.raises(ValueError, match="rng"):
+        att.dropout(x, 0.25, None)
+    enc, _ = layer_params
+    xs = f32(rng.normal(size=(2, 4, 8)))
+    a = att.encoder_layer(enc, xs, None, dropout_rate=0.3, rng=jax.random.key(1))
+    b = att.encoder_layer(enc, xs, None, dropout_rate=0.3, rng=jax.random.key(1))
+    c = att.encoder_layer(enc, xs, None, dropout_rate=0.3, rng=None)  # evaluation mode
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+    np.testing.assert_array_equal(c, att.encoder_layer(enc, xs, None))
+
+
+# --- KV cache ---------------------------------------------------------------------------
+
+def test_kv_cache_equals_full_causal_attention(rng):
+    B, T, L, H, D = 2, 5, 7, 2, 4
+    q, k, v = (f32(rng.normal(size=(B, T, H, D))) for _ in range(3))
+    full, full_w = att.scaled_dot_product(q, k, v, att.causal_mask(T, T))
+
+    @jax.jit
+    def step(cache, q_t, k_t, v_t):
+        cache = att.append(cache, k_t, v_t)
+        return (cache,) + att.attend(cache, q_t)
+
+    cache = att.init_cache(B, L, H, D)
+    for t in range(T):
+        cache, out, w = step(cache, q[:, t:t + 1], k[:, t:t + 1], v[:, t:t + 1])
+        assert int(cache.length) == t + 1 and w.shape == (B, H, 1, L)
+        np.testing.assert_allclose(out[:, 0], full[:, t], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(w[:, :, 0, :T], full_w[:, :, t], rtol=1e-5, atol=1e-6)
+        assert np.all(np.asarray(w)[..., t + 1:] == 0.0)
+    with pytest.raises(ValueError, match="b, 1, h, d"):
+        att.append(cache, k, v)
+
+
+@pytest.mark.parametrize("pre_ln", [False, True])
+def test_decoder_layer_step_equals_full_decoder(rng, layer_params, pre_ln):
+    _, dec = layer_params
+    B, T, S, M, L = 2, 5, 4, 8, 6
+    y, mem = f32(rng.normal(size=(B, T, M))), f32(rng.normal(size=(B, S, M)))
+    cross_mask = att.padding_mask(jnp.array([4, 2]), S)
+    full, full_w = att.decoder_layer(dec, y, mem, att.causal_mask(T, T), cross_mask,
+                                     pre_ln=pre_ln, return_weights=True)
+    mkv = att.decoder_memory_kv(dec, mem)
+    step = jax.jit(lambda c, y_t: att.decoder_layer_step(dec, y_t, c, mkv, cross_mask, pre_ln=pre_ln))
+    cache = att.init_decoder_cache(dec, B, L)
+    for t in range(T):
+        out, cache, w = step(cache, y[:, t:t + 1])
+        np.testing.assert_allclose(out[:, 0], full[:, t], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(w["self_attn"][:, :, 0, :T], full_w["self_attn"][:, :, t], atol=1e-6)
+        np.testing.assert_allclose(w["cross_attn"][:, :, 0], full_w["cross_attn"][:, :, t], atol=1e-6)
+
+
+# --- jit and gradients ------------------------------------------------------------------
+
+def test_jit_equals_no_jit(rng, layer_params):
+    enc, dec = layer_params
+    x, y = f32(rng.normal(size=(2, 4, 8))), f32(rng.normal(size=(2, 3, 8)))
+    mask = att.padding_mask(jnp.array([4, 2]), 4)
+    f = lambda e, d, x, y: att.decoder_layer(d, y, att.encoder_layer(e, x, mask), att.causal_mask(3, 3), mask)
+    np.testing.assert_allclose(jax.jit(f)(enc, dec, x, y), f(enc, dec, x, y), rtol=1e-6, atol=1e-6)
+
+
+def test_gradients_check_grads(rng):
+    # float64 so check_grads' finite differences are meaningful at its default tolerances.
+    with jax.enable_x64():
+        B, Q, K, H, D, M = 2, 2, 3, 2, 2, 4
+        d64 = lambda *s: jnp.asarray(rng.normal(size=s), jnp.float64)
+        mask = jnp.asarray(np.array([[[[1, 1, 0]]], [[[1, 1, 1]]]], bool))
+        check_grads(lambda q, k, v: att.scaled_dot_product(q, k, v, mask)[0],
+                    (d64(B, Q, H, D), d64(B, K, H, D), d64(B, K, H, D)), order=2, modes=["rev"])
+        pa = jax.tree.map(lambda a: d64(*a.shape), att.init_additive(jax.random.key(0), 3, 4, 5))
+        check_grads(lambda p, s, h: att.additive_attention(p, s, att.project_keys(p, h), h, mask[:, 0, 0])[0],
+                    (pa, d64(B, 3), d64(B, K, 4)), order=1, modes=["rev", "fwd"])
+        pl = jax.tree.map(lambda a: d64(*a.shape), att.init_luong(jax.random.key(0), "concat", 3, 4, 5))
+        check_grads(lambda p, s, h: att.luong_attention(p, s, h, h, mask[:, 0, 0], kind="concat")[0],
+                    (pl, d64(B, 3), d64(B, K, 4)), order=1, modes=["rev"])
+        pe = jax.tree.map(lambda a: 0.5 * d64(*a.shape), att.init_encoder_layer(jax.random.key(0), M, H, 6))
+        for pre_ln in (False, True):
+            check_grads(lambda p, x: att.encoder_layer(p, x, mask, pre_ln=pre_ln),
+                        (pe, d64(B, K, M)), order=1, modes=["rev"])
