@@ -1,0 +1,142 @@
+"""anatomy.recurrence vs torch.nn.LSTM / torch.nn.GRU (float64) and flax.linen cells, mapped weights."""
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+
+from anatomy import recurrence as rec
+
+B, T, D, H = 3, 6, 4, 5
+LENGTHS = np.array([4, 6, 1])  # unsorted on purpose (enforce_sorted=False)
+
+
+def rel(a, ref):
+    a, ref = np.asarray(a, np.float64), np.asarray(ref, np.float64)
+    return np.linalg.norm(a - ref) / np.linalg.norm(ref)
+
+
+def rand_params(name, rng):
+    shapes = jax.tree_util.tree_map(jnp.shape, rec.get_cell(name).init(jax.random.key(0), D, H))
+    return {k: rng.normal(0, 0.5, s).astype(np.float32) for k, s in shapes.items()}
+
+
+def load_torch(module, params, suffix=""):
+    """Copy our params into a float64 torch RNN layer (weights transposed: torch is [G*H, D])."""
+    t = lambda a: torch.tensor(np.asarray(a, np.float64))  # noqa: E731
+    with torch.no_grad():
+        getattr(module, "weight_ih_l0" + suffix).copy_(t(params["w_x"]).T)
+        getattr(module, "weight_hh_l0" + suffix).copy_(t(params["w_h"]).T)
+        if "b" in params:  # LSTM: torch has two biases that add up; ours is their sum
+            getattr(module, "bias_ih_l0" + suffix).copy_(t(params["b"]))
+            getattr(module, "bias_hh_l0" + suffix).zero_()
+        else:  # GRU: both biases, same roles (b_hn sits inside r ⊙ (...))
+            getattr(module, "bias_ih_l0" + suffix).copy_(t(params["b_x"]))
+            getattr(module, "bias_hh_l0" + suffix).copy_(t(params["b_h"]))
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(2024)
+    return rng, rng.normal(size=(B, T, D)).astype(np.float32)
+
+
+@pytest.mark.parametrize("name,torch_cls", [("lstm", torch.nn.LSTM), ("gru", torch.nn.GRU)])
+def test_unidirectional_vs_torch(name, torch_cls, data):
+    rng, xs = data
+    p = rand_params(name, rng)
+    layer = torch_cls(D, H, batch_first=True).double()
+    load_torch(layer, p)
+    with torch.no_grad():
+        out, hn = layer(torch.tensor(xs, dtype=torch.float64))
+    final, ys = rec.run(name, p, xs)
+    assert rel(ys, out.numpy()) <= 1e-5
+    if name == "lstm":
+        assert rel(final.h, hn[0][0].numpy()) <= 1e-5
+        assert rel(final.c, hn[1][0].numpy()) <= 1e-5
+    else:
+        assert rel(final, hn[0].numpy()) <= 1e-5
+
+
+@pytest.mark.parametrize("name,torch_cls", [("lstm", torch.nn.LSTM), ("gru", torch.nn.GRU)])
+def test_bidirectional_packed_vs_torch(name, torch_cls, data):
+    """Variable lengths: torch bidirectional=True over pack_padded_sequence vs ours."""
+    rng, xs = data
+    p_fw, p_bw = rand_params(name, rng), rand_params(name, rng)
+    layer = torch_cls(D, H, batch_first=True, bidirectional=True).double()
+    load_torch(layer, p_fw)
+    load_torch(layer, p_bw, "_reverse")
+    packed = torch.nn.utils.rnn.pack_padded_sequence(
+        torch.tensor(xs, dtype=torch.float64), torch.tensor(LENGTHS), batch_first=True,
+        enforce_sorted=False)
+    with torch.no_grad():
+        out, hn = layer(packed)
+    out, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=T)
+    ys, (cf, cb) = rec.bidirectional(name, p_fw, p_bw, xs, lengths=LENGTHS)
+    assert rel(ys, out.numpy()) <= 1e-5
+    assert np.all(np.asarray(ys)[out.numpy() == 0.0] == 0.0)  # torch pads with zeros too
+    h_n = hn[0] if name == "lstm" else hn  # [2, B, H]: forward, backward
+    assert rel(rec.get_cell(name).hidden(cf), h_n[0].numpy()) <= 1e-5
+    assert rel(rec.get_cell(name).hidden(cb), h_n[1].numpy()) <= 1e-5
+    if name == "lstm":
+        assert rel(cf.c, hn[1][0].numpy()) <= 1e-5
+        assert rel(cb.c, hn[1][1].numpy()) <= 1e-5
+
+
+def _flax_init(module, carry, x):
+    return module.init(jax.random.key(0), carry, x)["params"]
+
+
+def _randomize(tree, rng):
+    return jax.tree_util.tree_map(lambda a: jnp.asarray(rng.normal(0, 0.5, a.shape), jnp.float32), tree)
+
+
+@pytest.mark.parametrize("cls", [nn.LSTMCell, nn.OptimizedLSTMCell])
+def test_lstm_cell_vs_flax(cls, data):
+    """flax params: input kernels ii/if/ig/io [D, H] (no bias), hidden hi/hf/hg/ho [H, H] + bias.
+
+    flax's carry is (c, h); ours is LSTMState(h, c). Both sides run in float32 with the same
+    equations (ours is checked against float64 NumPy in test_recurrence.py), so 1e-5 holds.
+    """
+    rng, xs = data
+    module = cls(features=H)
+    h0, c0 = (jnp.asarray(rng.normal(size=(B, H)), jnp.float32) for _ in range(2))
+    fp = _randomize(_flax_init(module, (c0, h0), xs[:, 0]), rng)
+    gates = "ifgo"
+    ours = {
+        "w_x": jnp.concatenate([fp["i" + g]["kernel"] for g in gates], axis=1),  # [D, 4H]
+        "w_h": jnp.concatenate([fp["h" + g]["kernel"] for g in gates], axis=1),  # [H, 4H]
+        "b": jnp.concatenate([fp["h" + g]["bias"] for g in gates]),  # [4H]
+    }
+    carry_f, carry_o = (c0, h0), rec.LSTMState(h0, c0)
+    for t in range(3):
+        carry_f, y_f = module.apply({"params": fp}, carry_f, xs[:, t])
+        carry_o, y_o = rec.lstm_cell(ours, carry_o, xs[:, t])
+        assert rel(y_o, y_f) <= 1e-5
+        assert rel(carry_o.c, carry_f[0]) <= 1e-5
+
+
+def test_gru_cell_vs_flax(data):
+    """flax.linen.GRUCell applies the reset gate AFTER the hidden matmul, n = tanh(W_in x + b_in
+    + r ⊙ (W_hn h + b_hn)), and h' = (1 - z) ⊙ n + z ⊙ h: our reset_after=True variant.
+    flax has biases on ir/iz/in and hn only; our b_h's r and z slices map to zero."""
+    rng, xs = data
+    module = nn.GRUCell(features=H)
+    h = jnp.asarray(rng.normal(size=(B, H)), jnp.float32)
+    fp = _randomize(_flax_init(module, h, xs[:, 0]), rng)
+    gates = "rzn"
+    ours = {
+        "w_x": jnp.concatenate([fp["i" + g]["kernel"] for g in gates], axis=1),  # [D, 3H]
+        "w_h": jnp.concatenate([fp["h" + g]["kernel"] for g in gates], axis=1),  # [H, 3H]
+        "b_x": jnp.concatenate([fp["i" + g]["bias"] for g in gates]),  # [3H]
+        "b_h": jnp.concatenate([jnp.zeros(2 * H), fp["hn"]["bias"]]),  # [3H]
+    }
+    hf, ho = h, h
+    for t in range(3):
+        hf, _ = module.apply({"params": fp}, hf, xs[:, t])
+        ho, _ = rec.gru_cell(ours, ho, xs[:, t], reset_after=True)
+        assert rel(ho, hf) <= 1e-5
+    # the paper variant is a different function
+    assert rel(rec.gru_cell(ours, h, xs[:, 0], reset_after=False)[0],
+               module.apply({"params": fp}, h, xs[:, 0])[0]) > 1e-3
