@@ -1,0 +1,63 @@
+"""Translators built from anatomy.recurrence and anatomy.attention, one registry by name.
+
+    rnnenc       encoder-decoder without attention (Cho et al. 2014; Sutskever et al. 2014)
+    rnnsearch    bidirectional encoder + additive attention (Bahdanau et al. 2015)
+    luong        global dot / general / concat attention with input feeding (Luong et al. 2015)
+    transformer  Vaswani et al. 2017: post-LN (or pre-LN), sinusoidal positions, KV-cached decoding
+
+    model = build_model('transformer', None, src_vocab_size, tgt_vocab_size)
+    params = model.init(jax.random.key(0))
+    logits = model.apply(params, batch)                       # [B, T, V]
+    tokens = anatomy.decode.greedy(model, params, src, src_len, max_len)
+
+Each model module defines default_config() -> ConfigDict and
+build(config, src_vocab_size, tgt_vocab_size) -> Translator; modules load on first use.
+"""
+import importlib
+
+import ml_collections
+
+from anatomy.seq2seq.base import BOS, EOS, PAD, UNK, Translator, count_params, freeze as freeze_config
+
+MODELS = {
+    "rnnenc": "anatomy.seq2seq.rnnenc",
+    "rnnsearch": "anatomy.seq2seq.rnnsearch",
+    "luong": "anatomy.seq2seq.luong",
+    "transformer": "anatomy.seq2seq.transformer",
+}
+
+__all__ = ["MODELS", "Translator", "freeze_config", "build_model", "default_model_config", "count_params",
+           "PAD", "BOS", "EOS", "UNK"]
+
+
+def _module(name):
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; choose one of {sorted(MODELS)}")
+    return importlib.import_module(MODELS[name])
+
+
+def default_model_config(name):
+    """The model's default hyperparameters as an ml_collections.ConfigDict (a fresh copy)."""
+    return _module(name).default_config()
+
+
+def build_model(name, model_config=None, src_vocab_size=None, tgt_vocab_size=None):
+    """A Translator for model `name`.
+
+    Args:
+      name: one of MODELS; anything else raises ValueError listing the choices.
+      model_config: ConfigDict / dict of fields overriding default_model_config(name), or None.
+        A field the model does not have raises ValueError naming it.
+      src_vocab_size, tgt_vocab_size: ints (> 3: pad, bos, eos, unk are reserved).
+    """
+    module = _module(name)
+    cfg = module.default_config()
+    overrides = {} if model_config is None else dict(model_config.items())
+    unknown = sorted(set(overrides) - set(cfg.keys()))
+    if unknown:
+        raise ValueError(f"{name}: unknown config fields {unknown}; fields are {sorted(cfg.keys())}")
+    cfg.update(overrides)
+    for which, size in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size)):
+        if not isinstance(size, int) or size <= EOS:
+            raise ValueError(f"{name}: {which} must be an int > {EOS}, got {size!r}")
+    return module.build(ml_collections.ConfigDict(cfg), src_vocab_size, tgt_vocab_size)

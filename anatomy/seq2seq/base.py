@@ -1,0 +1,98 @@
+"""What every translator shares: the Translator interface, special tokens, small layers.
+
+A Translator is a NamedTuple of pure functions closing over a static (frozen) config, so
+it is hashable and can be a static argument of jax.jit (anatomy/decode.py relies on that).
+Parameters are plain nested dicts of float32 arrays.
+"""
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+
+PAD, BOS, EOS, UNK = 0, 1, 2, 3  # the data package's Vocab uses the same ids
+
+
+class Translator(NamedTuple):
+    """A sequence-to-sequence model as pure functions (B batch, S source, T target, V vocab).
+
+    name: registry name ('rnnenc', 'rnnsearch', 'luong', 'transformer').
+    config: the model's hyperparameters (ml_collections.FrozenConfigDict).
+    src_vocab_size, tgt_vocab_size: ints.
+    init(key) -> params.
+    apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False)
+        -> logits [B, T, V] teacher-forced on batch['tgt_in'] (source padding masked),
+           or (logits, intermediates dict) when return_intermediates.
+    encode(params, src [B, S] int32, src_len [B]) -> memory (pytree, leaves batch-leading).
+    init_state(params, memory, max_len) -> decoder state (pytree, leaves batch-leading).
+    step(params, memory, state, tokens [B] int32) -> (logits [B, V], state).
+    """
+    name: str
+    config: ml_collections.FrozenConfigDict
+    src_vocab_size: int
+    tgt_vocab_size: int
+    init: Callable
+    apply: Callable
+    encode: Callable
+    init_state: Callable
+    step: Callable
+
+
+def count_params(params):
+    """Total number of scalars in a parameter pytree (an int)."""
+    return int(sum(x.size for x in jax.tree_util.tree_leaves(params)))
+
+
+def init_embedding(key, vocab_size, d, scale=None):
+    """Embedding table [V, d] ~ N(0, scale^2), scale defaulting to d^-1/2."""
+    scale = d ** -0.5 if scale is None else scale
+    return jax.random.normal(key, (vocab_size, d), jnp.float32) * scale
+
+
+def init_dense(key, d_in, d_out, bias=True):
+    """{'w': [d_in, d_out] ~ N(0, 1/d_in), 'b': [d_out] zeros} (no 'b' when bias=False)."""
+    p = {"w": jax.random.normal(key, (d_in, d_out), jnp.float32) / jnp.sqrt(d_in)}
+    if bias:
+        p["b"] = jnp.zeros((d_out,), jnp.float32)
+    return p
+
+
+def dense(p, x):
+    """x [..., d_in] @ w [d_in, d_out] (+ b) -> [..., d_out]."""
+    y = x @ p["w"]
+    return y + p["b"] if "b" in p else y
+
+
+def source_mask(src_len, s_len):
+    """[B, S] bool, True at real (non-padding) source positions."""
+    return jnp.arange(s_len)[None, :] < jnp.asarray(src_len)[:, None]
+
+
+def check_batch(batch, name):
+    """Raise ValueError unless batch holds src [B,S], src_len [B], tgt_in [B,T] that agree."""
+    missing = [k for k in ("src", "src_len", "tgt_in") if k not in batch]
+    if missing:
+        raise ValueError(f"{name}.apply: batch lacks {missing}; it has {sorted(batch)}")
+    src, src_len, tgt = (jnp.asarray(batch[k]) for k in ("src", "src_len", "tgt_in"))
+    if src.ndim != 2 or tgt.ndim != 2 or src_len.shape != (src.shape[0],) or tgt.shape[0] != src.shape[0]:
+        raise ValueError(f"{name}.apply: want src [B,S], src_len [B], tgt_in [B,T]; got "
+                         f"{src.shape}, {src_len.shape}, {tgt.shape}")
+    return src, src_len, tgt
+
+
+def check_src(src, src_len, name):
+    """Validate encode's inputs: src [B, S] ints, src_len [B]."""
+    src, src_len = jnp.asarray(src), jnp.asarray(src_len)
+    if src.ndim != 2 or src_len.shape != (src.shape[0],):
+        raise ValueError(f"{name}.encode: want src [B,S], src_len [B]; got {src.shape}, {src_len.shape}")
+    return src, src_len.astype(jnp.int32)
+
+
+def freeze(config):
+    """A hashable FrozenConfigDict of a ConfigDict (or dict)."""
+    return ml_collections.FrozenConfigDict(config)
+
+
+def intermediates_or_logits(logits, inter, return_intermediates):
+    """apply's return convention."""
+    return (logits, inter) if return_intermediates else logits
