@@ -2,6 +2,7 @@
 
     cells.py  rnn / lstm / gru (reset after or before) cells, inits, zero carries, get_cell
     scan.py   run (lengths, reverse, hoisted input projection), bidirectional
+    quasi.py  SRU / QRNN-style linear recurrences via jax.lax.associative_scan
 """
 from anatomy.recurrence.cells import (
     CELLS,
@@ -26,6 +27,13 @@ from anatomy.recurrence.cells import (
     rnn_recur,
     rnn_zero_carry,
 )
+from anatomy.recurrence.quasi import (
+    init_sru,
+    linear_recurrence,
+    linear_recurrence_sequential,
+    quasi_recurrence,
+    sru,
+)
 from anatomy.recurrence.scan import bidirectional, reverse_padded, run
 
 __all__ = [
@@ -35,4 +43,5 @@ __all__ = [
     "init_gru", "gru_cell", "gru_paper_cell", "gru_project", "gru_recur", "gru_paper_recur",
     "gru_zero_carry",
     "run", "bidirectional", "reverse_padded",
+    "linear_recurrence", "linear_recurrence_sequential", "quasi_recurrence", "init_sru", "sru",
 ]
