@@ -284,3 +284,14 @@ def test_gradients_check_grads(name):
             return jnp.sum(ys ** 2) + jnp.sum(jax.tree_util.tree_leaves(final)[0])
 
         check_grads(loss, (p, xs), order=2, modes=["rev"], atol=1e-5, rtol=1e-5)
+
+
+def test_hoist_puts_one_input_matmul_outside_the_scan(data):
+    """hoist=True: a single [B, T, D] x [D, 4H] dot before the scan, one [B, H] x [H, 4H] inside."""
+    params, xs = data
+    jaxpr = jax.make_jaxpr(lambda p, x: rec.run("lstm", p, x, hoist=True))(params["lstm"], xs).jaxpr
+    outside = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"]
+    assert [e.outvars[0].aval.shape for e in outside] == [(B, T, 4 * H)]
+    (scan,) = [e for e in jaxpr.eqns if e.primitive.name == "scan"]
+    inside = [e for e in scan.params["jaxpr"].jaxpr.eqns if e.primitive.name == "dot_general"]
+    assert [e.outvars[0].aval.shape for e in inside] == [(B, 4 * H)]
