@@ -1,0 +1,32 @@
+"""anatomy: the RNN -> Transformer transition, made measurable.
+
+    anatomy.recurrence  one step at a time: rnn / lstm / gru cells over jax.lax.scan,
+                        bidirectional, SRU/QRNN linear recurrences via associative_scan
+    anatomy.attention   all positions at once: additive, Luong, scaled dot-product and
+                        multi-head attention as batched einsums, masks, KV cache, layers
+    anatomy.data        toy_wmt corpus, tfds builder, TSV / tfds corpora, vocab, batches
+    anatomy.seq2seq     translators: rnnenc, rnnsearch, luong, transformer
+    anatomy.decode      greedy and beam search over any translator's step function
+    anatomy.train       losses, optimiser, train/eval steps, the loop, checkpoints, BLEU
+    anatomy.sharding    mesh + logical axis rules -> NamedSharding
+    anatomy.probes      gradient norms, XLA cost analysis, timing
+
+The two layer families are imported eagerly; the rest on first use (the data
+package pulls in tensorflow-datasets, which is slow to import).
+"""
+import importlib
+
+from anatomy import attention, recurrence
+
+__version__ = "0.1.0"
+
+_LAZY = ("data", "seq2seq", "decode", "train", "sharding", "distributed", "probes")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return importlib.import_module(f"anatomy.{name}")
+    raise AttributeError(f"module 'anatomy' has no attribute {name!r}")
+
+
+__all__ = ["attention", "recurrence", *_LAZY]
