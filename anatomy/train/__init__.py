@@ -1,0 +1,41 @@
+"""Training and evaluation harness: losses, optimiser, pure train step, loop, checkpoints, BLEU.
+
+Public API
+    default_train_config() -> ConfigDict: seed, num_steps, max_train_seconds, learning_rate,
+        warmup_steps, decay ('rsqrt'|'cosine'|'linear'|'constant'), end_fraction, b1, b2,
+        weight_decay, clip_norm, label_smoothing, compute_dtype ('float32'|'bfloat16'),
+        log_every, checkpoint_every, keep_checkpoints, progress.
+    train(model, batches, config, workdir, *, params=None, name='', train_step=None)
+        -> TrainResult(state, summary)     resumes from workdir/checkpoints when present;
+        batches(start) -> iterator of batch start, start+1, ... (anatomy.data Batcher.iterate).
+        Writes workdir/metrics.jsonl, workdir/tensorboard/, workdir/checkpoints/<step>/.
+        Raises NonFiniteLossError naming the step and the last good checkpoint.
+    TrainState(params, opt_state, step)                       a pytree (NamedTuple)
+    make_train_step(model, tx, *, label_smoothing, compute_dtype)
+        -> train_step(state, batch, rng) -> (state, metrics)  pure
+    compile_train_step(train_step, *, donate=True, in_shardings=None, out_shardings=None)
+        the ONE place jit, donation and shardings are wired
+    make_eval_step / compile_eval_step; sequence_loss, smoothed_cross_entropy
+    make_schedule, schedule_reference, make_optimizer
+    Checkpointer(directory, max_to_keep) .save(state, meta) / .restore(like, step=None)
+        CorruptCheckpointError, NonFiniteStateError
+    MetricsWriter, read_metrics, Progress
+    corpus_bleu, decode_ids, evaluate_bleu (overall and per LENGTH_BUCKETS label)
+"""
+from anatomy.train.checkpoint import Checkpointer, CorruptCheckpointError, NonFiniteStateError
+from anatomy.train.evaluate import corpus_bleu, decode_ids, evaluate_bleu
+from anatomy.train.loop import NonFiniteLossError, TrainResult, default_train_config, train
+from anatomy.train.losses import sequence_loss, smoothed_cross_entropy
+from anatomy.train.metrics import MetricsWriter, Progress, read_metrics
+from anatomy.train.optim import make_optimizer, make_schedule, schedule_reference
+from anatomy.train.state import TrainState, all_finite, create_state
+from anatomy.train.step import (compile_eval_step, compile_train_step, make_eval_step,
+                                make_train_step)
+
+__all__ = [
+    "Checkpointer", "CorruptCheckpointError", "NonFiniteStateError", "NonFiniteLossError",
+    "TrainResult", "TrainState", "MetricsWriter", "Progress", "all_finite", "compile_eval_step",
+    "compile_train_step", "corpus_bleu", "create_state", "decode_ids", "default_train_config",
+    "evaluate_bleu", "make_eval_step", "make_optimizer", "make_schedule", "make_train_step",
+    "read_metrics", "schedule_reference", "sequence_loss", "smoothed_cross_entropy", "train",
+]

@@ -1,0 +1,100 @@
+"""orbax checkpoints of a TrainState plus JSON metadata (data position, seed, wall time).
+
+One folder per step under `directory` (CheckpointManager layout: `<dir>/<step>/{state,meta}`).
+Saves are synchronous and atomic (orbax writes a temporary folder and renames it), so a
+process killed mid-save leaves the previous checkpoints intact. Non-finite parameters are
+never written; a checkpoint that cannot be read raises CorruptCheckpointError naming it and
+touches nothing on disk.
+"""
+from __future__ import annotations
+
+import os
+
+import jax
+import orbax.checkpoint as ocp
+
+from anatomy.train.state import TrainState, all_finite, as_dict, from_dict
+
+
+class CorruptCheckpointError(RuntimeError):
+    """A checkpoint folder exists but cannot be restored."""
+
+
+class NonFiniteStateError(FloatingPointError):
+    """Refused to checkpoint parameters or optimiser state that hold NaN or Inf."""
+
+
+def _abstract(tree):
+    """ShapeDtypeStructs (with shardings) for StandardRestore's target."""
+    return jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=getattr(x, "sharding", None)),
+                        tree)
+
+
+class Checkpointer:
+    """Save / restore TrainStates in `directory`, keeping the newest `max_to_keep`."""
+
+    def __init__(self, directory: str, *, max_to_keep: int | None = 3):
+        self.directory = os.path.abspath(directory)
+        options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True,
+                                               enable_async_checkpointing=False)
+        self.manager = ocp.CheckpointManager(self.directory, options=options,
+                                             item_names=("state", "meta"))
+
+    def steps(self) -> list[int]:
+        """Steps with a finished checkpoint, ascending."""
+        return sorted(self.manager.all_steps())
+
+    def latest_step(self) -> int | None:
+        """The newest finished checkpoint's step, or None."""
+        return self.manager.latest_step()
+
+    def path(self, step: int) -> str:
+        """The folder of the checkpoint at `step`."""
+        return os.path.join(self.directory, str(step))
+
+    def save(self, state: TrainState, meta: dict) -> str:
+        """Write state (params, opt_state, step) and JSON `meta` at step = state.step.
+
+        Raises NonFiniteStateError (writing nothing) if any parameter or optimiser value is
+        NaN/Inf. Returns the checkpoint folder.
+        """
+        step = int(state.step)
+        if not all_finite((state.params, state.opt_state)):
+            raise NonFiniteStateError(
+                f"Refusing to write checkpoint {self.path(step)}: parameters or optimiser state "
+                "contain NaN/Inf.")
+        self.manager.save(step, args=ocp.args.Composite(
+            state=ocp.args.StandardSave(as_dict(state)), meta=ocp.args.JsonSave(dict(meta))),
+            force=True)
+        self.manager.wait_until_finished()
+        return self.path(step)
+
+    def restore(self, like: TrainState, step: int | None = None) -> tuple[TrainState, dict]:
+        """Restore the checkpoint at `step` (default: latest) into the structure of `like`.
+
+        `like` gives shapes, dtypes and shardings only (an abstract target for StandardRestore).
+        Raises FileNotFoundError when there is none, CorruptCheckpointError when it is unreadable.
+        """
+        step = self.latest_step() if step is None else step
+        if step is None or step not in self.steps():
+            raise FileNotFoundError(f"No checkpoint at step {step} in {self.directory} "
+                                    f"(have {self.steps()})")
+        path = self.path(step)
+        try:
+            out = self.manager.restore(step, args=ocp.args.Composite(
+                state=ocp.args.StandardRestore(_abstract(as_dict(like))),
+                meta=ocp.args.JsonRestore()))
+            state, meta = from_dict(out["state"]), dict(out["meta"])
+        except Exception as e:  # orbax / tensorstore raise many kinds
+            others = [s for s in self.steps() if s != step]
+            raise CorruptCheckpointError(
+                f"Checkpoint {path} is corrupt or incompatible and cannot be restored "
+                f"({type(e).__name__}: {str(e)[:300]}). Nothing was deleted; other checkpoints "
+                f"in {self.directory}: steps {others}. Move {path} away to resume from an "
+                "earlier one.") from e
+        if int(state.step) != step:
+            raise CorruptCheckpointError(f"Checkpoint {path} holds step {int(state.step)}, not {step}.")
+        return state, meta
+
+    def close(self):
+        self.manager.close()

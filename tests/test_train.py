@@ -1,0 +1,252 @@
+"""The training harness against obvious twins, with a tiny stand-in Translator.
+
+The stand-in ('bigram') is an embedding + linear model implementing the Translator
+interface, so these tests do not depend on anatomy.seq2seq.
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from anatomy import train as T
+
+V, D, B, L = 24, 16, 4, 8
+NAN_TOKEN = V - 1          # a batch whose src[0, 0] is this makes the stand-in's loss NaN
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Bigram(NamedTuple):
+    name: str
+    init: object
+    apply: object
+
+
+def bigram_model(dropout=0.1):
+    """logits[b,t] = (E[tgt_in[b,t]] + mean_s E[src[b,s]]) @ W; NaN when src[0,0] == NAN_TOKEN."""
+    def init(key):
+        k1, k2 = jax.random.split(key)
+        return {"emb": jax.random.normal(k1, (V, D)) * 0.3, "out": {"w": jax.random.normal(k2, (D, V)) * 0.3}}
+
+    def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
+        src, tgt = jnp.asarray(batch["src"]), jnp.asarray(batch["tgt_in"])
+        h = params["emb"][tgt] + jnp.mean(params["emb"][src], axis=1, keepdims=True)   # [b,t,d]
+        if not deterministic and dropout > 0:
+            keep = jax.random.bernoulli(rng, 1 - dropout, h.shape)
+            h = jnp.where(keep, h / (1 - dropout), 0.0)
+        logits = h @ params["out"]["w"]                                                 # [b,t,v]
+        return logits * jnp.where(src[0, 0] == NAN_TOKEN, jnp.nan, 1.0)
+
+    return Bigram("bigram", init, apply)
+
+
+def batch_at(k, nan_step=None):
+    """Batch k as a pure function of k (targets copy the source, shifted), zero-padded tails."""
+    r = np.random.default_rng(1000 + k)
+    src = r.integers(4, V - 1, (B, L)).astype(np.int32)
+    lens = r.integers(3, L + 1, B).astype(np.int32)
+    src[np.arange(L)[None] >= lens[:, None]] = 0
+    tgt_out = src.copy()
+    tgt_in = np.concatenate([np.ones((B, 1), np.int32), src[:, :-1]], 1)
+    if nan_step is not None and k == nan_step:
+        src[0, 0] = NAN_TOKEN
+    return {"src": src, "src_len": lens, "tgt_in": tgt_in, "tgt_out": tgt_out, "tgt_len": lens}
+
+
+def batches(start, nan_step=None, delay=0.0):
+    k = start
+    while True:
+        if delay:
+            time.sleep(delay)
+        yield batch_at(k, nan_step)
+        k += 1
+
+
+def small_config(**kw):
+    c = T.default_train_config()
+    c.update(dict(num_steps=40, warmup_steps=5, learning_rate=1e-2, log_every=5,
+                  checkpoint_every=10, keep_checkpoints=3, progress=False), **kw)
+    return c
+
+
+# ---------------------------------------------------------------------------- losses
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1])
+def test_loss_matches_numpy(rng, eps):
+    logits = rng.normal(size=(3, 7, 11)).astype(np.float32) * 3
+    targets = rng.integers(1, 11, (3, 7)).astype(np.int32)
+    targets[0, 5:] = 0
+    targets[2, 2:] = 0
+    loss, m = T.sequence_loss(jnp.asarray(logits), {"tgt_out": jnp.asarray(targets)}, eps)
+    # float64 reference: q = (1-eps) onehot + eps/V, loss = -sum q log softmax, mean over real tokens
+    x = logits.astype(np.float64)
+    logp = x - x.max(-1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(-1, keepdims=True))
+    q = (1 - eps) * np.eye(11)[targets] + eps / 11
+    per = -(q * logp).sum(-1)
+    mask = targets != 0
+    ref = per[mask].mean()
+    nll = -np.take_along_axis(logp, targets[..., None], -1)[..., 0][mask].mean()
+    acc = (x.argmax(-1) == targets)[mask].mean()
+    np.testing.assert_allclose(float(loss), ref, rtol=1e-5)
+    np.testing.assert_allclose(float(m["nll"]), nll, rtol=1e-5)
+    np.testing.assert_allclose(float(m["accuracy"]), acc, rtol=1e-6)
+    assert float(m["tokens"]) == mask.sum()
+
+
+# ---------------------------------------------------------------------------- schedule
+
+
+@pytest.mark.parametrize("decay", ["rsqrt", "cosine", "linear", "constant"])
+def test_schedule_values(decay):
+    lr, w, n, f = 2e-3, 10, 100, 0.1
+    sched = T.make_schedule(lr, w, n, decay, f)
+    for s in [0, 1, 5, 9, 10, 11, 37, 55, 99, 100]:
+        np.testing.assert_allclose(float(sched(s)), T.schedule_reference(s, lr, w, n, decay, f),
+                                   rtol=1e-5, atol=1e-12, err_msg=f"{decay} at step {s}")
+    assert float(sched(5)) == pytest.approx(lr / 2)           # half-way up the warmup
+    assert float(sched(w)) == pytest.approx(lr)               # the peak
+    end = {"rsqrt": lr * np.sqrt(w / n), "cosine": lr * f, "linear": lr * f, "constant": lr}[decay]
+    assert float(sched(n)) == pytest.approx(end, rel=1e-5)
+
+
+def test_schedule_rejects_unknown_decay():
+    with pytest.raises(ValueError, match="decay"):
+        T.make_schedule(1e-3, 10, 100, "exponential")
+
+
+# ---------------------------------------------------------------------------- step
+
+
+def test_train_step_is_pure_and_learns():
+    model, c = bigram_model(), small_config()
+    tx = T.make_optimizer(c)
+    step = T.compile_train_step(T.make_train_step(model, tx, label_smoothing=0.1), donate=False)
+    s0 = T.create_state(model.init(jax.random.key(0)), tx)
+    rng = jax.random.key(3)
+    a, ma = step(s0, batch_at(0), rng)
+    b, mb = step(s0, batch_at(0), rng)
+    assert int(a.step) == 1 and float(ma["loss"]) == float(mb["loss"])
+    jax.tree.map(np.testing.assert_array_equal, a.params, b.params)
+    bf16 = T.compile_train_step(T.make_train_step(model, tx, compute_dtype="bfloat16"))
+    c16, m16 = bf16(s0, batch_at(0), rng)
+    assert c16.params["emb"].dtype == jnp.float32 and np.isfinite(float(m16["loss"]))
+    with pytest.raises(ValueError, match="compute_dtype"):
+        T.make_train_step(model, tx, compute_dtype="float8")
+
+
+def test_train_writes_metrics_and_resumes(tmp_path):
+    model = bigram_model()
+    res = T.train(model, batches, small_config(num_steps=30), str(tmp_path))
+    recs = T.read_metrics(str(tmp_path))
+    assert [r["step"] for r in recs] == list(range(5, 31, 5))
+    for key in ("loss", "accuracy", "tokens_per_second", "wall_time", "learning_rate"):
+        assert all(np.isfinite(r[key]) for r in recs), key
+    assert recs[-1]["loss"] < recs[0]["loss"]
+    assert any(f.startswith("events") for f in os.listdir(tmp_path / "tensorboard"))
+    assert res.summary["steps"] == 30 and res.summary["resumed_from"] is None
+    # the same workdir with a larger step count continues from step 30
+    res2 = T.train(model, batches, small_config(num_steps=40), str(tmp_path))
+    assert res2.summary["resumed_from"] == 30 and int(res2.state.step) == 40
+    assert [r["step"] for r in T.read_metrics(str(tmp_path))][-1] == 40
+
+
+# ---------------------------------------------------------------------------- NaN guard, corrupt
+
+
+@pytest.fixture(scope="module")
+def nan_run(tmp_path_factory):
+    workdir = str(tmp_path_factory.mktemp("nan"))
+    with pytest.raises(T.NonFiniteLossError) as err:
+        T.train(bigram_model(), lambda s: batches(s, nan_step=24), small_config(), workdir)
+    return workdir, str(err.value)
+
+
+def test_nan_stops_run_and_names_step_and_checkpoint(nan_run):
+    workdir, msg = nan_run
+    ckpt = T.Checkpointer(os.path.join(workdir, "checkpoints"))
+    assert "step 25" in msg and ckpt.path(20) in msg, msg      # batch 24 is the 25th step
+    assert ckpt.steps() == [10, 20]                            # nothing written at 25 or later
+    like = T.create_state(bigram_model().init(jax.random.key(0)), T.make_optimizer(small_config()))
+    for s in ckpt.steps():
+        state, _ = ckpt.restore(like, s)
+        assert T.all_finite(state)
+
+
+def test_checkpointer_refuses_non_finite_params(tmp_path):
+    tx = T.make_optimizer(small_config())
+    params = bigram_model().init(jax.random.key(0))
+    state = T.create_state(params, tx)._replace(step=jnp.int32(7))
+    bad = state._replace(params=jax.tree.map(lambda x: x.at[0].set(jnp.inf), params))
+    ckpt = T.Checkpointer(str(tmp_path / "ck"))
+    with pytest.raises(T.NonFiniteStateError, match="NaN/Inf"):
+        ckpt.save(bad, {})
+    assert ckpt.steps() == []
+    ckpt.save(state, {"x": 1})
+    assert ckpt.steps() == [7]
+
+
+def test_corrupt_checkpoint_is_named_and_others_survive(nan_run, tmp_path):
+    import shutil
+    workdir = str(tmp_path / "w")
+    shutil.copytree(nan_run[0], workdir)
+    ckpt_dir = os.path.join(workdir, "checkpoints")
+    bad = os.path.join(ckpt_dir, "20")
+    for root, _, files in os.walk(os.path.join(bad, "state")):
+        for f in files:
+            with open(os.path.join(root, f), "wb") as fh:
+                fh.write(b"garbage")
+    with pytest.raises(T.CorruptCheckpointError, match=bad):
+        T.train(bigram_model(), batches, small_config(), workdir)
+    ckpt = T.Checkpointer(ckpt_dir)
+    assert ckpt.steps() == [10, 20] and os.path.isdir(bad)
+    like = T.create_state(bigram_model().init(jax.random.key(0)), T.make_optimizer(small_config()))
+    assert int(ckpt.restore(like, 10)[0].step) == 10
+
+
+# ---------------------------------------------------------------------------- SIGKILL + resume
+
+KILL_STEPS = 60
+
+
+def _child(workdir, delay):
+    """Entry point of the subprocess in test_resume_after_sigkill_matches_uninterrupted."""
+    c = small_config(num_steps=KILL_STEPS, progress=True)
+    T.train(bigram_model(), lambda s: batches(s, delay=delay), c, workdir)
+
+
+def test_resume_after_sigkill_matches_uninterrupted(tmp_path):
+    killed = str(tmp_path / "killed")
+    code = ("import sys; sys.path.insert(0, {tests!r}); import test_train; "
+            "test_train._child({wd!r}, {delay})")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    cmd = lambda delay: [sys.executable, "-c", code.format(tests=os.path.join(ROOT, "tests"),
+                                                           wd=killed, delay=delay)]
+    proc = subprocess.Popen(cmd(0.05), cwd=ROOT, env=env, stderr=subprocess.PIPE)
+    first = os.path.join(killed, "checkpoints", "10")
+    deadline = time.time() + 120
+    while not os.path.isdir(first) and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
+    ckpt = T.Checkpointer(os.path.join(killed, "checkpoints"))
+    assert KILL_STEPS not in ckpt.steps()                     # it really was interrupted
+    out = subprocess.run(cmd(0.0), cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "resumed from" in out.stderr
+    ref = T.train(bigram_model(), batches, small_config(num_steps=KILL_STEPS), str(tmp_path / "ref"))
+    like = T.create_state(bigram_model().init(jax.random.key(0)), T.make_optimizer(small_config()))
+    resumed, _ = T.Checkpointer(os.path.join(killed, "checkpoints")).restore(like)
+    assert int(resumed.step) == KILL_STEPS
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=0, atol=1e-6),
+                 resumed.params, ref.state.params)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=0, atol=1e-6),
+                 resumed.opt_state, ref.state.opt_state)
