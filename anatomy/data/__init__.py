@@ -44,10 +44,14 @@ Corpus
         Corpus.encode(split) -> list[(src_ids, tgt_ids)] (np.int32 arrays, no bos/eos)
 
 Toy corpus (anatomy.data.toy_wmt)
-    make_lexicon(seed, **sizes) -> Lexicon
+    make_lexicon(seed=0, **sizes) -> Lexicon            (anatomy.data.lexicon)
     generate_pairs(n, *, seed, lexicon, length_weights, max_src_len) -> list[(src, tgt)]
-    generate_splits(seed=0, **toy_config) -> dict split -> list[(src, tgt)]
-    translate(src_sentence_tree) is the oracle; see toy_wmt.py for the grammar.
+    generate_stratified(per_bucket, *, seed, lexicon, max_src_len) -> list[(src, tgt)]
+    generate_splits(seed=0, train_size=30000, valid_size=1000, test_per_bucket=100,
+                    max_src_len=120, length_weights=...) -> {'train','valid','test'} -> pairs
+    translate(lexicon, sentence_tree) -> (src, tgt) is the oracle; see toy_wmt.py for the grammar.
+    tfds (anatomy.data.toy_wmt_tfds): ToyWmt builder (array_record), build_toy_wmt(data_dir, **p),
+        read_toy_wmt(data_dir, **p) -> splits read back with tfds.data_source (no TensorFlow).
 
 Vocabularies (anatomy.data.vocab)
     Vocab: .encode(text) -> list[int] (no bos/eos), .decode(ids) -> str (stops at eos, drops
@@ -57,15 +61,22 @@ Vocabularies (anatomy.data.vocab)
     detokenize(tokens_or_str) -> str   plain string for sacrebleu
 
 Batching (anatomy.data.batching)
-    Batcher(encoded_pairs, *, token_budget, boundaries, seed, max_len, shuffle=True)
+    Batcher(encoded_pairs, *, token_budget=1024, boundaries=(), max_len=160, seed=0, shuffle=True)
         .batch_at(k) -> batch dict; pure function of (seed, k): resumed runs see the same batches
         .iterate(start_step=0) -> infinite iterator of batches k = start_step, start_step+1, ...
         .dataset(start_step=0) -> grain.MapDataset whose item i is batch_at(start_step + i)
         .shapes -> list of (batch_size, padded_len) the jitted step will see
         .steps_per_epoch
-    make_batcher(corpus, split='train', *, token_budget=None, seed=None) -> Batcher
-    eval_batches(corpus, split, *, token_budget) -> list of batch dicts in corpus order
-        (each with 'index' [B] int32 = position in the split, -1 for padding rows)
+    make_batcher(corpus, split='train', *, token_budget=None, seed=None, max_len=None,
+                 boundaries=None, shuffle=True, config=None) -> Batcher
+        (unset arguments come from config = the data config, else defaults)
+        Training rows are always real examples (a bucket's last batch wraps around).
+    eval_batches(corpus, split='test', *, token_budget=None, max_len=None, boundaries=None,
+                 config=None) -> list of batch dicts, every pair that fits max_len exactly once,
+        grouped by bucket; each has 'index' [B] int32 = position in the split, -1 on padding
+        rows (which repeat a real row, so no row is empty). Pairs over max_len are filtered and
+        counted in corpus.report['filtered'][split], never truncated.
+    eval_batches_from_pairs(encoded_pairs, ...) -> (batches, n_filtered)
 
 Batch layout: dict of numpy int32 arrays, pad = 0, every array of a bucket has a fixed shape
     src      [B, L]  source ids, no bos/eos
@@ -75,3 +86,22 @@ Batch layout: dict of numpy int32 arrays, pad = 0, every array of a bucket has a
     tgt_len  [B]     len(target) + 1          (number of valid tgt_out positions)
     L is the bucket's padded length (>= max(src_len, tgt_len)), B = token_budget // L.
 """
+
+from anatomy.data.batching import (Batcher, bucket_boundaries, collate, eval_batches,
+                                   eval_batches_from_pairs, make_batcher)
+from anatomy.data.corpus import Corpus, default_config, load_corpus
+from anatomy.data.readers import read_text_pair, read_tfds, read_tsv
+from anatomy.data.toy_wmt import (LENGTH_BUCKETS, bucket_label, generate_pairs, generate_splits,
+                                  generate_stratified, length_bucket, translate)
+from anatomy.data.lexicon import make_lexicon
+from anatomy.data.vocab import (BOS, EOS, PAD, UNK, CorpusError, SentencePieceVocab, Vocab,
+                                build_word_vocab, detokenize, load_vocab, train_sentencepiece)
+
+__all__ = [
+    'BOS', 'EOS', 'PAD', 'UNK', 'LENGTH_BUCKETS', 'Batcher', 'Corpus', 'CorpusError',
+    'SentencePieceVocab', 'Vocab', 'bucket_boundaries', 'bucket_label', 'build_word_vocab',
+    'collate', 'default_config', 'detokenize', 'eval_batches', 'eval_batches_from_pairs',
+    'generate_pairs', 'generate_splits', 'generate_stratified', 'length_bucket', 'load_corpus',
+    'load_vocab', 'make_batcher', 'make_lexicon', 'read_text_pair', 'read_tfds', 'read_tsv',
+    'train_sentencepiece', 'translate',
+]

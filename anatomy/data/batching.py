@@ -1,0 +1,188 @@
+"""Fixed-shape, token-budget batches; batch k is a pure function of (seed, k).
+
+Every pair goes to the smallest bucket length L >= max(len(src), len(tgt) + 1); a bucket's batch
+always has shape [B, L] with B = token_budget // L, so a jitted step compiles once per bucket,
+never per batch. Training order, epoch e: each bucket's examples are permuted with a generator
+seeded by (seed, e, bucket) and cut into batches (the last one completed by wrapping around
+the permutation, so every row is a real example), then all batches of the epoch are permuted
+with (seed, e). batch_at(k) rebuilds epoch k // steps_per_epoch from the seed alone, so a run
+resumed at step k sees exactly the batches it would have seen.
+
+Batch dict (numpy int32, pad = 0):
+    src [B, L], src_len [B], tgt_in [B, L] (bos + target), tgt_out [B, L] (target + eos),
+    tgt_len [B] (= len(target) + 1); eval batches add index [B] (-1 on padding rows).
+"""
+import itertools
+import logging
+
+import grain
+import numpy as np
+
+from anatomy.data.vocab import BOS, EOS
+
+DEFAULT_BOUNDARIES = (8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 384, 512)
+
+
+def bucket_boundaries(max_len, boundaries=()):
+    """Ascending padded lengths covering max_len (the last one is max_len rounded up to 8)."""
+    top = -(-max_len // 8) * 8
+    base = boundaries or DEFAULT_BOUNDARIES
+    out = sorted({b for b in base if b < top} | {top})
+    if any(b <= 0 for b in out):
+        raise ValueError(f'bucket boundaries must be positive, got {boundaries}')
+    return tuple(out)
+
+
+def _filter(pairs, max_len):
+    """Indices of pairs that fit (src <= max_len, tgt + 1 <= max_len), and the dropped count."""
+    keep = [i for i, (s, t) in enumerate(pairs) if 0 < len(s) <= max_len and len(t) + 1 <= max_len]
+    return np.asarray(keep, np.int64), len(pairs) - len(keep)
+
+
+def collate(pairs, rows, length, index=None):
+    """Pad pairs[rows] to a [len(rows), length] batch dict (see module docstring)."""
+    b = len(rows)
+    src = np.zeros((b, length), np.int32)
+    tgt_in = np.zeros((b, length), np.int32)
+    tgt_out = np.zeros((b, length), np.int32)
+    src_len = np.zeros((b,), np.int32)
+    tgt_len = np.zeros((b,), np.int32)
+    for j, r in enumerate(rows):
+        s, t = pairs[r]
+        src[j, :len(s)] = s
+        tgt_in[j, 0] = BOS
+        tgt_in[j, 1:len(t) + 1] = t
+        tgt_out[j, :len(t)] = t
+        tgt_out[j, len(t)] = EOS
+        src_len[j], tgt_len[j] = len(s), len(t) + 1
+    batch = {'src': src, 'src_len': src_len, 'tgt_in': tgt_in, 'tgt_out': tgt_out, 'tgt_len': tgt_len}
+    if index is not None:
+        batch['index'] = np.asarray(index, np.int32)
+    return batch
+
+
+class Batcher:
+    """Deterministic, resumable training batches over encoded pairs [(src_ids, tgt_ids)].
+
+    Attributes: shapes [(B, L)] per non-empty bucket, steps_per_epoch, n_filtered (pairs over
+    max_len, never seen), boundaries.
+    """
+
+    def __init__(self, pairs, *, token_budget=1024, boundaries=(), max_len=160, seed=0,
+                 shuffle=True):
+        self.pairs, self.seed, self.shuffle = pairs, seed, shuffle
+        self.boundaries = bucket_boundaries(max_len, boundaries)
+        if token_budget < self.boundaries[-1]:
+            raise ValueError(f'token_budget={token_budget} is smaller than the longest bucket '
+                             f'({self.boundaries[-1]} tokens); raise it or lower max_len')
+        keep, self.n_filtered = _filter(pairs, max_len)
+        if self.n_filtered:
+            logging.warning('batching: %d of %d pairs exceed max_len=%d and are filtered',
+                            self.n_filtered, len(pairs), max_len)
+        if len(keep) == 0:
+            raise ValueError(f'no pair fits max_len={max_len}')
+        need = np.asarray([max(len(pairs[i][0]), len(pairs[i][1]) + 1) for i in keep])
+        which = np.searchsorted(np.asarray(self.boundaries), need)  # smallest boundary >= need
+        self.buckets = []  # (L, B, example indices)
+        for j, length in enumerate(self.boundaries):
+            idx = keep[which == j]
+            if len(idx):
+                self.buckets.append((length, token_budget // length, idx))
+        self.shapes = [(b, length) for length, b, _ in self.buckets]
+        self.steps_per_epoch = sum(-(-len(idx) // b) for _, b, idx in self.buckets)
+        self._cached = (None, None)
+
+    def _plan(self, epoch):
+        """[(L, rows)] for every batch of one epoch, in order."""
+        if self._cached[0] == epoch:
+            return self._cached[1]
+        plan = []
+        for j, (length, b, idx) in enumerate(self.buckets):
+            order = idx
+            if self.shuffle:
+                order = np.random.default_rng([self.seed, epoch, j]).permutation(idx)
+            n_batches = -(-len(order) // b)
+            order = np.resize(order, n_batches * b)  # wrap around to fill the last batch
+            plan += [(length, order[i * b:(i + 1) * b]) for i in range(n_batches)]
+        if self.shuffle:
+            perm = np.random.default_rng([self.seed, epoch]).permutation(len(plan))
+            plan = [plan[i] for i in perm]
+        self._cached = (epoch, plan)
+        return plan
+
+    def batch_at(self, k):
+        """Batch number k (k >= 0) as a dict of int32 arrays."""
+        if k < 0:
+            raise ValueError(f'batch index must be >= 0, got {k}')
+        epoch, i = divmod(int(k), self.steps_per_epoch)
+        length, rows = self._plan(epoch)[i]
+        return collate(self.pairs, rows, length)
+
+    def dataset(self, start_step=0, num_steps=None):
+        """grain.MapDataset whose item i is batch_at(start_step + i) (random access, resumable)."""
+        stop = start_step + (num_steps if num_steps is not None else 1000 * self.steps_per_epoch)
+        return grain.MapDataset.range(start_step, stop).map(self.batch_at)
+
+    def iterate(self, start_step=0, num_steps=None, prefetch=0):
+        """Iterator over batches start_step, start_step + 1, ... (infinite if num_steps is None).
+
+        prefetch > 0 reads ahead on that many grain threads; the order is the same.
+        """
+        if prefetch:
+            ds = self.dataset(start_step, num_steps)
+            return iter(ds.to_iter_dataset(grain.ReadOptions(num_threads=prefetch,
+                                                             prefetch_buffer_size=2 * prefetch)))
+        steps = itertools.count(start_step) if num_steps is None else range(start_step, start_step + num_steps)
+        return (self.batch_at(k) for k in steps)
+
+
+def eval_batches_from_pairs(pairs, *, token_budget=1024, boundaries=(), max_len=160):
+    """All pairs that fit max_len, once, grouped into fixed-shape bucket batches.
+
+    Returns (batches, n_filtered). Each batch carries index [B] (position in pairs); padding
+    rows of a bucket's last batch repeat its first row with index -1 (ignore them).
+    """
+    bounds = bucket_boundaries(max_len, boundaries)
+    if token_budget < bounds[-1]:
+        raise ValueError(f'token_budget={token_budget} is smaller than the longest bucket {bounds[-1]}')
+    keep, n_filtered = _filter(pairs, max_len)
+    if n_filtered:
+        logging.warning('evaluation: %d of %d pairs exceed max_len=%d: filtered, not truncated',
+                        n_filtered, len(pairs), max_len)
+    need = np.asarray([max(len(pairs[i][0]), len(pairs[i][1]) + 1) for i in keep], np.int64)
+    which = np.searchsorted(np.asarray(bounds), need)
+    batches = []
+    for j, length in enumerate(bounds):
+        idx = keep[which == j]
+        b = token_budget // length
+        for start in range(0, len(idx), b):
+            rows = list(idx[start:start + b])
+            index = rows + [-1] * (b - len(rows))
+            rows = rows + [rows[0]] * (b - len(rows))
+            batches.append(collate(pairs, rows, length, index=index))
+    return batches, n_filtered
+
+
+def eval_batches(corpus, split='test', *, token_budget=None, max_len=None, boundaries=None,
+                 config=None):
+    """Evaluation batches of a corpus split (see eval_batches_from_pairs); the number of pairs
+    filtered for length goes to corpus.report['filtered'][split] (and a warning)."""
+    get = lambda value, key, default: value if value is not None else (
+        config[key] if config is not None and key in config else default)
+    batches, n_filtered = eval_batches_from_pairs(
+        corpus.encode(split), token_budget=get(token_budget, 'token_budget', 1024),
+        boundaries=tuple(get(boundaries, 'bucket_boundaries', ())),
+        max_len=get(max_len, 'max_len', corpus.max_len))
+    corpus.report.setdefault('filtered', {})[split] = n_filtered
+    return batches
+
+
+def make_batcher(corpus, split='train', *, token_budget=None, seed=None, max_len=None,
+                 boundaries=None, shuffle=True, config=None):
+    """Batcher over corpus.encode(split); unset arguments come from config (a data config)."""
+    get = lambda value, key, default: value if value is not None else (
+        config[key] if config is not None and key in config else default)
+    return Batcher(corpus.encode(split), token_budget=get(token_budget, 'token_budget', 1024),
+                   boundaries=tuple(get(boundaries, 'bucket_boundaries', ())),
+                   max_len=get(max_len, 'max_len', corpus.max_len),
+                   seed=get(seed, 'seed', 0), shuffle=shuffle)

@@ -1,0 +1,209 @@
+"""load_corpus(config) -> Corpus: one entry point for toy_wmt, TSV, text pairs and tfds corpora."""
+import dataclasses
+import logging
+import os
+import random
+import time
+
+import ml_collections
+import numpy as np
+
+from anatomy.data import lexicon as lx
+from anatomy.data import readers, toy_wmt
+from anatomy.data.vocab import (SPECIALS, CorpusError, Vocab, build_word_vocab, load_vocab,
+                                train_sentencepiece)
+
+NAMES = ('toy_wmt', 'tsv', 'text_pair', 'tfds')
+
+
+def default_config():
+    """The data config (experiments embed it as config.data); every field is documented here."""
+    c = ml_collections.ConfigDict()
+    c.name = 'toy_wmt'          # 'toy_wmt' | 'tsv' | 'text_pair' | 'tfds'
+    c.seed = 0                  # corpus generation, splitting and batch shuffling seed
+    c.toy = ml_collections.ConfigDict()
+    c.toy.train_size = 30000    # training pairs
+    c.toy.valid_size = 1000     # validation pairs (same length mix as train)
+    c.toy.test_per_bucket = 100  # test pairs per LENGTH_BUCKETS bucket (stratified)
+    c.toy.max_src_len = 120     # longest generated source (tokens, incl. the full stop)
+    c.toy.length_weights = toy_wmt.DEFAULT_LENGTH_WEIGHTS  # train/valid mix over LENGTH_BUCKETS
+    c.toy.via_tfds = False      # True: build the tfds array_record dataset and read it back
+    c.train_path = ''           # tsv: `source<TAB>target` UTF-8 files
+    c.valid_path = ''           # '' = split valid_size pairs off the training file
+    c.test_path = ''            # '' = split test_size pairs off the training file
+    c.train_src = ''            # text_pair: aligned files, one sentence a line
+    c.train_tgt = ''
+    c.valid_src = ''
+    c.valid_tgt = ''
+    c.test_src = ''
+    c.test_tgt = ''
+    c.valid_size = 1000         # user corpora: held-out sizes when no file is given
+    c.test_size = 1000
+    c.tfds_name = 'wmt14_translate/de-en'  # tfds: dataset name (array_record via data_source)
+    c.tfds_data_dir = ''        # '' = tfds default (~/tensorflow_datasets)
+    c.src_key = 'en'            # tfds feature holding the source
+    c.tgt_key = 'de'            # tfds feature holding the target
+    c.tfds_valid_split = 'validation'
+    c.tfds_test_split = 'test'
+    c.max_train_examples = 0    # tfds / user corpora: cap on training pairs (0 = all)
+    c.vocab = 'word'            # 'word' | 'sentencepiece'
+    c.vocab_size = 8000         # sentencepiece size; cap for word vocabs of user corpora (0 = none)
+    c.shared_vocab = False      # one vocabulary for both sides
+    c.max_len = 160             # pairs longer than this (tokens; target + eos) are filtered, counted
+    c.token_budget = 1024       # padded tokens per batch: B * L <= token_budget
+    c.bucket_boundaries = ()    # padded lengths; () = multiples of 8 up to max_len
+    return c
+
+
+@dataclasses.dataclass
+class Corpus:
+    """Splits of (source, target) strings plus vocabularies; see load_corpus."""
+    name: str
+    splits: dict
+    src_vocab: object
+    tgt_vocab: object
+    report: dict
+    max_len: int = 160
+
+    def test_by_bucket(self, split='test'):
+        """{'1-10': [(src, tgt), ...], ..., '61+': [...]} by source length in tokens
+        (whitespace for word vocabularies, pieces for sentencepiece)."""
+        out = {toy_wmt.bucket_label(lo, hi): [] for lo, hi in toy_wmt.LENGTH_BUCKETS}
+        labels = list(out)
+        for src, tgt in self.splits[split]:
+            n = len(self.src_vocab.encode(src)) if self.src_vocab.kind != 'word' else len(src.split())
+            out[labels[toy_wmt.length_bucket(n)]].append((src, tgt))
+        return out
+
+    def encode(self, split):
+        """[(src_ids, tgt_ids)] as int32 arrays without bos/eos, in corpus order."""
+        sv, tv = self.src_vocab, self.tgt_vocab
+        return [(np.asarray(sv.encode(s), np.int32), np.asarray(tv.encode(t), np.int32))
+                for s, t in self.splits[split]]
+
+
+def _hold_out(pairs, n_valid, n_test, seed):
+    order = list(range(len(pairs)))
+    random.Random(f'holdout/{seed}').shuffle(order)
+    n_valid = min(n_valid, len(pairs) // 10)
+    n_test = min(n_test, len(pairs) // 10)
+    pick = lambda idx: [pairs[i] for i in sorted(idx)]
+    return (pick(order[n_valid + n_test:]), pick(order[:n_valid]),
+            pick(order[n_valid:n_valid + n_test]))
+
+
+def _read_splits(config, workdir):
+    """{'train','valid','test'} pairs and per-file reports for config.name."""
+    name = config.name
+    if name == 'toy_wmt':
+        t = config.toy
+        params = dict(seed=config.seed, train_size=t.train_size, valid_size=t.valid_size,
+                      test_per_bucket=t.test_per_bucket, max_src_len=t.max_src_len,
+                      length_weights=tuple(t.length_weights))
+        if t.via_tfds:
+            from anatomy.data import toy_wmt_tfds
+            data_dir = config.tfds_data_dir or os.path.join(workdir or '.', 'tfds')
+            return toy_wmt_tfds.read_toy_wmt(data_dir, **params), {}
+        return toy_wmt.generate_splits(**params), {}
+    if name == 'tfds':
+        kw = dict(data_dir=config.tfds_data_dir or None, src_key=config.src_key or None,
+                  tgt_key=config.tgt_key or None)
+        train, r = readers.read_tfds(config.tfds_name, 'train', max_examples=config.max_train_examples, **kw)
+        valid, rv = readers.read_tfds(config.tfds_name, config.tfds_valid_split, **kw)
+        test, rt = readers.read_tfds(config.tfds_name, config.tfds_test_split, **kw)
+        return {'train': train, 'valid': valid, 'test': test}, {'train': r, 'valid': rv, 'test': rt}
+    if name == 'tsv':
+        read = lambda split: readers.read_tsv(config[f'{split}_path'])
+        have = {'valid': config.valid_path, 'test': config.test_path}
+    elif name == 'text_pair':
+        read = lambda split: readers.read_text_pair(config[f'{split}_src'], config[f'{split}_tgt'])
+        have = {'valid': config.valid_src, 'test': config.test_src}
+    else:
+        raise CorpusError(f'unknown corpus name {name!r}; choose one of {NAMES}')
+    train, report = read('train')
+    if config.max_train_examples:
+        train = train[:config.max_train_examples]
+    reports = {'train': report}
+    held_train, held_valid, held_test = _hold_out(
+        train, 0 if have['valid'] else config.valid_size, 0 if have['test'] else config.test_size,
+        config.seed)
+    splits = {'train': held_train}
+    for split, held in (('valid', held_valid), ('test', held_test)):
+        if have[split]:
+            splits[split], reports[split] = read(split)
+        else:
+            splits[split] = held
+    return splits, reports
+
+
+def _vocab_files(config, workdir):
+    tag = 'spm' if config.vocab == 'sentencepiece' else 'vocab'
+    ext = '.model' if config.vocab == 'sentencepiece' else '.txt'
+    if config.shared_vocab:
+        path = os.path.join(workdir, f'shared_{tag}{ext}')
+        return path, path
+    return (os.path.join(workdir, f'src_{tag}{ext}'), os.path.join(workdir, f'tgt_{tag}{ext}'))
+
+
+def _make_vocab(config, texts, path, closed):
+    """One vocabulary: the toy lexicon's closed word list, a word count, or sentencepiece."""
+    if config.vocab == 'sentencepiece':
+        return train_sentencepiece(texts, config.vocab_size, path[:-len('.model')])
+    if config.vocab != 'word':
+        raise CorpusError(f"unknown vocab {config.vocab!r}; choose 'word' or 'sentencepiece'")
+    if closed is not None:
+        return Vocab(list(SPECIALS) + closed)
+    return build_word_vocab(texts, max_size=config.vocab_size)
+
+
+def _vocabs(config, splits, workdir):
+    """(src_vocab, tgt_vocab): loaded from workdir when saved there before, else built and saved."""
+    closed_src = closed_tgt = None
+    if config.name == 'toy_wmt' and config.vocab == 'word':
+        lex = lx.make_lexicon(config.seed)
+        closed_src, closed_tgt = lx.source_forms(lex), lx.target_forms(lex)
+    if workdir:
+        os.makedirs(workdir, exist_ok=True)
+        src_path, tgt_path = _vocab_files(config, workdir)
+    else:
+        tmp = os.path.join(os.environ.get('TMPDIR', '/tmp'), f'anatomy_vocab_{os.getpid()}')
+        os.makedirs(tmp, exist_ok=True)
+        src_path, tgt_path = _vocab_files(config, tmp)
+    if workdir and os.path.exists(src_path) and os.path.exists(tgt_path):
+        src = load_vocab(src_path)
+        return src, (src if src_path == tgt_path else load_vocab(tgt_path))
+    train = splits['train']
+    if config.shared_vocab:
+        closed = None if closed_src is None else sorted(set(closed_src) | set(closed_tgt))
+        texts = [s for s, _ in train] + [t for _, t in train]
+        src = tgt = _make_vocab(config, texts, src_path, closed)
+    else:
+        src = _make_vocab(config, [s for s, _ in train], src_path, closed_src)
+        tgt = _make_vocab(config, [t for _, t in train], tgt_path, closed_tgt)
+    if src.kind == 'word':
+        src.save(src_path)
+        tgt.save(tgt_path)
+    return src, tgt
+
+
+def load_corpus(config=None, workdir=None):
+    """Read or generate the corpus named by config (see default_config) and its vocabularies.
+
+    Vocabularies are saved to workdir (src_vocab.txt / tgt_vocab.txt, shared_vocab.txt or
+    *_spm.model) and reused on the next call with the same workdir.
+    """
+    base = default_config()
+    if config is not None:
+        base.update(config)  # missing fields keep their defaults
+    config = base
+    if config.name not in NAMES:
+        raise CorpusError(f'unknown corpus name {config.name!r}; choose one of {NAMES}')
+    t0 = time.perf_counter()
+    splits, reports = _read_splits(config, workdir)
+    t1 = time.perf_counter()
+    src_vocab, tgt_vocab = _vocabs(config, splits, workdir)
+    report = {'files': reports, 'sizes': {k: len(v) for k, v in splits.items()},
+              'read_seconds': t1 - t0, 'vocab_seconds': time.perf_counter() - t1,
+              'src_vocab_size': src_vocab.size, 'tgt_vocab_size': tgt_vocab.size}
+    logging.info('corpus %s: %s', config.name, report['sizes'])
+    return Corpus(config.name, splits, src_vocab, tgt_vocab, report, max_len=config.max_len)

@@ -1,0 +1,133 @@
+"""Vocabularies: word-level (toy_wmt, whitespace tokens) and sentencepiece (user corpora).
+
+Both share the special ids pad=0, bos=1, eos=2, unk=3, encode text to a list of ids without
+bos/eos, and decode ids back to a plain string for sacrebleu (stopping at eos).
+"""
+import collections
+import os
+
+PAD, BOS, EOS, UNK = 0, 1, 2, 3
+SPECIALS = ('<pad>', '<s>', '</s>', '<unk>')
+
+
+class CorpusError(ValueError):
+    """Bad input data: the message names the file (and line) at fault."""
+
+
+class Vocab:
+    """Word-level vocabulary: tokens[i] is the word of id i; ids 0..3 are the specials."""
+    kind = 'word'
+    pad, bos, eos, unk = PAD, BOS, EOS, UNK
+
+    def __init__(self, tokens):
+        tokens = list(tokens)
+        if tuple(tokens[:4]) != SPECIALS:
+            tokens = list(SPECIALS) + [t for t in tokens if t not in SPECIALS]
+        self.tokens = tokens
+        self.index = {t: i for i, t in enumerate(tokens)}
+
+    @property
+    def size(self):
+        return len(self.tokens)
+
+    def encode(self, text):
+        """str -> list[int] (whitespace tokens; unknown words -> unk; no bos/eos)."""
+        get = self.index.get
+        return [get(w, UNK) for w in text.split()]
+
+    def decode(self, ids):
+        """ids (any int sequence) -> str; stops at the first eos, drops pad and bos."""
+        out = []
+        for i in ids:
+            i = int(i)
+            if i == EOS:
+                break
+            if i not in (PAD, BOS):
+                out.append(self.tokens[i] if 0 <= i < len(self.tokens) else SPECIALS[UNK])
+        return ' '.join(out)
+
+    def save(self, path):
+        with open(path, 'w', encoding='utf-8') as f:
+            f.write('\n'.join(self.tokens) + '\n')
+
+
+class SentencePieceVocab:
+    """A sentencepiece model with the same special ids and encode/decode contract as Vocab."""
+    kind = 'sentencepiece'
+    pad, bos, eos, unk = PAD, BOS, EOS, UNK
+
+    def __init__(self, model_path):
+        import sentencepiece as spm
+        self.path = model_path
+        self.sp = spm.SentencePieceProcessor(model_file=model_path)
+
+    @property
+    def size(self):
+        return self.sp.get_piece_size()
+
+    def encode(self, text):
+        return self.sp.encode(text)
+
+    def decode(self, ids):
+        out = []
+        for i in ids:
+            i = int(i)
+            if i == EOS:
+                break
+            if i not in (PAD, BOS):
+                out.append(i)
+        return self.sp.decode(out)
+
+    def save(self, path):
+        if os.path.abspath(path) != os.path.abspath(self.path):
+            with open(self.path, 'rb') as src, open(path, 'wb') as dst:
+                dst.write(src.read())
+
+
+def build_word_vocab(texts, max_size=0, min_count=1):
+    """Word vocabulary from an iterable of strings: most frequent first (ties alphabetical).
+
+    max_size counts the 4 specials; 0 means no cap.
+    """
+    counts = collections.Counter(w for t in texts for w in t.split())
+    words = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
+    if max_size:
+        words = words[:max(0, max_size - len(SPECIALS))]
+    return Vocab(list(SPECIALS) + words)
+
+
+def train_sentencepiece(texts, vocab_size, model_prefix, model_type='unigram'):
+    """Train sentencepiece from an iterable of strings; writes model_prefix.model; returns it.
+
+    Falls back to the largest size the data allows when vocab_size is too big for it.
+    """
+    import sentencepiece as spm
+    texts = [t for t in texts if t.strip()]
+    if not texts:
+        raise CorpusError(f'no text to train sentencepiece {model_prefix}')
+    kwargs = dict(model_prefix=model_prefix, model_type=model_type, pad_id=PAD, bos_id=BOS,
+                  eos_id=EOS, unk_id=UNK, character_coverage=1.0, minloglevel=2,
+                  hard_vocab_limit=False, num_threads=2)
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), vocab_size=vocab_size, **kwargs)
+    return SentencePieceVocab(model_prefix + '.model')
+
+
+def load_vocab(path):
+    """Load a vocabulary saved by Vocab.save (text, one token a line) or a sentencepiece .model."""
+    if not os.path.exists(path):
+        raise CorpusError(f'vocabulary file not found: {path}')
+    if path.endswith('.model'):
+        return SentencePieceVocab(path)
+    with open(path, encoding='utf-8') as f:
+        return Vocab([line.rstrip('\n') for line in f if line.rstrip('\n')])
+
+
+def detokenize(tokens):
+    """Tokens (list of str) or a tokenised string -> plain string for sacrebleu.
+
+    Word-level toy_wmt text is already whitespace-tokenised, so this joins tokens with single
+    spaces and strips specials; sacrebleu's own 13a tokeniser then treats both sides alike.
+    """
+    if isinstance(tokens, str):
+        tokens = tokens.split()
+    return ' '.join(t for t in tokens if t not in SPECIALS)
