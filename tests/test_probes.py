@@ -1,0 +1,194 @@
+"""Probes against slow, obvious twins: explicit Jacobian products, unrolled loops, NumPy loops."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from anatomy import probes
+from anatomy.attention import init_mha, multi_head_attention, scaled_dot_product
+from anatomy.recurrence import LSTMState, get_cell, init_rnn, lstm_recur, run
+
+
+def test_input_grad_norms_match_explicit_jacobian_product(rng):
+    """||∂L/∂x_t|| of a tiny tanh RNN vs Π ∂h_s/∂h_{s-1} built by hand in float64."""
+    batch, n_time, d_in, hid = 2, 7, 3, 4
+    params = {k: jnp.asarray(v, jnp.float32) for k, v in init_rnn(jax.random.PRNGKey(1), d_in, hid).items()}
+    params["b"] = jnp.asarray(rng.normal(size=hid) * 0.1, jnp.float32)
+    xs = rng.normal(size=(batch, n_time, d_in)).astype(np.float32)
+    readout = rng.normal(size=hid).astype(np.float32)
+
+    def loss(x):
+        return jnp.sum(run("rnn", params, x)[1][:, -1] @ readout)
+
+    got = np.asarray(probes.input_grad_norms(loss, jnp.asarray(xs)))
+    p = {k: np.asarray(v, np.float64) for k, v in params.items()}
+    sq = np.zeros(n_time)
+    for b in range(batch):
+        h, hs = np.zeros(hid), []
+        for t in range(n_time):
+            h = np.tanh(xs[b, t] @ p["w_x"] + h @ p["w_h"] + p["b"])
+            hs.append(h)
+        g_h = readout.astype(np.float64)  # ∂L/∂h_T
+        for t in reversed(range(n_time)):
+            g_pre = g_h * (1 - hs[t] ** 2)  # through tanh
+            sq[t] += np.sum((p["w_x"] @ g_pre) ** 2)  # ∂L/∂x_t
+            g_h = p["w_h"] @ g_pre  # ∂L/∂h_{t-1} = J_tᵀ ∂L/∂h_t
+    np.testing.assert_allclose(got, np.sqrt(sq), rtol=1e-5)
+    dist, by_d = probes.by_distance(got)
+    assert dist[0] == 0 and by_d[0] == got[-1]
+
+
+def test_pascanu_bound_holds_for_every_step(rng):
+    w = jnp.asarray(rng.normal(size=(6, 6)), jnp.float32)
+    w = probes.scale_to_sigma(w, 1.3)
+    assert probes.sigma_max(w) == pytest.approx(1.3, rel=1e-5)
+    bound = probes.pascanu_bound(w, "tanh")
+    for _ in range(5):
+        h = jnp.asarray(rng.normal(size=6), jnp.float32)
+        jac = jax.jacobian(lambda h: jnp.tanh(h @ w + 0.3))(h)
+        assert np.linalg.norm(np.asarray(jac, np.float64), 2) <= bound + 1e-5
+    assert probes.spectral_radius(w) <= probes.sigma_max(w) + 1e-6
+    q = probes.random_orthogonal(jax.random.PRNGKey(0), 5)
+    np.testing.assert_allclose(np.linalg.svd(np.asarray(q))[1], 1.0, rtol=1e-5)
+    with pytest.raises(ValueError, match="nonlinearity"):
+        probes.pascanu_bound(w, "softsign")
+
+
+def test_clip_by_global_norm_matches_optax(rng):
+    import optax
+    tree = {"a": jnp.asarray(rng.normal(size=(3, 4)), jnp.float32),
+            "b": jnp.asarray(rng.normal(size=5) * 10, jnp.float32)}
+    ours, norm = probes.clip_by_global_norm(tree, 1.0)
+    theirs, _ = optax.clip_by_global_norm(1.0).update(tree, optax.EmptyState())
+    assert float(norm) == pytest.approx(float(optax.global_norm(tree)), rel=1e-6)
+    for k in tree:
+        np.testing.assert_allclose(ours[k], theirs[k], rtol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def lstm_setup():
+    spec = get_cell("lstm")
+    params = spec.init(jax.random.PRNGKey(0), 8, 8)
+    return spec, params
+
+
+def test_scan_cost_matches_unrolled_loop(lstm_setup):
+    """Loop-corrected FLOPs of the scanned LSTM == FLOPs of a Python-unrolled twin (no loop)."""
+    spec, params = lstm_setup
+    batch, n_time = 2, 12
+    xs = jnp.ones((batch, n_time, 8))
+
+    def unrolled(p, x):
+        carry, ys = spec.zero_carry(batch, 8, jnp.float32), []
+        for t in range(n_time):
+            carry, y = spec.cell(p, carry, x[:, t])
+            ys.append(y)
+        return jnp.stack(ys, axis=1)
+
+    carry = LSTMState(jnp.ones((batch, 8)), jnp.ones((batch, 8)))
+    got = probes.scan_cost(lambda p, x: run(spec, p, x)[1], (params, xs),
+                           lstm_recur, (params, carry, jnp.ones((batch, 32))))
+    want = probes.xla_cost(unrolled, params, xs)
+    assert got["trip_count"] == n_time
+    assert got["raw"]["flops"] < 0.5 * want["flops"]  # XLA alone counts the loop body once
+    # the hoisted scan adds the bias once per step in a different place: a few FLOPs apart
+    assert got["flops"] == pytest.approx(want["flops"], rel=0.03)
+
+
+def test_sequential_steps_lstm_linear_attention_none(lstm_setup):
+    spec, params = lstm_setup
+    steps = []
+    for n in (8, 16, 32):
+        xs = jnp.ones((2, n, 8))
+        g = jax.grad(lambda p, x: jnp.sum(run(spec, p, x)[1]))
+        hlo, jxp = probes.compiled_sequential_steps(g, params, xs), probes.jaxpr_sequential_steps(g, params, xs)
+        assert hlo == jxp == 2 * n  # forward scan + backward scan
+        steps.append(hlo)
+    assert np.polyfit([8, 16, 32], steps, 1)[0] == pytest.approx(2.0)
+    mha = init_mha(jax.random.PRNGKey(0), 8, 2)
+    for n in (8, 32):
+        x = jnp.ones((2, n, 8))
+        g = jax.grad(lambda p, x: jnp.sum(multi_head_attention(p, x, x)))
+        assert probes.compiled_sequential_steps(g, mha, x) == 0
+        assert probes.jaxpr_sequential_steps(g, mha, x) == 0
+
+
+def test_sequential_steps_multiply_through_nesting():
+    def nested(x):
+        def outer(c, _):
+            c = jax.lax.scan(lambda ci, _: (jnp.sin(ci) * 1.01, None), c, None, length=5)[0]
+            return c, None
+        return jax.lax.scan(outer, x, None, length=3)[0]
+    x = jnp.ones(4)
+    assert probes.jaxpr_sequential_steps(nested, x) == 15
+    assert probes.compiled_sequential_steps(nested, x) == 15
+    loops = probes.while_loops(probes.compiled(nested, x).as_text())
+    assert sorted(l["trip_count"] for l in loops) == [3, 5]
+
+
+def test_time_fn_and_utilisation_sane():
+    f = jax.jit(lambda a: a @ a)
+    a = jnp.ones((64, 64))
+    t = probes.time_fn(f, a, warmup=1, repeats=3)
+    assert len(t["times_s"]) == 3 and t["median_s"] > 0 and t["cores"] >= 1
+    assert 0 <= t["utilisation"] <= 1.5  # CPU time over wall time × cores (a little slop)
+    with pytest.raises(ValueError):
+        probes.time_fn(f, a, repeats=0)
+
+
+def test_windowed_attention_matches_numpy_loop(rng):
+    b, t, h, d, r = 2, 9, 2, 3, 2
+    q, k, v = (rng.normal(size=(b, t, h, d)).astype(np.float32) for _ in range(3))
+    out, w = probes.windowed_attention(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v), r)
+    want = np.zeros((b, t, h, d))
+    q64, k64, v64 = (a.astype(np.float64) for a in (q, k, v))
+    for bi in range(b):
+        for hi in range(h):
+            for i in range(t):
+                js = [j for j in range(i - r, i + r + 1) if 0 <= j < t]
+                s = np.array([q64[bi, i, hi] @ k64[bi, j, hi] for j in js]) / np.sqrt(d)
+                p = np.exp(s - s.max())
+                p /= p.sum()
+                want[bi, i, hi] = sum(pj * v64[bi, j, hi] for pj, j in zip(p, js))
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    assert w.shape == (b, h, t, 2 * r + 1)
+    # equals full attention under a band mask
+    band = np.abs(np.arange(t)[:, None] - np.arange(t)[None, :]) <= r
+    full, _ = scaled_dot_product(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v), band[None, None])
+    np.testing.assert_allclose(out, full, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_conv1d_matches_numpy_loop(rng, causal):
+    width, b, t, di, do = 4, 2, 7, 3, 5
+    params = probes.init_conv1d(jax.random.PRNGKey(0), di, do, width)
+    params["b"] = jnp.asarray(rng.normal(size=do), jnp.float32)
+    x = rng.normal(size=(b, t, di)).astype(np.float32)
+    got = probes.conv1d(params, jnp.asarray(x), causal=causal)
+    w, bias = np.asarray(params["w"], np.float64), np.asarray(params["b"], np.float64)
+    left = width - 1 if causal else (width - 1) // 2
+    want = np.zeros((b, t, do)) + bias
+    for i in range(t):
+        for kk in range(width):
+            j = i + kk - left
+            if 0 <= j < t:
+                want[:, i] += x[:, j].astype(np.float64) @ w[kk]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="conv1d"):
+        probes.conv1d(params, jnp.ones((2, 7, di + 1)))
+
+
+def test_fits_recover_known_laws():
+    n = np.array([16, 32, 64, 128.0])
+    f = probes.fit_power_law(n, 3 * n ** 1.7)
+    assert f["exponent"] == pytest.approx(1.7) and f["prefactor"] == pytest.approx(3) and f["r2"] > 0.999
+    d = np.array([8, 32, 8, 32.0])
+    nn = np.array([16, 16, 64, 64.0])
+    g = probes.fit_power_law_2d(nn, d, 2 * nn * d ** 2)
+    assert g["exp_n"] == pytest.approx(1) and g["exp_d"] == pytest.approx(2)
+    dist = np.arange(20.0)
+    r = probes.fit_rate(dist, np.where(dist < 15, 5 * 0.8 ** dist, 0.0))  # zeros dropped
+    assert r["rate"] == pytest.approx(0.8) and r["n_points"] == 15
+    assert probes.verdict(1.1, 1.0, 0.15) == "agrees" and probes.verdict(1.3, 1.0, 0.15) == "differs"
+    with pytest.raises(ValueError, match="positive"):
+        probes.fit_power_law([1, 2], [1, -1])

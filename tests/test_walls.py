@@ -1,0 +1,42 @@
+"""Smoke tests of the walls experiments through the real entry point, on their `quick` presets."""
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def launch(name, workdir):
+    """Run `launch.py --experiment=name` on its quick preset; returns results.json as a dict."""
+    cmd = [sys.executable, "launch.py", f"--experiment={name}",
+           f"--config=experiments/configs/{name}.py:quick", f"--workdir={workdir}"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    workdir = pathlib.Path(workdir)
+    assert list(workdir.glob("*.png")), "no PNG plot written"
+    report = (workdir / "report.md").read_text()
+    assert "| claim |" in report and "verdict" in report
+    return json.loads((workdir / "results.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def complexity(tmp_path_factory):
+    return launch("complexity", tmp_path_factory.mktemp("complexity"))
+
+
+def test_complexity_exponents_match_theory(complexity):
+    fits = complexity["fits"]
+    for layer, axes in (("recurrent", "Nd"), ("attention_core", "Nd"), ("conv", ("N", "d", "k")),
+                        ("windowed_core", ("N", "d", "window")), ("attention_layer", "Nd")):
+        for axis in axes:
+            f = fits[layer][axis]
+            assert abs(f["exponent"] - f["expected"]) <= 0.15, (layer, axis, f)
+    assert fits["recurrent"]["N"]["expected"] == 1.0 and fits["recurrent"]["d"]["expected"] == 2.0
+    assert fits["attention_core"]["N"]["expected"] == 2.0
+    raw = complexity["raw"]["recurrent"]["n"]
+    assert [p["trip_count"] for p in raw] == [p["n"] for p in raw]  # read from HLO, equals N
+    assert all(p["flops_uncorrected"] < p["flops"] for p in raw)
+    assert all(row["verdict"] == "agrees" for row in complexity["table"])
