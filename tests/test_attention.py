@@ -97,7 +97,7 @@ def ref_mha(p, xq, xkv, mask):
     """Per-head projection matrices, the sdp loop, then the output projection."""
     B, Q, _ = xq.shape
     H, D = p["w_q"].shape[1:]
-    qs, ks, vs = np.zeros((B, Q, H, D)), np.zeros((B, xkv.shape[1], H, D)), None
+    qs, ks = np.zeros((B, Q, H, D)), np.zeros((B, xkv.shape[1], H, D))
     vs = np.zeros_like(ks)
     for h in range(H):
         qs[:, :, h] = xq @ p["w_q"][:, h] + p["b_q"][h]
