@@ -142,4 +142,9 @@ def test_tfds_build_and_read_round_trip_without_tensorflow(tmp_path):
     splits = toy_wmt_tfds.read_toy_wmt(tmp_path, **params)
     assert splits == tw.generate_splits(**params)
     assert list(tmp_path.glob('toy_wmt/*/1.0.0/*.array_record*'))
+    from anatomy.data import default_config, load_corpus
+    config = default_config()
+    config.toy.update(dict(train_size=300, valid_size=30, test_per_bucket=5, via_tfds=True))
+    config.tfds_data_dir = str(tmp_path)
+    assert load_corpus(config, str(tmp_path / 'wd')).splits == splits  # reuses the built data
     assert importlib.util.find_spec('tensorflow') is None and 'tensorflow' not in sys.modules

@@ -12,25 +12,29 @@ Errors
     CorpusError(ValueError): every bad-input problem (missing file, invalid UTF-8 with file and line,
         no usable line, unknown corpus name) raises this with a message naming the file/line.
 
-Config (embedded by experiments as ``config.data``)
+Config (embedded by experiments as ``config.data``; every field commented in corpus.py)
     default_config() -> ml_collections.ConfigDict with fields
         name          'toy_wmt' | 'tsv' | 'text_pair' | 'tfds'
-        seed          int; corpus generation + shuffling seed
-        # toy_wmt
+        seed          int; corpus generation, held-out splitting and batch shuffling seed
+        # toy_wmt (defaults: 30,000 / 1,000 / 7 x 100 pairs, sources of 3..120 tokens)
         toy.train_size, toy.valid_size, toy.test_per_bucket, toy.max_src_len,
-        toy.length_weights (one weight per LENGTH_BUCKETS entry, train/valid length mix),
-        toy.n_nouns, toy.n_verbs, toy.n_adjectives, ... (lexicon sizes)
-        # tsv: train_path, valid_path, test_path ('' = none; valid/test split off train if empty)
-        # text_pair: train_src, train_tgt, valid_src, valid_tgt, test_src, test_tgt
-        # tfds: tfds_name (e.g. 'wmt14_translate/de-en'), tfds_data_dir, src_key, tgt_key,
-        #       max_train_examples (0 = all)
-        vocab         'word' | 'sentencepiece'
-        vocab_size    int (sentencepiece size; word vocab cap, 0 = no cap)
+        toy.length_weights (one weight per LENGTH_BUCKETS entry: the train/valid length mix),
+        toy.via_tfds (False: generate in memory; True: build the tfds array_record dataset
+                      under tfds_data_dir or workdir/tfds and read it with tfds.data_source)
+        # tsv: train_path, valid_path, test_path ('' = hold valid_size / test_size pairs out of train)
+        # text_pair: train_src, train_tgt, valid_src, valid_tgt, test_src, test_tgt (same rule)
+        valid_size, test_size   held-out sizes for user corpora without valid/test files
+        # tfds: tfds_name ('wmt14_translate/de-en'), tfds_data_dir, src_key ('en'), tgt_key ('de'),
+        #       tfds_valid_split ('validation'), tfds_test_split ('test')
+        max_train_examples  cap on training pairs of user / tfds corpora (0 = all)
+        vocab         'word' | 'sentencepiece'  (toy_wmt + word = the lexicon's closed word list)
+        vocab_size    int (sentencepiece size; word vocab cap for user corpora, 0 = no cap)
         shared_vocab  bool: one vocabulary for source and target
-        max_len       int: pairs with more tokens on either side (target counts + eos) are
+        max_len       int (160): pairs with len(src) > max_len or len(tgt) + 1 > max_len are
                       filtered and counted (never truncated)
-        token_budget  int: tokens per padded batch (B * padded_len <= token_budget)
-        bucket_boundaries  tuple of padded lengths (ascending); () = automatic multiples of 8
+        token_budget  int (1024): tokens per padded batch (B * padded_len <= token_budget)
+        bucket_boundaries  tuple of padded lengths (ascending); () = 8,16,24,32,48,64,96,128,...
+                      up to max_len rounded up to a multiple of 8 (one jit shape per bucket)
 
 Corpus
     load_corpus(config, workdir=None) -> Corpus
