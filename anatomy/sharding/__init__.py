@@ -1,0 +1,35 @@
+"""Scale-out: meshes from config, logical axis rules, NamedShardings, sharded jitted steps.
+
+Public API
+    default_config() -> ConfigDict: mesh_shape (one -1 fills), mesh_axes, rules
+    make_mesh(shape, axes=('data','model'), devices=None) -> Mesh   (ValueError if it does not fit)
+    mesh_from_config(config) -> Mesh ; resolve_shape(shape, n_devices) ; axis_size(mesh, axis)
+    DEFAULT_RULES: (logical axis, mesh axis) pairs; PARAM_AXES: the parameter rule table
+    logical_axes(params) -> tree of logical-axis tuples ; logical_to_spec(axes, shape, mesh, rules)
+    param_specs / param_shardings(params, mesh, rules) -> PartitionSpec / NamedSharding trees
+    mirror_shardings(tree, params, params_shardings): TrainState / optax state by path + shape
+    place(tree, shardings) ; place_state(state, params, mesh, rules) -> (state, shardings)
+    batch_sharding(mesh, rules) ; shard_batch(local_rows, sharding, global_batch=None)
+    row_slice(sharding, global_batch, process=None) -> (start, stop) rows a process loads
+    shard_train_step(train_step, mesh, state_shardings, batch_sharding, donate=True)
+    shard_eval_step(eval_step, mesh, params_shardings, batch_sharding)
+    sharded_init(init_fn, mesh, rules)(*args) -> (params, shardings)
+    setup_train(model, tx, mesh, rules, key=...) -> (state, train_step, eval_step)
+"""
+from anatomy.sharding.mesh import (axis_size, default_config, make_mesh, mesh_from_config,
+                                   resolve_shape)
+from anatomy.sharding.place import (batch_sharding, batch_spec, check_batch_divides,
+                                    mirror_shardings, param_shardings, place, place_state,
+                                    replicated, row_slice, shard_batch, tree_specs)
+from anatomy.sharding.rules import (DEFAULT_RULES, PARAM_AXES, logical_axes, logical_to_spec,
+                                    module_kind, param_specs)
+from anatomy.sharding.steps import (as_global_batch, setup_train, shard_eval_step,
+                                    shard_train_step, sharded_init)
+
+__all__ = [
+    "DEFAULT_RULES", "PARAM_AXES", "as_global_batch", "axis_size", "batch_sharding", "batch_spec",
+    "check_batch_divides", "default_config", "logical_axes", "logical_to_spec", "make_mesh",
+    "mesh_from_config", "mirror_shardings", "module_kind", "param_shardings", "param_specs",
+    "place", "place_state", "replicated", "resolve_shape", "row_slice", "setup_train",
+    "shard_batch", "shard_eval_step", "shard_train_step", "sharded_init", "tree_specs",
+]

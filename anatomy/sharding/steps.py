@@ -1,0 +1,133 @@
+"""Sharded train / eval steps: jax.jit with in/out shardings and donation, under jax.set_mesh.
+
+    step = shard_train_step(train_step, mesh, state_sh, batch_sh)
+    state, metrics = step(state, local_batch, rng)    # local_batch: numpy rows of this process
+
+The jit itself is anatomy.train.step.compile_train_step (the ONE place that wires jit and
+donation); this module only supplies its shardings and turns host batches into global arrays.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import jax
+
+from anatomy.sharding.place import (batch_sharding, mirror_shardings, param_shardings, place,
+                                    replicated, shard_batch)
+from anatomy.sharding.rules import DEFAULT_RULES
+
+
+def _compile(fn, *, donate: bool, in_shardings, out_shardings):
+    from anatomy.train.step import compile_train_step  # lazy: train imports optax, orbax
+    return compile_train_step(fn, donate=donate, in_shardings=in_shardings,
+                              out_shardings=out_shardings)
+
+
+def shard_train_step(train_step: Callable, mesh, state_shardings, batch_sharding_,
+                     *, donate: bool = True, global_batch: int | None = None) -> Callable:
+    """Wrap a pure train_step(state, batch, rng) -> (state, metrics) for `mesh`.
+
+    Returns step(state, batch, rng) -> (state, metrics): state must already be placed with
+    `state_shardings` (see place / place_state; its buffers are donated); `batch` is a dict of
+    host arrays holding THIS process's rows (all rows with one process), or of global
+    jax.Arrays; rng and metrics are replicated. The batch size is checked against the data
+    axis before the first compilation. `.jitted` is the underlying jax.jit function.
+    """
+    rep = replicated(mesh)
+    jitted = _compile(train_step, donate=donate,
+                      in_shardings=(state_shardings, batch_sharding_, rep),
+                      out_shardings=(state_shardings, rep))
+
+    def step(state, batch, rng):
+        batch = as_global_batch(batch, batch_sharding_, global_batch)
+        state = ensure_placed(state, state_shardings)
+        rng = ensure_placed(rng, rep)
+        with jax.set_mesh(mesh):
+            return jitted(state, batch, rng)
+
+    step.jitted = jitted
+    return step
+
+
+def shard_eval_step(eval_step: Callable, mesh, params_shardings, batch_sharding_,
+                    *, global_batch: int | None = None) -> Callable:
+    """Wrap eval_step(params, batch) -> metrics: params sharded, batch rows over data, no donation."""
+    jitted = jax.jit(eval_step, in_shardings=(params_shardings, batch_sharding_),
+                     out_shardings=replicated(mesh))
+
+    def step(params, batch):
+        batch = as_global_batch(batch, batch_sharding_, global_batch)
+        params = ensure_placed(params, params_shardings)
+        with jax.set_mesh(mesh):
+            return jitted(params, batch)
+
+    step.jitted = jitted
+    return step
+
+
+def ensure_placed(tree, shardings):
+    """`tree` unchanged when every leaf already has its sharding, else place(tree, shardings).
+
+    Lets the unsharded training loop (create_state, checkpoint restore) hand its state to a
+    sharded step: the first call moves it, later calls find it in place.
+    """
+    if isinstance(shardings, jax.sharding.Sharding):
+        shardings = jax.tree.map(lambda _: shardings, tree)
+    leaves = jax.tree.leaves(tree)
+    targets = jax.tree.leaves(shardings, is_leaf=lambda s: isinstance(s, jax.sharding.Sharding))
+    if all(isinstance(x, jax.Array) and x.sharding == s for x, s in zip(leaves, targets)):
+        return tree
+    return place(tree, shardings)
+
+
+def as_global_batch(batch: dict, sharding, global_batch: int | None = None) -> dict:
+    """Leave global jax.Arrays alone; turn host rows into global arrays with shard_batch."""
+    leaves = jax.tree.leaves(batch)
+    if leaves and all(isinstance(x, jax.Array) and x.sharding == sharding for x in leaves):
+        return batch
+    return shard_batch(jax.tree.map(lambda x: jax.device_get(x), batch), sharding, global_batch)
+
+
+def sharded_init(init_fn: Callable, mesh, rules: Sequence = DEFAULT_RULES) -> Callable:
+    """init_fn(*args) -> params, jitted so every parameter is born sharded (no host copy).
+
+    Returns f(*args) -> (params, params_shardings). Shapes come from jax.eval_shape, so the
+    same code works on one device or a pod slice.
+    """
+    def f(*args):
+        shapes = jax.eval_shape(init_fn, *args)
+        sh = param_shardings(shapes, mesh, rules)
+        with jax.set_mesh(mesh):
+            return jax.jit(init_fn, out_shardings=sh)(*args), sh
+
+    return f
+
+
+def setup_train(model, tx, mesh, rules: Sequence = DEFAULT_RULES, *, key, params=None,
+                label_smoothing: float = 0.0, compute_dtype: str = "float32",
+                global_batch: int | None = None):
+    """Everything a sharded run needs, for a Translator `model` and optax `tx`.
+
+    Returns (state, step, eval_step): state a placed TrainState (params from model.init(key),
+    or `params` when given), step = shard_train_step(make_train_step(...)), eval_step =
+    shard_eval_step(make_eval_step(...)). Pass `step` as anatomy.train.train(train_step=...)
+    and `state.params` as its params (see README, "Scaling out").
+    """
+    from anatomy.train.state import create_state
+    from anatomy.train.step import make_eval_step, make_train_step
+    if params is None:
+        params, p_sh = sharded_init(model.init, mesh, rules)(key)
+    else:
+        p_sh = param_shardings(params, mesh, rules)
+        params = place(params, p_sh)
+    abstract = jax.eval_shape(lambda p: create_state(p, tx), params)
+    s_sh = mirror_shardings(abstract, abstract.params, p_sh)
+    with jax.set_mesh(mesh):
+        state = jax.jit(lambda p: create_state(p, tx), out_shardings=s_sh)(params)
+    b_sh = batch_sharding(mesh, rules)
+    step = shard_train_step(make_train_step(model, tx, label_smoothing=label_smoothing,
+                                            compute_dtype=compute_dtype),
+                            mesh, s_sh, b_sh, global_batch=global_batch)
+    eval_step = shard_eval_step(make_eval_step(model, compute_dtype=compute_dtype), mesh, p_sh,
+                                b_sh, global_batch=global_batch)
+    return state, step, eval_step
