@@ -15,13 +15,15 @@ cost. With K = 1 beam search is greedy decoding (for any alpha); with K >= V**L 
 keeps every prefix and so finds the exhaustive optimum.
 """
 import functools
+import itertools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from anatomy.seq2seq.base import BOS, EOS, PAD
 
-__all__ = ["greedy", "beam_search", "length_penalty"]
+__all__ = ["greedy", "beam_search", "exhaustive_search", "length_penalty"]
 
 
 def length_penalty(length, alpha):
@@ -143,3 +145,37 @@ def _beam_search(model, params, src, src_len, alpha, *, beam_size, max_len):
     best = jnp.argmax(scores, axis=1)  # [B]
     tokens = jnp.take_along_axis(seqs, best[:, None, None], axis=1)[:, 0]  # [B, L]
     return tokens, jnp.take_along_axis(scores, best[:, None], axis=1)[:, 0]
+
+
+def exhaustive_search(model, params, src, src_len, max_len, alpha=0.6):
+    """The exact optimum beam search approximates: slow, for tests on tiny models.
+
+    Scores EVERY token sequence of max_len tokens (V**max_len of them, at most 2**16) by
+    stepping the model, truncates each at its first eos, and returns the hypothesis with
+    the best log p / lp(length) (float64 sums of the float32 log-probabilities).
+
+    Returns: (tokens [B, max_len] int32 numpy (eos then pad 0), scores [B] float64 numpy).
+    """
+    v = model.tgt_vocab_size
+    if v ** max_len > 2 ** 16:
+        raise ValueError(f"exhaustive_search: {v}**{max_len} sequences is too many")
+    seqs = np.array(list(itertools.product(range(v), repeat=max_len)), np.int32)  # [N, L]
+    n = len(seqs)
+    stop = np.where((seqs == EOS).any(1), (seqs == EOS).argmax(1) + 1, max_len)  # [N] lengths
+    tokens, scores = [], []
+    for row, length in zip(np.asarray(src), np.asarray(src_len)):
+        memory = model.encode(params, jnp.asarray(np.repeat(row[None], n, 0), jnp.int32),
+                              jnp.full((n,), length, jnp.int32))
+        state = model.init_state(params, memory, max_len)
+        prev, logp = jnp.full((n,), BOS, jnp.int32), np.zeros((n, max_len))
+        for t in range(max_len):
+            logits, state = model.step(params, memory, state, prev)
+            lp = np.asarray(jax.nn.log_softmax(logits.astype(jnp.float32)), np.float64)
+            logp[:, t] = lp[np.arange(n), seqs[:, t]]
+            prev = jnp.asarray(seqs[:, t])
+        total = np.where(np.arange(max_len)[None] < stop[:, None], logp, 0.0).sum(1)
+        score = total / ((5.0 + stop) / 6.0) ** alpha
+        best = int(np.argmax(score))
+        tokens.append(np.where(np.arange(max_len) < stop[best], seqs[best], PAD))
+        scores.append(score[best])
+    return np.stack(tokens).astype(np.int32), np.array(scores)

@@ -130,6 +130,9 @@ def test_large_beam_finds_exhaustive_optimum(batch):
         np.testing.assert_array_equal(tokens[b], seq)
         np.testing.assert_allclose(scores[b], score, rtol=1e-5)
     assert (greedy != np.asarray(tokens)).any(), "the optimum should not be the greedy path"
+    ex_tokens, ex_scores = decode.exhaustive_search(model, params, src, src_len, max_len, alpha)
+    np.testing.assert_array_equal(ex_tokens, tokens)
+    np.testing.assert_allclose(ex_scores, scores, rtol=1e-5)
 
 
 def test_beam_search_batch_rows_are_independent(batch):

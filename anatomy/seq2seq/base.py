@@ -96,3 +96,15 @@ def freeze(config):
 def intermediates_or_logits(logits, inter, return_intermediates):
     """apply's return convention."""
     return (logits, inter) if return_intermediates else logits
+
+
+def dropout_keys(rng, n, deterministic, rate):
+    """n PRNG keys for dropout sites, or n Nones (= no dropout) when deterministic or rate 0.
+
+    Raises ValueError when dropout is on (deterministic=False, rate > 0) but rng is None.
+    """
+    if deterministic or rate == 0.0:
+        return [None] * n
+    if rng is None:
+        raise ValueError("apply(deterministic=False) with dropout_rate > 0 needs an rng key")
+    return list(jax.random.split(rng, n))

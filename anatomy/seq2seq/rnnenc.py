@@ -1,0 +1,93 @@
+"""RNNenc: an encoder-decoder without attention (Cho et al. 2014; Sutskever et al. 2014).
+
+The encoder reads the source and keeps only its final state h_S (the state after the
+last REAL token: scan.run freezes the carry over padding). The decoder starts from that
+state and generates from it alone; this fixed vector is the bottleneck the chapter measures.
+
+    encoder:  h_j = f(h_{j-1}, E_src x_j),            j = 1..S
+    decoder:  s_0 = h_S;  s_i = g(s_{i-1}, [E_tgt y_{i-1} (; h_S if feed_context)])
+              p(y_i | y_<i, x) = softmax(W_o s_i + b_o)
+
+f, g are cells from anatomy.recurrence ('rnn', 'lstm', 'gru'; config.cell), with
+hidden size config.d_hidden. feed_context=True also concatenates h_S to every decoder
+input (Cho et al.'s "c" at every step); reverse_source=True reads the source backwards
+within its length (Sutskever et al.'s trick).
+"""
+import jax
+import jax.numpy as jnp
+import ml_collections
+
+from anatomy.attention import dropout
+from anatomy.recurrence import get_cell, reverse_padded, run
+from anatomy.seq2seq import base
+
+
+def default_config():
+    """Hyperparameters of RNNenc (DESIGN.md's 'LSTM encoder-decoder, hidden 256')."""
+    c = ml_collections.ConfigDict()
+    c.cell = "lstm"              # recurrent cell of encoder and decoder: rnn / lstm / gru
+    c.d_emb = 128                # source and target embedding size
+    c.d_hidden = 256             # encoder and decoder hidden size
+    c.feed_context = False       # also feed the encoder's final h to every decoder step (Cho)
+    c.reverse_source = False     # read the source backwards within its length (Sutskever)
+    c.dropout_rate = 0.0         # on embeddings and the decoder output, training only
+    return c
+
+
+def build(config, src_vocab_size, tgt_vocab_size):
+    """The RNNenc Translator (see base.Translator)."""
+    if config.cell not in ("rnn", "lstm", "gru", "gru_paper"):
+        raise ValueError(f"rnnenc: cell must be one of rnn/lstm/gru/gru_paper, got {config.cell!r}")
+    cfg = base.freeze(config)
+    spec = get_cell(cfg.cell)
+    d_dec_in = cfg.d_emb + (cfg.d_hidden if cfg.feed_context else 0)
+
+    def init(key):
+        ks = jax.random.split(key, 5)
+        return {"src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb),
+                "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb),
+                "encoder": spec.init(ks[2], cfg.d_emb, cfg.d_hidden),
+                "decoder": spec.init(ks[3], d_dec_in, cfg.d_hidden),
+                "out": base.init_dense(ks[4], cfg.d_hidden, tgt_vocab_size)}
+
+    def _encode(params, src, src_len, rng=None):
+        x = dropout(params["src_emb"][src], cfg.dropout_rate, rng, rng is None)  # [B, S, E]
+        carry, _ = run(spec, params["encoder"], x, lengths=src_len, reverse=cfg.reverse_source)
+        return {"carry": carry, "context": spec.hidden(carry)}  # context [B, H]
+
+    def encode(params, src, src_len):
+        """memory = {'carry': encoder final carry (leaves [B, H]), 'context': h_S [B, H]}."""
+        src, src_len = base.check_src(src, src_len, "rnnenc")
+        return _encode(params, src, src_len)
+
+    def _inputs(memory, emb):  # emb [B, (T,) E] -> decoder inputs
+        if not cfg.feed_context:
+            return emb
+        ctx = memory["context"]
+        if emb.ndim == 3:
+            ctx = jnp.broadcast_to(ctx[:, None], emb.shape[:2] + ctx.shape[-1:])  # [B, T, H]
+        return jnp.concatenate([emb, ctx], axis=-1)
+
+    def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
+        """Teacher-forced logits [B, T, V]; intermediates {'decoder_states': [B, T, H]}."""
+        src, src_len, tgt = base.check_batch(batch, "rnnenc")
+        r_enc, r_dec, r_out = base.dropout_keys(rng, 3, deterministic, cfg.dropout_rate)
+        memory = _encode(params, src, src_len.astype(jnp.int32), r_enc)
+        emb = dropout(params["tgt_emb"][tgt], cfg.dropout_rate, r_dec, r_dec is None)  # [B, T, E]
+        _, ys = run(spec, params["decoder"], _inputs(memory, emb), carry0=memory["carry"])
+        logits = base.dense(params["out"], dropout(ys, cfg.dropout_rate, r_out, r_out is None))
+        return base.intermediates_or_logits(logits, {"decoder_states": ys}, return_intermediates)
+
+    def init_state(params, memory, max_len):
+        """The decoder carry, starting at the encoder's final carry."""
+        return memory["carry"]
+
+    def step(params, memory, state, tokens):
+        """One decoder step: tokens [B] (previous outputs) -> (logits [B, V], carry)."""
+        emb = params["tgt_emb"][tokens]  # [B, E]
+        state, h = spec.cell(params["decoder"], state, _inputs(memory, emb))
+        return base.dense(params["out"], h), state
+
+    return base.Translator("rnnenc", cfg, src_vocab_size, tgt_vocab_size, init, apply, encode,
+                           init_state, step)
+

@@ -1,0 +1,152 @@
+"""The Transformer (Vaswani et al. 2017) from anatomy.attention's layers.
+
+    x   = Dropout(√m · E_src[src] + PE)                 PE: sinusoidal positions
+    x   = EncoderLayer^N(x, source padding mask)          (+ final LayerNorm if pre-LN)
+    y   = Dropout(√m · E_tgt[tgt_in] + PE)
+    y   = DecoderLayer^N(y, x, causal mask, padding mask) (+ final LayerNorm if pre-LN)
+    logits = y E_tgtᵀ + b  (tie_output)  or  y W_o + b
+
+Letters: b batch, s source / t target positions, m model dim, h heads, d head dim.
+Post-LN (the paper) by default, pre-LN with config.pre_ln. share_embeddings uses ONE
+table for source, target and output (needs equal vocabularies). Incremental decoding:
+encode precomputes each decoder layer's cross-attention k/v [b, s, h, d]; the state holds
+one KV cache per decoder layer and the position, so a step costs O(t · m) per layer.
+"""
+import jax
+import jax.numpy as jnp
+import ml_collections
+
+from anatomy.attention import (KVCache, causal_mask, combine_masks, decoder_layer,
+                               decoder_layer_step, decoder_memory_kv, dropout, encoder_layer,
+                               init_decoder_layer, init_encoder_layer, init_layer_norm,
+                               layer_norm, padding_mask, sinusoidal)
+from anatomy.seq2seq import base
+
+
+def default_config():
+    """Hyperparameters (DESIGN.md's 'Transformer d=128, 2+2 layers, FFN 512')."""
+    c = ml_collections.ConfigDict()
+    c.d_model = 128           # model width m (embeddings, residual stream)
+    c.n_heads = 4             # attention heads h (head dim d = m / h)
+    c.d_ff = 512              # FFN inner width
+    c.n_encoder_layers = 2    # N encoder layers
+    c.n_decoder_layers = 2    # N decoder layers
+    c.pre_ln = False          # False: post-LN (paper); True: pre-LN + final LayerNorms
+    c.dropout_rate = 0.1      # residual, embedding and FFN dropout, training only
+    c.share_embeddings = False  # one table for source, target and output (equal vocabs)
+    c.tie_output = True       # output projection = target embedding transposed (+ bias)
+    return c
+
+
+def build(config, src_vocab_size, tgt_vocab_size):
+    """The Transformer Translator (see base.Translator)."""
+    if config.d_model % config.n_heads:
+        raise ValueError(f"transformer: d_model={config.d_model} not divisible by "
+                         f"n_heads={config.n_heads}")
+    if config.share_embeddings and src_vocab_size != tgt_vocab_size:
+        raise ValueError(f"transformer: share_embeddings needs equal vocab sizes, got "
+                         f"{src_vocab_size} and {tgt_vocab_size}")
+    cfg = base.freeze(config)
+    m, rate = cfg.d_model, cfg.dropout_rate
+
+    def init(key):
+        k_src, k_tgt, k_out, k_enc, k_dec = jax.random.split(key, 5)
+        p = {"tgt_emb": base.init_embedding(k_tgt, tgt_vocab_size, m),
+             "encoder": [init_encoder_layer(k, m, cfg.n_heads, cfg.d_ff)
+                         for k in jax.random.split(k_enc, cfg.n_encoder_layers)],
+             "decoder": [init_decoder_layer(k, m, cfg.n_heads, cfg.d_ff)
+                         for k in jax.random.split(k_dec, cfg.n_decoder_layers)],
+             "out_bias": jnp.zeros((tgt_vocab_size,), jnp.float32)}
+        if not cfg.share_embeddings:
+            p["src_emb"] = base.init_embedding(k_src, src_vocab_size, m)
+        if not (cfg.tie_output or cfg.share_embeddings):
+            p["out"] = base.init_dense(k_out, m, tgt_vocab_size, bias=False)["w"]  # [m, V]
+        if cfg.pre_ln:
+            p["enc_ln"], p["dec_ln"] = init_layer_norm(m), init_layer_norm(m)
+        return p
+
+    def _embed(table, ids, positions, rng):
+        x = table[ids] * jnp.sqrt(jnp.float32(m)) + positions  # [b, t, m]
+        return dropout(x, rate, rng, rng is None)
+
+    def _logits(params, y):
+        w = params["out"] if "out" in params else params["tgt_emb"].T  # [m, V]
+        return y @ w + params["out_bias"]
+
+    def _encode(params, src, src_len, rng=None, weights=False):
+        rngs = [None] * (cfg.n_encoder_layers + 1) if rng is None else list(
+            jax.random.split(rng, cfg.n_encoder_layers + 1))
+        table = params["tgt_emb"] if cfg.share_embeddings else params["src_emb"]
+        x = _embed(table, src, sinusoidal(src.shape[1], m), rngs[0])  # [b, s, m]
+        mask = padding_mask(src_len, src.shape[1])  # [b, 1, 1, s]
+        self_w = []
+        for p_layer, r in zip(params["encoder"], rngs[1:]):
+            x, w = encoder_layer(p_layer, x, mask, pre_ln=cfg.pre_ln, dropout_rate=rate, rng=r,
+                                 return_weights=True)
+            self_w.append(w["self_attn"])
+        if cfg.pre_ln:
+            x = layer_norm(params["enc_ln"], x)
+        return x, mask, self_w
+
+    def encode(params, src, src_len):
+        """memory = {'kv': per decoder layer (k, v) [b, s, h, d], 'mask': [b, s] bool}."""
+        src, src_len = base.check_src(src, src_len, "transformer")
+        x, mask, _ = _encode(params, src, src_len)
+        return {"kv": tuple(decoder_memory_kv(p_layer, x) for p_layer in params["decoder"]),
+                "mask": mask[:, 0, 0, :]}
+
+    def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
+        """Teacher-forced logits [b, t, V]. Intermediates: 'cross_attention' (last layer)
+        [b, h, t, s], 'cross_attention_layers' / 'decoder_self_attention_layers' /
+        'encoder_self_attention_layers' (tuples over layers of [b, h, q, k])."""
+        src, src_len, tgt = base.check_batch(batch, "transformer")
+        r_enc, r_dec = base.dropout_keys(rng, 2, deterministic, rate)
+        x, src_mask, enc_w = _encode(params, src, src_len.astype(jnp.int32), r_enc)
+        n_dec, t_len = cfg.n_decoder_layers, tgt.shape[1]
+        rngs = [None] * (n_dec + 1) if r_dec is None else list(jax.random.split(r_dec, n_dec + 1))
+        y = _embed(params["tgt_emb"], tgt, sinusoidal(t_len, m), rngs[0])  # [b, t, m]
+        self_mask = causal_mask(t_len, t_len)  # [1, 1, t, t]
+        cross_w, self_w = [], []
+        for p_layer, r in zip(params["decoder"], rngs[1:]):
+            y, w = decoder_layer(p_layer, y, x, self_mask, src_mask, pre_ln=cfg.pre_ln,
+                                 dropout_rate=rate, rng=r, return_weights=True)
+            cross_w.append(w["cross_attn"])
+            self_w.append(w["self_attn"])
+        if cfg.pre_ln:
+            y = layer_norm(params["dec_ln"], y)
+        inter = {"cross_attention": cross_w[-1], "cross_attention_layers": tuple(cross_w),
+                 "decoder_self_attention_layers": tuple(self_w),
+                 "encoder_self_attention_layers": tuple(enc_w)}
+        return base.intermediates_or_logits(_logits(params, y), inter, return_intermediates)
+
+    def init_state(params, memory, max_len):
+        """{'k', 'v': per decoder layer zero caches [b, max_len, h, d], 'pos': [b] int32}."""
+        b = memory["mask"].shape[0]
+        d = m // cfg.n_heads
+        zeros = jnp.zeros((b, max_len, cfg.n_heads, d), jnp.float32)
+        n = cfg.n_decoder_layers
+        return {"k": (zeros,) * n, "v": (zeros,) * n, "pos": jnp.zeros((b,), jnp.int32)}
+
+    def step(params, memory, state, tokens):
+        """One target position: tokens [b] -> (logits [b, V], state with caches appended).
+
+        All rows share one position (decode.py advances them together), so each cache is
+        rebuilt as KVCache(k, v, pos[0]) for decoder_layer_step.
+        """
+        pos = state["pos"]
+        pe = sinusoidal(state["k"][0].shape[1], m)[pos][:, None, :]  # [b, 1, m]
+        y = _embed(params["tgt_emb"], tokens[:, None], pe, None)  # [b, 1, m]
+        cross_mask = memory["mask"][:, None, None, :]  # [b, 1, 1, s]
+        new_k, new_v = [], []
+        for p_layer, k, v, kv in zip(params["decoder"], state["k"], state["v"], memory["kv"]):
+            y, cache, _ = decoder_layer_step(p_layer, y, KVCache(k, v, pos[0]), kv, cross_mask,
+                                             pre_ln=cfg.pre_ln)
+            new_k.append(cache.k)
+            new_v.append(cache.v)
+        if cfg.pre_ln:
+            y = layer_norm(params["dec_ln"], y)
+        state = {"k": tuple(new_k), "v": tuple(new_v), "pos": pos + 1}
+        return _logits(params, y[:, 0]), state
+
+    return base.Translator("transformer", cfg, src_vocab_size, tgt_vocab_size, init, apply,
+                           encode, init_state, step)

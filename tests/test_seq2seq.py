@@ -1,0 +1,237 @@
+"""Translators: incremental decoding equals teacher forcing, padding is invisible, each
+model overfits a tiny batch and decodes it back, beam search vs greedy and exhaustive search.
+
+All models are tiny (widths 16-32, vocab 14) so the file stays fast on 2 CPU cores.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from anatomy import decode
+from anatomy.seq2seq import (BOS, EOS, MODELS, PAD, build_model, count_params,
+                             default_model_config)
+
+V = 14  # ids 0-3 are pad, bos, eos, unk; 4..13 are words
+
+TINY = {
+    "rnnenc": {"cell": "lstm", "d_emb": 16, "d_hidden": 32},
+    "rnnsearch": {"cell": "gru", "d_emb": 16, "d_enc": 16, "d_dec": 32, "d_attn": 16,
+                  "d_readout": 32},
+    "luong": {"cell": "lstm", "d_emb": 16, "d_hidden": 32, "score": "general"},
+    "transformer": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_encoder_layers": 1,
+                    "n_decoder_layers": 1, "dropout_rate": 0.0},
+}
+
+# More variants for the cheap equivalence checks (random parameters, no training).
+VARIANTS = [(name, cfg) for name, cfg in TINY.items()] + [
+    ("rnnenc", {"cell": "gru", "d_emb": 8, "d_hidden": 12, "feed_context": True,
+                "reverse_source": True}),
+    ("rnnsearch", {"cell": "lstm", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8,
+                   "d_readout": 10}),
+    ("luong", {"cell": "gru", "d_emb": 8, "d_hidden": 12, "score": "dot"}),
+    ("luong", {"cell": "rnn", "d_emb": 8, "d_hidden": 12, "score": "concat", "d_attn": 6}),
+    ("transformer", {"d_model": 16, "n_heads": 2, "d_ff": 32, "pre_ln": True,
+                     "share_embeddings": True, "tie_output": False, "dropout_rate": 0.3}),
+]
+VARIANT_IDS = [f"{n}-{i}" for i, (n, _) in enumerate(VARIANTS)]
+
+
+def make_batch(srcs, tgts):
+    """Pad lists of id lists into the batch layout of anatomy.data (pad 0, bos 1, eos 2)."""
+    s_len = max(map(len, srcs))
+    t_len = max(map(len, tgts)) + 1
+    batch = {"src": np.zeros((len(srcs), s_len), np.int32),
+             "tgt_in": np.zeros((len(srcs), t_len), np.int32),
+             "tgt_out": np.zeros((len(srcs), t_len), np.int32)}
+    for i, (s, t) in enumerate(zip(srcs, tgts)):
+        batch["src"][i, :len(s)] = s
+        batch["tgt_in"][i, :len(t) + 1] = [BOS] + t
+        batch["tgt_out"][i, :len(t) + 1] = t + [EOS]
+    batch["src_len"] = np.array([len(s) for s in srcs], np.int32)
+    batch["tgt_len"] = np.array([len(t) + 1 for t in tgts], np.int32)
+    return batch
+
+
+def random_batch(seed, n=3):
+    r = np.random.default_rng(seed)
+    srcs = [list(r.integers(4, V, size=k)) for k in r.integers(2, 7, size=n)]
+    tgts = [list(r.integers(4, V, size=k)) for k in r.integers(2, 6, size=n)]
+    return make_batch(srcs, tgts)
+
+
+@pytest.fixture(scope="module")
+def batch():
+    return random_batch(0)
+
+
+# ---------------------------------------------------------------- registry and configs
+
+def test_unknown_model_name_lists_choices():
+    with pytest.raises(ValueError, match="unknown model 'lstm_seq2seq'.*rnnenc.*transformer"):
+        build_model("lstm_seq2seq", None, V, V)
+    with pytest.raises(ValueError, match="unknown model"):
+        default_model_config("nope")
+
+
+def test_bad_configs_raise_clear_errors():
+    with pytest.raises(ValueError, match="unknown config fields \\['d_modle'\\]"):
+        build_model("transformer", {"d_modle": 64}, V, V)
+    with pytest.raises(ValueError, match="share_embeddings"):
+        build_model("transformer", {"share_embeddings": True}, V, V + 1)
+    with pytest.raises(ValueError, match="score"):
+        build_model("luong", {"score": "cosine"}, V, V)
+    with pytest.raises(ValueError, match="cell"):
+        build_model("rnnenc", {"cell": "tcn"}, V, V)
+    with pytest.raises(ValueError, match="tgt_vocab_size"):
+        build_model("rnnsearch", None, V, None)
+
+
+def test_default_param_counts_are_comparable():
+    """DESIGN.md's sizes: each default model has 1.1M-1.9M parameters at 1,000 words."""
+    counts = {}
+    for name in MODELS:
+        model = build_model(name, default_model_config(name), 1000, 1000)
+        counts[name] = count_params(jax.eval_shape(model.init, jax.random.key(0)))
+    assert all(1.1e6 < c < 1.9e6 for c in counts.values()), counts
+    assert counts["transformer"] < counts["rnnenc"] < counts["rnnsearch"], counts
+
+
+# ---------------------------------------------------------------- equivalences
+
+def stepwise_logits(model, params, batch):
+    """Logits [B, T, V] from encode / init_state / step fed the teacher's tokens."""
+    memory = model.encode(params, batch["src"], batch["src_len"])
+    state = model.init_state(params, memory, batch["tgt_in"].shape[1])
+    out = []
+    for t in range(batch["tgt_in"].shape[1]):
+        logits, state = model.step(params, memory, state, batch["tgt_in"][:, t])
+        out.append(logits)
+    return jnp.stack(out, 1)
+
+
+@pytest.mark.parametrize("name,cfg", VARIANTS, ids=VARIANT_IDS)
+def test_incremental_decoding_equals_teacher_forcing_and_padding_is_invisible(name, cfg, batch):
+    shared = cfg.get("share_embeddings", False)
+    model = build_model(name, cfg, V if shared else V + 1, V)  # unequal vocabs where allowed
+    params = model.init(jax.random.key(1))
+    padded = dict(batch, src=np.pad(batch["src"], ((0, 0), (0, 3))))  # 3 more pad columns
+    garbage = dict(batch, src=np.where(batch["src"] == PAD, 7, batch["src"]).astype(np.int32))
+
+    @jax.jit  # one compilation for all four computations
+    def everything(params, batch, padded, garbage):
+        return (model.apply(params, batch), stepwise_logits(model, params, batch),
+                model.apply(params, padded), model.apply(params, garbage))
+
+    full, step, pad, junk = map(np.asarray, everything(params, batch, padded, garbage))
+    assert full.shape == batch["tgt_in"].shape + (V,)
+    tol = dict(rtol=1e-5, atol=1e-5 * np.abs(full).max())
+    np.testing.assert_allclose(step, full, **tol)  # cached / incremental == full prefix
+    np.testing.assert_allclose(pad, full, **tol)  # extra padding changes nothing
+    np.testing.assert_allclose(junk, full, **tol)  # nor do the ids at padded positions
+
+
+def test_dropout_needs_rng_and_changes_training_logits(batch):
+    name, cfg = VARIANTS[-1]
+    model = build_model(name, cfg, V, V)
+    params = model.init(jax.random.key(2))
+    with pytest.raises(ValueError, match="rng"):
+        model.apply(params, batch, deterministic=False)
+    a = model.apply(params, batch, rng=jax.random.key(0), deterministic=False)
+    b = model.apply(params, batch, rng=jax.random.key(0), deterministic=False)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, model.apply(params, batch))
+
+
+def test_attention_intermediates(batch):
+    s_len, t_len = batch["src"].shape[1], batch["tgt_in"].shape[1]
+    invalid = np.arange(s_len)[None, None] >= batch["src_len"][:, None, None]  # [B, 1, S]
+    for name in ("rnnsearch", "luong"):
+        model = build_model(name, TINY[name], V, V)
+        _, inter = model.apply(model.init(jax.random.key(3)), batch, return_intermediates=True)
+        a = np.asarray(inter["alignments"])
+        assert a.shape == (3, t_len, s_len)
+        np.testing.assert_allclose(a.sum(-1), 1.0, rtol=1e-5)
+        assert (a[np.broadcast_to(invalid, a.shape)] == 0).all()
+    model = build_model("transformer", dict(TINY["transformer"], n_decoder_layers=2), V, V)
+    _, inter = model.apply(model.init(jax.random.key(3)), batch, return_intermediates=True)
+    assert len(inter["cross_attention_layers"]) == 2
+    assert inter["cross_attention"].shape == (3, 4, t_len, s_len)
+
+
+# ---------------------------------------------------------------- training and decoding
+
+def overfit_batch():
+    """8 pairs: the target is the source reversed with each word shifted by 3 (mod 10)."""
+    r = np.random.default_rng(7)
+    srcs = [list(r.integers(4, V, size=k)) for k in (4, 5, 6, 4, 7, 5, 6, 4)]
+    tgts = [[(x - 4 + 3) % 10 + 4 for x in reversed(s)] for s in srcs]
+    return make_batch(srcs, tgts)
+
+
+def train(model, batch, steps=300, lr=1e-2):
+    """Adam on the masked token cross-entropy, all steps in one jit (one compilation)."""
+    tx = optax.adam(lr)
+    mask = np.arange(batch["tgt_out"].shape[1])[None] < batch["tgt_len"][:, None]
+
+    def loss_fn(params):
+        logits = model.apply(params, batch)
+        nll = optax.softmax_cross_entropy_with_integer_labels(logits, batch["tgt_out"])
+        return jnp.sum(nll * mask) / mask.sum()
+
+    @jax.jit
+    def run(params):
+        def body(_, carry):
+            params, opt = carry
+            grads = jax.grad(loss_fn)(params)
+            updates, opt = tx.update(grads, opt, params)
+            return optax.apply_updates(params, updates), opt
+        params, _ = jax.lax.fori_loop(0, steps, body, (params, tx.init(params)))
+        return params, loss_fn(params)
+
+    return run(model.init(jax.random.key(0)))
+
+
+@pytest.fixture(scope="module")
+def trained():
+    batch = overfit_batch()
+    out = {}
+    for name, cfg in TINY.items():
+        model = build_model(name, cfg, V, V)
+        params, loss = train(model, batch)
+        out[name] = (model, params, float(loss))
+    return batch, out
+
+
+@pytest.mark.parametrize("name", list(TINY))
+def test_overfits_and_decodes_its_targets(trained, name):
+    batch, models = trained
+    model, params, loss = models[name]
+    assert loss < 0.05, f"{name}: final loss {loss}"
+    t_len = batch["tgt_out"].shape[1]
+    tokens = decode.greedy(model, params, batch["src"], batch["src_len"], t_len)
+    np.testing.assert_array_equal(tokens, batch["tgt_out"])
+    beam1, _ = decode.beam_search(model, params, batch["src"], batch["src_len"], beam_size=1,
+                                  max_len=t_len)
+    np.testing.assert_array_equal(beam1, tokens)
+    beam4, scores = decode.beam_search(model, params, batch["src"], batch["src_len"],
+                                       beam_size=4, max_len=t_len + 2)
+    np.testing.assert_array_equal(beam4[:, :t_len], batch["tgt_out"])
+    assert (np.asarray(scores) <= 0).all()
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "transformer"])
+def test_large_beam_finds_the_exhaustive_optimum(name):
+    """Target vocab 5 (pad, bos, eos, unk, one word), 4 steps: 625 sequences."""
+    v, max_len = 5, 4
+    model = build_model(name, TINY[name], V, v)
+    params = model.init(jax.random.key(4))
+    params = jax.tree_util.tree_map(lambda x: x * 0.7, params)  # flatter distributions
+    b = random_batch(1, n=2)
+    tokens, scores = decode.beam_search(model, params, b["src"], b["src_len"],
+                                        beam_size=v ** max_len, max_len=max_len, alpha=0.6)
+    ex_tokens, ex_scores = decode.exhaustive_search(model, params, b["src"], b["src_len"],
+                                                    max_len, alpha=0.6)
+    np.testing.assert_array_equal(tokens, ex_tokens)
+    np.testing.assert_allclose(scores, ex_scores, rtol=1e-5)
