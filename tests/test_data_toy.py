@@ -25,6 +25,10 @@ def test_generator_is_deterministic_per_seed(small_splits):
     other = tw.generate_splits(seed=1, train_size=1500, valid_size=100, test_per_bucket=20)
     assert other['train'] != small_splits['train']
     assert lx.make_lexicon(1).nouns[0]['tgt'] != lx.make_lexicon(0).nouns[0]['tgt']
+    small = lx.make_lexicon(0, scale=0.5)
+    assert 500 < small.n_source_words() < 600
+    easy = tw.generate_splits(seed=0, train_size=50, valid_size=5, test_per_bucket=2, lexicon_scale=0.5)
+    assert {w for s, _ in easy['train'] for w in s.split()} <= set(lx.source_forms(small))
 
 
 def test_lexicon_size_and_unique_source_forms(lex):

@@ -19,6 +19,8 @@ Config (embedded by experiments as ``config.data``; every field commented in cor
         # toy_wmt (defaults: 30,000 / 1,000 / 7 x 100 pairs, sources of 3..120 tokens)
         toy.train_size, toy.valid_size, toy.test_per_bucket, toy.max_src_len,
         toy.length_weights (one weight per LENGTH_BUCKETS entry: the train/valid length mix),
+        toy.lexicon_scale (1.0: 1,063 source words, 2,007 source / 2,941 target word forms;
+                           0.5 for an easier language),
         toy.via_tfds (False: generate in memory; True: build the tfds array_record dataset
                       under tfds_data_dir or workdir/tfds and read it with tfds.data_source)
         # tsv: train_path, valid_path, test_path ('' = hold valid_size / test_size pairs out of train)
@@ -48,11 +50,12 @@ Corpus
         Corpus.encode(split) -> list[(src_ids, tgt_ids)] (np.int32 arrays, no bos/eos)
 
 Toy corpus (anatomy.data.toy_wmt)
-    make_lexicon(seed=0, **sizes) -> Lexicon            (anatomy.data.lexicon)
+    make_lexicon(seed=0, **sizes, scale=1.0) -> Lexicon  (anatomy.data.lexicon)
     generate_pairs(n, *, seed, lexicon, length_weights, max_src_len) -> list[(src, tgt)]
     generate_stratified(per_bucket, *, seed, lexicon, max_src_len) -> list[(src, tgt)]
     generate_splits(seed=0, train_size=30000, valid_size=1000, test_per_bucket=100,
-                    max_src_len=120, length_weights=...) -> {'train','valid','test'} -> pairs
+                    max_src_len=120, length_weights=..., lexicon_scale=1.0)
+        -> {'train','valid','test'} -> pairs
     translate(lexicon, sentence_tree) -> (src, tgt) is the oracle; see toy_wmt.py for the grammar.
     tfds (anatomy.data.toy_wmt_tfds): ToyWmt builder (array_record), build_toy_wmt(data_dir, **p),
         read_toy_wmt(data_dir, **p) -> splits read back with tfds.data_source (no TensorFlow).

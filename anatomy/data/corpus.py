@@ -27,6 +27,7 @@ def default_config():
     c.toy.test_per_bucket = 100  # test pairs per LENGTH_BUCKETS bucket (stratified)
     c.toy.max_src_len = 120     # longest generated source (tokens, incl. the full stop)
     c.toy.length_weights = toy_wmt.DEFAULT_LENGTH_WEIGHTS  # train/valid mix over LENGTH_BUCKETS
+    c.toy.lexicon_scale = 1.0   # multiplies every open word class (1.0: 1,063 source words)
     c.toy.via_tfds = False      # True: build the tfds array_record dataset and read it back
     c.train_path = ''           # tsv: `source<TAB>target` UTF-8 files
     c.valid_path = ''           # '' = split valid_size pairs off the training file
@@ -99,7 +100,7 @@ def _read_splits(config, workdir):
         t = config.toy
         params = dict(seed=config.seed, train_size=t.train_size, valid_size=t.valid_size,
                       test_per_bucket=t.test_per_bucket, max_src_len=t.max_src_len,
-                      length_weights=tuple(t.length_weights))
+                      length_weights=tuple(t.length_weights), lexicon_scale=t.lexicon_scale)
         if t.via_tfds:
             from anatomy.data import toy_wmt_tfds
             data_dir = config.tfds_data_dir or os.path.join(workdir or '.', 'tfds')
@@ -160,7 +161,7 @@ def _vocabs(config, splits, workdir):
     """(src_vocab, tgt_vocab): loaded from workdir when saved there before, else built and saved."""
     closed_src = closed_tgt = None
     if config.name == 'toy_wmt' and config.vocab == 'word':
-        lex = lx.make_lexicon(config.seed)
+        lex = lx.make_lexicon(config.seed, scale=config.toy.lexicon_scale)
         closed_src, closed_tgt = lx.source_forms(lex), lx.target_forms(lex)
     if workdir:
         os.makedirs(workdir, exist_ok=True)

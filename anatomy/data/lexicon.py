@@ -118,8 +118,16 @@ class _Namer:
 
 
 def make_lexicon(seed=0, n_nouns=420, n_compounds=80, n_trans=180, n_intr=100, n_say=20,
-                 n_adjectives=160, n_adverbs=60):
-    """Generate a Lexicon deterministically from seed (default: 1,077 source words)."""
+                 n_adjectives=160, n_adverbs=60, scale=1.0):
+    """Generate a Lexicon deterministically from seed (default: 1,063 source words).
+
+    scale multiplies every open word class (e.g. 0.5 for an easier, ~560-word language).
+    """
+    if scale <= 0:
+        raise ValueError(f'lexicon scale must be > 0, got {scale}')
+    n_nouns, n_compounds, n_trans, n_intr, n_say, n_adjectives, n_adverbs = (
+        max(2, round(n * scale)) for n in
+        (n_nouns, n_compounds, n_trans, n_intr, n_say, n_adjectives, n_adverbs))
     rng = random.Random(f'toy_wmt/lexicon/{seed}')
     src_taken = set(FUNCTION_WORDS) | set(SUBORDINATORS) | set(COORDINATORS) | set(SRC_PREPOSITIONS)
     tgt_taken = set()

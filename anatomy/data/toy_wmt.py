@@ -430,12 +430,14 @@ def generate_stratified(per_bucket, *, seed, lexicon, max_src_len=120, exclude=f
 
 
 def generate_splits(seed=0, train_size=30000, valid_size=1000, test_per_bucket=100,
-                    max_src_len=120, length_weights=DEFAULT_LENGTH_WEIGHTS, lexicon=None):
+                    max_src_len=120, length_weights=DEFAULT_LENGTH_WEIGHTS, lexicon_scale=1.0,
+                    lexicon=None):
     """{'train', 'valid', 'test'} -> list of (source, target); test is stratified by length.
 
-    The splits have disjoint sources (test first, then valid, then train).
+    The splits have disjoint sources (test first, then valid, then train). lexicon_scale
+    sizes the generated lexicon (lexicon.make_lexicon's scale) unless a lexicon is given.
     """
-    lex = lexicon if lexicon is not None else lx.make_lexicon(seed)
+    lex = lexicon if lexicon is not None else lx.make_lexicon(seed, scale=lexicon_scale)
     test = generate_stratified(test_per_bucket, seed=seed, lexicon=lex, max_src_len=max_src_len)
     seen = {s for s, _ in test}
     valid = generate_pairs(valid_size, seed=seed, lexicon=lex, length_weights=length_weights,

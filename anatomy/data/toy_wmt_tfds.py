@@ -21,15 +21,18 @@ class ToyWmtConfig(tfds.core.BuilderConfig):
     test_per_bucket: int = 100
     max_src_len: int = 120
     length_weights: tuple = toy_wmt.DEFAULT_LENGTH_WEIGHTS
+    lexicon_scale: float = 1.0
 
 
 def make_config(seed=0, train_size=30000, valid_size=1000, test_per_bucket=100, max_src_len=120,
-                length_weights=toy_wmt.DEFAULT_LENGTH_WEIGHTS):
+                length_weights=toy_wmt.DEFAULT_LENGTH_WEIGHTS, lexicon_scale=1.0):
     weights = '_'.join(f'{w:g}' for w in length_weights).replace('.', 'p')
     name = f's{seed}_n{train_size}_v{valid_size}_t{test_per_bucket}_m{max_src_len}_w{weights}'
+    if lexicon_scale != 1.0:
+        name += f'_x{lexicon_scale:g}'.replace('.', 'p')
     return ToyWmtConfig(name=name, seed=seed, train_size=train_size, valid_size=valid_size,
                         test_per_bucket=test_per_bucket, max_src_len=max_src_len,
-                        length_weights=tuple(length_weights))
+                        length_weights=tuple(length_weights), lexicon_scale=lexicon_scale)
 
 
 class ToyWmt(tfds.core.GeneratorBasedBuilder):
@@ -50,7 +53,7 @@ class ToyWmt(tfds.core.GeneratorBasedBuilder):
         splits = toy_wmt.generate_splits(
             seed=c.seed, train_size=c.train_size, valid_size=c.valid_size,
             test_per_bucket=c.test_per_bucket, max_src_len=c.max_src_len,
-            length_weights=c.length_weights)
+            length_weights=c.length_weights, lexicon_scale=c.lexicon_scale)
         return {name: self._generate_examples(pairs) for name, pairs in splits.items()}
 
     def _generate_examples(self, pairs):
