@@ -102,7 +102,7 @@ def _write(path, text, mode='w'):
 
 def test_tsv_bad_lines_skipped_counted_and_reported(tmp_path):
     lines = ['a b\tx y', 'no tab here', 'one\ttwo\tthree', ' \tz', 'c\t ', 'grüße\tü ö']
-    pairs, report = data.read_tsv(_write(tmp_path / 'c.tsv', '\n'.join(lines) + '\n'))
+    pairs, report = data.read_tsv(_write(tmp_path / 'c.tsv', '\ufeff' + '\r\n'.join(lines) + '\r\n'))
     assert pairs == [('a b', 'x y'), ('grüße', 'ü ö')]
     assert report['skipped'] == {'no_tab': 1, 'extra_tab': 1, 'empty_side': 2}
     assert report['bad_lines'] == [2, 3, 4, 5]

@@ -29,6 +29,8 @@ def _lines(path):
                 text = raw.decode('utf-8')
             except UnicodeDecodeError as e:
                 raise CorpusError(f'{path}:{number}: invalid UTF-8 ({e.reason} at byte {e.start})') from None
+            if number == 1:
+                text = text.lstrip('\ufeff')  # a UTF-8 byte-order mark is not data
             yield number, text.rstrip('\r\n')
 
 
