@@ -40,3 +40,17 @@ def test_complexity_exponents_match_theory(complexity):
     assert [p["trip_count"] for p in raw] == [p["n"] for p in raw]  # read from HLO, equals N
     assert all(p["flops_uncorrected"] < p["flops"] for p in raw)
     assert all(row["verdict"] == "agrees" for row in complexity["table"])
+
+
+def test_gradient_decay_quick(tmp_path):
+    res = launch("gradient_decay", tmp_path)
+    rates = res["rates"]
+    # linear regime, orthogonal W_hh·σ: the per-step rate is σ itself (the Pascanu bound)
+    for sigma in (0.5, 1.5):
+        assert abs(rates[f"rnn linear orthogonal σ={sigma:g}"] - sigma) < 0.02 * sigma
+    assert rates["rnn linear gaussian σ=1.5"] < 1.0  # σ_max > 1 is not sufficient to explode
+    assert abs(rates["attention"] - 1.0) < 0.01  # no decay with distance
+    for curve in res["rnn"].values():
+        assert curve["fit"]["rate"] <= curve["pascanu_bound"] * 1.02
+    clip = res["clipping"]
+    assert clip[-1]["grad_norm"] > clip[0]["grad_norm"] and clip[-1]["grad_norm_clipped"] <= 1.0 + 1e-6
