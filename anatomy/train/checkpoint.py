@@ -96,5 +96,24 @@ class Checkpointer:
             raise CorruptCheckpointError(f"Checkpoint {path} holds step {int(state.step)}, not {step}.")
         return state, meta
 
+    def restore_params(self, like_params, step: int | None = None):
+        """Only the parameters of the checkpoint at `step` (default latest), e.g. to translate.
+
+        like_params gives the structure, shapes and dtypes; the optimiser state is not read.
+        """
+        step = self.latest_step() if step is None else step
+        if step is None:
+            raise FileNotFoundError(f"No checkpoint in {self.directory}")
+        target = {"params": _abstract(like_params)}
+        try:
+            out = self.manager.restore(step, args=ocp.args.Composite(state=ocp.args.PyTreeRestore(
+                item=target, restore_args=ocp.checkpoint_utils.construct_restore_args(target),
+                partial_restore=True)))
+        except Exception as e:
+            raise CorruptCheckpointError(
+                f"Cannot read the parameters of checkpoint {self.path(step)} "
+                f"({type(e).__name__}: {str(e)[:300]})") from e
+        return out["state"]["params"]
+
     def close(self):
         self.manager.close()

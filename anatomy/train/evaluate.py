@@ -20,7 +20,7 @@ def _round_up(n: int, m: int) -> int:
 
 
 def decode_ids(model, params, sources: Sequence[np.ndarray], *, batch_size: int = 64,
-               extra_len: int = 10, len_multiple: int = 8, beam_size: int = 0,
+               extra_len: int = 10, len_multiple: int = 32, beam_size: int = 0,
                decode_fn: Callable | None = None) -> tuple[list[np.ndarray], dict]:
     """Translate token-id sequences; returns (list of output id arrays, stats).
 
@@ -66,7 +66,7 @@ def decode_ids(model, params, sources: Sequence[np.ndarray], *, batch_size: int 
 
 def evaluate_bleu(model, params, pairs_by_bucket: dict, src_vocab, tgt_vocab, *,
                   max_per_bucket: int = 0, batch_size: int = 64, beam_size: int = 0,
-                  extra_len: int = 10) -> dict:
+                  extra_len: int = 10, len_multiple: int = 32) -> dict:
     """BLEU of `model` on (source, reference) string pairs grouped by source-length bucket.
 
     pairs_by_bucket: label -> list[(src_str, ref_str)] (anatomy.data Corpus.test_by_bucket()).
@@ -82,7 +82,7 @@ def evaluate_bleu(model, params, pairs_by_bucket: dict, src_vocab, tgt_vocab, *,
         pairs += items
     sources = [np.asarray(src_vocab.encode(s), np.int32) for s, _ in pairs]
     ids, stats = decode_ids(model, params, sources, batch_size=batch_size, beam_size=beam_size,
-                            extra_len=extra_len)
+                            extra_len=extra_len, len_multiple=len_multiple)
     hyps = [detokenize(tgt_vocab.decode([int(t) for t in x])) for x in ids]
     refs = [detokenize(t) for _, t in pairs]
     by_len, counts = {}, {}

@@ -1,0 +1,75 @@
+"""Config of rnn_vs_attn: RNNenc vs RNNsearch vs Transformer on one corpus, same token budget.
+
+Presets: `experiments/configs/rnn_vs_attn.py` (default: ~4 min of training per model on
+2 CPU cores, all of toy_wmt's test split) and `...:quick` (tiny corpus and models, ~2 min
+in all: the smoke test).
+"""
+import ml_collections
+
+from anatomy.data import default_config as data_config
+from anatomy.train import default_train_config
+
+MODELS = ("rnnenc", "rnnsearch", "transformer")
+
+
+def get_config(preset=None):
+    c = ml_collections.ConfigDict()
+    c.models = MODELS          # translators to train, each in workdir/<name>/ (anatomy.seq2seq names)
+
+    # Data: passed as is to anatomy.data.load_corpus (toy_wmt, or name='tsv'/'text_pair'/'tfds').
+    c.data = data_config()
+    c.data.token_budget = 1024          # ~1,000-token batches (DESIGN: batch size mattered most)
+    c.data.bucket_boundaries = (16, 32, 48, 64, 96, 128, 160)  # 7 shapes: 7 compilations per model
+
+    # Model hyperparameters: overrides of anatomy.seq2seq.default_model_config(name), by name.
+    # Defaults are DESIGN.md's comparable sizes (about 1-2M parameters before the embeddings).
+    c.model = ml_collections.ConfigDict()
+    c.model.rnnenc = ml_collections.ConfigDict({"d_emb": 128, "d_hidden": 256})
+    c.model.rnnsearch = ml_collections.ConfigDict({"d_emb": 128, "d_enc": 128, "d_dec": 256})
+    c.model.transformer = ml_collections.ConfigDict()
+    c.model.luong = ml_collections.ConfigDict()
+
+    # Training (anatomy.train.default_train_config): the same steps x token_budget for every
+    # model, so the same token budget. Stops on num_steps (reproducible).
+    c.train = default_train_config()
+    c.train.num_steps = 800
+    c.train.learning_rate = 2e-3
+    c.train.warmup_steps = 50
+    c.train.decay = "linear"
+    c.train.end_fraction = 0.05
+    c.train.label_smoothing = 0.1
+    c.train.log_every = 25
+    c.train.checkpoint_every = 200
+
+    # Evaluation: greedy (beam_size 0) decoding of the test split, sacrebleu per length bucket.
+    c.eval = ml_collections.ConfigDict()
+    c.eval.max_per_bucket = 0   # > 0: decode only the first N test sentences of each bucket
+    c.eval.batch_size = 100     # sentences decoded together
+    c.eval.beam_size = 0        # > 1: beam search with GNMT length penalty
+    c.eval.len_multiple = 32    # sources padded to a multiple of this (fewer compilations)
+    c.eval.extra_len = 16       # output budget = padded source length + extra_len
+    c.eval.attention_min_len = 50  # heatmaps: first test sentence with at least this many tokens
+
+    if preset == "quick":
+        c.data.toy.train_size = 1500
+        c.data.toy.valid_size = 50
+        c.data.toy.test_per_bucket = 3
+        c.data.toy.max_src_len = 70
+        c.data.max_len = 96
+        c.data.token_budget = 384
+        c.data.bucket_boundaries = (96,)
+        c.model.rnnenc = ml_collections.ConfigDict({"d_emb": 32, "d_hidden": 32})
+        c.model.rnnsearch = ml_collections.ConfigDict(
+            {"d_emb": 32, "d_enc": 16, "d_dec": 32, "d_attn": 32, "d_readout": 32})
+        c.model.transformer = ml_collections.ConfigDict(
+            {"d_model": 32, "n_heads": 2, "d_ff": 64, "n_encoder_layers": 1, "n_decoder_layers": 1})
+        c.train.num_steps = 30
+        c.train.warmup_steps = 5
+        c.train.log_every = 5
+        c.train.checkpoint_every = 15
+        c.eval.len_multiple = 96
+        c.eval.extra_len = 8
+        c.eval.attention_min_len = 40
+    elif preset not in (None, ""):
+        raise ValueError(f"Unknown preset {preset!r} for rnn_vs_attn; choose '' or 'quick'")
+    return c

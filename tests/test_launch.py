@@ -1,0 +1,25 @@
+"""launch.py: an unknown experiment or config field is one clear error line, not a traceback."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _launch(*args):
+    return subprocess.run([sys.executable, "launch.py", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_unknown_experiment(tmp_path):
+    out = _launch("--experiment=no_such_thing", f"--workdir={tmp_path}")
+    assert out.returncode != 0
+    assert "Unknown --experiment='no_such_thing'" in out.stderr and "rnn_vs_attn" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_unknown_config_field(tmp_path):
+    out = _launch("--experiment=rnn_vs_attn", "--config.train.no_such_field=3", f"--workdir={tmp_path}")
+    assert out.returncode != 0
+    assert "no_such_field" in out.stderr and "Traceback" not in out.stderr
+    assert not os.listdir(tmp_path)                  # nothing ran
