@@ -49,6 +49,8 @@ PARAM_AXES = {
     ("embedding", "*"): ("vocab", "embed"),             # [V, m]
     ("output", "w"): ("embed", "vocab"),                # [d, V]
     ("output", "b"): ("vocab",),                        # [V]
+    (None, "out"): ("embed", "vocab"),                  # a bare output matrix [m, V]
+    (None, "out_bias"): ("vocab",),                     # [V]
     ("multihead", "w_q"): ("embed", "heads", "head_dim"),  # [m, h, d]
     ("multihead", "w_k"): ("embed", "heads", "head_dim"),
     ("multihead", "w_v"): ("embed", "heads", "head_dim"),
