@@ -54,3 +54,34 @@ def test_gradient_decay_quick(tmp_path):
         assert curve["fit"]["rate"] <= curve["pascanu_bound"] * 1.02
     clip = res["clipping"]
     assert clip[-1]["grad_norm"] > clip[0]["grad_norm"] and clip[-1]["grad_norm_clipped"] <= 1.0 + 1e-6
+
+
+def test_parallelism_quick(tmp_path):
+    res = launch("parallelism", tmp_path)
+    lstm, attn = res["raw"]["lstm"], res["raw"]["attention"]
+    # serial steps read from the compiled program: 2N for the LSTM (forward + backward), none for attention
+    assert [r["steps_hlo"] for r in lstm] == [2 * r["n"] for r in lstm]
+    assert [r["steps_jaxpr"] for r in lstm] == [r["steps_hlo"] for r in lstm]
+    assert all(r["steps_hlo"] == 0 for r in attn)
+    for r in lstm + attn:
+        assert r["median_s"] > 0 and 0 <= r["utilisation"] <= 1.5
+
+
+def test_decode_cost_quick(tmp_path):
+    res = launch("decode_cost", tmp_path)
+    f = res["fits"]
+    assert abs(f["rnn"]["flops_n_dependent"]["exponent"]) <= 0.15
+    assert abs(f["kv_cache"]["flops_n_dependent"]["exponent"] - 1) <= 0.15
+    assert abs(f["recompute"]["flops_n_dependent"]["exponent"] - 2) <= 0.15
+    assert abs(f["kv_fixed"]["flops_total"]["exponent"]) <= 0.15
+
+
+def test_long_range_quick(tmp_path):
+    res = launch("long_range", tmp_path)
+    models = res["models"]
+    assert set(models) == {"rnn", "lstm", "gru", "transformer"}
+    counts = [m["params"] for m in models.values()]
+    assert max(counts) <= 1.25 * min(counts)  # equal parameter budget, within width granularity
+    for m in models.values():
+        assert len(m["accuracy"]) == len(res["k_grid"])
+        assert all(0.0 <= a <= 1.0 for a in m["accuracy"])

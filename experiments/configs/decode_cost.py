@@ -1,0 +1,26 @@
+"""decode_cost: the cost of generating token N: RNN step, Transformer with KV cache, recomputing.
+
+Presets: default (a minute or two on 2 cores), 'quick' (tests).
+"""
+import ml_collections
+
+
+def get_config(preset=None):
+    c = ml_collections.ConfigDict()
+    c.seed = 0  # PRNG seed for parameters and inputs
+    c.batch = 1  # sequences decoded at once
+    c.d = 64  # model width (LSTM hidden size = Transformer d_model)
+    c.n_heads = 4  # attention heads
+    c.ffn_mult = 4  # Transformer FFN inner width = ffn_mult · d
+    c.n_grid = [128, 256, 512, 1024, 2048, 4096]  # position N of the generated token
+    c.warmup = 2  # untimed calls before timing
+    c.repeats = 20  # timed calls per point; the median is reported
+    c.tolerance = 0.15  # |fitted - expected exponent| for 'agrees'
+    if preset == "quick":
+        c.d = 32
+        c.n_grid = [64, 128, 256, 512]
+        c.repeats = 3
+        c.warmup = 1
+    elif preset not in (None, ""):
+        raise ValueError(f"unknown preset {preset!r}; choose 'quick' or none")
+    return c

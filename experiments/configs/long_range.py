@@ -1,0 +1,34 @@
+"""long_range: accuracy of recalling the token k steps back, RNN vs LSTM vs GRU vs Transformer.
+
+Presets: default (about 3-5 minutes on 2 cores), 'quick' (tests).
+"""
+import ml_collections
+
+
+def get_config(preset=None):
+    c = ml_collections.ConfigDict()
+    c.seed = 0  # PRNG seed (parameters, data)
+    c.vocab = 8  # symbols; chance accuracy is 1/vocab
+    c.k_grid = [1, 2, 4, 8, 16, 32]  # recall distances k: the target at position t is x_{t-k}
+    c.extra_length = 24  # sequence length = max(k_grid) + extra_length (the same for every k)
+    c.models = ["rnn", "lstm", "gru", "transformer"]  # architectures compared
+    c.param_budget = 12000  # every model's size is chosen to come closest to this count
+    c.embed = 16  # embedding width of the recurrent models (the Transformer uses d_model)
+    c.n_heads = 2  # Transformer heads
+    c.n_layers = 2  # Transformer layers (pre-LN, causal, sinusoidal positions)
+    c.steps = 500  # Adam steps per (model, k): equal for every model
+    c.batch = 32  # sequences per step
+    c.learning_rate = 3e-3  # Adam learning rate (clipped at global norm 1)
+    c.eval_batch = 256  # held-out sequences for the accuracy
+    if preset == "quick":
+        c.k_grid = [1, 8]
+        c.extra_length = 8
+        c.param_budget = 3000
+        c.embed = 8
+        c.n_layers = 1
+        c.steps = 40
+        c.batch = 16
+        c.eval_batch = 64
+    elif preset not in (None, ""):
+        raise ValueError(f"unknown preset {preset!r}; choose 'quick' or none")
+    return c

@@ -1,0 +1,27 @@
+"""parallelism: forward+backward wall time, serial steps and core utilisation against N.
+
+Presets: default (a couple of minutes on 2 cores), 'quick' (tests).
+"""
+import ml_collections
+
+
+def get_config(preset=None):
+    c = ml_collections.ConfigDict()
+    c.seed = 0  # PRNG seed for parameters and inputs
+    c.batch = 8  # sequences per step (the only parallel axis an RNN has)
+    c.d = 128  # model width: LSTM hidden size = attention d_model
+    c.n_heads = 4  # attention heads
+    c.n_grid = [64, 128, 256, 512, 1024, 2048]  # sequence lengths N
+    c.n_ratio = 512  # N at which the LSTM/attention time ratio is reported (the chapter's 5-10x)
+    c.warmup = 2  # untimed calls before timing (compilation, caches)
+    c.repeats = 5  # timed calls; the median is reported
+    if preset == "quick":
+        c.batch = 2
+        c.d = 32
+        c.n_grid = [32, 64, 128]
+        c.n_ratio = 64
+        c.warmup = 1
+        c.repeats = 2
+    elif preset not in (None, ""):
+        raise ValueError(f"unknown preset {preset!r}; choose 'quick' or none")
+    return c

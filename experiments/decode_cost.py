@@ -1,0 +1,176 @@
+"""decode_cost: what generating token N costs, in XLA FLOPs and measured latency, against N.
+
+    rnn        one LSTM step (anatomy.recurrence.lstm_cell)                     O(d²)
+    kv_cache   one Transformer layer step (self-attention + FFN): project the new
+               token, append to a KVCache of N slots, attend over them             O(N·d) + O(d²)
+    recompute  the same layer re-run over the whole prefix of N tokens
+               (causal mask), keeping the last position                            O(N²·d) + O(N·d²)
+    kv_fixed   the KV step with a cache of fixed capacity max(N) holding N tokens:
+               XLA's static shapes attend over every slot, so its cost is flat in N
+
+Exponents are fitted on the total per-token FLOPs and on the N-dependent part
+(total minus the same program's cost at N = 1, i.e. minus the O(d²) projections/FFN),
+which is the part the O(·) claims are about.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from anatomy import probes
+from anatomy.attention import (append, attend, causal_mask, ffn, init_cache, init_ffn, init_mha,
+                               layer_norm, init_layer_norm, multi_head_attention,
+                               output_projection, project_kv, project_q)
+from anatomy.recurrence import LSTMState, init_lstm, lstm_cell
+from experiments import common
+
+
+def init_block(key, cfg):
+    """One decoder-only Transformer block: {'attn', 'ln1', 'ffn', 'ln2'} (post-LN)."""
+    ka, kf = jax.random.split(key)
+    return {"attn": init_mha(ka, cfg.d, cfg.n_heads), "ln1": init_layer_norm(cfg.d),
+            "ffn": init_ffn(kf, cfg.d, cfg.ffn_mult * cfg.d), "ln2": init_layer_norm(cfg.d)}
+
+
+def block_step(params, x_t, cache):
+    """x_t [b, 1, m] with a KVCache of past keys/values -> (out [b, 1, m], new cache)."""
+    k_t, v_t = project_kv(params["attn"], x_t)  # [b, 1, h, d] each
+    cache = append(cache, k_t, v_t)
+    o, _ = attend(cache, project_q(params["attn"], x_t))  # [b, 1, h, d]
+    y = layer_norm(params["ln1"], x_t + output_projection(params["attn"], o))
+    return layer_norm(params["ln2"], y + ffn(params["ffn"], y)), cache
+
+
+def block_prefix(params, xs):
+    """Recompute: the block over the whole prefix xs [b, N, m], causal; the last position [b, 1, m]."""
+    n = xs.shape[1]
+    y = layer_norm(params["ln1"], xs + multi_head_attention(params["attn"], xs, xs,
+                                                            causal_mask(n, n)))
+    y = layer_norm(params["ln2"], y + ffn(params["ffn"], y))
+    return y[:, -1:]
+
+
+def programs(cfg, n, capacity=None):
+    """(fn, args) of each decoder for generating token n (1-based)."""
+    key = jax.random.PRNGKey(cfg.seed)
+    b, d, h = cfg.batch, cfg.d, cfg.n_heads
+    x_t = jax.random.normal(jax.random.PRNGKey(cfg.seed + 1), (b, 1, d))
+    lstm = init_lstm(key, d, d)
+    carry = LSTMState(jnp.full((b, d), 0.1), jnp.full((b, d), 0.1))
+    block = init_block(key, cfg)
+
+    def filled_cache(cap):
+        c = init_cache(b, cap, h, d // h)
+        kv = jax.random.normal(jax.random.PRNGKey(cfg.seed + 2), (2, b, cap, h, d // h))
+        return c._replace(k=kv[0], v=kv[1], length=jnp.asarray(n - 1, jnp.int32))
+
+    prefix = jax.random.normal(jax.random.PRNGKey(cfg.seed + 3), (b, n, d))
+    out = {"rnn": (lambda p, c, x: lstm_cell(p, c, x), (lstm, carry, x_t[:, 0])),
+           "kv_cache": (block_step, (block, x_t, filled_cache(n))),
+           "recompute": (block_prefix, (block, prefix))}
+    if capacity is not None:
+        out["kv_fixed"] = (block_step, (block, x_t, filled_cache(capacity)))
+    return out
+
+
+EXPECTED = {"rnn": (0.0, "O(d²)"), "kv_cache": (1.0, "O(N·d)"), "recompute": (2.0, "O(N²·d)"),
+            "kv_fixed": (0.0, "O(L_max·d), flat in N")}
+
+
+def measure(cfg):
+    """{decoder: [dict(n, flops, bytes, median_s, ...)]} plus the cost at N = 1 per decoder."""
+    cap = max(cfg.n_grid)
+    raw = {k: [] for k in EXPECTED}
+    for n in cfg.n_grid:
+        for name, (fn, args) in programs(cfg, n, capacity=cap).items():
+            cost = probes.xla_cost(fn, *args)
+            t = probes.time_fn(jax.jit(fn), *args, warmup=cfg.warmup, repeats=cfg.repeats)
+            raw[name].append(dict(n=n, flops=cost["flops"], bytes=cost["bytes"],
+                                  median_s=t["median_s"], min_s=t["min_s"]))
+    base = {name: probes.xla_cost(fn, *args)["flops"]
+            for name, (fn, args) in programs(cfg, 1).items()}
+    return raw, base
+
+
+def fits(cfg, raw, base):
+    out = {}
+    for name, rows in raw.items():
+        n = [r["n"] for r in rows]
+        flops = np.array([r["flops"] for r in rows])
+        f = {"flops_total": probes.fit_power_law(n, flops),
+             "latency": probes.fit_power_law(n, [r["median_s"] for r in rows])}
+        # the O(d²) work per processed token, measured at N = 1: once for a step, N times
+        # for a recomputed prefix (its projections and FFN run at every position)
+        per_token = base.get(name, flops[0])
+        excess = flops - (np.asarray(n, float) * per_token if name == "recompute" else per_token)
+        if np.all(excess > 0):
+            f["flops_n_dependent"] = probes.fit_power_law(n, excess)
+        else:  # no N-dependent FLOPs at all: exponent 0 by measurement
+            f["flops_n_dependent"] = {"exponent": 0.0, "prefactor": 0.0, "r2": 1.0,
+                                      "max_abs_excess": float(np.max(np.abs(excess)))}
+        out[name] = f
+    return out
+
+
+def plot(cfg, raw, workdir):
+    fig, axes = common.new_figure(1, 2, figsize=(12, 4.5))
+    for name, rows in raw.items():
+        n = [r["n"] for r in rows]
+        style = ":" if name == "kv_fixed" else "-"
+        axes[0].loglog(n, [r["flops"] for r in rows], "o" + style, label=name)
+        axes[1].loglog(n, [r["median_s"] * 1e3 for r in rows], "o" + style, label=name)
+    axes[0].set(xlabel="position N of the generated token", ylabel="FLOPs per token (XLA)",
+                title=f"d={cfg.d}, {cfg.n_heads} heads, batch {cfg.batch}")
+    axes[1].set(xlabel="position N", ylabel="latency per token (ms, median)",
+                title=f"median of {cfg.repeats}")
+    for a in axes:
+        a.legend()
+    return common.save_plot(fig, workdir, "decode_cost.png")
+
+
+def run(config, workdir):
+    """Measure, fit, write results.json, decode_cost.png and report.md."""
+    raw, base = measure(config)
+    f = fits(config, raw, base)
+    png = plot(config, raw, workdir)
+    rows = []
+    for name, (expected, label) in EXPECTED.items():
+        got = f[name]["flops_n_dependent"]["exponent"] if name != "kv_fixed" else \
+            f[name]["flops_total"]["exponent"]
+        rows.append((f"{name}: per-token cost {label}", f"N^{expected:g}",
+                     f"N^{got:.3f} (total N^{f[name]['flops_total']['exponent']:.3f}, "
+                     f"latency N^{f[name]['latency']['exponent']:.2f})",
+                     probes.verdict(got, expected, config.tolerance)))
+    last = {k: v[-1] for k, v in raw.items()}
+    n_max = last["rnn"]["n"]
+    order = last["rnn"]["flops"] < last["kv_cache"]["flops"] < last["recompute"]["flops"]
+    rows.append((f"at N={n_max}: RNN < KV cache < recompute (FLOPs)", "ordered",
+                 f"{last['rnn']['flops']:.3g} < {last['kv_cache']['flops']:.3g} < "
+                 f"{last['recompute']['flops']:.3g}", "agrees" if order else "differs"))
+    results = {"config": config.to_dict(), "fits": f, "raw": raw, "flops_at_n1": base,
+               "plots": [png],
+               "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows]}
+    common.write_json(workdir, results)
+    table = common.markdown_table(
+        ("N",) + tuple(f"{k} FLOPs" for k in raw) + tuple(f"{k} ms" for k in raw),
+        [(raw["rnn"][i]["n"],) + tuple(raw[k][i]["flops"] for k in raw)
+         + tuple(raw[k][i]["median_s"] * 1e3 for k in raw) for i in range(len(config.n_grid))])
+    notes = (
+        "FLOPs per generated token from XLA's cost analysis (no loops in these programs, so no "
+        "trip-count correction is needed); latency = median wall time of the jitted step.\n\n"
+        "* The 'N-dependent' exponent subtracts the O(d²) projections and FFN, measured as the "
+        "same program's FLOPs at N = 1: once for a KV step, N times for a recomputed prefix "
+        "(which runs them at every position). What is left is the attention over the cache "
+        "(O(N·d)) or over the prefix (O(N²·d)). The totals bend toward these slopes only once "
+        "N ≫ d.\n"
+        "* **kv_fixed**: a real decoder allocates its cache once at max length; XLA's static "
+        "shapes then attend over every slot (masked), so per-token work is O(L_max·d) whatever N "
+        "is. O(N·d) per token needs caches sized (or bucketed) to the current length.\n"
+        "* Latency at these sizes is dominated by dispatch overhead for the RNN and KV steps "
+        "(microseconds of work); its slopes are reported, not judged.")
+    common.write_report(workdir, "Decode cost per token: RNN step, KV cache, recomputation", [
+        ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
+        ("Measurements", table),
+        ("How it was measured", notes),
+        ("Plot", f"![decode_cost]({png})"),
+    ])
+    return results
