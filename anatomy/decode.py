@@ -160,22 +160,33 @@ def exhaustive_search(model, params, src, src_len, max_len, alpha=0.6):
     if v ** max_len > 2 ** 16:
         raise ValueError(f"exhaustive_search: {v}**{max_len} sequences is too many")
     seqs = np.array(list(itertools.product(range(v), repeat=max_len)), np.int32)  # [N, L]
-    n = len(seqs)
     stop = np.where((seqs == EOS).any(1), (seqs == EOS).argmax(1) + 1, max_len)  # [N] lengths
     tokens, scores = [], []
-    for row, length in zip(np.asarray(src), np.asarray(src_len)):
-        memory = model.encode(params, jnp.asarray(np.repeat(row[None], n, 0), jnp.int32),
-                              jnp.full((n,), length, jnp.int32))
-        state = model.init_state(params, memory, max_len)
-        prev, logp = jnp.full((n,), BOS, jnp.int32), np.zeros((n, max_len))
-        for t in range(max_len):
-            logits, state = model.step(params, memory, state, prev)
-            lp = np.asarray(jax.nn.log_softmax(logits.astype(jnp.float32)), np.float64)
-            logp[:, t] = lp[np.arange(n), seqs[:, t]]
-            prev = jnp.asarray(seqs[:, t])
+    for row, length in zip(np.asarray(src, np.int32), np.asarray(src_len, np.int32)):
+        logp = np.asarray(_all_log_probs(model, params, row, length, jnp.asarray(seqs)),
+                          np.float64)  # [N, L]
         total = np.where(np.arange(max_len)[None] < stop[:, None], logp, 0.0).sum(1)
         score = total / ((5.0 + stop) / 6.0) ** alpha
         best = int(np.argmax(score))
         tokens.append(np.where(np.arange(max_len) < stop[best], seqs[best], PAD))
         scores.append(score[best])
     return np.stack(tokens).astype(np.int32), np.array(scores)
+
+
+@functools.partial(jax.jit, static_argnames=("model",))
+def _all_log_probs(model, params, src_row, length, seqs):
+    """log p(y_t | y_<t, x) [N, L] for every row of seqs [N, L] given one source row [S]."""
+    n = seqs.shape[0]
+    memory = model.encode(params, jnp.broadcast_to(src_row, (n,) + src_row.shape),
+                          jnp.full((n,), length, jnp.int32))
+    state = model.init_state(params, memory, seqs.shape[1])
+    prev = jnp.concatenate([jnp.full((n, 1), BOS, jnp.int32), seqs[:, :-1]], axis=1)  # [N, L]
+
+    def body(state, xs):
+        tokens, targets = xs  # [N] each
+        logits, state = model.step(params, memory, state, tokens)
+        lp = jax.nn.log_softmax(logits.astype(jnp.float32))  # [N, V]
+        return state, jnp.take_along_axis(lp, targets[:, None], axis=1)[:, 0]
+
+    _, logp = jax.lax.scan(body, state, (prev.T, seqs.T))  # [L, N]
+    return logp.T

@@ -6,13 +6,12 @@ beams matters. No layers are involved: these tests only exercise anatomy/decode.
 """
 import itertools
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from anatomy import decode
-from anatomy.seq2seq import BOS, EOS, PAD, Translator, freeze_config  # noqa: F401
+from anatomy.seq2seq import BOS, EOS, PAD, Translator, freeze_config
 
 N_HIST = 11
 

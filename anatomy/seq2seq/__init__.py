@@ -14,10 +14,12 @@ Each model module defines default_config() -> ConfigDict and
 build(config, src_vocab_size, tgt_vocab_size) -> Translator; modules load on first use.
 """
 import importlib
+import operator
 
 import ml_collections
 
-from anatomy.seq2seq.base import BOS, EOS, PAD, UNK, Translator, count_params, freeze as freeze_config
+from anatomy.seq2seq.base import BOS, EOS, PAD, UNK, Translator, count_params
+from anatomy.seq2seq.base import freeze as freeze_config
 
 MODELS = {
     "rnnenc": "anatomy.seq2seq.rnnenc",
@@ -26,8 +28,8 @@ MODELS = {
     "transformer": "anatomy.seq2seq.transformer",
 }
 
-__all__ = ["MODELS", "Translator", "freeze_config", "build_model", "default_model_config", "count_params",
-           "PAD", "BOS", "EOS", "UNK"]
+__all__ = ["MODELS", "Translator", "build_model", "default_model_config", "count_params",
+           "freeze_config", "PAD", "BOS", "EOS", "UNK"]
 
 
 def _module(name):
@@ -57,7 +59,13 @@ def build_model(name, model_config=None, src_vocab_size=None, tgt_vocab_size=Non
     if unknown:
         raise ValueError(f"{name}: unknown config fields {unknown}; fields are {sorted(cfg.keys())}")
     cfg.update(overrides)
-    for which, size in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size)):
-        if not isinstance(size, int) or size <= EOS:
-            raise ValueError(f"{name}: {which} must be an int > {EOS}, got {size!r}")
-    return module.build(ml_collections.ConfigDict(cfg), src_vocab_size, tgt_vocab_size)
+    sizes = []
+    for which, raw in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size)):
+        try:
+            size = operator.index(raw)  # int or NumPy integer; not float, not None
+        except TypeError:
+            size = None
+        if size is None or size <= EOS:
+            raise ValueError(f"{name}: {which} must be an int > {EOS}, got {raw!r}")
+        sizes.append(size)
+    return module.build(ml_collections.ConfigDict(cfg), *sizes)

@@ -74,7 +74,8 @@ def check_batch(batch, name):
     if missing:
         raise ValueError(f"{name}.apply: batch lacks {missing}; it has {sorted(batch)}")
     src, src_len, tgt = (jnp.asarray(batch[k]) for k in ("src", "src_len", "tgt_in"))
-    if src.ndim != 2 or tgt.ndim != 2 or src_len.shape != (src.shape[0],) or tgt.shape[0] != src.shape[0]:
+    if (src.ndim != 2 or tgt.ndim != 2 or src_len.shape != (src.shape[0],)
+            or tgt.shape[0] != src.shape[0]):
         raise ValueError(f"{name}.apply: want src [B,S], src_len [B], tgt_in [B,T]; got "
                          f"{src.shape}, {src_len.shape}, {tgt.shape}")
     return src, src_len, tgt
@@ -84,7 +85,8 @@ def check_src(src, src_len, name):
     """Validate encode's inputs: src [B, S] ints, src_len [B]."""
     src, src_len = jnp.asarray(src), jnp.asarray(src_len)
     if src.ndim != 2 or src_len.shape != (src.shape[0],):
-        raise ValueError(f"{name}.encode: want src [B,S], src_len [B]; got {src.shape}, {src_len.shape}")
+        raise ValueError(f"{name}.encode: want src [B,S], src_len [B]; got {src.shape}, "
+                         f"{src_len.shape}")
     return src, src_len.astype(jnp.int32)
 
 

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.attention import dropout
-from anatomy.recurrence import get_cell, reverse_padded, run
+from anatomy.recurrence import get_cell, run
 from anatomy.seq2seq import base
 
 

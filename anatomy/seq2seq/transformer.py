@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
-from anatomy.attention import (KVCache, causal_mask, combine_masks, decoder_layer,
+from anatomy.attention import (KVCache, causal_mask, decoder_layer,
                                decoder_layer_step, decoder_memory_kv, dropout, encoder_layer,
                                init_decoder_layer, init_encoder_layer, init_layer_norm,
                                layer_norm, padding_mask, sinusoidal)
