@@ -82,8 +82,9 @@ def measure(cfg):
     raw = {k: [] for k in EXPECTED}
     for n in cfg.n_grid:
         for name, (fn, args) in programs(cfg, n, capacity=cap).items():
-            cost = probes.xla_cost(fn, *args)
-            t = probes.time_fn(jax.jit(fn), *args, warmup=cfg.warmup, repeats=cfg.repeats)
+            exe = probes.compiled(fn, *args)  # one compile: cost analysis, then timing
+            cost = probes.cost_of(exe)
+            t = probes.time_fn(exe, *args, warmup=cfg.warmup, repeats=cfg.repeats)
             raw[name].append(dict(n=n, flops=cost["flops"], bytes=cost["bytes"],
                                   median_s=t["median_s"], min_s=t["min_s"]))
     base = {name: probes.xla_cost(fn, *args)["flops"]

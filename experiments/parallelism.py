@@ -36,13 +36,13 @@ def measure(cfg):
     for name, (loss, init) in LAYERS.items():
         params = init(key, cfg)
         grad = jax.grad(loss, argnums=(0, 1))
-        step = jax.jit(grad)
         rows = []
         for n in cfg.n_grid:
             x = jax.random.normal(jax.random.PRNGKey(cfg.seed + n), (cfg.batch, n, cfg.d))
-            hlo_steps = probes.compiled_sequential_steps(grad, params, x)
+            exe = probes.compiled(grad, params, x)  # one compile: read its HLO, then time it
+            hlo_steps = probes.hlo_sequential_steps(exe.as_text())
             jaxpr_steps = probes.jaxpr_sequential_steps(grad, params, x)
-            t = probes.time_fn(step, params, x, warmup=cfg.warmup, repeats=cfg.repeats)
+            t = probes.time_fn(exe, params, x, warmup=cfg.warmup, repeats=cfg.repeats)
             rows.append(dict(n=n, steps_hlo=hlo_steps, steps_jaxpr=jaxpr_steps, **t))
         out[name] = rows
     return out

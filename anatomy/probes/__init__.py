@@ -7,7 +7,7 @@
     fitting.py    power-law exponents (log-log least squares), per-step rates
     layers.py     1-D convolution and windowed (restricted) attention, for Table 1
 """
-from anatomy.probes.cost import (compiled, compiled_sequential_steps, hlo_sequential_steps,
+from anatomy.probes.cost import (compiled, compiled_sequential_steps, cost_of, hlo_sequential_steps,
                                  jaxpr_sequential_steps, scan_cost, while_loops, xla_cost)
 from anatomy.probes.fitting import fit_power_law, fit_power_law_2d, fit_rate, verdict
 from anatomy.probes.gradients import (NONLINEARITY_DERIVATIVE_BOUND, by_distance,
@@ -19,7 +19,7 @@ from anatomy.probes.layers import (conv1d, init_conv1d, window_indices, windowed
 from anatomy.probes.timing import n_cores, time_fn
 
 __all__ = [
-    "compiled", "compiled_sequential_steps", "hlo_sequential_steps", "jaxpr_sequential_steps",
+    "compiled", "compiled_sequential_steps", "cost_of", "hlo_sequential_steps", "jaxpr_sequential_steps",
     "scan_cost", "while_loops", "xla_cost",
     "fit_power_law", "fit_power_law_2d", "fit_rate", "verdict",
     "NONLINEARITY_DERIVATIVE_BOUND", "by_distance", "clip_by_global_norm", "global_norm",

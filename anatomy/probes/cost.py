@@ -38,14 +38,19 @@ def compiled(fn, *args):
     return jax.jit(fn).lower(*args).compile()
 
 
-def xla_cost(fn, *args):
-    """XLA's cost analysis of jit(fn)(*args).
+def cost_of(executable):
+    """XLA's cost analysis of a compiled executable (from ``compiled``).
 
     Returns: dict(flops, bytes, transcendentals) as floats (loop bodies counted once).
     """
-    ca = _as_dict(compiled(fn, *args).cost_analysis())
+    ca = _as_dict(executable.cost_analysis())
     return {"flops": ca.get("flops", 0.0), "bytes": ca.get("bytes accessed", 0.0),
             "transcendentals": ca.get("transcendentals", 0.0)}
+
+
+def xla_cost(fn, *args):
+    """XLA's cost analysis of jit(fn)(*args): dict(flops, bytes, transcendentals), loop bodies once."""
+    return cost_of(compiled(fn, *args))
 
 
 # ------------------------------------------------------------------ HLO while loops
@@ -190,9 +195,7 @@ def scan_cost(fn, args, step_fn, step_args):
     if len(loops) != 1 or loops[0]["trip_count"] is None:
         raise ValueError(f"scan_cost expects exactly one while loop with a known trip count, got {loops}")
     trips = loops[0]["trip_count"]
-    ca = _as_dict(exe.cost_analysis())
-    raw = {"flops": ca.get("flops", 0.0), "bytes": ca.get("bytes accessed", 0.0),
-           "transcendentals": ca.get("transcendentals", 0.0)}
+    raw = cost_of(exe)
     step = xla_cost(step_fn, *step_args)
     out = {k: raw[k] + (trips - 1) * step[k] for k in raw}
     out.update(trip_count=trips, raw=raw, step=step)

@@ -18,7 +18,7 @@ def get_config(preset=None):
     c.tolerance = 0.15  # |fitted - expected exponent| for 'agrees'
     if preset == "quick":
         c.d = 32
-        c.n_grid = [64, 128, 256, 512]
+        c.n_grid = [64, 128, 256]
         c.repeats = 3
         c.warmup = 1
     elif preset not in (None, ""):
