@@ -26,7 +26,8 @@ def get_config(preset=None):
     c.model = ml_collections.ConfigDict()
     c.model.rnnenc = ml_collections.ConfigDict({"d_emb": 128, "d_hidden": 256})
     c.model.rnnsearch = ml_collections.ConfigDict({"d_emb": 128, "d_enc": 128, "d_dec": 256})
-    c.model.transformer = ml_collections.ConfigDict()
+    # No dropout: ~800k training tokens are less than one epoch of toy_wmt, nothing to regularise.
+    c.model.transformer = ml_collections.ConfigDict({"dropout_rate": 0.0})
     c.model.luong = ml_collections.ConfigDict()
 
     # Training (anatomy.train.default_train_config): the same steps x token_budget for every
@@ -55,6 +56,7 @@ def get_config(preset=None):
         c.data.toy.valid_size = 50
         c.data.toy.test_per_bucket = 3
         c.data.toy.max_src_len = 70
+        c.data.toy.lexicon_scale = 0.1   # ~250 / 360-word vocabularies: small softmax
         c.data.max_len = 96
         c.data.token_budget = 384
         c.data.bucket_boundaries = (96,)
@@ -62,7 +64,8 @@ def get_config(preset=None):
         c.model.rnnsearch = ml_collections.ConfigDict(
             {"d_emb": 32, "d_enc": 16, "d_dec": 32, "d_attn": 32, "d_readout": 32})
         c.model.transformer = ml_collections.ConfigDict(
-            {"d_model": 32, "n_heads": 2, "d_ff": 64, "n_encoder_layers": 1, "n_decoder_layers": 1})
+            {"d_model": 32, "n_heads": 2, "d_ff": 64, "n_encoder_layers": 1, "n_decoder_layers": 1,
+             "dropout_rate": 0.0})
         c.train.num_steps = 30
         c.train.warmup_steps = 5
         c.train.log_every = 5
