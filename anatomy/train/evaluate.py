@@ -66,11 +66,13 @@ def decode_ids(model, params, sources: Sequence[np.ndarray], *, batch_size: int 
 
 def evaluate_bleu(model, params, pairs_by_bucket: dict, src_vocab, tgt_vocab, *,
                   max_per_bucket: int = 0, batch_size: int = 64, beam_size: int = 0,
-                  extra_len: int = 10, len_multiple: int = 32) -> dict:
+                  extra_len: int = 10, len_multiple: int = 32,
+                  decode_fn: Callable | None = None) -> dict:
     """BLEU of `model` on (source, reference) string pairs grouped by source-length bucket.
 
     pairs_by_bucket: label -> list[(src_str, ref_str)] (anatomy.data Corpus.test_by_bucket()).
     max_per_bucket > 0 caps the sentences decoded per bucket (the first ones, a fixed subset).
+    decode_fn(model, params, src, src_len, max_len) -> tokens replaces greedy / beam search.
     Returns {'bleu': overall corpus BLEU, 'bleu_by_length': label -> BLEU, 'count_by_length':
     label -> sentences, 'decode_tokens_per_second', 'examples': a few (src, ref, hyp)}.
     """
@@ -82,7 +84,7 @@ def evaluate_bleu(model, params, pairs_by_bucket: dict, src_vocab, tgt_vocab, *,
         pairs += items
     sources = [np.asarray(src_vocab.encode(s), np.int32) for s, _ in pairs]
     ids, stats = decode_ids(model, params, sources, batch_size=batch_size, beam_size=beam_size,
-                            extra_len=extra_len, len_multiple=len_multiple)
+                            extra_len=extra_len, len_multiple=len_multiple, decode_fn=decode_fn)
     hyps = [detokenize(tgt_vocab.decode([int(t) for t in x])) for x in ids]
     refs = [detokenize(t) for _, t in pairs]
     by_len, counts = {}, {}
