@@ -72,6 +72,13 @@ def programs(cfg, n, capacity=None):
     return out
 
 
+def rnn_step_flops(cfg, d):
+    """XLA FLOPs of one LSTM step at width d (batch cfg.batch)."""
+    params = init_lstm(jax.random.PRNGKey(cfg.seed), d, d)
+    carry = LSTMState(jnp.full((cfg.batch, d), 0.1), jnp.full((cfg.batch, d), 0.1))
+    return probes.xla_cost(lstm_cell, params, carry, jnp.ones((cfg.batch, d)))["flops"]
+
+
 EXPECTED = {"rnn": (0.0, "O(d²)"), "kv_cache": (1.0, "O(N·d)"), "recompute": (2.0, "O(N²·d)"),
             "kv_fixed": (0.0, "O(L_max·d), flat in N")}
 
@@ -112,6 +119,14 @@ def fits(cfg, raw, base):
     return out
 
 
+def _grid_ticks(ax, values):
+    """Label a log x-axis at the grid values only (no overlapping minor labels)."""
+    from matplotlib.ticker import NullFormatter
+    ax.set_xticks(list(values))
+    ax.set_xticklabels([str(v) for v in values])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def plot(cfg, raw, workdir):
     fig, axes = common.new_figure(1, 2, figsize=(12, 4.5))
     for name, rows in raw.items():
@@ -125,6 +140,7 @@ def plot(cfg, raw, workdir):
                 title=f"median of {cfg.repeats}")
     for a in axes:
         a.legend()
+        _grid_ticks(a, cfg.n_grid)
     return common.save_plot(fig, workdir, "decode_cost.png")
 
 
@@ -132,6 +148,8 @@ def run(config, workdir):
     """Measure, fit, write results.json, decode_cost.png and report.md."""
     raw, base = measure(config)
     f = fits(config, raw, base)
+    rnn_d = [{"d": d, "flops": rnn_step_flops(config, d)} for d in config.d_grid]
+    f["rnn_vs_d"] = probes.fit_power_law([r["d"] for r in rnn_d], [r["flops"] for r in rnn_d])
     png = plot(config, raw, workdir)
     rows = []
     for name, (expected, label) in EXPECTED.items():
@@ -141,6 +159,9 @@ def run(config, workdir):
                      f"N^{got:.3f} (total N^{f[name]['flops_total']['exponent']:.3f}, "
                      f"latency N^{f[name]['latency']['exponent']:.2f})",
                      probes.verdict(got, expected, config.tolerance)))
+    got = f["rnn_vs_d"]["exponent"]
+    rows.append(("rnn step against width d", "d^2", f"d^{got:.3f}",
+                 probes.verdict(got, 2.0, config.tolerance)))
     last = {k: v[-1] for k, v in raw.items()}
     n_max = last["rnn"]["n"]
     order = last["rnn"]["flops"] < last["kv_cache"]["flops"] < last["recompute"]["flops"]
@@ -148,6 +169,7 @@ def run(config, workdir):
                  f"{last['rnn']['flops']:.3g} < {last['kv_cache']['flops']:.3g} < "
                  f"{last['recompute']['flops']:.3g}", "agrees" if order else "differs"))
     results = {"config": config.to_dict(), "fits": f, "raw": raw, "flops_at_n1": base,
+               "rnn_vs_d": rnn_d,
                "plots": [png],
                "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows]}
     common.write_json(workdir, results)

@@ -74,6 +74,7 @@ def test_decode_cost_quick(tmp_path):
     assert abs(f["kv_cache"]["flops_n_dependent"]["exponent"] - 1) <= 0.15
     assert abs(f["recompute"]["flops_n_dependent"]["exponent"] - 2) <= 0.15
     assert abs(f["kv_fixed"]["flops_total"]["exponent"]) <= 0.15
+    assert abs(f["rnn_vs_d"]["exponent"] - 2) <= 0.15
 
 
 def test_long_range_quick(tmp_path):

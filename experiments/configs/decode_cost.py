@@ -13,12 +13,14 @@ def get_config(preset=None):
     c.n_heads = 4  # attention heads
     c.ffn_mult = 4  # Transformer FFN inner width = ffn_mult · d
     c.n_grid = [128, 256, 512, 1024, 2048, 4096]  # position N of the generated token
+    c.d_grid = [32, 64, 128, 256, 512]  # widths for the RNN step's FLOPs against d (O(d²))
     c.warmup = 2  # untimed calls before timing
     c.repeats = 20  # timed calls per point; the median is reported
     c.tolerance = 0.15  # |fitted - expected exponent| for 'agrees'
     if preset == "quick":
         c.d = 32
         c.n_grid = [64, 128, 256]
+        c.d_grid = [32, 64, 128]
         c.repeats = 3
         c.warmup = 1
     elif preset not in (None, ""):
