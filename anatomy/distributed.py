@@ -133,6 +133,15 @@ def to_host(tree):
     return jax.tree.map(get, tree)
 
 
+def local_copy(tree):
+    """Every leaf as a whole array on this process's first device (e.g. params for decoding).
+
+    Sharded training leaves arrays that span processes; decoding and BLEU are per-host work
+    on small models, so gather once and run the unsharded jitted decoder on the copy.
+    """
+    return jax.device_put(to_host(tree), jax.local_devices()[0])
+
+
 def barrier(name: str) -> None:
     """Wait until every process reaches `name` (no-op with one process)."""
     if jax.process_count() > 1:

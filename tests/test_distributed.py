@@ -87,6 +87,9 @@ def worker(outdir):
     params, back = distributed.to_host(state.params), distributed.to_host(restored.params)
     restored_equal = all(np.array_equal(a, b) for a, b in
                          zip(jax.tree.leaves(params), jax.tree.leaves(back)))
+    local = distributed.local_copy(state.params)  # whole arrays on this host, for decoding
+    restored_equal &= all(x.is_fully_addressable and np.array_equal(x, y) for x, y in
+                          zip(jax.tree.leaves(local), jax.tree.leaves(params)))
     distributed.barrier("done")
     if distributed.is_coordinator():
         np.savez(os.path.join(outdir, "params.npz"), **flat(params))
@@ -173,6 +176,10 @@ def test_single_process_is_a_no_op_and_sees_every_row(monkeypatch):
     batch = make_batch(0)
     local = next(distributed.local_batches(lambda s: iter([batch]), b_sh)(0))
     np.testing.assert_array_equal(local["src"], batch["src"])
+    placed = sh.shard_batch(batch, b_sh)
+    copy = distributed.local_copy(placed)
+    assert copy["src"].sharding.device_set == {jax.local_devices()[0]}
+    np.testing.assert_array_equal(distributed.to_host(placed)["tgt_in"], batch["tgt_in"])
     # as process 1 of a job whose data axis spans processes, rows would be a contiguous block
     assert sh.row_slice(b_sh, 8, process=0) == (0, 8)
 

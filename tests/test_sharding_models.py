@@ -105,7 +105,7 @@ def test_tensor_parallel_layouts(reference):
 
 def test_train_loop_runs_a_sharded_step(tmp_path):
     """anatomy.train.train with setup_train's step (Adam, clipping, checkpoint) on a (4, 2) mesh."""
-    from anatomy.train import default_train_config, make_optimizer, train
+    from anatomy.train import default_train_config, train
     model = build_model("rnnsearch", CONFIGS["rnnsearch"], VOCAB, VOCAB)
     config = default_train_config()
     config.update(num_steps=STEPS, warmup_steps=1, log_every=1, checkpoint_every=STEPS,
@@ -113,11 +113,10 @@ def test_train_loop_runs_a_sharded_step(tmp_path):
     batches = make_batches(seed=1)
     feed = lambda start: iter(batches[start:])
     one = train(model, feed, config, str(tmp_path / "one"))
-    init_key = jax.random.split(jax.random.key(config.seed))[0]   # what train() uses
-    state, step, _ = sh.setup_train(model, make_optimizer(config), sh.make_mesh((4, 2)),
-                                    key=init_key, label_smoothing=config.label_smoothing)
-    many = train(model, feed, config, str(tmp_path / "many"), params=state.params,
-                 train_step=step)
+    mesh_config = sh.default_config()
+    mesh_config.mesh_shape = (4, -1)
+    many = train(model, feed, config, str(tmp_path / "many"),
+                 **sh.train_kwargs(model, config, mesh_config))
     assert many.state.params["decoder"]["w_h"].sharding.spec == jax.sharding.PartitionSpec(
         None, "model")
     np.testing.assert_allclose(many.summary["final_loss"], one.summary["final_loss"], rtol=1e-5)

@@ -15,6 +15,8 @@ Public API
     shard_eval_step(eval_step, mesh, params_shardings, batch_sharding)
     sharded_init(init_fn, mesh, rules)(*args) -> (params, shardings)
     setup_train(model, tx, mesh, rules, key=...) -> (state, train_step, eval_step)
+    train_kwargs(model, train_config, sharding_config) -> {'params', 'train_step'} for
+        anatomy.train.train(model, batches, config.train, workdir, **kwargs)
 """
 from anatomy.sharding.mesh import (axis_size, default_config, make_mesh, mesh_from_config,
                                    resolve_shape)
@@ -23,13 +25,15 @@ from anatomy.sharding.place import (batch_sharding, batch_spec, check_batch_divi
                                     replicated, row_slice, shard_batch, tree_specs)
 from anatomy.sharding.rules import (DEFAULT_RULES, PARAM_AXES, logical_axes, logical_to_spec,
                                     module_kind, param_specs)
-from anatomy.sharding.steps import (as_global_batch, setup_train, shard_eval_step,
-                                    shard_train_step, sharded_init)
+from anatomy.sharding.steps import (as_global_batch, ensure_placed, setup_train,
+                                    shard_eval_step, shard_train_step, sharded_init,
+                                    train_kwargs)
 
 __all__ = [
     "DEFAULT_RULES", "PARAM_AXES", "as_global_batch", "axis_size", "batch_sharding", "batch_spec",
-    "check_batch_divides", "default_config", "logical_axes", "logical_to_spec", "make_mesh",
+    "check_batch_divides", "default_config", "ensure_placed", "logical_axes", "logical_to_spec", "make_mesh",
     "mesh_from_config", "mirror_shardings", "module_kind", "param_shardings", "param_specs",
     "place", "place_state", "replicated", "resolve_shape", "row_slice", "setup_train",
-    "shard_batch", "shard_eval_step", "shard_train_step", "sharded_init", "tree_specs",
+    "shard_batch", "shard_eval_step", "shard_train_step", "sharded_init", "train_kwargs",
+    "tree_specs",
 ]

@@ -131,3 +131,26 @@ def setup_train(model, tx, mesh, rules: Sequence = DEFAULT_RULES, *, key, params
     eval_step = shard_eval_step(make_eval_step(model, compute_dtype=compute_dtype), mesh, p_sh,
                                 b_sh, global_batch=global_batch)
     return state, step, eval_step
+
+
+def train_kwargs(model, train_config, sharding_config=None, *, global_batch: int | None = None) -> dict:
+    """Keyword arguments that make anatomy.train.train run sharded:
+
+        train(model, batches, config.train, workdir,
+              **sharding.train_kwargs(model, config.train, config.sharding))
+
+    -> {'params': params born sharded from train()'s own init key, 'train_step': the sharded
+    step}. The mesh comes from `sharding_config` (default_config() when None: every device
+    on the data axis). With several processes, also wrap `batches` with
+    anatomy.distributed.local_batches so each process feeds only its rows.
+    """
+    from anatomy.sharding.mesh import default_config, mesh_from_config
+    from anatomy.train.optim import make_optimizer
+    cfg = default_config() if sharding_config is None else sharding_config
+    mesh = mesh_from_config(cfg)
+    init_key = jax.random.split(jax.random.key(train_config.seed))[0]  # as anatomy.train.train
+    state, step, _ = setup_train(model, make_optimizer(train_config), mesh, tuple(cfg.rules),
+                                 key=init_key, label_smoothing=train_config.label_smoothing,
+                                 compute_dtype=train_config.compute_dtype,
+                                 global_batch=global_batch)
+    return {"params": state.params, "train_step": step}
