@@ -1,0 +1,144 @@
+"""report: the chapter's table from measurements, through launch.py; verdicts; malformed inputs."""
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+from experiments import report
+from experiments.configs import report as report_config
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def launch(workdir, *overrides):
+    cmd = [sys.executable, "launch.py", "--experiment=report",
+           "--config=experiments/configs/report.py:quick", f"--workdir={workdir}", *overrides]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def quick_report(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("report")
+    proc = launch(workdir)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return workdir
+
+
+def test_quick_report_has_every_row_with_a_verdict(quick_report):
+    results = json.loads((quick_report / "results.json").read_text())
+    rows = results["rows"]
+    assert [r["property"] for r in rows] == [spec.name for spec in report.ROWS]
+    assert all(r["verdict"] in report.VERDICTS for r in rows)
+    measured = [r for r in rows if r["sources"]]
+    assert all(r["verdict"] != report.MISSING and r["measured"] != "—" for r in measured)
+    # serial steps and exponents are exact / compile-time: they hold even on a quick preset
+    by_name = {r["property"]: r for r in rows}
+    for name in ("distance between any two positions", "per-layer time complexity",
+                 "incremental decode latency"):
+        assert by_name[name]["verdict"] == report.HOLDS, by_name[name]
+    assert set(results["sources"]) == set(report_config.EXPERIMENTS)
+    assert all(s["status"] == "ran" for s in results["sources"].values())
+    text = (quick_report / "report.md").read_text()
+    for r in rows:
+        assert f"| {r['property']} |" in text and f"**{r['verdict']}**" in text
+
+
+def test_quick_report_links_point_at_files(quick_report):
+    text = (quick_report / "report.md").read_text()
+    links = re.findall(r"\]\(([^)]+)\)", text)
+    assert any(l.endswith(".png") for l in links) and any(l.endswith("report.md") for l in links)
+    for link in links:
+        assert (quick_report / link).is_file(), link
+    results = json.loads((quick_report / "results.json").read_text())
+    for row in results["rows"]:
+        if row["sources"]:
+            assert row["plots"], row["property"]
+        for p in row["plots"]:
+            assert (quick_report / p).is_file() and f"({p})" in text
+
+
+def _collect_config(quick_report, **sources):
+    c = report_config.get_config()
+    for name in report_config.EXPERIMENTS:
+        c.sources[name] = str(quick_report / name)
+    for name, path in sources.items():
+        c.sources[name] = str(path)
+    return c
+
+
+def test_collected_results_are_reused_and_copied(quick_report, tmp_path, capsys):
+    """A second report collects the first one's sub-results (nothing reruns) and copies plots."""
+    results = report.run(_collect_config(quick_report), str(tmp_path))
+    assert "report: running" not in capsys.readouterr().out
+    assert all(s["status"] == "collected" for s in results["sources"].values())
+    first = json.loads((quick_report / "results.json").read_text())
+    assert [r["measured"] for r in results["rows"]] == [r["measured"] for r in first["rows"]]
+    text = (tmp_path / "report.md").read_text()
+    for link in re.findall(r"\]\(([^)]+)\)", text):
+        assert not link.startswith("..") and (tmp_path / link).is_file(), link
+
+
+def test_malformed_results_json_is_a_clear_error(quick_report, tmp_path, capsys):
+    bad = tmp_path / "complexity"
+    bad.mkdir()
+    good = json.loads((quick_report / "complexity" / "results.json").read_text())
+    del good["fits"]["attention_core"]["N"]
+    (bad / "results.json").write_text(json.dumps(good))
+    with pytest.raises(ValueError, match=r"complexity/results.json.*'fits\.attention_core\.N'"):
+        report.load_results("complexity", str(bad))
+    (bad / "results.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        report.load_results("complexity", str(bad))
+    # a whole report fails on it before running anything, naming the file and the key
+    (bad / "results.json").write_text(json.dumps({"fits": {}}))
+    c = _collect_config(quick_report, complexity=bad)
+    c.rerun = False
+    with pytest.raises(ValueError, match=r"complexity/results.json is malformed: missing key 'fits\.recurrent'"):
+        report.run(c, str(tmp_path / "out"))
+    assert "report: running" not in capsys.readouterr().out
+
+
+def test_exponent_verdict():
+    assert report.exponent_verdict([(1.02, 1.0), (1.95, 2.0)])[0] == report.HOLDS
+    assert report.exponent_verdict([(1.02, 1.0), (2.25, 2.0)])[0] == report.CAVEAT
+    assert report.exponent_verdict([(1.5, 1.0), (2.0, 2.0)])[0] == report.FAILS
+    assert report.exponent_verdict([(float("nan"), 1.0)])[0] == report.FAILS
+
+
+def test_steps_and_speedup_verdicts():
+    assert report.steps_verdict(2.0, 2.0, 0, cores=(1.0, 1.8)) == report.HOLDS
+    assert report.steps_verdict(2.0, 2.0, 0, cores=(1.0, 1.0)) == report.CAVEAT
+    assert report.steps_verdict(2.0, 2.0, 3) == report.FAILS
+    assert report.steps_verdict(0.0, 2.0, 0) == report.FAILS
+    assert report.speedup_verdict(7.0, 512) == report.HOLDS
+    assert report.speedup_verdict(2.0, 512) == report.CAVEAT
+    assert report.speedup_verdict(7.0, 64) == report.CAVEAT
+    assert report.speedup_verdict(0.5, 512) == report.FAILS
+
+
+def test_decay_bottleneck_and_quality_verdicts():
+    assert report.decay_verdict(0.9, 0.9999, 100, True) == report.HOLDS
+    assert report.decay_verdict(0.9, 0.9999, 100, False) == report.CAVEAT
+    assert report.decay_verdict(0.999, 0.9, 100, False) == report.FAILS
+    flat = {"rnnsearch": 95.0, "transformer": 90.0}
+    assert report.bottleneck_verdict(5.0, {"rnnsearch": 99.0, "transformer": 99.0}, flat) == report.HOLDS
+    assert report.bottleneck_verdict(85.0, {"rnnsearch": 99.0, "transformer": 99.0}, flat) == report.CAVEAT
+    assert report.bottleneck_verdict(30.0, {"rnnsearch": 99.0, "transformer": 99.0},
+                                     {"rnnsearch": 20.0, "transformer": 90.0}) == report.FAILS
+    assert report.bottleneck_verdict(0.0, {"rnnsearch": 0.0}, {"rnnsearch": 0.0}) == report.FAILS
+    assert report.quality_cost_verdict(97.0, 200.0, 96.5, 300.0) == report.HOLDS
+    assert report.quality_cost_verdict(90.0, 200.0, 96.5, 300.0) == report.CAVEAT
+    assert report.quality_cost_verdict(90.0, 400.0, 96.5, 300.0) == report.FAILS
+    assert report.quality_cost_verdict(2.0, 200.0, 1.5, 300.0) == report.FAILS  # nothing learned
+
+
+def test_unknown_experiment_and_preset_are_clear_errors(tmp_path):
+    c = report_config.get_config("quick")
+    c.experiments = ("complexity", "nope")
+    with pytest.raises(ValueError, match="unknown experiments"):
+        report.run(c, str(tmp_path))
+    with pytest.raises(ValueError, match="unknown preset"):
+        report_config.get_config("slow")
