@@ -1,0 +1,263 @@
+"""The benchmark cases: for each layer, anatomy's version and its torch / flax.linen twins.
+
+A Case holds zero-argument closures over fixed inputs and mapped weights:
+    fwd()    -> the layer's output (JAX results already block_until_ready; torch under no_grad)
+    fwdbwd() -> gradients (input gradient first) of <output, g> for a fixed random cotangent g,
+                w.r.t. the input and every parameter (all of them, on every side)
+so each call does the same work on every side. FLOPs are counted analytically (matmuls
+only; a multiply-add is 2 FLOPs); forward+backward = 3 x forward (two matmuls per matmul
+in the backward pass).
+"""
+from typing import Callable, NamedTuple, Optional
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import torch
+
+from anatomy import attention as att
+from anatomy import recurrence as rec
+from benchmarks import mapping
+
+
+class Impl(NamedTuple):
+    """One implementation of a case: fwd() -> output, fwdbwd() -> (d_input, ...) or None.
+
+    canon: maps a NumPy output (or input gradient) to anatomy's layout for the equivalence
+    check only (torch's SDPA works in [b, h, n, d]); None = same layout.
+    fused: optional () -> (output, input gradient) from ONE compiled function (JAX sides),
+    so a quick check compiles half as much; the same f, g and weights as fwd / fwdbwd.
+    """
+    fwd: Callable
+    fwdbwd: Optional[Callable]
+    note: str = ""
+    canon: Optional[Callable] = None
+    fused: Optional[Callable] = None
+
+
+class Case(NamedTuple):
+    """A benchmark: name, shape string, analytic forward FLOPs, implementations by label."""
+    name: str
+    shape: str
+    flops_fwd: float
+    impls: dict
+
+
+def _jax_impl(f, params, x, g, note=""):
+    """f(params, x) -> out. Jitted forward, and jitted grads of <out, g> w.r.t. (x, params)."""
+    params, x, g = jax.device_put((params, x, g))  # NumPy -> device once, not per call
+    fwd_j = jax.jit(f)
+    grad_j = jax.jit(jax.grad(lambda x_, p_: jnp.vdot(f(p_, x_), g), argnums=(0, 1)))
+
+    @jax.jit
+    def fused_j(p_, x_):  # output and input gradient of <f, g> in one program
+        out, vjp = jax.vjp(lambda z: f(p_, z), x_)
+        return out, vjp(g)[0]
+
+    return Impl(lambda: jax.block_until_ready(fwd_j(params, x)),
+                lambda: jax.block_until_ready(grad_j(x, params)), note,
+                fused=lambda: fused_j(params, x))
+
+
+def _torch_impl(f, module_params, xs, g, note=""):
+    """f(*xs) -> out (torch). Forward under no_grad; grads of <out, g> w.r.t. (*xs, *params)."""
+    xs_req = [x.detach().clone().requires_grad_(True) for x in xs]
+    params = [p for p in module_params if p.requires_grad]
+
+    def fwd():
+        with torch.no_grad():
+            return f(*xs)
+
+    def fwdbwd():
+        return torch.autograd.grad(f(*xs_req), xs_req + params, g)
+
+    return Impl(fwd, fwdbwd, note)
+
+
+def one_thread(impl):
+    """The same torch implementation run with torch.set_num_threads(1) for the call.
+
+    With other processes on the machine, torch's OpenMP team waits at every parallel
+    region for a thread the OS has descheduled; one thread never waits for a sibling.
+    """
+    def wrap(fn):
+        if fn is None:
+            return None
+
+        def call():
+            n = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                return fn()
+            finally:
+                torch.set_num_threads(n)
+        return call
+    return Impl(wrap(impl.fwd), wrap(impl.fwdbwd), (impl.note + ", " if impl.note else "") + "1 thread",
+                impl.canon, impl.fused)
+
+
+def _shapes(init, *args):
+    """The parameter tree of init(*args) as shapes only (no computation, no compilation)."""
+    return jax.tree.map(lambda s: s.shape, jax.eval_shape(lambda: init(*args)),
+                        is_leaf=lambda s: isinstance(s, jax.ShapeDtypeStruct))
+
+
+def _f32(a):
+    return np.asarray(a, np.float32)
+
+
+def _fill(shapes, draw):
+    """Fresh random float32 NumPy leaves (biases too: never zeros); draw(name, shape)."""
+    return {k: _fill(v, draw) if isinstance(v, dict) else _f32(draw(k, v)) for k, v in shapes.items()}
+
+
+# --- recurrences -------------------------------------------------------------------------
+
+def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
+    """LSTM or GRU layer over [B, T, D]: anatomy (hoist on/off) vs torch.nn vs flax.linen nn.RNN."""
+    if cell not in ("lstm", "gru"):
+        raise ValueError(f"rnn_case: cell must be 'lstm' or 'gru', got {cell!r}")
+    gates = 4 if cell == "lstm" else 3
+    bound = d_hidden ** -0.5  # torch's U(-1/√H, 1/√H)
+    p = _fill(_shapes(rec.get_cell(cell).init, jax.random.key(0), d_in, d_hidden),
+              lambda _, s: rng.uniform(-bound, bound, s))
+    x = _f32(rng.normal(size=(batch, n_time, d_in)))
+    g = _f32(rng.normal(size=(batch, n_time, d_hidden)))
+    impls = {}
+    for hoist in (True, False):
+        label = "anatomy" if hoist else "anatomy hoist=False"
+        impls[label] = _jax_impl(lambda p_, x_, h=hoist: rec.run(cell, p_, x_, hoist=h)[1], p, x, g)
+
+    t_mod = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(d_in, d_hidden, batch_first=True)
+    t_mod.load_state_dict(mapping.torch_rnn_state(p))
+    impls["torch"] = _torch_impl(lambda x_: t_mod(x_)[0], list(t_mod.parameters()),
+                                 [torch.from_numpy(np.array(x))], torch.from_numpy(np.array(g)))
+    impls["torch 1 thread"] = one_thread(impls["torch"])
+
+    f_cell = nn.OptimizedLSTMCell(d_hidden) if cell == "lstm" else nn.GRUCell(d_hidden)
+    f_mod = nn.RNN(f_cell)
+    f_vars = (mapping.flax_lstm_params if cell == "lstm" else mapping.flax_gru_params)(p)
+    impls["flax"] = _jax_impl(lambda v_, x_: f_mod.apply(v_, x_), f_vars, x, g,
+                              note=f"nn.RNN({type(f_cell).__name__})")
+    flops = 2.0 * batch * n_time * (d_in + d_hidden) * gates * d_hidden
+    return Case(f"{cell.upper()} layer", f"B={batch} T={n_time} D=H={d_hidden}", flops, impls)
+
+
+# --- scaled dot-product attention --------------------------------------------------------
+
+def sdpa_case(batch, n_heads, n, d_head, rng):
+    """softmax(QKᵀ/√d)V, no mask: anatomy vs F.scaled_dot_product_attention vs flax.linen.
+
+    Each side gets its native layout: ours and flax [b, n, h, d], torch [b, h, n, d].
+    """
+    q, k, v = (_f32(rng.normal(size=(batch, n, n_heads, d_head))) for _ in range(3))
+    g = _f32(rng.normal(size=(batch, n, n_heads, d_head)))
+    impls = {
+        "anatomy": _jax_impl(lambda kv, q_: att.scaled_dot_product(q_, *kv)[0], (k, v), q, g),
+        "flax": _jax_impl(lambda kv, q_: nn.dot_product_attention(q_, *kv), (k, v), q, g,
+                          note="nn.dot_product_attention"),
+    }
+    bhnd = lambda a: torch.from_numpy(np.array(a)).transpose(1, 2).contiguous()  # noqa: E731
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    t_impl = _torch_impl(sdpa, [], [bhnd(q), bhnd(k), bhnd(v)], bhnd(g))
+    impls["torch"] = Impl(t_impl.fwd, t_impl.fwdbwd, "F.scaled_dot_product_attention",
+                          canon=lambda a: np.swapaxes(a, 1, 2))  # [b,h,n,d] -> [b,n,h,d], check only
+    impls["torch 1 thread"] = one_thread(impls["torch"])
+    flops = 4.0 * batch * n_heads * n * n * d_head
+    return Case("scaled dot-product", f"b={batch} h={n_heads} N={n} d={d_head}", flops, impls)
+
+
+# --- multi-head attention and the encoder layer -------------------------------------------
+
+def _draw_layer(rng):
+    """Weights N(0, 1/fan_in), biases N(0, 0.1²), LayerNorm scales 1 + N(0, 0.1²)."""
+    def draw(name, shape):
+        if name.startswith("w"):
+            fan_in = shape[0] if name != "w_o" else shape[0] * shape[1]  # w_o [h, d, m]
+            return rng.normal(size=shape) / np.sqrt(fan_in)
+        return (1.0 if name == "scale" else 0.0) + 0.1 * rng.normal(size=shape)
+    return draw
+
+
+def _torch_fastpath(enabled):
+    torch.backends.mha.set_fastpath_enabled(enabled)
+
+
+def _torch_module_impls(module, x, g):
+    """torch standard path (fast path off) and, forward only, torch's eval fast path."""
+    module.eval()
+    xt, gt = torch.from_numpy(np.array(x)), torch.from_numpy(np.array(g))
+    is_mha = isinstance(module, torch.nn.MultiheadAttention)
+    call = (lambda x_: module(x_, x_, x_, need_weights=False)[0]) if is_mha else module
+
+    def std(x_):
+        _torch_fastpath(False)
+        return call(x_)
+
+    def fast(x_):
+        _torch_fastpath(True)
+        return call(x_)
+
+    standard = _torch_impl(std, list(module.parameters()), [xt], gt, note="fast path off")
+    fastpath = _torch_impl(fast, list(module.parameters()), [xt], gt, note="eval + no_grad fast path")
+    return standard, Impl(fastpath.fwd, None, fastpath.note)
+
+
+def mha_case(batch, n, d_model, n_heads, rng):
+    """Self-attention MHA (projections + attention + output): anatomy vs torch vs flax.linen."""
+    p = _fill(_shapes(att.init_mha, jax.random.key(1), d_model, n_heads), _draw_layer(rng))
+    x, g = (_f32(rng.normal(size=(batch, n, d_model))) for _ in range(2))
+    impls = {"anatomy": _jax_impl(lambda p_, x_: att.multi_head_attention(p_, x_, x_), p, x, g)}
+    t_mod = torch.nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+    t_mod.load_state_dict(mapping.torch_mha_state(p))
+    impls["torch"], impls["torch fast path"] = _torch_module_impls(t_mod, x, g)
+    impls["torch 1 thread"] = one_thread(impls["torch"])
+    f_mod = nn.MultiHeadDotProductAttention(num_heads=n_heads, qkv_features=d_model, out_features=d_model)
+    impls["flax"] = _jax_impl(lambda v_, x_: f_mod.apply(v_, x_, x_),
+                              {"params": mapping.flax_mha_params(p)}, x, g)
+    flops = 8.0 * batch * n * d_model * d_model + 4.0 * batch * n * n * d_model
+    return Case("multi-head attention", f"B={batch} N={n} m={d_model} heads={n_heads}", flops, impls)
+
+
+def encoder_case(batch, n, d_model, n_heads, d_ff, rng):
+    """Post-LN encoder layer, no dropout: anatomy vs torch.nn.TransformerEncoderLayer vs flax.linen."""
+    p = _fill(_shapes(att.init_encoder_layer, jax.random.key(2), d_model, n_heads, d_ff), _draw_layer(rng))
+    x, g = (_f32(rng.normal(size=(batch, n, d_model))) for _ in range(2))
+    impls = {"anatomy": _jax_impl(lambda p_, x_: att.encoder_layer(p_, x_, eps=1e-5), p, x, g)}
+    t_mod = torch.nn.TransformerEncoderLayer(d_model, n_heads, d_ff, dropout=0.0, activation="relu",
+                                             batch_first=True, norm_first=False, layer_norm_eps=1e-5)
+    t_mod.load_state_dict(mapping.torch_encoder_state(p))
+    impls["torch"], impls["torch fast path"] = _torch_module_impls(t_mod, x, g)
+    impls["torch 1 thread"] = one_thread(impls["torch"])
+    f_mod = mapping.FlaxEncoderLayer(n_heads=n_heads, d_ff=d_ff)
+    impls["flax"] = _jax_impl(lambda v_, x_: f_mod.apply(v_, x_), mapping.flax_encoder_params(p), x, g,
+                              note="MultiHeadDotProductAttention+Dense+LayerNorm")
+    flops = (8.0 * batch * n * d_model * d_model + 4.0 * batch * n * n * d_model
+             + 4.0 * batch * n * d_model * d_ff)
+    return Case("encoder layer (post-LN)", f"B={batch} N={n} m={d_model} heads={n_heads} f={d_ff}",
+                flops, impls)
+
+
+# --- presets -----------------------------------------------------------------------------
+
+PRESETS = {
+    # name: recurrent (B, [T], D=H), sdpa (b, h, [N], d), mha/encoder (B, N, m, heads, f)
+    "full": {"rnn": (32, (64, 256), 256), "sdpa": (8, 8, (128, 512), 64), "layer": (16, 128, 256, 4, 1024)},
+    "quick": {"rnn": (16, (32,), 128), "sdpa": (4, 4, (128,), 64), "layer": (8, 64, 128, 4, 512)},
+    "tiny": {"rnn": (2, (5,), 8), "sdpa": (2, 2, (6,), 4), "layer": (2, 5, 8, 2, 16)},
+}
+
+
+def build_cases(preset="full", seed=0):
+    """All cases of a preset ('full', 'quick' or 'tiny'), fixed seed."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+    cfg, rng = PRESETS[preset], np.random.default_rng(seed)
+    b_rnn, times, d_rnn = cfg["rnn"]
+    cases = [rnn_case(c, b_rnn, t, d_rnn, d_rnn, rng) for c in ("lstm", "gru") for t in times]
+    b, h, lengths, d = cfg["sdpa"]
+    cases += [sdpa_case(b, h, n, d, rng) for n in lengths]
+    bl, nl, m, heads, f = cfg["layer"]
+    cases += [mha_case(bl, nl, m, heads, rng), encoder_case(bl, nl, m, heads, f, rng)]
+    return cases
