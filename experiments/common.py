@@ -78,3 +78,11 @@ def fit_power_law(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     a, b = np.polyfit(lx, ly, 1)
     return float(a), float(np.exp(b))
+
+
+def grid_ticks(ax, values) -> None:
+    """Label a log x-axis at the grid values only (no overlapping minor labels)."""
+    from matplotlib.ticker import NullFormatter
+    ax.set_xticks(list(values))
+    ax.set_xticklabels([str(v) for v in values])
+    ax.xaxis.set_minor_formatter(NullFormatter())

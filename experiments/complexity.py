@@ -147,14 +147,6 @@ def fit_all(cfg, raw):
     return fits, rows
 
 
-def _grid_ticks(ax, values):
-    """Label a log x-axis at the grid values only (no overlapping minor labels)."""
-    from matplotlib.ticker import NullFormatter
-    ax.set_xticks(list(values))
-    ax.set_xticklabels([str(v) for v in values])
-    ax.xaxis.set_minor_formatter(NullFormatter())
-
-
 def plot(cfg, raw, workdir):
     fig, axes = common.new_figure(1, 3, figsize=(15, 4.5))
     for layer in LAYERS:
@@ -176,9 +168,9 @@ def plot(cfg, raw, workdir):
     axes[2].set(xlabel="kernel width k / window 2r+1", ylabel="FLOPs",
                 title=f"N={cfg.n_fixed}, d={cfg.d_fixed}")
     axes[2].legend(fontsize=7)
-    _grid_ticks(axes[0], cfg.n_grid)
-    _grid_ticks(axes[1], cfg.d_grid)
-    _grid_ticks(axes[2], sorted(set(cfg.kernel_grid) | {2 * r + 1 for r in cfg.radius_grid}))
+    common.grid_ticks(axes[0], cfg.n_grid)
+    common.grid_ticks(axes[1], cfg.d_grid)
+    common.grid_ticks(axes[2], sorted(set(cfg.kernel_grid) | {2 * r + 1 for r in cfg.radius_grid}))
     axes[2].tick_params(axis="x", labelsize=7)
     return common.save_plot(fig, workdir, "complexity.png")
 

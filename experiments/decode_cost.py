@@ -119,14 +119,6 @@ def fits(cfg, raw, base):
     return out
 
 
-def _grid_ticks(ax, values):
-    """Label a log x-axis at the grid values only (no overlapping minor labels)."""
-    from matplotlib.ticker import NullFormatter
-    ax.set_xticks(list(values))
-    ax.set_xticklabels([str(v) for v in values])
-    ax.xaxis.set_minor_formatter(NullFormatter())
-
-
 def plot(cfg, raw, workdir):
     fig, axes = common.new_figure(1, 2, figsize=(12, 4.5))
     for name, rows in raw.items():
@@ -140,7 +132,7 @@ def plot(cfg, raw, workdir):
                 title=f"median of {cfg.repeats}")
     for a in axes:
         a.legend()
-        _grid_ticks(a, cfg.n_grid)
+        common.grid_ticks(a, cfg.n_grid)
     return common.save_plot(fig, workdir, "decode_cost.png")
 
 

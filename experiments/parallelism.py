@@ -85,14 +85,6 @@ def analyse(cfg, raw):
     }
 
 
-def _grid_ticks(ax, values):
-    """Label a log x-axis at the grid values only (no overlapping minor labels)."""
-    from matplotlib.ticker import NullFormatter
-    ax.set_xticks(list(values))
-    ax.set_xticklabels([str(v) for v in values])
-    ax.xaxis.set_minor_formatter(NullFormatter())
-
-
 def plot(cfg, raw, workdir):
     fig, axes = common.new_figure(1, 3, figsize=(15, 4.5))
     for name, rows in raw.items():
@@ -108,7 +100,7 @@ def plot(cfg, raw, workdir):
                 title=f"core utilisation ({raw['lstm'][0]['cores']} cores)")
     for a in axes:
         a.legend()
-    _grid_ticks(axes[0], cfg.n_grid)
+    common.grid_ticks(axes[0], cfg.n_grid)
     return common.save_plot(fig, workdir, "parallelism.png")
 
 
