@@ -89,8 +89,8 @@ def test_sharded_training_equals_single_device(reference, shape):
 def test_tensor_parallel_layouts(reference):
     """On (2, 4) heads / FFN / recurrent gates are split over 'model', embeddings replicated."""
     name, model, tx, _, _ = reference
-    state, _, _ = sh.setup_train(model, tx, sh.make_mesh((2, 4)), key=jax.random.key(0))
-    specs = sh.tree_specs(state.params)
+    _, p_sh = sh.state_shardings(model, tx, sh.make_mesh((2, 4)))
+    specs = jax.tree.map(lambda s: s.spec, p_sh)
     model_split = [p for p, s in jax.tree_util.tree_flatten_with_path(
         specs, is_leaf=lambda s: isinstance(s, jax.sharding.PartitionSpec))[0] if "model" in s]
     assert model_split, f"{name}: nothing is tensor-parallel"

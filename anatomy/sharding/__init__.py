@@ -14,8 +14,10 @@ Public API
     shard_train_step(train_step, mesh, state_shardings, batch_sharding, donate=True)
     shard_eval_step(eval_step, mesh, params_shardings, batch_sharding)
     sharded_init(init_fn, mesh, rules)(*args) -> (params, shardings)
+    state_shardings(model, tx, mesh, rules) -> (TrainState shardings, params shardings)
+    sharded_steps(model, tx, mesh, rules) -> (train_step, eval_step, state shardings)
     setup_train(model, tx, mesh, rules, key=...) -> (state, train_step, eval_step)
-    train_kwargs(model, train_config, sharding_config) -> {'params', 'train_step'} for
+    train_kwargs(model, train_config, sharding_config) -> {'train_step'} for
         anatomy.train.train(model, batches, config.train, workdir, **kwargs)
 """
 from anatomy.sharding.mesh import (axis_size, default_config, make_mesh, mesh_from_config,
@@ -26,14 +28,14 @@ from anatomy.sharding.place import (batch_sharding, batch_spec, check_batch_divi
 from anatomy.sharding.rules import (DEFAULT_RULES, PARAM_AXES, logical_axes, logical_to_spec,
                                     module_kind, param_specs)
 from anatomy.sharding.steps import (as_global_batch, ensure_placed, setup_train,
-                                    shard_eval_step, shard_train_step, sharded_init,
-                                    train_kwargs)
+                                    shard_eval_step, shard_train_step, sharded_init, sharded_steps,
+                                    state_shardings, train_kwargs)
 
 __all__ = [
     "DEFAULT_RULES", "PARAM_AXES", "as_global_batch", "axis_size", "batch_sharding", "batch_spec",
     "check_batch_divides", "default_config", "ensure_placed", "logical_axes", "logical_to_spec", "make_mesh",
     "mesh_from_config", "mirror_shardings", "module_kind", "param_shardings", "param_specs",
     "place", "place_state", "replicated", "resolve_shape", "row_slice", "setup_train",
-    "shard_batch", "shard_eval_step", "shard_train_step", "sharded_init", "train_kwargs",
+    "shard_batch", "shard_eval_step", "shard_train_step", "sharded_init", "sharded_steps", "state_shardings", "train_kwargs",
     "tree_specs",
 ]

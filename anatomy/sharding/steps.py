@@ -103,33 +103,49 @@ def sharded_init(init_fn: Callable, mesh, rules: Sequence = DEFAULT_RULES) -> Ca
     return f
 
 
-def setup_train(model, tx, mesh, rules: Sequence = DEFAULT_RULES, *, key, params=None,
-                label_smoothing: float = 0.0, compute_dtype: str = "float32",
-                global_batch: int | None = None):
-    """Everything a sharded run needs, for a Translator `model` and optax `tx`.
-
-    Returns (state, step, eval_step): state a placed TrainState (params from model.init(key),
-    or `params` when given), step = shard_train_step(make_train_step(...)), eval_step =
-    shard_eval_step(make_eval_step(...)). Pass `step` as anatomy.train.train(train_step=...)
-    and `state.params` as its params (see README, "Scaling out").
-    """
+def state_shardings(model, tx, mesh, rules: Sequence = DEFAULT_RULES):
+    """(TrainState shardings, params shardings) from shapes alone (jax.eval_shape, no init)."""
     from anatomy.train.state import create_state
+    shapes = jax.eval_shape(lambda k: create_state(model.init(k), tx), jax.random.key(0))
+    p_sh = param_shardings(shapes.params, mesh, rules)
+    return mirror_shardings(shapes, shapes.params, p_sh), p_sh
+
+
+def sharded_steps(model, tx, mesh, rules: Sequence = DEFAULT_RULES, *,
+                  label_smoothing: float = 0.0, compute_dtype: str = "float32",
+                  global_batch: int | None = None):
+    """(train_step, eval_step, state_shardings) for a Translator `model` and optax `tx`.
+
+    train_step(state, rows, rng) -> (state, metrics) and eval_step(params, rows) -> metrics
+    accept an unplaced state / params (moved on the first call, see ensure_placed) and this
+    process's rows of each batch as numpy.
+    """
     from anatomy.train.step import make_eval_step, make_train_step
-    if params is None:
-        params, p_sh = sharded_init(model.init, mesh, rules)(key)
-    else:
-        p_sh = param_shardings(params, mesh, rules)
-        params = place(params, p_sh)
-    abstract = jax.eval_shape(lambda p: create_state(p, tx), params)
-    s_sh = mirror_shardings(abstract, abstract.params, p_sh)
-    with jax.set_mesh(mesh):
-        state = jax.jit(lambda p: create_state(p, tx), out_shardings=s_sh)(params)
+    s_sh, p_sh = state_shardings(model, tx, mesh, rules)
     b_sh = batch_sharding(mesh, rules)
     step = shard_train_step(make_train_step(model, tx, label_smoothing=label_smoothing,
                                             compute_dtype=compute_dtype),
                             mesh, s_sh, b_sh, global_batch=global_batch)
     eval_step = shard_eval_step(make_eval_step(model, compute_dtype=compute_dtype), mesh, p_sh,
                                 b_sh, global_batch=global_batch)
+    return step, eval_step, s_sh
+
+
+def setup_train(model, tx, mesh, rules: Sequence = DEFAULT_RULES, *, key, params=None,
+                label_smoothing: float = 0.0, compute_dtype: str = "float32",
+                global_batch: int | None = None):
+    """Everything a sharded run needs, for a Translator `model` and optax `tx`.
+
+    Returns (state, train_step, eval_step): state a TrainState born sharded (params from
+    model.init(key) inside one jit, or `params` when given), the steps from sharded_steps.
+    """
+    from anatomy.train.state import create_state
+    step, eval_step, s_sh = sharded_steps(model, tx, mesh, rules, label_smoothing=label_smoothing,
+                                          compute_dtype=compute_dtype, global_batch=global_batch)
+    make = (lambda k: create_state(model.init(k), tx)) if params is None else (
+        lambda p: create_state(p, tx))
+    with jax.set_mesh(mesh):
+        state = jax.jit(make, out_shardings=s_sh)(key if params is None else params)
     return state, step, eval_step
 
 
@@ -139,18 +155,17 @@ def train_kwargs(model, train_config, sharding_config=None, *, global_batch: int
         train(model, batches, config.train, workdir,
               **sharding.train_kwargs(model, config.train, config.sharding))
 
-    -> {'params': params born sharded from train()'s own init key, 'train_step': the sharded
-    step}. The mesh comes from `sharding_config` (default_config() when None: every device
-    on the data axis). With several processes, also wrap `batches` with
+    -> {'train_step': the sharded step}. train() builds its TrainState as usual; the step
+    moves it onto the mesh on the first call, and every state it returns (and so every
+    checkpoint) is sharded. The mesh comes from `sharding_config` (default_config() when
+    None: every device on the data axis). With several processes, also wrap `batches` with
     anatomy.distributed.local_batches so each process feeds only its rows.
     """
     from anatomy.sharding.mesh import default_config, mesh_from_config
     from anatomy.train.optim import make_optimizer
     cfg = default_config() if sharding_config is None else sharding_config
-    mesh = mesh_from_config(cfg)
-    init_key = jax.random.split(jax.random.key(train_config.seed))[0]  # as anatomy.train.train
-    state, step, _ = setup_train(model, make_optimizer(train_config), mesh, tuple(cfg.rules),
-                                 key=init_key, label_smoothing=train_config.label_smoothing,
-                                 compute_dtype=train_config.compute_dtype,
-                                 global_batch=global_batch)
-    return {"params": state.params, "train_step": step}
+    step, _, _ = sharded_steps(model, make_optimizer(train_config), mesh_from_config(cfg),
+                               tuple(cfg.rules), label_smoothing=train_config.label_smoothing,
+                               compute_dtype=train_config.compute_dtype,
+                               global_batch=global_batch)
+    return {"train_step": step}
