@@ -5,6 +5,8 @@ two steps of SGD with momentum the losses, the gradients (the momentum trace aft
 and the parameters match one device within float32 rounding (sums are reordered across
 devices). Not Adam here: it divides by sqrt(v), so a gradient that is zero in exact arithmetic
 (e.g. a key bias, which softmax ignores) turns its rounding noise into a full-size step.
+anatomy.train.train with sharding.train_kwargs (Adam, clipping, checkpoints, resume) is
+checked against one device in tests/test_distributed.py, on two processes.
 """
 import jax
 import numpy as np
@@ -102,22 +104,3 @@ def test_tensor_parallel_layouts(reference):
         assert specs["decoder"]["w_h"] == jax.sharding.PartitionSpec(None, "model")
     assert specs["tgt_emb"] == jax.sharding.PartitionSpec()
 
-
-def test_train_loop_runs_a_sharded_step(tmp_path):
-    """anatomy.train.train with setup_train's step (Adam, clipping, checkpoint) on a (4, 2) mesh."""
-    from anatomy.train import default_train_config, train
-    model = build_model("rnnsearch", CONFIGS["rnnsearch"], VOCAB, VOCAB)
-    config = default_train_config()
-    config.update(num_steps=STEPS, warmup_steps=1, log_every=1, checkpoint_every=STEPS,
-                  progress=False)
-    batches = make_batches(seed=1)
-    feed = lambda start: iter(batches[start:])
-    one = train(model, feed, config, str(tmp_path / "one"))
-    mesh_config = sh.default_config()
-    mesh_config.mesh_shape = (4, -1)
-    many = train(model, feed, config, str(tmp_path / "many"),
-                 **sh.train_kwargs(model, config, mesh_config))
-    assert many.state.params["decoder"]["w_h"].sharding.spec == jax.sharding.PartitionSpec(
-        None, "model")
-    np.testing.assert_allclose(many.summary["final_loss"], one.summary["final_loss"], rtol=1e-5)
-    _close(_copy(many.state.params), _copy(one.state.params), "train() params")
