@@ -456,6 +456,11 @@ def write_markdown(workdir: str, rows: list[dict], sources: dict[str, Source],
         [(s.name, s.status, f"`{s.workdir}`", _own_claims(s.results),
           _link(links[s.name]["report"]) if s.name in links and links[s.name]["report"] else "—")
          for s in sources.values()])
+    missing = [s for s in sources.values() if s.results is None]
+    if missing:
+        src_table += ("\n\nNot measured yet: " + ", ".join(
+            f"`python launch.py --experiment={s.name} --workdir={s.workdir}`" for s in missing)
+            + ", then run this report again (it collects; nothing else reruns).")
     plots = "\n\n".join(f"**{name}**\n\n" + "\n\n".join(f"![{name}: {os.path.basename(p)}]({p})"
                                                         for p in l["plots"])
                         for name, l in links.items() if l["plots"])

@@ -142,3 +142,14 @@ def test_unknown_experiment_and_preset_are_clear_errors(tmp_path):
         report.run(c, str(tmp_path))
     with pytest.raises(ValueError, match="unknown preset"):
         report_config.get_config("slow")
+
+
+def test_missing_sources_are_not_measured_and_say_how_to_fill_them(tmp_path):
+    c = report_config.get_config()
+    c.run_missing = False
+    for name in report_config.EXPERIMENTS:
+        c.sources[name] = str(tmp_path / "nowhere" / name)
+    results = report.run(c, str(tmp_path / "out"))
+    assert [r["verdict"] for r in results["rows"]] == [report.MISSING] * len(report.ROWS)
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "python launch.py --experiment=rnn_vs_attn" in text
