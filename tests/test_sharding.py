@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import PartitionSpec as P
 
 from anatomy import sharding as sh
 from anatomy.attention import encoder_layer, init_encoder_layer, padding_mask

@@ -78,10 +78,22 @@ def place(tree, shardings):
                                             impl=jax.random.key_impl(x))
         if isinstance(x, jax.Array) and x.is_fully_addressable and s.is_fully_addressable:
             return jax.device_put(x, s)
-        host = np.asarray(jax.device_get(x) if isinstance(x, jax.Array) else x)
+        host = _host_value(x)
         return jax.make_array_from_callback(host.shape, s, lambda idx: host[idx])
 
     return jax.tree.map(put, tree, shardings)
+
+
+def _host_value(x) -> np.ndarray:
+    """The full value of `x` as numpy, also when `x` is a jax.Array spanning processes."""
+    if not isinstance(x, jax.Array):
+        return np.asarray(x)
+    if x.is_fully_addressable:
+        return np.asarray(jax.device_get(x))
+    if x.is_fully_replicated:
+        return np.asarray(x.addressable_data(0))
+    from jax.experimental import multihost_utils
+    return np.asarray(multihost_utils.process_allgather(x, tiled=True))
 
 
 def place_state(state, params, mesh, rules: Sequence = DEFAULT_RULES):
