@@ -181,7 +181,7 @@ def main(argv=None):
     log = lambda s: print(s, flush=True)  # noqa: E731
     t_start = time.perf_counter()
     meta = timing.machine_info()
-    meta.update(command="python -m benchmarks.run " + " ".join(shlex.quote(a) for a in argv),
+    meta.update(command=" ".join(["python -m benchmarks.run"] + [shlex.quote(a) for a in argv]),
                 load_start=timing.load_average(), tol=cfg["tol"], matmul_n=cfg["matmul_n"])
     log(f"{meta['cpu']}, {meta['cores']} cores, torch threads {meta['torch_threads']}, "
         f"load {meta['load_start']}")
