@@ -7,6 +7,7 @@ in all: the smoke test).
 import ml_collections
 
 from anatomy.data import default_config as data_config
+from anatomy.sharding import default_config as sharding_config
 from anatomy.train import default_train_config
 
 MODELS = ("rnnenc", "rnnsearch", "transformer")
@@ -50,6 +51,10 @@ def get_config(preset=None):
     c.eval.len_multiple = 32    # sources padded to a multiple of this (fewer compilations)
     c.eval.extra_len = 16       # output budget = padded source length + extra_len
     c.eval.attention_min_len = 50  # heatmaps: first test sentence with at least this many tokens
+
+    # Scale-out (anatomy.sharding.default_config): mesh_shape (-1, 1) = every device on the data
+    # axis (one device on a plain CPU run); batches are rounded to a multiple of the data axis.
+    c.sharding = sharding_config()
 
     if preset == "quick":
         c.data.toy.train_size = 1500
