@@ -80,7 +80,8 @@ def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str,
           params: Any = None, name: str = "", train_step: Callable | None = None) -> TrainResult:
     """Train `model` (a Translator: .init, .apply) on `batches` for config.num_steps steps.
 
-    Writes into `workdir`: checkpoints/<step>/ (orbax), metrics.jsonl, tensorboard/.
+    Writes into `workdir`: checkpoints/<step>/ (orbax), metrics.jsonl, tensorboard/ (the
+    last two, and the progress line, from process 0 only when several processes train).
     If `workdir` already holds a checkpoint, resumes from the latest one (params, optimiser,
     step = data position; the RNG is a function of seed and step). `params` overrides
     model.init(key) for a fresh start. `train_step` overrides the compiled default
@@ -102,9 +103,13 @@ def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str,
     if train_step is None:
         train_step = compile_train_step(make_train_step(
             model, tx, label_smoothing=config.label_smoothing, compute_dtype=config.compute_dtype))
-    writer = MetricsWriter(workdir, resume_step=step)
-    progress = Progress(config.num_steps, start=step, name=name or "train", enabled=config.progress)
-    if resumed_from is not None and config.progress:
+    # With several processes every one runs this loop; only process 0 writes the metrics
+    # (metrics.jsonl, TensorBoard) and the progress line, the others log nothing.
+    lead = jax.process_index() == 0
+    writer = MetricsWriter(workdir, resume_step=step) if lead else None
+    show = bool(config.progress) and lead
+    progress = Progress(config.num_steps, start=step, name=name or "train", enabled=show)
+    if resumed_from is not None and show:
         progress.stream.write(f"[{name or 'train'}] resumed from {ckpt.path(resumed_from)} "
                               f"(step {step})\n")
     last_good = (f"{ckpt.path(resumed_from)} (step {resumed_from})" if resumed_from is not None
@@ -131,7 +136,8 @@ def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str,
             tokens_total += agg["tokens"]
             rec = dict(agg, tokens_per_second=agg["tokens"] / max(interval_s, 1e-9),
                        wall_time=train_seconds, learning_rate=_lr(config, step))
-            writer.write(step, rec)
+            if writer is not None:
+                writer.write(step, rec)
             progress.update(step, loss=agg["loss"], acc=agg["accuracy"],
                             tok_s=rec["tokens_per_second"])
             meta.update(data_position=step, train_seconds=train_seconds, tokens=tokens_total,
@@ -141,7 +147,8 @@ def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str,
                 last_good = f"{ckpt.save(state, meta)} (step {step})"
             interval_t0 = time.perf_counter()
     finally:
-        writer.close()
+        if writer is not None:
+            writer.close()
         ckpt.close()
     last = meta.get("last_metrics", {})
     summary = {"steps": step, "train_seconds": train_seconds, "tokens": tokens_total,

@@ -5,6 +5,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 class TrainState(NamedTuple):
@@ -33,8 +34,22 @@ def from_dict(d: dict) -> TrainState:
     return TrainState(params=d["params"], opt_state=d["opt_state"], step=d["step"])
 
 
+def _dtype(x):
+    """The dtype of an array leaf, or of a Python / NumPy scalar."""
+    return x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+
+
+@jax.jit
+def _finite(leaves):
+    """One reduction over a list of floating arrays -> bool [] (True when all are finite)."""
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
+
+
 def all_finite(tree) -> bool:
-    """True when every floating leaf of `tree` is finite (one host sync)."""
-    leaves = [jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tree)
-              if jnp.issubdtype(jnp.asarray(x).dtype, jnp.inexact)]
-    return bool(jnp.all(jnp.stack(leaves))) if leaves else True
+    """True when every floating leaf of `tree` is finite.
+
+    One jitted reduction and one host sync: leaves that span several processes take part in
+    a single collective computation (eager per-leaf ops would each be one, and deadlock).
+    """
+    leaves = [x for x in jax.tree.leaves(tree) if jnp.issubdtype(_dtype(x), jnp.inexact)]
+    return bool(_finite(leaves)) if leaves else True
