@@ -172,3 +172,22 @@ def test_mock_wmt14_loads_through_the_same_code(tmp_path):
     assert all(isinstance(s, str) and isinstance(t, str) for s, t in corpus.splits['train'])
     batch = data.make_batcher(corpus, config=config).batch_at(3)
     assert batch['src'].dtype == np.int32 and batch['tgt_out'].max() < corpus.tgt_vocab.size
+
+
+def test_batch_multiple_rounds_rows_down_within_budget(toy):
+    corpus, _, _ = toy
+    budget = 512
+    plain = data.make_batcher(corpus, token_budget=budget, max_len=128, seed=5)
+    rounded = data.make_batcher(corpus, token_budget=budget, max_len=128, seed=5, batch_multiple=3)
+    assert len(plain.shapes) == len(rounded.shapes) > 1
+    for (b0, length0), (b, length) in zip(plain.shapes, rounded.shapes):
+        assert length == length0 and b % 3 == 0
+        assert b == (max(3, b0 // 3 * 3))                     # floor, never below the multiple
+        if b0 >= 3:
+            assert b * length <= budget and b > b0 - 3        # budget respected, nothing lost
+    assert any(b0 % 3 for b0, _ in plain.shapes)              # the rounding did something
+    for k in range(0, rounded.steps_per_epoch, 5):
+        batch = rounded.batch_at(k)
+        assert batch['src'].shape[0] % 3 == 0 and batch['src'].shape in rounded.shapes
+    with pytest.raises(ValueError, match='batch_multiple'):
+        data.make_batcher(corpus, token_budget=budget, max_len=128, batch_multiple=0)

@@ -2,7 +2,8 @@
 
 Every pair goes to the smallest bucket length L >= max(len(src), len(tgt) + 1); a bucket's batch
 always has shape [B, L] with B = token_budget // L, so a jitted step compiles once per bucket,
-never per batch. Training order, epoch e: each bucket's examples are permuted with a generator
+never per batch. With batch_multiple=m > 1 (the data-axis size of a sharded run) B is rounded
+down to a multiple of m, and never below m, so every batch divides over the devices. Training order, epoch e: each bucket's examples are permuted with a generator
 seeded by (seed, e, bucket) and cut into batches (the last one completed by wrapping around
 the permutation, so every row is a real example), then all batches of the epoch are permuted
 with (seed, e). batch_at(k) rebuilds epoch k // steps_per_epoch from the seed alone, so a run
@@ -61,16 +62,25 @@ def collate(pairs, rows, length, index=None):
     return batch
 
 
+def round_batch(b, multiple):
+    """b rounded down to a multiple of `multiple`, but at least `multiple` (rows per batch)."""
+    return max(multiple, b // multiple * multiple)
+
+
 class Batcher:
     """Deterministic, resumable training batches over encoded pairs [(src_ids, tgt_ids)].
 
     Attributes: shapes [(B, L)] per non-empty bucket, steps_per_epoch, n_filtered (pairs over
-    max_len, never seen), boundaries.
+    max_len, never seen), boundaries. batch_multiple=m: B = max(m, (token_budget // L) // m * m),
+    a multiple of m that respects the budget whenever token_budget // L >= m.
     """
 
     def __init__(self, pairs, *, token_budget=1024, boundaries=(), max_len=160, seed=0,
-                 shuffle=True):
+                 shuffle=True, batch_multiple=1):
+        if int(batch_multiple) != batch_multiple or batch_multiple < 1:
+            raise ValueError(f'batch_multiple must be a positive int, got {batch_multiple!r}')
         self.pairs, self.seed, self.shuffle = pairs, seed, shuffle
+        self.batch_multiple = int(batch_multiple)
         self.boundaries = bucket_boundaries(max_len, boundaries)
         if token_budget < self.boundaries[-1]:
             raise ValueError(f'token_budget={token_budget} is smaller than the longest bucket '
@@ -87,7 +97,8 @@ class Batcher:
         for j, length in enumerate(self.boundaries):
             idx = keep[which == j]
             if len(idx):
-                self.buckets.append((length, token_budget // length, idx))
+                self.buckets.append((length, round_batch(token_budget // length,
+                                                         self.batch_multiple), idx))
         self.shapes = [(b, length) for length, b, _ in self.buckets]
         self.steps_per_epoch = sum(-(-len(idx) // b) for _, b, idx in self.buckets)
         self._cached = (None, None)
@@ -178,11 +189,16 @@ def eval_batches(corpus, split='test', *, token_budget=None, max_len=None, bound
 
 
 def make_batcher(corpus, split='train', *, token_budget=None, seed=None, max_len=None,
-                 boundaries=None, shuffle=True, config=None):
-    """Batcher over corpus.encode(split); unset arguments come from config (a data config)."""
+                 boundaries=None, shuffle=True, batch_multiple=None, config=None):
+    """Batcher over corpus.encode(split); unset arguments come from config (a data config).
+
+    batch_multiple (default config.batch_multiple, else 1): rows per batch are a multiple of
+    it, e.g. the data-axis size of the mesh (see Batcher).
+    """
     get = lambda value, key, default: value if value is not None else (
         config[key] if config is not None and key in config else default)
     return Batcher(corpus.encode(split), token_budget=get(token_budget, 'token_budget', 1024),
                    boundaries=tuple(get(boundaries, 'bucket_boundaries', ())),
                    max_len=get(max_len, 'max_len', corpus.max_len),
-                   seed=get(seed, 'seed', 0), shuffle=shuffle)
+                   seed=get(seed, 'seed', 0), shuffle=shuffle,
+                   batch_multiple=get(batch_multiple, 'batch_multiple', 1))
