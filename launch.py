@@ -3,6 +3,11 @@
 Thin on purpose: it parses flags, loads the experiment's ml_collections config
 (default `experiments/configs/NAME.py`, a preset as `file.py:quick`, overrides as
 `--config.field=value`) and calls `experiments.NAME.run(config, workdir)`.
+
+Several processes (one per host) run the same command; each joins the job through
+anatomy.distributed.initialize from --coordinator_address / --num_processes / --process_id,
+else the JAX_COORDINATOR_ADDRESS / JAX_NUM_PROCESSES / JAX_PROCESS_ID environment variables,
+else (--distributed_auto) the cluster's own detection; with none of them it is one process.
 """
 from __future__ import annotations
 
@@ -19,6 +24,13 @@ CONFIG_DIR = ROOT / "experiments" / "configs"
 
 flags.DEFINE_string("experiment", None, "Experiment to run (a module in experiments/).")
 flags.DEFINE_string("workdir", None, "Output folder; default runs/<experiment>. Re-using it resumes.")
+flags.DEFINE_string("coordinator_address", None,
+                    "Multi-process: host:port of process 0 (else $JAX_COORDINATOR_ADDRESS).")
+flags.DEFINE_integer("num_processes", None, "Multi-process: how many processes (else $JAX_NUM_PROCESSES).")
+flags.DEFINE_integer("process_id", None, "Multi-process: this process, 0..num_processes-1 "
+                     "(else $JAX_PROCESS_ID).")
+flags.DEFINE_bool("distributed_auto", False, "Multi-process: let jax.distributed.initialize detect "
+                  "the cluster (Cloud TPU, SLURM, Open MPI, Kubernetes).")
 _CONFIG = config_flags.DEFINE_config_file(
     "config", None, "ml_collections config file, optionally `file.py:preset`.", lock_config=True)
 FLAGS = flags.FLAGS
@@ -60,6 +72,15 @@ def main(argv):
     if name not in choices:
         raise app.UsageError(
             f"Unknown --experiment={name!r}. Choose one of: {', '.join(choices)}")
+    from anatomy import distributed  # first, before anything touches a device
+    try:
+        info = distributed.initialize(FLAGS.coordinator_address, FLAGS.num_processes,
+                                      FLAGS.process_id, auto=FLAGS.distributed_auto)
+    except ValueError as e:  # incomplete or inconsistent settings
+        raise app.UsageError(str(e)) from None
+    if info.count > 1:
+        logging.info("process %d of %d, %d of %d devices local", info.index, info.count,
+                     info.local_devices, info.devices)
     config = _CONFIG.value
     workdir = FLAGS.workdir or os.path.join("runs", name)
     os.makedirs(workdir, exist_ok=True)

@@ -23,3 +23,13 @@ def test_unknown_config_field(tmp_path):
     assert out.returncode != 0
     assert "no_such_field" in out.stderr and "Traceback" not in out.stderr
     assert not os.listdir(tmp_path)                  # nothing ran
+
+
+def test_incomplete_distributed_flags(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    out = subprocess.run([sys.executable, "launch.py", "--experiment=rnn_vs_attn", "--num_processes=2",
+                          f"--workdir={tmp_path}"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode != 0
+    assert "incomplete" in out.stderr and "coordinator_address" in out.stderr
+    assert "Traceback" not in out.stderr and not os.listdir(tmp_path)

@@ -3,8 +3,9 @@
     step = shard_train_step(train_step, mesh, state_sh, batch_sh)
     state, metrics = step(state, local_batch, rng)    # local_batch: numpy rows of this process
 
-The jit itself is anatomy.train.step.compile_train_step (the ONE place that wires jit and
-donation); this module only supplies its shardings and turns host batches into global arrays.
+The jits themselves are anatomy.train.step.compile_train_step / compile_eval_step (the ONE place
+that wires jit and donation); this module only supplies shardings and turns host batches into
+global arrays.
 """
 from __future__ import annotations
 
@@ -52,8 +53,9 @@ def shard_train_step(train_step: Callable, mesh, state_shardings, batch_sharding
 def shard_eval_step(eval_step: Callable, mesh, params_shardings, batch_sharding_,
                     *, global_batch: int | None = None) -> Callable:
     """Wrap eval_step(params, batch) -> metrics: params sharded, batch rows over data, no donation."""
-    jitted = jax.jit(eval_step, in_shardings=(params_shardings, batch_sharding_),
-                     out_shardings=replicated(mesh))
+    from anatomy.train.step import compile_eval_step  # lazy, as in _compile
+    jitted = compile_eval_step(eval_step, in_shardings=(params_shardings, batch_sharding_),
+                               out_shardings=replicated(mesh))
 
     def step(params, batch):
         batch = as_global_batch(batch, batch_sharding_, global_batch)

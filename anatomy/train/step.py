@@ -1,7 +1,8 @@
 """The train and eval steps (pure functions) and the ONE place that wires jit for them.
 
 train_step(state, batch, rng) -> (state, metrics) is pure; `compile_train_step` adds
-jax.jit with buffer donation (and, when given, in/out shardings from anatomy.sharding).
+jax.jit with buffer donation and `compile_eval_step` jax.jit without (both, when given, with
+in/out shardings from anatomy.sharding).
 Steps retrace once per distinct batch shape, i.e. once per length bucket.
 """
 from __future__ import annotations
@@ -82,6 +83,14 @@ def compile_train_step(train_step: Callable, *, donate: bool = True,
     return jax.jit(train_step, donate_argnums=(0,) if donate else (), **kwargs)
 
 
-def compile_eval_step(eval_step: Callable) -> Callable:
-    """jax.jit the eval step (no donation: params are reused)."""
-    return jax.jit(eval_step)
+def compile_eval_step(eval_step: Callable, *, in_shardings=None, out_shardings=None) -> Callable:
+    """jax.jit the eval step (no donation: params are reused), optionally pinning shardings.
+
+    in_shardings / out_shardings as in compile_train_step, for (params, batch) and metrics.
+    """
+    kwargs = {}
+    if in_shardings is not None:
+        kwargs["in_shardings"] = in_shardings
+    if out_shardings is not None:
+        kwargs["out_shardings"] = out_shardings
+    return jax.jit(eval_step, **kwargs)
