@@ -5,6 +5,12 @@ and the Transformer on the same corpus with the same token budget, each in workd
 (own checkpoints: a rerun resumes per model), then decodes the test split greedily and scores
 it with sacrebleu overall and per source-length bucket. Writes results.json, report.md and
 bleu_by_length.png, loss_vs_steps.png, loss_vs_time.png, attention_<model>.png.
+
+Training goes through anatomy.sharding's jitted step on the mesh of config.sharding (default:
+every device on the data axis; one device on a plain CPU run, where results are those of the
+unsharded step). Batch rows are rounded to a multiple of the data axis. With several
+processes (launch.py's distributed flags) each feeds only its rows of every batch; decoding
+and BLEU run on a local copy of the parameters, and only process 0 writes files.
 """
 from __future__ import annotations
 
@@ -16,6 +22,8 @@ import jax
 import numpy as np
 
 from anatomy import data as D
+from anatomy import distributed
+from anatomy import sharding
 from anatomy import train as T
 from anatomy.seq2seq import build_model, count_params
 from experiments import common
@@ -36,10 +44,14 @@ def _train_config(config):
 
 
 def _evaluate(model, params, corpus, config, mdir, step):
-    """BLEU on the test split, cached in mdir/eval.json for this step and eval config."""
+    """BLEU on the test split, cached in mdir/eval.json for this step and eval config.
+
+    Only process 0 reads or writes the cache (the others recompute: no half-written reads).
+    """
     path = os.path.join(mdir, "eval.json")
     key = {"step": step, "eval": config.eval.to_dict()}
-    if os.path.exists(path):
+    lead = distributed.is_coordinator()
+    if lead and os.path.exists(path):
         with open(path) as f:
             cached = json.load(f)
         if cached.get("key") == key:
@@ -48,7 +60,8 @@ def _evaluate(model, params, corpus, config, mdir, step):
                          max_per_bucket=config.eval.max_per_bucket, batch_size=config.eval.batch_size,
                          beam_size=config.eval.beam_size, extra_len=config.eval.extra_len,
                          len_multiple=config.eval.len_multiple)
-    common.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
+    if lead:
+        common.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
     return ev
 
 
@@ -78,14 +91,28 @@ def _attention_map(model, params, corpus, pair):
     return w
 
 
-def _train_one(name, config, corpus, batcher, workdir):
+def _sharding_config(config):
+    """config.sharding, or anatomy.sharding's default (every device on the data axis)."""
+    return config.sharding if "sharding" in config else sharding.default_config()
+
+
+def _batch_rows(mesh, rules):
+    """Devices the batch rows are split over (rows per batch must be a multiple of it)."""
+    return sharding.axis_size(mesh, sharding.batch_spec(mesh, rules)[0])
+
+
+def _train_one(name, config, corpus, batcher, workdir, mesh):
     """Train (or resume) and evaluate one model; returns its results row and artefacts."""
     mdir = os.path.join(workdir, name)
     model = build_model(name, _model_config(config, name), corpus.src_vocab.size, corpus.tgt_vocab.size)
-    common.write_json(mdir, {"name": name, "model_config": model.config.to_dict()},
-                      name="model.json")
-    res = T.train(model, batcher.iterate, _train_config(config), mdir, name=name)
-    params = res.state.params
+    if distributed.is_coordinator():
+        common.write_json(mdir, {"name": name, "model_config": model.config.to_dict()},
+                          name="model.json")
+    tc, sc = _train_config(config), _sharding_config(config)
+    batches = distributed.local_batches(batcher.iterate,
+                                        sharding.batch_sharding(mesh, tuple(sc.rules)))
+    res = T.train(model, batches, tc, mdir, name=name, **sharding.train_kwargs(model, tc, sc))
+    params = distributed.local_copy(res.state.params)   # whole arrays here, for decoding
     ev = _evaluate(model, params, corpus, config, mdir, int(res.state.step))
     s, hist = res.summary, T.read_metrics(mdir)
     rates = [r["tokens_per_second"] for r in hist[1:]] or [s["tokens_per_second"]]
@@ -158,23 +185,40 @@ def run(config, workdir):
     unknown = [m for m in config.models if m not in ("rnnenc", "rnnsearch", "luong", "transformer")]
     if unknown:
         raise ValueError(f"rnn_vs_attn: unknown models {unknown}")
-    corpus = D.load_corpus(config.data, workdir=workdir)
-    batcher = D.make_batcher(corpus, "train", config=config.data)
+    sc = _sharding_config(config)
+    mesh = sharding.mesh_from_config(sc)     # a mesh that does not fit: ValueError, here
+    lead = distributed.is_coordinator()
+    corpus = D.load_corpus(config.data, workdir=workdir) if lead else None
+    distributed.barrier("rnn_vs_attn vocab")   # process 0 has written the vocabularies
+    if not lead:
+        corpus = D.load_corpus(config.data, workdir=workdir)
+    batcher = D.make_batcher(corpus, "train", config=config.data,
+                             batch_multiple=_batch_rows(mesh, tuple(sc.rules)))
     labels = [D.bucket_label(lo, hi) for lo, hi in D.LENGTH_BUCKETS]
-    results, histories, plots = {}, {}, []
+    results, histories, maps = {}, {}, {}
     for name in config.models:
-        row, hist, attn, pair = _train_one(name, config, corpus, batcher, workdir)
+        row, hist, attn, pair = _train_one(name, config, corpus, batcher, workdir, mesh)
         results[name], histories[name] = row, hist
         if attn is not None:
-            plots.append(_plot_attention(name, attn, pair, corpus, workdir))
-    plots = [_plot_bleu(results, labels, workdir)] + _plot_loss(histories, workdir) + plots
+            maps[name] = (attn, pair)
     counts = next(iter(results.values()))["count_by_length"]
     meta = {"corpus": config.data.name, "corpus_sizes": corpus.report.get("sizes"),
             "vocab": [corpus.src_vocab.size, corpus.tgt_vocab.size],
             "token_budget": config.data.token_budget, "num_steps": config.train.num_steps,
             "test_sentences_per_bucket": counts, "decode": "greedy" if config.eval.beam_size <= 1
             else f"beam {config.eval.beam_size}", "jax": jax.__version__,
-            "devices": str(jax.devices()[0].platform)}
+            "devices": str(jax.devices()[0].platform),
+            "mesh": {k: int(v) for k, v in mesh.shape.items()}, "processes": jax.process_count()}
+    if lead:
+        _write_outputs(config, workdir, results, histories, maps, corpus, labels, meta)
+    return {"models": results, "setup": meta}
+
+
+def _write_outputs(config, workdir, results, histories, maps, corpus, labels, meta):
+    """results.json, the plots and report.md (process 0 only); the tables to stdout."""
+    plots = [_plot_attention(name, w, pair, corpus, workdir) for name, (w, pair) in maps.items()]
+    plots = [_plot_bleu(results, labels, workdir)] + _plot_loss(histories, workdir) + plots
+    counts = meta["test_sentences_per_bucket"]
     common.write_json(workdir, {"models": results, "setup": meta})
     cap = (f"at most {config.eval.max_per_bucket} test sentences per bucket"
            if config.eval.max_per_bucket > 0 else "the whole test split")
@@ -193,4 +237,3 @@ def run(config, workdir):
                          "\n\n".join(f"![]({p})" for p in attn)))
     common.write_report(workdir, "RNN vs attention on " + config.data.name, sections)
     print("\n" + _table(results) + "\n\n" + _bleu_table(results, labels), file=sys.stdout, flush=True)
-    return {"models": results, "setup": meta}
