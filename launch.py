@@ -24,6 +24,8 @@ CONFIG_DIR = ROOT / "experiments" / "configs"
 
 flags.DEFINE_string("experiment", None, "Experiment to run (a module in experiments/).")
 flags.DEFINE_string("workdir", None, "Output folder; default runs/<experiment>. Re-using it resumes.")
+flags.DEFINE_bool("traceback", False, "Show the full traceback of a bad-input error "
+                  "(by default it is one line naming the problem).")
 flags.DEFINE_string("coordinator_address", None,
                     "Multi-process: host:port of process 0 (else $JAX_COORDINATOR_ADDRESS).")
 flags.DEFINE_integer("num_processes", None, "Multi-process: how many processes (else $JAX_NUM_PROCESSES).")
@@ -86,7 +88,18 @@ def main(argv):
     os.makedirs(workdir, exist_ok=True)
     logging.info("experiment %s, workdir %s\n%s", name, workdir, config)
     module = importlib.import_module(f"experiments.{name}")
-    module.run(config, workdir)
+    from anatomy.train.checkpoint import CorruptCheckpointError
+    # The errors the library raises for bad input: messages written to be read, not debugged.
+    bad_input = (ValueError, FileNotFoundError, FloatingPointError, CorruptCheckpointError)
+    try:
+        module.run(config, workdir)
+    except bad_input as e:
+        if FLAGS.traceback:
+            raise
+        # Bad input (an impossible config, a malformed corpus, a NaN loss, a corrupt
+        # checkpoint) is one clear line; whatever was saved in the workdir stays there.
+        sys.exit(f"launch.py: {name} stopped: {type(e).__name__}: {e}\n"
+                 f"(workdir {workdir} keeps what was saved; --traceback shows where it was raised)")
 
 
 def parse_flags(argv: list[str]) -> list[str]:

@@ -33,3 +33,14 @@ def test_incomplete_distributed_flags(tmp_path):
     assert out.returncode != 0
     assert "incomplete" in out.stderr and "coordinator_address" in out.stderr
     assert "Traceback" not in out.stderr and not os.listdir(tmp_path)
+
+
+def test_impossible_config_is_one_line_and_traceback_on_request(tmp_path):
+    # The test suite fakes 8 devices; a 16-device mesh cannot fit, before anything compiles.
+    args = ("--experiment=rnn_vs_attn", "--config=experiments/configs/rnn_vs_attn.py:quick",
+            "--config.sharding.mesh_shape=(16,1)", f"--workdir={tmp_path}")
+    out = _launch(*args)
+    assert out.returncode != 0
+    assert "mesh shape (16, 1)" in out.stderr and "Traceback" not in out.stderr
+    loud = _launch(*args, "--traceback")
+    assert loud.returncode != 0 and "Traceback" in loud.stderr
