@@ -37,18 +37,24 @@ class Vocab:
 
     def decode(self, ids):
         """ids (any int sequence) -> str; stops at the first eos, drops pad and bos."""
-        out = []
-        for i in ids:
-            i = int(i)
-            if i == EOS:
-                break
-            if i not in (PAD, BOS):
-                out.append(self.tokens[i] if 0 <= i < len(self.tokens) else SPECIALS[UNK])
-        return ' '.join(out)
+        return ' '.join(self.tokens[i] if 0 <= i < len(self.tokens) else SPECIALS[UNK]
+                        for i in content_ids(ids))
 
     def save(self, path):
         with open(path, 'w', encoding='utf-8') as f:
             f.write('\n'.join(self.tokens) + '\n')
+
+
+def content_ids(ids):
+    """The ids a decoder prints: up to the first eos, without pad and bos (plain ints)."""
+    out = []
+    for i in ids:
+        i = int(i)
+        if i == EOS:
+            break
+        if i not in (PAD, BOS):
+            out.append(i)
+    return out
 
 
 class SentencePieceVocab:
@@ -69,14 +75,7 @@ class SentencePieceVocab:
         return self.sp.encode(text)
 
     def decode(self, ids):
-        out = []
-        for i in ids:
-            i = int(i)
-            if i == EOS:
-                break
-            if i not in (PAD, BOS):
-                out.append(i)
-        return self.sp.decode(out)
+        return self.sp.decode(content_ids(ids))
 
     def save(self, path):
         if os.path.abspath(path) != os.path.abspath(self.path):
