@@ -74,6 +74,8 @@ def main(argv):
     if name not in choices:
         raise app.UsageError(
             f"Unknown --experiment={name!r}. Choose one of: {', '.join(choices)}")
+    if not FLAGS["verbosity"].present:  # orbax logs every save at INFO; --verbosity=0 shows it
+        logging.set_verbosity(logging.WARNING)
     from anatomy import distributed  # first, before anything touches a device
     try:
         info = distributed.initialize(FLAGS.coordinator_address, FLAGS.num_processes,

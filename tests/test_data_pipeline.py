@@ -191,3 +191,14 @@ def test_batch_multiple_rounds_rows_down_within_budget(toy):
         assert batch['src'].shape[0] % 3 == 0 and batch['src'].shape in rounded.shapes
     with pytest.raises(ValueError, match='batch_multiple'):
         data.make_batcher(corpus, token_budget=budget, max_len=128, batch_multiple=0)
+
+
+def test_detokenize_reattaches_punctuation_for_sacrebleu():
+    import sacrebleu
+    from anatomy.data import detokenize
+    tokenised = "die Katze , die schläft , sieht den Hund ."
+    assert detokenize(tokenised) == "die Katze, die schläft, sieht den Hund."
+    assert detokenize(tokenised.split() + ["</s>"]) == detokenize(tokenised)
+    # sacrebleu's 13a tokeniser splits the plain string back into the same tokens.
+    bleu = sacrebleu.corpus_bleu([detokenize(tokenised)], [[detokenize(tokenised)]])
+    assert bleu.sys_len == len(tokenised.split()) and abs(bleu.score - 100.0) < 1e-9

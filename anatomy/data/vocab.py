@@ -5,6 +5,7 @@ bos/eos, and decode ids back to a plain string for sacrebleu (stopping at eos).
 """
 import collections
 import os
+import re
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ('<pad>', '<s>', '</s>', '<unk>')
@@ -121,12 +122,17 @@ def load_vocab(path):
         return Vocab([line.rstrip('\n') for line in f if line.rstrip('\n')])
 
 
+_SPACE_BEFORE_PUNCT = re.compile(r' ([.,;:!?])(?= |$)')
+
+
 def detokenize(tokens):
     """Tokens (list of str) or a tokenised string -> plain string for sacrebleu.
 
-    Word-level toy_wmt text is already whitespace-tokenised, so this joins tokens with single
-    spaces and strips specials; sacrebleu's own 13a tokeniser then treats both sides alike.
+    Word-level toy_wmt text is whitespace-tokenised ("die Katze , die schläft ."): this drops
+    specials and re-attaches punctuation to the word before it ("die Katze, die schläft."),
+    the plain text sacrebleu expects; its own 13a tokeniser then splits both sides alike.
     """
     if isinstance(tokens, str):
         tokens = tokens.split()
-    return ' '.join(t for t in tokens if t not in SPECIALS)
+    text = ' '.join(t for t in tokens if t not in SPECIALS)
+    return _SPACE_BEFORE_PUNCT.sub(r'\1', text)
