@@ -130,7 +130,8 @@ def test_decay_bottleneck_and_quality_verdicts():
                                      {"rnnsearch": 20.0, "transformer": 90.0}) == report.FAILS
     assert report.bottleneck_verdict(0.0, {"rnnsearch": 0.0}, {"rnnsearch": 0.0}) == report.FAILS
     assert report.quality_cost_verdict(97.0, 200.0, 96.5, 300.0) == report.HOLDS
-    assert report.quality_cost_verdict(90.0, 200.0, 96.5, 300.0) == report.CAVEAT
+    assert report.quality_cost_verdict(97.0, 400.0, 96.5, 300.0) == report.CAVEAT  # level, slower
+    assert report.quality_cost_verdict(90.0, 200.0, 96.5, 300.0) == report.FAILS   # behind, cheaper
     assert report.quality_cost_verdict(90.0, 400.0, 96.5, 300.0) == report.FAILS
     assert report.quality_cost_verdict(2.0, 200.0, 1.5, 300.0) == report.FAILS  # nothing learned
 
