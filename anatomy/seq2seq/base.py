@@ -110,3 +110,16 @@ def dropout_keys(rng, n, deterministic, rate):
     if rng is None:
         raise ValueError("apply(deterministic=False) with dropout_rate > 0 needs an rng key")
     return list(jax.random.split(rng, n))
+
+
+def teacher_forced_scan(recur, params, memory, state0, emb):
+    """Run a decoder's one-step `recur(params, memory, state, emb_t) -> (state, outs)` over
+    every target position with jax.lax.scan (teacher forcing), the same function `step` uses.
+
+    emb [B, T, E] batch-major; returns `outs` with each leaf batch-major [B, T, ...].
+    """
+    def body(state, emb_t):
+        return recur(params, memory, state, emb_t)
+
+    _, outs = jax.lax.scan(body, state0, jnp.swapaxes(emb, 0, 1))  # scan over time: [T, B, E]
+    return jax.tree_util.tree_map(lambda o: jnp.swapaxes(o, 0, 1), outs)  # [B, T, ...]

@@ -86,12 +86,8 @@ def build(config, src_vocab_size, tgt_vocab_size):
         memory = _encode(params, src, src_len.astype(jnp.int32), r_enc)
         emb = dropout(params["tgt_emb"][tgt], cfg.dropout_rate, r_emb, r_emb is None)  # [B,T,E]
 
-        def body(state, emb_t):
-            return _recur(params, memory, state, emb_t)
-
-        _, outs = jax.lax.scan(body, init_state(params, memory, tgt.shape[1]),
-                               jnp.swapaxes(emb, 0, 1))  # scan over time: [T, B, E]
-        h_tilde, a = (jnp.swapaxes(o, 0, 1) for o in outs)  # [B, T, ·]
+        h_tilde, a = base.teacher_forced_scan(
+            _recur, params, memory, init_state(params, memory, tgt.shape[1]), emb)  # [B, T, ·]
         logits = base.dense(params["out"], dropout(h_tilde, cfg.dropout_rate, r_out, r_out is None))
         inter = {"alignments": a, "cross_attention": a, "attentional": h_tilde}
         return base.intermediates_or_logits(logits, inter, return_intermediates)

@@ -93,12 +93,8 @@ def build(config, src_vocab_size, tgt_vocab_size):
         memory = _encode(params, src, src_len.astype(jnp.int32), r_enc)
         emb = dropout(params["tgt_emb"][tgt], cfg.dropout_rate, r_emb, r_emb is None)  # [B,T,E]
 
-        def body(carry, emb_t):
-            return _recur(params, memory, carry, emb_t)
-
-        _, outs = jax.lax.scan(body, init_state(params, memory, tgt.shape[1]),
-                               jnp.swapaxes(emb, 0, 1))  # scan over time: [T, B, E]
-        s, ctx, alpha = (jnp.swapaxes(o, 0, 1) for o in outs)  # [B, T, ·]
+        s, ctx, alpha = base.teacher_forced_scan(
+            _recur, params, memory, init_state(params, memory, tgt.shape[1]), emb)  # [B, T, ·]
         logits = _readout(params, s, ctx, emb, r_out)
         inter = {"alignments": alpha, "cross_attention": alpha, "decoder_states": s,
                  "contexts": ctx}
