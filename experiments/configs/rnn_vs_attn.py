@@ -1,8 +1,16 @@
 """Config of rnn_vs_attn: RNNenc vs RNNsearch vs Transformer on one corpus, same token budget.
 
-Presets: `experiments/configs/rnn_vs_attn.py` (default: ~4 min of training per model on
-2 CPU cores, all of toy_wmt's test split) and `...:quick` (tiny corpus and models, ~2 min
-in all: the smoke test).
+Presets: `experiments/configs/rnn_vs_attn.py` (default: toy_wmt with its lexicon at 0.1 scale,
+2,000 steps per model, all of the test split; about 14 min on 2 CPU cores), `...:full` (the
+full 1,063-word lexicon, 3,000 steps per model; about 30 min) and `...:quick` (tiny corpus and
+models, ~2 min in all: the smoke test).
+
+Why the default lexicon is small (measured here, transformer alone, BLEU on 20 test sentences
+per bucket): on the full lexicon the Transformer needs about 2,000 steps of ~1,000 tokens
+before its cross-attention starts to align (token accuracy 0.45 at step 2,000) and reaches 33
+BLEU at 3,000 steps; three models x 3,000 steps do not fit 15 minutes on 2 cores. At 0.1 scale
+(~250 / 360 words; the grammar and the length mix unchanged, so the length effect is intact)
+it aligns by step ~1,000 and reaches 71 BLEU at 2,000 steps.
 """
 import ml_collections
 
@@ -21,20 +29,23 @@ def get_config(preset=None):
     c.data = data_config()
     c.data.token_budget = 1024          # ~1,000-token batches (DESIGN: batch size mattered most)
     c.data.bucket_boundaries = (16, 32, 48, 64, 96, 128, 160)  # 7 shapes: 7 compilations per model
+    c.data.toy.lexicon_scale = 0.1      # ~250 / 360-word vocabularies (see the module docstring)
 
     # Model hyperparameters: overrides of anatomy.seq2seq.default_model_config(name), by name.
     # Defaults are DESIGN.md's comparable sizes (about 1-2M parameters before the embeddings).
     c.model = ml_collections.ConfigDict()
     c.model.rnnenc = ml_collections.ConfigDict({"d_emb": 128, "d_hidden": 256})
     c.model.rnnsearch = ml_collections.ConfigDict({"d_emb": 128, "d_enc": 128, "d_dec": 256})
-    # No dropout: 1,200 steps x 1,024 tokens is about one pass over toy_wmt; nothing to regularise.
-    c.model.transformer = ml_collections.ConfigDict({"dropout_rate": 0.0})
+    # No dropout: 2,000 steps x 1,024 tokens is under two passes over toy_wmt; nothing to regularise.
+    # 8 heads of 16 dims instead of 4 of 32 (same parameters): measured here, the cross-attention
+    # aligns earlier (token accuracy 0.57 vs 0.44 at step 1,000; 76 vs 71 BLEU at 2,000, one seed).
+    c.model.transformer = ml_collections.ConfigDict({"dropout_rate": 0.0, "n_heads": 8})
     c.model.luong = ml_collections.ConfigDict()
 
     # Training (anatomy.train.default_train_config): the same steps x token_budget for every
     # model, so the same token budget. Stops on num_steps (reproducible).
     c.train = default_train_config()
-    c.train.num_steps = 1200
+    c.train.num_steps = 2000
     c.train.learning_rate = 2e-3
     c.train.warmup_steps = 50
     c.train.decay = "linear"
@@ -56,7 +67,11 @@ def get_config(preset=None):
     # axis (one device on a plain CPU run); batches are rounded to a multiple of the data axis.
     c.sharding = sharding_config()
 
-    if preset == "quick":
+    if preset == "full":
+        c.data.toy.lexicon_scale = 1.0   # 1,063 source words: 2,007 / 2,941-word vocabularies
+        c.train.num_steps = 3000
+        c.train.checkpoint_every = 500
+    elif preset == "quick":
         c.data.toy.train_size = 1500
         c.data.toy.valid_size = 50
         c.data.toy.test_per_bucket = 3
@@ -79,5 +94,5 @@ def get_config(preset=None):
         c.eval.extra_len = 8
         c.eval.attention_min_len = 40
     elif preset not in (None, ""):
-        raise ValueError(f"Unknown preset {preset!r} for rnn_vs_attn; choose '' or 'quick'")
+        raise ValueError(f"Unknown preset {preset!r} for rnn_vs_attn; choose '', 'full' or 'quick'")
     return c
