@@ -77,3 +77,14 @@ def test_translate_unknown_model_is_a_clear_error(quick_run):
                           "--config.model=luong", "--config.sentences=x"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "No trained model 'luong'" in out.stderr
+
+
+def test_presets_keep_one_token_budget_and_name_the_choices():
+    from experiments.configs.rnn_vs_attn import get_config
+    default, full = get_config(), get_config("full")
+    # 'full' differs only in the lexicon and the number of steps, not in the models
+    assert (default.data.toy.lexicon_scale, full.data.toy.lexicon_scale) == (0.1, 1.0)
+    assert full.train.num_steps > default.train.num_steps
+    assert full.model.to_dict() == default.model.to_dict()
+    with pytest.raises(ValueError, match="'full' or 'quick'"):
+        get_config("huge")
