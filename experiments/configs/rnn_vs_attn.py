@@ -5,12 +5,12 @@ Presets: `experiments/configs/rnn_vs_attn.py` (default: toy_wmt with its lexicon
 full 1,063-word lexicon, 3,000 steps per model; about 30 min) and `...:quick` (tiny corpus and
 models, ~2 min in all: the smoke test).
 
-Why the default lexicon is small (measured here, transformer alone, BLEU on 20 test sentences
-per bucket): on the full lexicon the Transformer needs about 2,000 steps of ~1,000 tokens
-before its cross-attention starts to align (token accuracy 0.45 at step 2,000) and reaches 33
-BLEU at 3,000 steps; three models x 3,000 steps do not fit 15 minutes on 2 cores. At 0.1 scale
-(~250 / 360 words; the grammar and the length mix unchanged, so the length effect is intact)
-it aligns by step ~1,000 and reaches 71 BLEU at 2,000 steps.
+Why the default lexicon is small (measured here; README.md has the tables): on the full
+lexicon the Transformer needs about 2,000 steps of ~1,000 tokens before its cross-attention
+starts to align (token accuracy 0.45 at step 2,000, alone, 4 heads), so three models with
+enough steps do not fit 15 minutes on 2 cores. At 0.1 scale (~250 / 360 words; the grammar
+and the length mix unchanged, so the length effect is intact) the default run took 13.2 min:
+RNNsearch 99.2 BLEU, Transformer 71.6, RNNenc 3.3.
 """
 import ml_collections
 
