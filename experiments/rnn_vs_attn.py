@@ -35,9 +35,29 @@ def _model_config(config, name):
     return config.model[name] if name in config.model else None
 
 
-def _train_config(config):
-    """The train config with run-level checks (a clear error, not a deep traceback)."""
+# Fields of config.train a model may NOT override in config.train_by_model: every model gets
+# the same token budget (steps x token_budget, or the same wall-clock budget) and the same seed.
+SHARED_TRAIN_FIELDS = ("num_steps", "max_train_seconds", "seed")
+
+
+def _train_config(config, name):
+    """config.train with config.train_by_model[name]'s overrides (each model its own recipe:
+    learning rate, warmup, schedule, smoothing, clipping), checked (a clear error, not a deep
+    traceback)."""
     c = config.train
+    block = config.get("train_by_model", {}).get(name, None) or {}
+    over = {k: v for k, v in block.items() if v is not None}
+    shared = sorted(set(over) & set(SHARED_TRAIN_FIELDS))
+    if shared:
+        raise ValueError(f"train_by_model.{name}: {shared} must be the same for every model "
+                         "(same token budget, same seed); set them in config.train")
+    unknown = sorted(set(over) - set(c.keys()))
+    if unknown:
+        raise ValueError(f"train_by_model.{name}: unknown train fields {unknown}; fields are "
+                         f"{sorted(c.keys())}")
+    if over:
+        c = c.copy_and_resolve_references()
+        c.update(over)
     if c.num_steps <= 0 or c.log_every <= 0 or c.checkpoint_every <= 0:
         raise ValueError("train.num_steps, log_every and checkpoint_every must be positive")
     return c
@@ -108,7 +128,7 @@ def _train_one(name, config, corpus, batcher, workdir, mesh):
     if distributed.is_coordinator():
         common.write_json(mdir, {"name": name, "model_config": model.config.to_dict()},
                           name="model.json")
-    tc, sc = _train_config(config), _sharding_config(config)
+    tc, sc = _train_config(config, name), _sharding_config(config)
     batches = distributed.local_batches(batcher.iterate,
                                         sharding.batch_sharding(mesh, tuple(sc.rules)))
     res = T.train(model, batches, tc, mdir, name=name, **sharding.train_kwargs(model, tc, sc))

@@ -20,6 +20,19 @@ from anatomy.train import default_train_config
 
 MODELS = ("rnnenc", "rnnsearch", "transformer")
 
+# The recipe fields a model may set for itself (typed placeholders: overridable from flags).
+RECIPE_FIELDS = {"learning_rate": float, "warmup_steps": int, "decay": str, "end_fraction": float,
+                 "label_smoothing": float, "clip_norm": float, "b1": float, "b2": float,
+                 "weight_decay": float}
+
+
+def recipe_overrides(**values):
+    """A train_by_model block: every RECIPE_FIELDS entry None (inherit) unless given."""
+    block = ml_collections.ConfigDict(
+        {k: ml_collections.config_dict.placeholder(t) for k, t in RECIPE_FIELDS.items()})
+    block.update(values)
+    return block
+
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()
@@ -53,6 +66,14 @@ def get_config(preset=None):
     c.train.label_smoothing = 0.1
     c.train.log_every = 25
     c.train.checkpoint_every = 300
+
+    # Per-model recipe: overrides of config.train for one model, each chosen by the same sweep
+    # procedure (None = config.train's value). num_steps, max_train_seconds and seed cannot
+    # differ between models (same token budget). From the command line:
+    #   --config.train_by_model.transformer.warmup_steps=400
+    c.train_by_model = ml_collections.ConfigDict()
+    for name in ("rnnenc", "rnnsearch", "luong", "transformer"):
+        c.train_by_model[name] = recipe_overrides()
 
     # Evaluation: greedy (beam_size 0) decoding of the test split, sacrebleu per length bucket.
     c.eval = ml_collections.ConfigDict()
