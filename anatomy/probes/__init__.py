@@ -16,7 +16,7 @@ from anatomy.probes.gradients import (NONLINEARITY_DERIVATIVE_BOUND, by_distance
                                       sigma_max, spectral_radius)
 from anatomy.probes.layers import (conv1d, init_conv1d, window_indices, windowed_attention,
                                    windowed_self_attention)
-from anatomy.probes.timing import n_cores, time_fn
+from anatomy.probes.timing import n_cores, time_fn, timing_stats
 
 __all__ = [
     "compiled", "compiled_sequential_steps", "cost_of", "hlo_sequential_steps", "jaxpr_sequential_steps",
@@ -26,5 +26,5 @@ __all__ = [
     "input_grad_norms", "pascanu_bound", "random_orthogonal", "scale_to_sigma", "sigma_max",
     "spectral_radius",
     "conv1d", "init_conv1d", "window_indices", "windowed_attention", "windowed_self_attention",
-    "n_cores", "time_fn",
+    "n_cores", "time_fn", "timing_stats",
 ]
