@@ -30,18 +30,32 @@ def test_decode_ids_restores_order_and_cuts_at_eos(rng):
     assert stats["sentences"] == 7 and stats["output_tokens"] == sum(len(s) + 1 for s in sources)
 
 
-def test_evaluate_bleu_by_bucket_with_a_perfect_translator():
+def test_evaluate_bleu_by_bucket_scores_each_bucket_on_its_own_sentences():
+    """Perfect on short sources, wrong on long ones: ~100 in 1-10, 0 in 11-20, between overall."""
     words = "the cat dog sat ran on a mat big small".split()
     r = np.random.default_rng(1)
-    short = [" ".join(r.choice(words, 6)) + " ." for _ in range(4)]
-    long = [" ".join(r.choice(words, 14)) + " ." for _ in range(3)]
-    vocab = build_word_vocab(short + long)
+    short = [" ".join(r.choice(words, n)) + " ." for n in (6, 4, 8, 5)]
+    long = [" ".join(r.choice(words, n)) + " ." for n in (14, 11, 17)]
+    vocab = build_word_vocab(short + long + ["zebra"])  # 'zebra' is in no reference
+    zebra = vocab.encode("zebra")[0]
+
+    def short_only(model, params, src, src_len, max_len):
+        out = copy_decode(model, params, src, src_len, max_len)
+        for b, n in enumerate(src_len):
+            if n > 10:
+                out[b, :n] = zebra  # right length, every word wrong
+        return out
+
     by_bucket = {"1-10": [(s, s) for s in short], "11-20": [(s, s) for s in long], "21-30": []}
-    ev = T.evaluate_bleu(None, None, by_bucket, vocab, vocab, decode_fn=copy_decode, batch_size=2,
-                         max_per_bucket=2)
-    assert ev["bleu"] == pytest.approx(100.0)
-    assert ev["bleu_by_length"] == {"1-10": pytest.approx(100.0), "11-20": pytest.approx(100.0)}
-    assert ev["count_by_length"] == {"1-10": 2, "11-20": 2, "21-30": 0}
+    ev = T.evaluate_bleu(None, None, by_bucket, vocab, vocab, decode_fn=short_only, batch_size=2,
+                         max_per_bucket=3)
+    assert ev["bleu_by_length"] == {"1-10": pytest.approx(100.0), "11-20": pytest.approx(0.0, abs=1e-6)}
+    assert ev["count_by_length"] == {"1-10": 3, "11-20": 3, "21-30": 0}
+    assert 5.0 < ev["bleu"] < 95.0  # the corpus BLEU pools both buckets
+    perfect = T.evaluate_bleu(None, None, by_bucket, vocab, vocab, decode_fn=copy_decode,
+                              batch_size=2, max_per_bucket=3)
+    assert perfect["bleu"] == pytest.approx(100.0)
+    assert perfect["bleu_by_length"] == {"1-10": pytest.approx(100.0), "11-20": pytest.approx(100.0)}
 
 
 def test_time_budget_stops_and_checkpoints(tmp_path):
