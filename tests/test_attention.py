@@ -237,7 +237,8 @@ def layer_params():
     return jax.tree.map(f32, enc), jax.tree.map(f32, dec)
 
 
-def test_padded_batch_equals_unpadded_sequences(rng, layer_params, pre_ln=False):
+@pytest.mark.parametrize("pre_ln", [False, True])
+def test_padded_batch_equals_unpadded_sequences(rng, layer_params, pre_ln):
     enc, dec = layer_params
     B, T, S, M = 2, 6, 5, 8
     lengths, tlens = np.array([6, 3]), np.array([2, 5])
@@ -253,6 +254,10 @@ def test_padded_batch_equals_unpadded_sequences(rng, layer_params, pre_ln=False)
         out_b = att.decoder_layer(dec, y[b:b + 1, :m], mem_b, att.causal_mask(m, m), None, pre_ln=pre_ln)
         np.testing.assert_allclose(mem[b, :n], mem_b[0], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(out[b, :m], out_b[0], rtol=1e-5, atol=1e-5)
+    # the flag reaches both layers: the other branch computes something else on the same params
+    other = att.encoder_layer(enc, x, src_mask, pre_ln=not pre_ln)
+    assert rel(other, mem) > 0.1
+    assert rel(att.decoder_layer(dec, y, mem, self_mask, src_mask, pre_ln=not pre_ln), out) > 0.1
 
 
 def test_layer_norm_and_ffn_match_numpy(rng):
