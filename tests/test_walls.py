@@ -1,5 +1,6 @@
 """Smoke tests of the walls experiments through the real entry point, on their `quick` presets."""
 import json
+import math
 import pathlib
 import subprocess
 import sys
@@ -63,8 +64,8 @@ def test_parallelism_quick(tmp_path):
     assert [r["steps_hlo"] for r in lstm] == [2 * r["n"] for r in lstm]
     assert [r["steps_jaxpr"] for r in lstm] == [r["steps_hlo"] for r in lstm]
     assert all(r["steps_hlo"] == 0 for r in attn)
-    for r in lstm + attn:
-        assert r["median_s"] > 0 and 0 <= r["utilisation"] <= 1.5
+    for r in lstm + attn:  # timings: presence and sign only (their values depend on machine load)
+        assert r["median_s"] > 0 and math.isfinite(r["utilisation"]) and r["utilisation"] >= 0
 
 
 def test_decode_cost_quick(tmp_path):
