@@ -77,10 +77,11 @@ def main(argv):
     if not FLAGS["verbosity"].present:  # orbax logs every save at INFO; --verbosity=0 shows it
         logging.set_verbosity(logging.WARNING)
     from anatomy import distributed  # first, before anything touches a device
+    from anatomy.errors import BadInputError
     try:
         info = distributed.initialize(FLAGS.coordinator_address, FLAGS.num_processes,
                                       FLAGS.process_id, auto=FLAGS.distributed_auto)
-    except ValueError as e:  # incomplete or inconsistent settings
+    except BadInputError as e:  # incomplete or inconsistent settings
         raise app.UsageError(str(e)) from None
     if info.count > 1:
         logging.info("process %d of %d, %d of %d devices local", info.index, info.count,
@@ -90,16 +91,14 @@ def main(argv):
     os.makedirs(workdir, exist_ok=True)
     logging.info("experiment %s, workdir %s\n%s", name, workdir, config)
     module = importlib.import_module(f"experiments.{name}")
-    from anatomy.train.checkpoint import CorruptCheckpointError
-    # The errors the library raises for bad input: messages written to be read, not debugged.
-    bad_input = (ValueError, FileNotFoundError, FloatingPointError, CorruptCheckpointError)
     try:
         module.run(config, workdir)
-    except bad_input as e:
+    except BadInputError as e:
         if FLAGS.traceback:
             raise
-        # Bad input (an impossible config, a malformed corpus, a NaN loss, a corrupt
-        # checkpoint) is one clear line; whatever was saved in the workdir stays there.
+        # Only the project's bad-input errors (anatomy.errors: an impossible config, a malformed
+        # corpus, a NaN loss, a corrupt checkpoint, a workdir trained with another config) are
+        # one clear line; any other exception is a bug and keeps its traceback.
         sys.exit(f"launch.py: {name} stopped: {type(e).__name__}: {e}\n"
                  f"(workdir {workdir} keeps what was saved; --traceback shows where it was raised)")
 

@@ -22,6 +22,8 @@ from typing import Callable, Iterator, NamedTuple
 import jax
 import numpy as np
 
+from anatomy.errors import BadInputError
+
 ENV_COORDINATOR = "JAX_COORDINATOR_ADDRESS"
 ENV_NUM_PROCESSES = "JAX_NUM_PROCESSES"
 ENV_PROCESS_ID = "JAX_PROCESS_ID"
@@ -48,7 +50,7 @@ def _env_int(name: str) -> int | None:
     try:
         return int(value)
     except ValueError:
-        raise ValueError(f"environment variable {name}={value!r} is not an integer") from None
+        raise BadInputError(f"environment variable {name}={value!r} is not an integer") from None
 
 
 def resolve_settings(coordinator_address: str | None = None, num_processes: int | None = None,
@@ -63,10 +65,10 @@ def resolve_settings(coordinator_address: str | None = None, num_processes: int 
     given = {"coordinator_address": address, "num_processes": count, "process_id": pid}
     if any(v is not None for v in given.values()) and any(v is None for v in given.values()):
         missing = [k for k, v in given.items() if v is None]
-        raise ValueError(f"multi-process setup is incomplete: {missing} missing (flags or "
+        raise BadInputError(f"multi-process setup is incomplete: {missing} missing (flags or "
                          f"{ENV_COORDINATOR} / {ENV_NUM_PROCESSES} / {ENV_PROCESS_ID}); got {given}")
     if count is not None and (count < 1 or not 0 <= pid < count):
-        raise ValueError(f"need num_processes >= 1 and 0 <= process_id < num_processes, "
+        raise BadInputError(f"need num_processes >= 1 and 0 <= process_id < num_processes, "
                          f"got num_processes={count}, process_id={pid}")
     return address, count, pid
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.attention import init_mha, multi_head_attention, scaled_dot_product
+from anatomy.errors import BadInputError
 from anatomy.recurrence import get_cell, run as run_cell
 from experiments import common
 
@@ -45,7 +46,7 @@ def recurrent_cost(cfg, n, d):
 def _qkv(cfg, n, d):
     h = cfg.n_heads
     if d % h:
-        raise ValueError(f"d={d} is not divisible by n_heads={h}")
+        raise BadInputError(f"d={d} is not divisible by n_heads={h}")
     keys = jax.random.split(jax.random.PRNGKey(cfg.seed), 3)
     return [_normal(k, (cfg.batch, n, h, d // h)) for k in keys]  # q, k, v [b, n, h, d/h]
 

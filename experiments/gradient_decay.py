@@ -20,6 +20,7 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.attention import causal_mask, encoder_layer, init_encoder_layer, sinusoidal
+from anatomy.errors import BadInputError
 from anatomy.recurrence import get_cell, init_rnn, run as run_cell
 from experiments import common
 
@@ -32,7 +33,7 @@ def _rnn_params(cfg, w_kind, sigma, dtype):
     elif w_kind == "gaussian":
         w = probes.scale_to_sigma(jax.random.normal(k2, (cfg.hidden, cfg.hidden)), sigma)
     else:
-        raise ValueError(f"unknown w_kind {w_kind!r}; choose 'orthogonal' or 'gaussian'")
+        raise BadInputError(f"unknown w_kind {w_kind!r}; choose 'orthogonal' or 'gaussian'")
     params["w_h"] = w
     return jax.tree_util.tree_map(lambda a: jnp.asarray(a, dtype), params)
 

@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from experiments import common
+from anatomy.errors import BadInputError
 
 HOLDS, CAVEAT, FAILS, MISSING = "holds", "holds with a caveat", "does not hold here", "not measured"
 VERDICTS = (HOLDS, CAVEAT, FAILS, MISSING)
@@ -172,7 +173,7 @@ def _long_range(r):
     dist = g["config"]["fit_max_distance"]
     sat = [c for c in g["rnn"].values() if c["regime"] == "saturating"]
     if not sat:
-        raise ValueError("report: gradient_decay results have no 'saturating' RNN curve")
+        raise BadInputError("report: gradient_decay results have no 'saturating' RNN curve")
     rnn = min(sat, key=lambda c: abs(c["sigma"] - 1.0))
     rates = {"RNN": rnn["fit"]["rate"], "LSTM": g["rates"]["lstm"], "attention": g["rates"]["attention"]}
     k = max(lr["k_grid"])
@@ -194,7 +195,7 @@ def _buckets(models):
     common_labels = [b for b in next(iter(models.values()))["bleu_by_length"]
                      if all(b in m["bleu_by_length"] for m in models.values())]
     if not common_labels:
-        raise ValueError("report: rnn_vs_attn results share no scored length bucket")
+        raise BadInputError("report: rnn_vs_attn results share no scored length bucket")
     return common_labels[0], common_labels[-1]
 
 
@@ -324,13 +325,13 @@ def check_keys(results, name: str, path: str) -> None:
         key, rest = keys[0], keys[1:]
         if key == "*":
             if not isinstance(node, dict) or not node:
-                raise ValueError(f"report: {path} is malformed: {'.'.join(trail) or 'top level'} "
+                raise BadInputError(f"report: {path} is malformed: {'.'.join(trail) or 'top level'} "
                                  f"should be a non-empty dict (written by experiments/{name}.py)")
             for k, v in node.items():
                 walk(v, rest, trail + [k])
             return
         if not isinstance(node, dict) or key not in node:
-            raise ValueError(f"report: {path} is malformed: missing key {'.'.join(trail + [key])!r} "
+            raise BadInputError(f"report: {path} is malformed: missing key {'.'.join(trail + [key])!r} "
                              f"(written by experiments/{name}.py; rerun it, or pass "
                              f"--config.rerun=True)")
         walk(node[key], rest, trail + [key])
@@ -342,12 +343,12 @@ def load_results(name: str, workdir: str) -> dict:
     """workdir/results.json of experiment `name`, checked against REQUIRED (clear errors)."""
     path = os.path.join(workdir, "results.json")
     if not os.path.isfile(path):
-        raise ValueError(f"report: no results file {path} for experiment {name!r}")
+        raise BadInputError(f"report: no results file {path} for experiment {name!r}")
     try:
         with open(path) as f:
             results = json.load(f)
     except json.JSONDecodeError as e:
-        raise ValueError(f"report: {path} is not valid JSON ({e}); rerun experiment {name!r}") from e
+        raise BadInputError(f"report: {path} is not valid JSON ({e}); rerun experiment {name!r}") from e
     check_keys(results, name, path)
     return results
 
@@ -369,7 +370,7 @@ def gather(config, workdir: str) -> dict[str, Source]:
     """Collect every existing results.json first (a malformed one fails before any run), then run."""
     unknown = [n for n in config.experiments if n not in REQUIRED]
     if unknown:
-        raise ValueError(f"report: unknown experiments {unknown}; choose from {sorted(REQUIRED)}")
+        raise BadInputError(f"report: unknown experiments {unknown}; choose from {sorted(REQUIRED)}")
     sources, to_run = {}, []
     for name in config.experiments:
         sub = source_dir(config, name, workdir)
@@ -429,10 +430,10 @@ def build_rows(sources: dict[str, Source], links: dict[str, dict]) -> list[dict]
                 measured, verdict, why = spec.measure(have)
             except (KeyError, IndexError, TypeError) as e:
                 files = ", ".join(os.path.join(sources[n].workdir, "results.json") for n in have)
-                raise ValueError(f"report: row {spec.name!r} cannot read {e!r} from {files}; "
+                raise BadInputError(f"report: row {spec.name!r} cannot read {e!r} from {files}; "
                                  "rerun those experiments (--config.rerun=True)") from e
         if verdict not in VERDICTS:
-            raise ValueError(f"report: row {spec.name!r} gave verdict {verdict!r}, not one of {VERDICTS}")
+            raise BadInputError(f"report: row {spec.name!r} gave verdict {verdict!r}, not one of {VERDICTS}")
         plots = [p for n in spec.sources if n in links for p in links[n]["plots"]
                  if any(os.path.basename(p).startswith(pre) for pre in spec.plots)]
         rows.append({"property": spec.name, "rnn": spec.rnn, "transformer": spec.transformer,
@@ -483,7 +484,7 @@ def write_markdown(workdir: str, rows: list[dict], sources: dict[str, Source],
 def run(config, workdir):
     """Gather the sub-experiments, build the table, write results.json and report.md."""
     if config.preset not in ("", "quick"):
-        raise ValueError(f"report: preset must be '' or 'quick', got {config.preset!r}")
+        raise BadInputError(f"report: preset must be '' or 'quick', got {config.preset!r}")
     os.makedirs(workdir, exist_ok=True)
     sources = gather(config, workdir)
     links = {n: publish(s, workdir, config.copy_plots) for n, s in sources.items()

@@ -25,6 +25,7 @@ from anatomy import data as D
 from anatomy import distributed
 from anatomy import sharding
 from anatomy import train as T
+from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model, count_params
 from experiments import common
 
@@ -49,17 +50,17 @@ def _train_config(config, name):
     over = {k: v for k, v in block.items() if v is not None}
     shared = sorted(set(over) & set(SHARED_TRAIN_FIELDS))
     if shared:
-        raise ValueError(f"train_by_model.{name}: {shared} must be the same for every model "
+        raise BadInputError(f"train_by_model.{name}: {shared} must be the same for every model "
                          "(same token budget, same seed); set them in config.train")
     unknown = sorted(set(over) - set(c.keys()))
     if unknown:
-        raise ValueError(f"train_by_model.{name}: unknown train fields {unknown}; fields are "
+        raise BadInputError(f"train_by_model.{name}: unknown train fields {unknown}; fields are "
                          f"{sorted(c.keys())}")
     if over:
         c = c.copy_and_resolve_references()
         c.update(over)
     if c.num_steps <= 0 or c.log_every <= 0 or c.checkpoint_every <= 0:
-        raise ValueError("train.num_steps, log_every and checkpoint_every must be positive")
+        raise BadInputError("train.num_steps, log_every and checkpoint_every must be positive")
     return c
 
 
@@ -204,7 +205,7 @@ def run(config, workdir):
     """Train and evaluate config.models; write results.json, report.md and plots; return results."""
     unknown = [m for m in config.models if m not in ("rnnenc", "rnnsearch", "luong", "transformer")]
     if unknown:
-        raise ValueError(f"rnn_vs_attn: unknown models {unknown}")
+        raise BadInputError(f"rnn_vs_attn: unknown models {unknown}")
     sc = _sharding_config(config)
     mesh = sharding.mesh_from_config(sc)     # a mesh that does not fit: ValueError, here
     lead = distributed.is_coordinator()

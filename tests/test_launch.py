@@ -1,4 +1,5 @@
-"""launch.py: an unknown experiment or config field is one clear error line, not a traceback."""
+"""launch.py: bad input (unknown experiment, config field, impossible config, the project's own
+BadInputError) is one clear error line; any other exception is a bug and keeps its traceback."""
 import os
 import subprocess
 import sys
@@ -44,3 +45,41 @@ def test_impossible_config_is_one_line_and_traceback_on_request(tmp_path):
     assert "mesh shape (16, 1)" in out.stderr and "Traceback" not in out.stderr
     loud = _launch(*args, "--traceback")
     assert loud.returncode != 0 and "Traceback" in loud.stderr
+
+
+# Runs launch.main with experiments.rnn_vs_attn.run replaced by one that raises `error`.
+_RAISING = """
+import sys
+sys.path.insert(0, {root!r})
+sys.argv = ["launch.py", "--experiment=rnn_vs_attn", "--workdir={workdir}"]
+from absl import app
+import launch
+import experiments.rnn_vs_attn as experiment
+from anatomy.errors import BadInputError
+def run(config, workdir):
+    raise {error}
+experiment.run = run
+app.run(launch.main, argv=launch.with_default_config(sys.argv), flags_parser=launch.parse_flags)
+"""
+
+
+def _launch_raising(error, workdir):
+    code = _RAISING.format(root=ROOT, workdir=workdir, error=error)
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_bad_input_error_is_one_line(tmp_path):
+    out = _launch_raising('BadInputError("data.max_len=3 leaves no pair")', tmp_path)
+    assert out.returncode != 0
+    assert "BadInputError: data.max_len=3 leaves no pair" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_other_errors_keep_their_traceback(tmp_path):
+    # a genuine bug that happens to be a ValueError (or anything else) is not hidden
+    for error in ('ValueError("operands could not be broadcast")', 'KeyError("params")'):
+        out = _launch_raising(error, tmp_path)
+        assert out.returncode != 0
+        assert "Traceback" in out.stderr and error.split("(")[0] in out.stderr, out.stderr[-2000:]
+        assert "launch.py: rnn_vs_attn stopped" not in out.stderr

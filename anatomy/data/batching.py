@@ -20,6 +20,7 @@ import grain
 import numpy as np
 
 from anatomy.data.vocab import BOS, EOS
+from anatomy.errors import BadInputError
 
 DEFAULT_BOUNDARIES = (8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 384, 512)
 
@@ -30,7 +31,7 @@ def bucket_boundaries(max_len, boundaries=()):
     base = boundaries or DEFAULT_BOUNDARIES
     out = sorted({b for b in base if b < top} | {top})
     if any(b <= 0 for b in out):
-        raise ValueError(f'bucket boundaries must be positive, got {boundaries}')
+        raise BadInputError(f'bucket boundaries must be positive, got {boundaries}')
     return tuple(out)
 
 
@@ -83,14 +84,14 @@ class Batcher:
         self.batch_multiple = int(batch_multiple)
         self.boundaries = bucket_boundaries(max_len, boundaries)
         if token_budget < self.boundaries[-1]:
-            raise ValueError(f'token_budget={token_budget} is smaller than the longest bucket '
+            raise BadInputError(f'token_budget={token_budget} is smaller than the longest bucket '
                              f'({self.boundaries[-1]} tokens); raise it or lower max_len')
         keep, self.n_filtered = _filter(pairs, max_len)
         if self.n_filtered:
             logging.warning('batching: %d of %d pairs exceed max_len=%d and are filtered',
                             self.n_filtered, len(pairs), max_len)
         if len(keep) == 0:
-            raise ValueError(f'no pair fits max_len={max_len}')
+            raise BadInputError(f'no pair fits max_len={max_len}')
         need = np.asarray([max(len(pairs[i][0]), len(pairs[i][1]) + 1) for i in keep])
         which = np.searchsorted(np.asarray(self.boundaries), need)  # smallest boundary >= need
         self.buckets = []  # (L, B, example indices)
@@ -155,7 +156,7 @@ def eval_batches_from_pairs(pairs, *, token_budget=1024, boundaries=(), max_len=
     """
     bounds = bucket_boundaries(max_len, boundaries)
     if token_budget < bounds[-1]:
-        raise ValueError(f'token_budget={token_budget} is smaller than the longest bucket {bounds[-1]}')
+        raise BadInputError(f'token_budget={token_budget} is smaller than the longest bucket {bounds[-1]}')
     keep, n_filtered = _filter(pairs, max_len)
     if n_filtered:
         logging.warning('evaluation: %d of %d pairs exceed max_len=%d: filtered, not truncated',

@@ -16,6 +16,7 @@ a function: perfect BLEU is reachable.
 """
 import random
 from dataclasses import dataclass, field
+from anatomy.errors import BadInputError
 
 SRC_ONSETS = ('b', 'c', 'd', 'f', 'g', 'h', 'j', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w',
               'br', 'cl', 'dr', 'fl', 'gr', 'pl', 'sk', 'sl', 'sp', 'st', 'tr', 'th', 'sh', 'ch')
@@ -124,7 +125,7 @@ def make_lexicon(seed=0, n_nouns=420, n_compounds=80, n_trans=180, n_intr=100, n
     scale multiplies every open word class (e.g. 0.5 for an easier, ~560-word language).
     """
     if scale <= 0:
-        raise ValueError(f'lexicon scale must be > 0, got {scale}')
+        raise BadInputError(f'lexicon scale must be > 0, got {scale}')
     n_nouns, n_compounds, n_trans, n_intr, n_say, n_adjectives, n_adverbs = (
         max(2, round(n * scale)) for n in
         (n_nouns, n_compounds, n_trans, n_intr, n_say, n_adjectives, n_adverbs))

@@ -29,6 +29,7 @@ clauses' subjects) keep the source unambiguous, so a perfect translation exists.
 import random
 
 from anatomy.data import lexicon as lx
+from anatomy.errors import BadInputError
 
 LENGTH_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 60), (61, None))
 DEFAULT_LENGTH_WEIGHTS = (0.14, 0.18, 0.18, 0.16, 0.12, 0.10, 0.12)
@@ -388,7 +389,7 @@ def generate_pairs(n, *, seed, lexicon, length_weights=DEFAULT_LENGTH_WEIGHTS, m
     Sources in `exclude` are skipped (keeps splits disjoint). Deterministic in (seed, stream).
     """
     if len(length_weights) != len(LENGTH_BUCKETS):
-        raise ValueError(f'length_weights needs {len(LENGTH_BUCKETS)} entries, got {len(length_weights)}')
+        raise BadInputError(f'length_weights needs {len(LENGTH_BUCKETS)} entries, got {len(length_weights)}')
     rng = random.Random(f'toy_wmt/{seed}/{stream}')
     grower, out = Grower(lexicon, rng), []
     buckets = range(len(LENGTH_BUCKETS))
@@ -412,12 +413,12 @@ def generate_stratified(per_bucket, *, seed, lexicon, max_src_len=120, exclude=f
     seen = set(exclude)
     for b in range(len(LENGTH_BUCKETS)):
         if LENGTH_BUCKETS[b][0] > max_src_len:
-            raise ValueError(f'max_src_len={max_src_len} leaves bucket {LENGTH_BUCKETS[b]} empty')
+            raise BadInputError(f'max_src_len={max_src_len} leaves bucket {LENGTH_BUCKETS[b]} empty')
         tries = 0
         while len(filled[b]) < per_bucket:
             tries += 1
             if tries > 200 * per_bucket + 1000:
-                raise ValueError(f'cannot fill length bucket {LENGTH_BUCKETS[b]}')
+                raise BadInputError(f'cannot fill length bucket {LENGTH_BUCKETS[b]}')
             tree, length = grower.sentence(_target_length(rng, b, max_src_len))
             got = length_bucket(length)
             if length > max_src_len or len(filled[got]) >= per_bucket:

@@ -7,11 +7,13 @@ import collections
 import os
 import re
 
+from anatomy.errors import BadInputError
+
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ('<pad>', '<s>', '</s>', '<unk>')
 
 
-class CorpusError(ValueError):
+class CorpusError(BadInputError):
     """Bad input data: the message names the file (and line) at fault."""
 
 

@@ -18,6 +18,7 @@ import operator
 
 import ml_collections
 
+from anatomy.errors import BadInputError
 from anatomy.seq2seq.base import BOS, EOS, PAD, UNK, Translator, count_params
 from anatomy.seq2seq.base import freeze as freeze_config
 
@@ -34,7 +35,7 @@ __all__ = ["MODELS", "Translator", "build_model", "default_model_config", "count
 
 def _module(name):
     if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; choose one of {sorted(MODELS)}")
+        raise BadInputError(f"unknown model {name!r}; choose one of {sorted(MODELS)}")
     return importlib.import_module(MODELS[name])
 
 
@@ -57,7 +58,7 @@ def build_model(name, model_config=None, src_vocab_size=None, tgt_vocab_size=Non
     overrides = {} if model_config is None else dict(model_config.items())
     unknown = sorted(set(overrides) - set(cfg.keys()))
     if unknown:
-        raise ValueError(f"{name}: unknown config fields {unknown}; fields are {sorted(cfg.keys())}")
+        raise BadInputError(f"{name}: unknown config fields {unknown}; fields are {sorted(cfg.keys())}")
     cfg.update(overrides)
     sizes = []
     for which, raw in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size)):
@@ -66,6 +67,6 @@ def build_model(name, model_config=None, src_vocab_size=None, tgt_vocab_size=Non
         except TypeError:
             size = None
         if size is None or size <= EOS:
-            raise ValueError(f"{name}: {which} must be an int > {EOS}, got {raw!r}")
+            raise BadInputError(f"{name}: {which} must be an int > {EOS}, got {raw!r}")
         sizes.append(size)
     return module.build(ml_collections.ConfigDict(cfg), *sizes)

@@ -17,6 +17,7 @@ import jax
 import ml_collections
 from jax.sharding import AxisType, Mesh
 
+from anatomy.errors import BadInputError
 from anatomy.sharding.rules import DEFAULT_RULES
 
 
@@ -36,17 +37,17 @@ def resolve_shape(shape: Sequence[int], n_devices: int) -> tuple[int, ...]:
     """
     shape = tuple(int(s) for s in shape)
     if any(s == 0 or s < -1 for s in shape):
-        raise ValueError(f"mesh shape {shape}: every entry must be a positive int or -1")
+        raise BadInputError(f"mesh shape {shape}: every entry must be a positive int or -1")
     if shape.count(-1) > 1:
-        raise ValueError(f"mesh shape {shape}: at most one -1 (fill) entry")
+        raise BadInputError(f"mesh shape {shape}: at most one -1 (fill) entry")
     fixed = math.prod(s for s in shape if s != -1)
     if -1 in shape:
         if n_devices % fixed:
-            raise ValueError(f"mesh shape {shape} does not fit {n_devices} devices: "
+            raise BadInputError(f"mesh shape {shape} does not fit {n_devices} devices: "
                              f"{n_devices} is not divisible by {fixed}")
         shape = tuple(n_devices // fixed if s == -1 else s for s in shape)
     if math.prod(shape) != n_devices:
-        raise ValueError(f"mesh shape {shape} needs {math.prod(shape)} devices, "
+        raise BadInputError(f"mesh shape {shape} needs {math.prod(shape)} devices, "
                          f"but {n_devices} are available")
     return shape
 
@@ -59,9 +60,9 @@ def make_mesh(shape: Sequence[int], axes: Sequence[str] = ("data", "model"),
     """
     axes = tuple(axes)
     if len(set(axes)) != len(axes) or not all(isinstance(a, str) and a for a in axes):
-        raise ValueError(f"mesh axes must be distinct non-empty names, got {axes}")
+        raise BadInputError(f"mesh axes must be distinct non-empty names, got {axes}")
     if len(shape) != len(axes):
-        raise ValueError(f"mesh shape {tuple(shape)} and axes {axes} differ in length")
+        raise BadInputError(f"mesh shape {tuple(shape)} and axes {axes} differ in length")
     devices = list(jax.devices() if devices is None else devices)
     shape = resolve_shape(shape, len(devices))
     return jax.make_mesh(shape, axes, axis_types=(AxisType.Auto,) * len(axes), devices=devices)
@@ -79,5 +80,5 @@ def axis_size(mesh: Mesh, axis: str | Sequence[str] | None) -> int:
     names = (axis,) if isinstance(axis, str) else tuple(axis)
     for a in names:
         if a not in mesh.shape:
-            raise ValueError(f"mesh axis {a!r} is not in the mesh {dict(mesh.shape)}")
+            raise BadInputError(f"mesh axis {a!r} is not in the mesh {dict(mesh.shape)}")
     return math.prod(mesh.shape[a] for a in names)

@@ -17,6 +17,7 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
+from anatomy.errors import BadInputError
 from anatomy.sharding.rules import DEFAULT_RULES, logical_to_spec, param_specs, rules_dict
 
 
@@ -109,7 +110,7 @@ def batch_spec(mesh, rules: Sequence = DEFAULT_RULES) -> PartitionSpec:
         names = (target,) if isinstance(target, str) else tuple(target)
         for n in names:
             if n not in mesh.shape:
-                raise ValueError(f"rule 'batch' -> {target!r}: mesh axis {n!r} is not in "
+                raise BadInputError(f"rule 'batch' -> {target!r}: mesh axis {n!r} is not in "
                                  f"the mesh {dict(mesh.shape)}")
     return PartitionSpec(target)
 

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import jax
 from jax.sharding import PartitionSpec
+from anatomy.errors import BadInputError
 
 # (logical axis, mesh axis or None). Config may replace this (config.sharding.rules).
 DEFAULT_RULES = (
@@ -119,7 +120,7 @@ def rules_dict(rules: Sequence) -> dict:
     out = {}
     for pair in rules:
         if len(pair) != 2 or not isinstance(pair[0], str):
-            raise ValueError(f"sharding rule {pair!r} is not a (logical axis, mesh axis) pair")
+            raise BadInputError(f"sharding rule {pair!r} is not a (logical axis, mesh axis) pair")
         logical, target = pair
         out[logical] = tuple(target) if isinstance(target, (list, tuple)) else target
     return out
@@ -140,7 +141,7 @@ def logical_to_spec(axes: Sequence, shape: Sequence[int], mesh, rules: Sequence,
         names = () if target is None else ((target,) if isinstance(target, str) else target)
         for n in names:
             if n not in mesh.shape:
-                raise ValueError(f"rule {logical!r} -> {target!r}: mesh axis {n!r} is not in "
+                raise BadInputError(f"rule {logical!r} -> {target!r}: mesh axis {n!r} is not in "
                                  f"the mesh {dict(mesh.shape)}")
         names = tuple(n for n in names if mesh.shape[n] > 1 and n not in used)
         n_dev = 1
@@ -148,7 +149,7 @@ def logical_to_spec(axes: Sequence, shape: Sequence[int], mesh, rules: Sequence,
             n_dev *= mesh.shape[n]
         if names and size % n_dev:
             if strict:
-                raise ValueError(f"dimension {dim} ({logical!r}) of size {size} does not divide "
+                raise BadInputError(f"dimension {dim} ({logical!r}) of size {size} does not divide "
                                  f"over mesh axis {names} of {n_dev} devices")
             names = ()
         used.update(names)

@@ -13,14 +13,15 @@ import os
 import jax
 import orbax.checkpoint as ocp
 
+from anatomy.errors import BadInputError
 from anatomy.train.state import TrainState, all_finite, as_dict, from_dict
 
 
-class CorruptCheckpointError(RuntimeError):
+class CorruptCheckpointError(BadInputError, RuntimeError):
     """A checkpoint folder exists but cannot be restored."""
 
 
-class NonFiniteStateError(FloatingPointError):
+class NonFiniteStateError(BadInputError, FloatingPointError):
     """Refused to checkpoint parameters or optimiser state that hold NaN or Inf."""
 
 

@@ -18,6 +18,7 @@ import jax
 import ml_collections
 import numpy as np
 
+from anatomy.errors import BadInputError
 from anatomy.train.checkpoint import Checkpointer
 from anatomy.train.metrics import MetricsWriter, Progress
 from anatomy.train.optim import make_optimizer, schedule_reference
@@ -25,7 +26,7 @@ from anatomy.train.state import TrainState, create_state
 from anatomy.train.step import compile_train_step, make_train_step
 
 
-class NonFiniteLossError(FloatingPointError):
+class NonFiniteLossError(BadInputError, FloatingPointError):
     """The loss became NaN or infinite; the message names the step and the last good checkpoint."""
 
 

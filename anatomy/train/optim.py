@@ -5,6 +5,7 @@ import math
 
 import jax.numpy as jnp
 import optax
+from anatomy.errors import BadInputError
 
 DECAYS = ("rsqrt", "cosine", "linear", "constant")
 
@@ -21,9 +22,9 @@ def make_schedule(learning_rate: float, warmup_steps: int, num_steps: int,
         'constant' lr
     """
     if decay not in DECAYS:
-        raise ValueError(f"Unknown learning-rate decay {decay!r}; choose one of {DECAYS}")
+        raise BadInputError(f"Unknown learning-rate decay {decay!r}; choose one of {DECAYS}")
     if warmup_steps < 0 or num_steps <= 0:
-        raise ValueError(f"Need warmup_steps >= 0 and num_steps > 0, got {warmup_steps}, {num_steps}")
+        raise BadInputError(f"Need warmup_steps >= 0 and num_steps > 0, got {warmup_steps}, {num_steps}")
     w = int(warmup_steps)
     rest = max(num_steps - w, 1)
     warm = optax.linear_schedule(0.0, learning_rate, max(w, 1))

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from anatomy.errors import BadInputError
 from anatomy.train.losses import sequence_loss
 from anatomy.train.state import TrainState
 
@@ -26,7 +27,7 @@ def cast_floating(tree, dtype):
 
 def _compute_dtype(name: str):
     if name not in COMPUTE_DTYPES:
-        raise ValueError(f"Unknown compute_dtype {name!r}; choose one of {sorted(COMPUTE_DTYPES)}")
+        raise BadInputError(f"Unknown compute_dtype {name!r}; choose one of {sorted(COMPUTE_DTYPES)}")
     return COMPUTE_DTYPES[name]
 
 
