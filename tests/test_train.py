@@ -158,6 +158,39 @@ def test_train_writes_metrics_and_resumes(tmp_path):
     assert [r["step"] for r in T.read_metrics(str(tmp_path))][-1] == 40
 
 
+TIMING = ("wall_time", "tokens_per_second", "valid_seconds")
+
+
+def test_validation_is_recorded_and_leaves_training_unchanged(tmp_path):
+    """eval_every adds finite valid_* scalars to the log records at its steps and the end; the
+    parameters and every training number are exactly those of a run without validation."""
+    model = bigram_model()
+    held_out = [batch_at(10_000 + j) for j in range(3)]        # batches training never sees
+    evaluate = T.make_validate(T.compile_eval_step(T.make_eval_step(model)), held_out)
+    on = T.train(model, batches, small_config(num_steps=22, eval_every=10), str(tmp_path / "on"),
+                 evaluate=evaluate)
+    off = T.train(model, batches, small_config(num_steps=22), str(tmp_path / "off"))
+    jax.tree.map(np.testing.assert_array_equal, on.state.params, off.state.params)
+    recs_on, recs_off = T.read_metrics(str(tmp_path / "on")), T.read_metrics(str(tmp_path / "off"))
+    valid = [r for r in recs_on if "valid_loss" in r]
+    assert [r["step"] for r in valid] == [10, 20, 22]
+    for r in valid:
+        assert np.isfinite(r["valid_loss"]) and r["valid_loss"] > 0 and 0 <= r["valid_accuracy"] <= 1
+        assert r["valid_tokens"] == sum(float((b["tgt_out"] != 0).sum()) for b in held_out)
+    strip = lambda r: {k: v for k, v in r.items() if k not in TIMING and not k.startswith("valid_")}
+    assert [strip(r) for r in recs_on] == [strip(r) for r in recs_off]
+    # the same numbers as the obvious twin: one unjitted eval_step per batch, token-weighted
+    step = T.make_eval_step(model)
+    got = [step(on.state.params, b) for b in held_out]
+    n = np.array([float(m["tokens"]) for m in got])
+    want = float(np.sum(n * [float(m["nll"]) for m in got]) / n.sum())
+    np.testing.assert_allclose(evaluate(on.state)["valid_loss"], want, rtol=1e-5)
+    np.testing.assert_allclose(valid[-1]["valid_loss"], want, rtol=1e-5)
+    with pytest.raises(ValueError, match="multiple of train.log_every"):
+        T.train(model, batches, small_config(num_steps=22, eval_every=7), str(tmp_path / "bad"),
+                evaluate=evaluate)
+
+
 # ---------------------------------------------------------------------------- NaN guard, corrupt
 
 

@@ -4,12 +4,16 @@ Public API
     default_train_config() -> ConfigDict: seed, num_steps, max_train_seconds, learning_rate,
         warmup_steps, decay ('rsqrt'|'cosine'|'linear'|'constant'), end_fraction, b1, b2,
         weight_decay, clip_norm, label_smoothing, compute_dtype ('float32'|'bfloat16'),
-        log_every, checkpoint_every, keep_checkpoints, progress.
-    train(model, batches, config, workdir, *, params=None, name='', train_step=None)
+        log_every, eval_every (0 = no validation), checkpoint_every, keep_checkpoints, progress.
+    train(model, batches, config, workdir, *, params=None, name='', train_step=None,
+          evaluate=None)
         -> TrainResult(state, summary)     resumes from workdir/checkpoints when present;
         batches(start) -> iterator of batch start, start+1, ... (anatomy.data Batcher.iterate).
         Writes workdir/metrics.jsonl, workdir/tensorboard/, workdir/checkpoints/<step>/.
         Raises NonFiniteLossError naming the step and the last good checkpoint.
+        evaluate(state) -> dict runs every config.eval_every steps, outside the training clock.
+    make_validate(eval_step, batches) -> evaluate(state) -> {valid_loss, valid_accuracy,
+        valid_tokens}: teacher-forced, token-weighted over fixed held-out batches
     TrainState(params, opt_state, step)                       a pytree (NamedTuple)
     make_train_step(model, tx, *, label_smoothing, compute_dtype)
         -> train_step(state, batch, rng) -> (state, metrics)  pure
@@ -31,11 +35,12 @@ from anatomy.train.optim import make_optimizer, make_schedule, schedule_referenc
 from anatomy.train.state import TrainState, all_finite, create_state
 from anatomy.train.step import (compile_eval_step, compile_train_step, make_eval_step,
                                 make_train_step)
+from anatomy.train.validate import make_validate
 
 __all__ = [
     "Checkpointer", "CorruptCheckpointError", "NonFiniteStateError", "NonFiniteLossError",
     "TrainResult", "TrainState", "MetricsWriter", "Progress", "all_finite", "compile_eval_step",
     "compile_train_step", "corpus_bleu", "create_state", "decode_ids", "default_train_config",
-    "evaluate_bleu", "make_eval_step", "make_optimizer", "make_schedule", "make_train_step",
+    "evaluate_bleu", "make_eval_step", "make_optimizer", "make_validate", "make_schedule", "make_train_step",
     "read_metrics", "schedule_reference", "sequence_loss", "smoothed_cross_entropy", "train",
 ]

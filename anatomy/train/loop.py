@@ -19,6 +19,8 @@ import ml_collections
 import numpy as np
 
 from anatomy.errors import BadInputError
+from anatomy.fingerprint import check as check_fingerprint
+from anatomy.fingerprint import run_fingerprint
 from anatomy.train.checkpoint import Checkpointer
 from anatomy.train.metrics import MetricsWriter, Progress
 from anatomy.train.optim import make_optimizer, schedule_reference
@@ -54,6 +56,8 @@ def default_train_config() -> ml_collections.ConfigDict:
     c.label_smoothing = 0.1    # ε of label smoothing in the loss
     c.compute_dtype = "float32"  # 'float32' | 'bfloat16' (forward/backward; master params stay f32)
     c.log_every = 50           # metrics to metrics.jsonl / TensorBoard / stderr every N steps
+    c.eval_every = 0           # > 0: train(evaluate=...)'s validation every N steps (a multiple
+                               # of log_every) and at the end; 0 = off
     c.checkpoint_every = 500   # orbax checkpoint every N steps (and always at the end)
     c.keep_checkpoints = 2     # newest checkpoints kept
     c.progress = True          # progress line with ETA on stderr
@@ -78,7 +82,9 @@ def _flush(pending: list, last_good: str) -> dict:
 
 
 def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str, *,
-          params: Any = None, name: str = "", train_step: Callable | None = None) -> TrainResult:
+          params: Any = None, name: str = "", train_step: Callable | None = None,
+          fingerprint: dict | None = None, state_shardings: Any = None,
+          evaluate: Callable[[TrainState], dict] | None = None) -> TrainResult:
     """Train `model` (a Translator: .init, .apply) on `batches` for config.num_steps steps.
 
     Writes into `workdir`: checkpoints/<step>/ (orbax), metrics.jsonl, tensorboard/ (the
@@ -87,19 +93,36 @@ def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str,
     step = data position; the RNG is a function of seed and step). `params` overrides
     model.init(key) for a fresh start. `train_step` overrides the compiled default
     (one built by compile_train_step). Raises NonFiniteLossError on a NaN/Inf loss.
+
+    Fingerprint: every checkpoint's meta holds `fingerprint` (default
+    anatomy.fingerprint.run_fingerprint(config, model): the train config without the fields
+    free to change on resume, and the model config; callers add the data). A workdir whose
+    checkpoint carries another stops with FingerprintMismatchError naming the fields, before
+    any array is read. `state_shardings` (a TrainState of shardings, e.g. from
+    anatomy.sharding.train_kwargs) is where a resumed state is restored, on any mesh.
+
+    Validation: with `evaluate(state) -> dict of float scalars` (e.g. make_validate's
+    valid_loss / valid_accuracy) and config.eval_every > 0, it runs every eval_every steps and
+    at the last step; its scalars and valid_seconds join that step's metrics record. Its time
+    is not training time (not in wall_time, train_seconds or the time budget), and it reads
+    the state only, so training takes the same steps with it or without it.
     """
+    if evaluate is not None and config.eval_every > 0 and config.eval_every % config.log_every:
+        raise BadInputError(f"train.eval_every ({config.eval_every}) must be a multiple of "
+                            f"train.log_every ({config.log_every}): validation joins a log record")
     tx = make_optimizer(config)
     init_key, dropout_key = jax.random.split(jax.random.key(config.seed))
     state = create_state(model.init(init_key) if params is None else params, tx)
     ckpt = Checkpointer(os.path.join(workdir, "checkpoints"), max_to_keep=config.keep_checkpoints)
+    fingerprint = run_fingerprint(config, model) if fingerprint is None else fingerprint
     meta = {"seed": int(config.seed), "data_position": 0, "train_seconds": 0.0, "tokens": 0.0,
-            "last_metrics": {}}
+            "last_metrics": {}, "fingerprint": fingerprint}
     resumed_from = ckpt.latest_step()
     if resumed_from is not None:
-        state, meta = ckpt.restore(state)
-        if meta.get("seed") != int(config.seed):
-            raise ValueError(f"{workdir} was trained with seed {meta.get('seed')}, config says "
-                             f"{config.seed}; use another --workdir")
+        check_fingerprint(f"the checkpoint {ckpt.path(resumed_from)}",
+                          ckpt.read_meta(resumed_from).get("fingerprint"), fingerprint,
+                          fresh=f"use another --workdir (or delete {workdir}) to train afresh")
+        state, meta = ckpt.restore(state, shardings=state_shardings)
     step = int(state.step)
     if train_step is None:
         train_step = compile_train_step(make_train_step(
@@ -129,18 +152,23 @@ def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str,
             elapsed = time.perf_counter() - interval_t0
             budget_hit = 0 < config.max_train_seconds <= train_seconds + elapsed
             done = step == config.num_steps or budget_hit
+            valid_due = (evaluate is not None and config.eval_every > 0
+                         and (step % config.eval_every == 0 or done))
             if not (step % config.log_every == 0 or step % config.checkpoint_every == 0 or done):
-                continue
+                continue                  # (a valid_due step is a log step: checked above)
             agg = _flush(pending, last_good)              # syncs on the device
             interval_s = time.perf_counter() - interval_t0
             train_seconds += interval_s
             tokens_total += agg["tokens"]
             rec = dict(agg, tokens_per_second=agg["tokens"] / max(interval_s, 1e-9),
                        wall_time=train_seconds, learning_rate=_lr(config, step))
+            if valid_due:             # after the clock stopped: not training time
+                rec.update(_validate(evaluate, state))
             if writer is not None:
                 writer.write(step, rec)
             progress.update(step, loss=agg["loss"], acc=agg["accuracy"],
-                            tok_s=rec["tokens_per_second"])
+                            tok_s=rec["tokens_per_second"],
+                            **({"val_loss": rec["valid_loss"]} if "valid_loss" in rec else {}))
             meta.update(data_position=step, train_seconds=train_seconds, tokens=tokens_total,
                         last_metrics=rec)
             pending = []
@@ -158,6 +186,13 @@ def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str,
                "final_accuracy": last.get("accuracy", float("nan")),
                "resumed_from": resumed_from, "stopped_by_time_budget": budget_hit}
     return TrainResult(state, summary)
+
+
+def _validate(evaluate: Callable[[TrainState], dict], state: TrainState) -> dict:
+    """evaluate(state) as float scalars, plus valid_seconds (the time it took)."""
+    t0 = time.perf_counter()
+    out = {k: float(v) for k, v in jax.device_get(evaluate(state)).items()}
+    return dict(out, valid_seconds=time.perf_counter() - t0)
 
 
 def _lr(config, step: int) -> float:

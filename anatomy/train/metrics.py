@@ -43,11 +43,16 @@ class MetricsWriter:
             f.write(json.dumps(rec) + "\n")
         if self._tb is not None:
             for k, v in scalars.items():
-                self._tb.add_scalar(f"train/{k}", float(v), int(step))
+                self._tb.add_scalar(_tb_tag(k), float(v), int(step))
 
     def close(self):
         if self._tb is not None:
             self._tb.close()
+
+
+def _tb_tag(key: str) -> str:
+    """TensorBoard tag: 'valid_loss' -> 'valid/loss' (validation), anything else 'train/<key>'."""
+    return "valid/" + key[len("valid_"):] if key.startswith("valid_") else f"train/{key}"
 
 
 def _hms(seconds: float) -> str:
