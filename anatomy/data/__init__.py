@@ -34,6 +34,8 @@ Config (embedded by experiments as ``config.data``; every field commented in cor
         shared_vocab  bool: one vocabulary for source and target
         max_len       int (160): pairs with len(src) > max_len or len(tgt) + 1 > max_len are
                       filtered and counted (never truncated)
+        train_max_src_len  int (0): > 0 trains on pairs with at most this many source tokens only
+                      (make_batcher of split 'train'; valid and test keep every length)
         token_budget  int (1024): tokens per padded batch (B * padded_len <= token_budget)
         bucket_boundaries  tuple of padded lengths (ascending); () = 8,16,24,32,48,64,96,128,...
                       up to max_len rounded up to a multiple of 8 (one jit shape per bucket)

@@ -190,15 +190,26 @@ def eval_batches(corpus, split='test', *, token_budget=None, max_len=None, bound
 
 
 def make_batcher(corpus, split='train', *, token_budget=None, seed=None, max_len=None,
-                 boundaries=None, shuffle=True, batch_multiple=None, config=None):
+                 boundaries=None, shuffle=True, batch_multiple=None, max_src_len=None,
+                 config=None):
     """Batcher over corpus.encode(split); unset arguments come from config (a data config).
 
     batch_multiple (default config.batch_multiple, else 1): rows per batch are a multiple of
-    it, e.g. the data-axis size of the mesh (see Batcher).
+    it, e.g. the data-axis size of the mesh (see Batcher). max_src_len > 0 keeps only pairs
+    with at most that many source tokens (default config.train_max_src_len for split 'train',
+    else 0 = all: Bahdanau et al.'s RNNsearch-30/-50 train on short sentences, test on all).
     """
     get = lambda value, key, default: value if value is not None else (
         config[key] if config is not None and key in config else default)
-    return Batcher(corpus.encode(split), token_budget=get(token_budget, 'token_budget', 1024),
+    pairs = corpus.encode(split)
+    limit = max_src_len if max_src_len is not None else (
+        get(None, 'train_max_src_len', 0) if split == 'train' else 0)
+    if limit:
+        kept = [p for p in pairs if len(p[0]) <= limit]
+        logging.info('batching: %d of %d %s pairs have more than %d source tokens: left out',
+                     len(pairs) - len(kept), len(pairs), split, limit)
+        pairs = kept
+    return Batcher(pairs, token_budget=get(token_budget, 'token_budget', 1024),
                    boundaries=tuple(get(boundaries, 'bucket_boundaries', ())),
                    max_len=get(max_len, 'max_len', corpus.max_len),
                    seed=get(seed, 'seed', 0), shuffle=shuffle,

@@ -51,6 +51,8 @@ def default_config():
     c.vocab_size = 8000         # sentencepiece size; cap for word vocabs of user corpora (0 = none)
     c.shared_vocab = False      # one vocabulary for both sides
     c.max_len = 160             # pairs longer than this (tokens; target + eos) are filtered, counted
+    c.train_max_src_len = 0     # > 0: train only on pairs with at most this many source tokens
+                                # (Bahdanau's -30/-50; valid and test keep every length)
     c.token_budget = 1024       # padded tokens per batch: B * L <= token_budget
     c.bucket_boundaries = ()    # padded lengths; () = multiples of 8 up to max_len
     return c
