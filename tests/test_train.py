@@ -144,7 +144,7 @@ def test_train_step_is_pure_and_learns():
 
 def test_train_writes_metrics_and_resumes(tmp_path):
     model = bigram_model()
-    res = T.train(model, batches, small_config(num_steps=30), str(tmp_path))
+    res = T.train(model, batches, small_config(num_steps=30, decay="constant"), str(tmp_path))
     recs = T.read_metrics(str(tmp_path))
     assert [r["step"] for r in recs] == list(range(5, 31, 5))
     for key in ("loss", "accuracy", "tokens_per_second", "wall_time", "learning_rate"):
@@ -152,10 +152,54 @@ def test_train_writes_metrics_and_resumes(tmp_path):
     assert recs[-1]["loss"] < recs[0]["loss"]
     assert any(f.startswith("events") for f in os.listdir(tmp_path / "tensorboard"))
     assert res.summary["steps"] == 30 and res.summary["resumed_from"] is None
-    # the same workdir with a larger step count continues from step 30
-    res2 = T.train(model, batches, small_config(num_steps=40), str(tmp_path))
+    # the same workdir with a larger step count continues from step 30 (a constant learning
+    # rate: with the default linear decay num_steps is part of the run's fingerprint)
+    res2 = T.train(model, batches, small_config(num_steps=40, decay="constant"), str(tmp_path))
     assert res2.summary["resumed_from"] == 30 and int(res2.state.step) == 40
     assert [r["step"] for r in T.read_metrics(str(tmp_path))][-1] == 40
+
+
+# ---------------------------------------------------------------------------- fingerprints
+
+
+def test_resume_with_another_config_stops_naming_the_fields(tmp_path):
+    from anatomy.fingerprint import FingerprintMismatchError, run_fingerprint
+    model, workdir = bigram_model(), str(tmp_path)
+    first = small_config(num_steps=10, decay="linear")
+    T.train(model, batches, first, workdir, fingerprint=run_fingerprint(first, model, data={"n": 1}))
+    ckpt_dir = os.path.join(workdir, "checkpoints")
+    changes = [  # (train config, extra data part, the fields the one-line error must name)
+        (small_config(num_steps=20, decay="linear"), 1, ["train.num_steps: 10 -> 20"]),
+        (small_config(num_steps=10, decay="linear", learning_rate=2e-2, seed=3), 1,
+         ["train.learning_rate: 0.01 -> 0.02", "train.seed: 0 -> 3"]),
+        (small_config(num_steps=10, decay="linear"), 2, ["data.n: 1 -> 2"]),
+    ]
+    for config, n, fields in changes:
+        with pytest.raises(FingerprintMismatchError) as err:
+            T.train(model, batches, config, workdir,
+                    fingerprint=run_fingerprint(config, model, data={"n": n}))
+        msg = str(err.value)
+        assert "\n" not in msg and "another --workdir" in msg, msg
+        for field in fields:
+            assert field in msg, (field, msg)
+        assert msg.count(" -> ") == len(fields), msg          # nothing else is named
+        assert T.Checkpointer(ckpt_dir).steps() == [10]        # nothing was touched
+    # fields that decide only what is logged, saved or shown may change: the run resumes
+    free = small_config(num_steps=10, decay="linear", log_every=2, checkpoint_every=3,
+                        keep_checkpoints=1, progress=True, max_train_seconds=100.0)
+    res = T.train(model, batches, free, workdir, fingerprint=run_fingerprint(free, model, data={"n": 1}))
+    assert res.summary["resumed_from"] == 10
+
+
+def test_checkpoint_without_fingerprint_is_refused(tmp_path):
+    from anatomy.fingerprint import FingerprintMismatchError
+    model, config = bigram_model(), small_config(num_steps=10)
+    state = T.create_state(model.init(jax.random.key(0)), T.make_optimizer(config))
+    T.Checkpointer(os.path.join(tmp_path, "checkpoints")).save(
+        state._replace(step=jnp.int32(5)), {"seed": 0, "data_position": 5, "train_seconds": 0.0,
+                                            "tokens": 0.0, "last_metrics": {}})
+    with pytest.raises(FingerprintMismatchError, match="no fingerprint"):
+        T.train(model, batches, config, str(tmp_path))
 
 
 TIMING = ("wall_time", "tokens_per_second", "valid_seconds")

@@ -25,10 +25,14 @@ class NonFiniteStateError(BadInputError, FloatingPointError):
     """Refused to checkpoint parameters or optimiser state that hold NaN or Inf."""
 
 
-def _abstract(tree):
-    """ShapeDtypeStructs (with shardings) for StandardRestore's target."""
-    return jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=getattr(x, "sharding", None)),
-                        tree)
+def _abstract(tree, shardings=None):
+    """ShapeDtypeStructs for StandardRestore's target, with `shardings` (a tree like `tree`)
+    or else each leaf's own sharding: orbax reads every array straight into its target layout,
+    whatever mesh wrote it (elastic resume)."""
+    if shardings is None:
+        shardings = jax.tree.map(lambda x: getattr(x, "sharding", None), tree)
+    return jax.tree.map(lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s), tree,
+                        shardings)
 
 
 class Checkpointer:
@@ -70,10 +74,26 @@ class Checkpointer:
         self.manager.wait_until_finished()
         return self.path(step)
 
-    def restore(self, like: TrainState, step: int | None = None) -> tuple[TrainState, dict]:
+    def read_meta(self, step: int | None = None) -> dict:
+        """The JSON meta of the checkpoint at `step` (default latest), without reading arrays."""
+        step = self.latest_step() if step is None else step
+        if step is None or step not in self.steps():
+            raise FileNotFoundError(f"No checkpoint at step {step} in {self.directory} "
+                                    f"(have {self.steps()})")
+        try:
+            out = self.manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))
+        except Exception as e:  # orbax raises many kinds
+            raise CorruptCheckpointError(f"Cannot read the meta of checkpoint {self.path(step)} "
+                                         f"({type(e).__name__}: {str(e)[:300]})") from e
+        return dict(out["meta"])
+
+    def restore(self, like: TrainState, step: int | None = None, *,
+                shardings: TrainState | None = None) -> tuple[TrainState, dict]:
         """Restore the checkpoint at `step` (default: latest) into the structure of `like`.
 
-        `like` gives shapes, dtypes and shardings only (an abstract target for StandardRestore).
+        `like` gives shapes and dtypes (an abstract target for StandardRestore); `shardings`
+        (a TrainState of jax Shardings, default: like's own) is where every array lands, on
+        any mesh: a checkpoint written on a (4, 2) mesh restores onto (8, 1) or one device.
         Raises FileNotFoundError when there is none, CorruptCheckpointError when it is unreadable.
         """
         step = self.latest_step() if step is None else step
@@ -83,7 +103,8 @@ class Checkpointer:
         path = self.path(step)
         try:
             out = self.manager.restore(step, args=ocp.args.Composite(
-                state=ocp.args.StandardRestore(_abstract(as_dict(like))),
+                state=ocp.args.StandardRestore(_abstract(
+                    as_dict(like), None if shardings is None else as_dict(shardings))),
                 meta=ocp.args.JsonRestore()))
             state, meta = from_dict(out["state"]), dict(out["meta"])
         except Exception as e:  # orbax / tensorstore raise many kinds
