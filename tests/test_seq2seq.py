@@ -164,6 +164,18 @@ def test_attention_intermediates(batch):
     _, inter = model.apply(model.init(jax.random.key(3)), batch, return_intermediates=True)
     assert len(inter["cross_attention_layers"]) == 2
     assert inter["cross_attention"].shape == (3, 4, t_len, s_len)
+    first, last = map(np.asarray, inter["cross_attention_layers"])
+    np.testing.assert_array_equal(inter["cross_attention"], last)  # 'cross_attention' is the last layer
+    assert not np.allclose(first, last)
+    for w in (first, last):  # rows are distributions over the real source positions only
+        np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-5)
+        assert (w[np.broadcast_to(invalid[:, None], w.shape)] == 0).all()
+    future = np.triu(np.ones((t_len, t_len), bool), 1)  # [t, t]: key after query
+    for w in map(np.asarray, inter["decoder_self_attention_layers"]):
+        assert w.shape == (3, 4, t_len, t_len) and (w[..., future] == 0).all()
+    for w in map(np.asarray, inter["encoder_self_attention_layers"]):
+        assert w.shape == (3, 4, s_len, s_len)
+        assert (w[np.broadcast_to(invalid[:, None], w.shape)] == 0).all()
 
 
 # ---------------------------------------------------------------- training and decoding
