@@ -44,9 +44,14 @@ def test_associative_scan_matches_sequential_and_numpy(gates):
     assert rel(par, ref) <= 1e-5
     assert rel(seq, ref) <= 1e-5
     np.testing.assert_array_equal(par[2], np.broadcast_to(c0[2], (T, H)))  # length 0: frozen c0
-    # without c0 / lengths: zeros start, every step real
-    np.testing.assert_allclose(rec.linear_recurrence(f, z), rec.linear_recurrence_sequential(f, z),
-                               rtol=1e-5, atol=1e-6)
+    # without c0 / lengths: zeros start, every step real (c_t = a_t c_{t-1} + b_t, here a = f, b = z)
+    want = np.zeros((B, T, H))
+    c = np.zeros((B, H))
+    for t in range(T):
+        c = f[:, t] * c + z[:, t]
+        want[:, t] = c
+    assert rel(rec.linear_recurrence(f, z), want) <= 1e-5
+    assert rel(rec.linear_recurrence_sequential(f, z), want) <= 1e-5
 
 
 def test_sru_layer_vs_numpy(gates):
