@@ -102,8 +102,8 @@ def local_rows(batch: dict, sharding, process: int | None = None) -> dict:
     """This process's rows of a full host batch (every leaf [B, ...]), by the batch sharding.
 
     Deterministic: the rows are fixed by the mesh, so a run on P processes sees exactly the
-    batch a single process sees. Loaders that can read a row range should call
-    anatomy.sharding.row_slice(sharding, B) and read only those rows instead.
+    batch a single process sees. It reads the whole batch: loaders that can read a row range
+    (a Batcher, see local_batches) read only anatomy.sharding.row_slice(sharding, B) instead.
     """
     from anatomy.sharding.place import row_slice
     leaves = jax.tree.leaves(batch)
@@ -113,12 +113,25 @@ def local_rows(batch: dict, sharding, process: int | None = None) -> dict:
     return jax.tree.map(lambda x: np.asarray(x)[start:stop], batch)
 
 
-def local_batches(batches: Callable[[int], Iterator[dict]], sharding) -> Callable[[int], Iterator[dict]]:
-    """Wrap a `batches(start)` iterator factory (anatomy.train.train's) to yield local rows only."""
-    def local(start: int) -> Iterator[dict]:
-        for batch in batches(start):
-            yield local_rows(batch, sharding)
-    return local
+def local_batches(batches, sharding) -> Callable[[int], Iterator[dict]]:
+    """A `batches(start)` factory (anatomy.train.train's) yielding this process's rows only.
+
+    `batches` is either a Batcher (anything with .iterate(start, row_slice=...)): each process
+    then reads and pads only its own rows of every batch, by the batcher's index arithmetic;
+    or a plain `batches(start)` factory of full batches, which every process builds whole and
+    slices (local_rows). The rows are the same either way.
+    """
+    from anatomy.sharding.place import row_slice
+    if not hasattr(batches, "iterate"):
+        return lambda start: (local_rows(batch, sharding) for batch in batches(start))
+    slices = {}   # global rows per batch -> (lo, hi); one value per bucket shape
+
+    def mine(global_rows: int) -> tuple[int, int]:
+        if global_rows not in slices:
+            slices[global_rows] = row_slice(sharding, global_rows)
+        return slices[global_rows]
+
+    return lambda start: batches.iterate(start, row_slice=mine)
 
 
 def to_host(tree):

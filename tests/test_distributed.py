@@ -5,7 +5,9 @@ coordinator given by the JAX_COORDINATOR_ADDRESS / JAX_NUM_PROCESSES / JAX_PROCE
 environment variables). They run anatomy.train.train with sharding.train_kwargs on a
 (data 2, model 2) mesh, each process feeding only its own rows of every batch: 2 steps,
 an orbax checkpoint written across processes, then a resumed run to step 3. The losses and
-parameters must match one process training 3 steps on one device.
+parameters must match one process training 3 steps on one device. The batches come from a
+Batcher whose examples log every read: each process must have read exactly its own rows of
+every batch, in order, and never another process's.
 This file is also the worker: `python tests/test_distributed.py OUTDIR`.
 """
 import json
@@ -38,9 +40,35 @@ def make_batch(k):
             "tgt_out": tgt_out.astype(np.int32), "tgt_len": tgt_len}
 
 
-def feed(start):
-    """anatomy.train.train's batches(start): batch k = f(k)."""
-    return map(make_batch, range(start, 100))
+class ReadLog(list):
+    """Encoded pairs that record the index of every example read (pairs[i])."""
+
+    def __init__(self, items):
+        super().__init__(items)
+        self.reads = []
+
+    def __getitem__(self, i):
+        if isinstance(i, (int, np.integer)):
+            self.reads.append(int(i))
+        return super().__getitem__(i)
+
+
+def make_batcher():
+    """A Batcher over 40 random pairs (never zeros): one bucket of length 8, B rows a batch."""
+    from anatomy.data import Batcher
+    r = np.random.default_rng(7)
+    pairs = ReadLog([(r.integers(4, VOCAB, r.integers(2, S + 1)).astype(np.int32),
+                      r.integers(4, VOCAB, r.integers(2, T)).astype(np.int32)) for _ in range(40)])
+    batcher = Batcher(pairs, token_budget=8 * B, max_len=8, seed=3)
+    assert batcher.shapes == [(B, 8)]
+    pairs.reads.clear()                # construction reads every length; batches read rows
+    return batcher
+
+
+def rows_of_batch(batcher, k):
+    """The example indices of batch k, in row order (the batcher's plan, nothing read)."""
+    epoch, i = divmod(k, batcher.steps_per_epoch)
+    return [int(x) for x in batcher._plan(epoch)[i][1]]
 
 
 def setup(num_steps):
@@ -74,7 +102,8 @@ def worker(outdir):
     mesh_config.mesh_shape = (2, 2)
     kwargs = sh.train_kwargs(model, config, mesh_config)
     b_sh = sh.batch_sharding(sh.mesh_from_config(mesh_config))
-    local_feed = distributed.local_batches(feed, b_sh)
+    batcher = make_batcher()
+    local_feed = distributed.local_batches(batcher, b_sh)   # reads only this process's rows
     shapes = []
 
     def rows(start):
@@ -92,6 +121,8 @@ def worker(outdir):
     copies_equal = all(x.is_fully_addressable and np.array_equal(x, y) for x, y in
                        zip(jax.tree.leaves(local), jax.tree.leaves(params)))
     sharded = [str(x.sharding.spec) for x in jax.tree.leaves(state.params)]
+    with open(os.path.join(outdir, f"reads{info.index}.json"), "w") as f:
+        json.dump({"rows": sh.row_slice(b_sh, B), "reads": batcher.pairs.reads}, f)
     distributed.barrier("done")
     if distributed.is_coordinator():
         np.savez(os.path.join(outdir, "params.npz"), **flat(params))
@@ -107,7 +138,7 @@ def single_process(tmp_path_factory):
     from anatomy.train import train
     model, config = setup(num_steps=STEPS)
     workdir = tmp_path_factory.mktemp("one")
-    state = train(model, feed, config, str(workdir)).state
+    state = train(model, make_batcher().iterate, config, str(workdir)).state
     return losses_by_step(workdir), flat(jax.device_get(state.params))
 
 
@@ -137,6 +168,16 @@ def test_two_processes_equal_one(tmp_path, single_process):
     assert set(result["shapes"]) == {B // PROCESSES}
     assert (result["first_steps"], result["resumed_from"], result["steps"]) == (2, 2, STEPS)
     assert result["copies_equal"] and "P(None, 'model')" in result["specs"]
+    # each process read exactly its rows of batches 0, 1 (first run) and 2 (resumed), in order
+    batcher = make_batcher()
+    seen = []
+    for p in range(PROCESSES):
+        got = json.loads((tmp_path / f"reads{p}.json").read_text())
+        lo, hi = got["rows"]
+        assert (lo, hi) == (p * B // PROCESSES, (p + 1) * B // PROCESSES)
+        assert got["reads"] == [i for k in range(STEPS) for i in rows_of_batch(batcher, k)[lo:hi]]
+        seen.append(got["reads"])
+    assert sorted(seen[0] + seen[1]) == sorted(i for k in range(STEPS) for i in rows_of_batch(batcher, k))
     losses, params = single_process
     got_losses = losses_by_step(tmp_path / "run")
     assert sorted(got_losses) == sorted(losses) == list(range(1, STEPS + 1))
@@ -185,6 +226,26 @@ def test_single_process_is_a_no_op_and_sees_every_row(monkeypatch):
     np.testing.assert_array_equal(distributed.to_host(placed)["tgt_in"], batch["tgt_in"])
     # as process 1 of a job whose data axis spans processes, rows would be a contiguous block
     assert sh.row_slice(b_sh, 8, process=0) == (0, 8)
+
+
+def test_a_process_reads_only_its_rows():
+    """batch_at(k, row_slice) reads rows lo..hi-1 of batch k only, and equals batch k's slice."""
+    batcher = make_batcher()
+    log = batcher.pairs.reads
+    for k in range(7):                                  # crosses an epoch (5 batches each)
+        for lo, hi in ((0, B // 2), (B // 2, B), (3, 4)):
+            log.clear()
+            part = batcher.batch_at(k, row_slice=lambda rows: (lo, hi))
+            assert log == rows_of_batch(batcher, k)[lo:hi]   # no other example was touched
+            full = batcher.batch_at(k)
+            for key, value in full.items():
+                np.testing.assert_array_equal(part[key], value[lo:hi], err_msg=key)
+    # through local_batches on one process: the whole batch, read once
+    b_sh = sh.batch_sharding(sh.make_mesh((4, 2)))
+    log.clear()
+    got = next(distributed.local_batches(batcher, b_sh)(2))
+    assert log == rows_of_batch(batcher, 2)
+    np.testing.assert_array_equal(got["src"], batcher.batch_at(2)["src"])
 
 
 if __name__ == "__main__":

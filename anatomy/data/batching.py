@@ -41,6 +41,11 @@ def _filter(pairs, max_len):
     return np.asarray(keep, np.int64), len(pairs) - len(keep)
 
 
+def count_too_long(pairs, max_len):
+    """How many encoded pairs the batchers filter for length (see _filter)."""
+    return _filter(pairs, max_len)[1]
+
+
 def collate(pairs, rows, length, index=None):
     """Pad pairs[rows] to a [len(rows), length] batch dict (see module docstring)."""
     b = len(rows)
@@ -122,30 +127,41 @@ class Batcher:
         self._cached = (epoch, plan)
         return plan
 
-    def batch_at(self, k):
-        """Batch number k (k >= 0) as a dict of int32 arrays."""
+    def batch_at(self, k, row_slice=None):
+        """Batch number k (k >= 0) as a dict of int32 arrays.
+
+        row_slice: B -> (lo, hi), e.g. the rows of a B-row batch this process feeds
+        (anatomy.sharding.row_slice); then only rows lo..hi-1 of batch k are read and padded,
+        and the result equals batch_at(k)[lo:hi] leaf by leaf.
+        """
         if k < 0:
             raise ValueError(f'batch index must be >= 0, got {k}')
         epoch, i = divmod(int(k), self.steps_per_epoch)
-        length, rows = self._plan(epoch)[i]
+        length, rows = self._plan(epoch)[i]        # example indices only: nothing read yet
+        if row_slice is not None:
+            lo, hi = row_slice(len(rows))
+            rows = rows[lo:hi]
         return collate(self.pairs, rows, length)
 
-    def dataset(self, start_step=0, num_steps=None):
-        """grain.MapDataset whose item i is batch_at(start_step + i) (random access, resumable)."""
+    def dataset(self, start_step=0, num_steps=None, row_slice=None):
+        """grain.MapDataset whose item i is batch_at(start_step + i, row_slice) (random access,
+        resumable)."""
         stop = start_step + (num_steps if num_steps is not None else 1000 * self.steps_per_epoch)
-        return grain.MapDataset.range(start_step, stop).map(self.batch_at)
+        return grain.MapDataset.range(start_step, stop).map(
+            lambda k: self.batch_at(k, row_slice))
 
-    def iterate(self, start_step=0, num_steps=None, prefetch=0):
+    def iterate(self, start_step=0, num_steps=None, prefetch=0, row_slice=None):
         """Iterator over batches start_step, start_step + 1, ... (infinite if num_steps is None).
 
         prefetch > 0 reads ahead on that many grain threads; the order is the same.
+        row_slice: only those rows of every batch (see batch_at).
         """
         if prefetch:
-            ds = self.dataset(start_step, num_steps)
+            ds = self.dataset(start_step, num_steps, row_slice)
             return iter(ds.to_iter_dataset(grain.ReadOptions(num_threads=prefetch,
                                                              prefetch_buffer_size=2 * prefetch)))
         steps = itertools.count(start_step) if num_steps is None else range(start_step, start_step + num_steps)
-        return (self.batch_at(k) for k in steps)
+        return (self.batch_at(k, row_slice) for k in steps)
 
 
 def eval_batches_from_pairs(pairs, *, token_budget=1024, boundaries=(), max_len=160):
