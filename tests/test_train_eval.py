@@ -7,11 +7,16 @@ from anatomy.data import build_word_vocab
 
 
 def copy_decode(model, params, src, src_len, max_len):
-    """A 'translator' that copies its source, then eos, then pad: tokens [B, max_len]."""
+    """A 'translator' that copies its source, then eos, then junk: tokens [B, max_len].
+
+    The junk after the first eos (word ids, a pad, another eos) must all be cut away."""
     out = np.zeros((src.shape[0], max_len), np.int32)
     for b, n in enumerate(src_len):
         out[b, :n] = src[b, :n]
         out[b, n] = 2
+        junk = 4 + np.arange(max_len - n - 1) % 5  # words ...
+        junk[:3] = [0, 6, 2][:len(junk)]            # ... a pad, a word and a second eos first
+        out[b, n + 1:] = junk
     return out
 
 
