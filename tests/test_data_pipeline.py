@@ -106,6 +106,7 @@ def test_tsv_bad_lines_skipped_counted_and_reported(tmp_path):
     assert pairs == [('a b', 'x y'), ('grüße', 'ü ö')]
     assert report['skipped'] == {'no_tab': 1, 'extra_tab': 1, 'empty_side': 2}
     assert report['bad_lines'] == [2, 3, 4, 5]
+    assert report['first_bad_lines'] == {'no_tab': [2], 'extra_tab': [3], 'empty_side': [4, 5]}
 
 
 @pytest.mark.parametrize('case', ['missing', 'empty', 'utf8', 'mismatch', 'unknown'])
@@ -142,7 +143,8 @@ def test_user_tsv_and_text_pair_corpora_with_sentencepiece(tmp_path):
     config.update(dict(name='tsv', train_path=tsv, vocab='sentencepiece', vocab_size=60,
                        valid_size=20, test_size=20))
     corpus = data.load_corpus(config, str(tmp_path / 'wd'))
-    assert corpus.report['sizes'] == {'train': 260, 'valid': 20, 'test': 20}
+    repeats = corpus.report['files']['train']['held_out_repeats']  # copies of held-out pairs
+    assert corpus.report['sizes'] == {'train': 260 - repeats, 'valid': 20, 'test': 20}
     assert corpus.report['files']['train']['skipped'] == {'no_tab': 1}
     assert (tmp_path / 'wd' / 'src_spm.model').exists()
     s, t = corpus.splits['test'][0]

@@ -44,9 +44,14 @@ Corpus
     load_corpus(config, workdir=None) -> Corpus
         Corpus fields: name, splits: dict split -> list[(src_str, tgt_str)] (splits 'train',
         'valid', 'test'), src_vocab, tgt_vocab (Vocab; the same object when shared), report: dict
-        (counts of skipped / filtered lines, first bad line numbers, sizes, timings).
+        (files: per split {path, lines, pairs, skipped {kind: n}, first_bad_lines {kind: [line
+        numbers]}, held_out_repeats}; filtered: per split pairs over max_len; sizes; timings),
+        fingerprint (data_fingerprint: the data config + sha256 of the user files read).
         Vocab files are saved in ``workdir`` (src_vocab.txt / tgt_vocab.txt or *.model for
-        sentencepiece) and reused when present.
+        sentencepiece) with vocab_fingerprint.json, and reused only for the same data config
+        (batching fields aside); another config raises FingerprintMismatchError naming the fields.
+        User corpora without valid/test files: the held-out pairs are distinct and every copy
+        of them is left out of train (a repeated line never lands on both sides).
         Corpus.test_by_bucket(split='test') -> dict label -> list[(src, tgt)] grouped by
             LENGTH_BUCKETS of the source token count (raw reference strings for sacrebleu).
         Corpus.encode(split) -> list[(src_ids, tgt_ids)] (np.int32 arrays, no bos/eos)

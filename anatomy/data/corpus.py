@@ -1,5 +1,6 @@
 """load_corpus(config) -> Corpus: one entry point for toy_wmt, TSV, text pairs and tfds corpora."""
 import dataclasses
+import hashlib
 import logging
 import os
 import random
@@ -9,7 +10,8 @@ import ml_collections
 import numpy as np
 
 from anatomy.data import lexicon as lx
-from anatomy.data import readers, toy_wmt
+from anatomy import fingerprint as fpr
+from anatomy.data import batching, readers, toy_wmt
 from anatomy.data.vocab import (SPECIALS, CorpusError, Vocab, build_word_vocab, load_vocab,
                                 train_sentencepiece)
 
@@ -67,6 +69,7 @@ class Corpus:
     tgt_vocab: object
     report: dict
     max_len: int = 160
+    fingerprint: dict = None   # data_fingerprint(config): what the splits were made from
 
     def test_by_bucket(self, split='test'):
         """{'1-10': [(src, tgt), ...], ..., '61+': [...]} by source length in tokens
@@ -86,13 +89,17 @@ class Corpus:
 
 
 def _hold_out(pairs, n_valid, n_test, seed):
-    order = list(range(len(pairs)))
+    """(train, valid, test): valid/test drawn from the distinct pairs, and every copy of a
+    held-out pair left out of train, so a repeated line never lands on both sides."""
+    unique = list(dict.fromkeys(pairs))          # first occurrences, in corpus order
+    order = list(range(len(unique)))
     random.Random(f'holdout/{seed}').shuffle(order)
-    n_valid = min(n_valid, len(pairs) // 10)
-    n_test = min(n_test, len(pairs) // 10)
-    pick = lambda idx: [pairs[i] for i in sorted(idx)]
-    return (pick(order[n_valid + n_test:]), pick(order[:n_valid]),
-            pick(order[n_valid:n_valid + n_test]))
+    n_valid = min(n_valid, len(unique) // 10)
+    n_test = min(n_test, len(unique) // 10)
+    pick = lambda idx: [unique[i] for i in sorted(idx)]
+    valid, test = pick(order[:n_valid]), pick(order[n_valid:n_valid + n_test])
+    held = set(valid) | set(test)
+    return [p for p in pairs if p not in held], valid, test
 
 
 def _read_splits(config, workdir):
@@ -130,6 +137,8 @@ def _read_splits(config, workdir):
     held_train, held_valid, held_test = _hold_out(
         train, 0 if have['valid'] else config.valid_size, 0 if have['test'] else config.test_size,
         config.seed)
+    # training lines left out because they repeat a held-out valid/test pair
+    report['held_out_repeats'] = len(train) - len(held_train) - len(held_valid) - len(held_test)
     splits = {'train': held_train}
     for split, held in (('valid', held_valid), ('test', held_test)):
         if have[split]:
@@ -159,8 +168,53 @@ def _make_vocab(config, texts, path, closed):
     return build_word_vocab(texts, max_size=config.vocab_size)
 
 
-def _vocabs(config, splits, workdir):
-    """(src_vocab, tgt_vocab): loaded from workdir when saved there before, else built and saved."""
+# Data fields that shape batches only, never the splits or the vocabulary built from them.
+BATCHING_FIELDS = ('max_len', 'token_budget', 'bucket_boundaries', 'batch_multiple',
+                   'train_max_src_len')
+VOCAB_FINGERPRINT = 'vocab_fingerprint.json'
+
+
+def _corpus_files(config):
+    """The user files config names for its corpus kind (their contents are fingerprinted)."""
+    keys = {'tsv': ('train_path', 'valid_path', 'test_path'),
+            'text_pair': ('train_src', 'train_tgt', 'valid_src', 'valid_tgt', 'test_src',
+                          'test_tgt')}.get(config.name, ())
+    return [config[k] for k in keys if config[k]]
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''):
+            h.update(block)
+    return h.hexdigest()[:16]
+
+
+def data_fingerprint(config):
+    """What a corpus is made from: the data config, plus the sha256 of every user file it reads
+    (an edited file under the same name is another corpus). See anatomy.fingerprint."""
+    fp = fpr.flatten(config.to_dict())
+    fp['files'] = {p: _sha256(p) for p in _corpus_files(config) if os.path.isfile(p)}
+    return fp
+
+
+def vocab_fingerprint(data_fp):
+    """The part of a data fingerprint a vocabulary depends on (not the batching fields)."""
+    return {k: v for k, v in data_fp.items() if k not in BATCHING_FIELDS}
+
+
+def _check_saved_vocab(workdir, paths, data_fp):
+    """Stop (FingerprintMismatchError, one line) unless the vocab in workdir was built from
+    this data config; vocab files without a fingerprint are refused too."""
+    fpr.check(f'the vocabulary {", ".join(sorted(set(paths)))}',
+              fpr.read(os.path.join(workdir, VOCAB_FINGERPRINT)), vocab_fingerprint(data_fp),
+              fresh=f'use another --workdir, or delete those files and {VOCAB_FINGERPRINT} '
+                    'to rebuild the vocabulary (and retrain: the checkpoints use it)')
+
+
+def _vocabs(config, splits, workdir, data_fp):
+    """(src_vocab, tgt_vocab): loaded from workdir when saved there before (for the same data
+    config, see _check_saved_vocab), else built and saved with its fingerprint."""
     closed_src = closed_tgt = None
     if config.name == 'toy_wmt' and config.vocab == 'word':
         lex = lx.make_lexicon(config.seed, scale=config.toy.lexicon_scale)
@@ -173,6 +227,7 @@ def _vocabs(config, splits, workdir):
         os.makedirs(tmp, exist_ok=True)
         src_path, tgt_path = _vocab_files(config, tmp)
     if workdir and os.path.exists(src_path) and os.path.exists(tgt_path):
+        _check_saved_vocab(workdir, (src_path, tgt_path), data_fp)
         src = load_vocab(src_path)
         return src, (src if src_path == tgt_path else load_vocab(tgt_path))
     train = splits['train']
@@ -186,6 +241,8 @@ def _vocabs(config, splits, workdir):
     if src.kind == 'word':
         src.save(src_path)
         tgt.save(tgt_path)
+    if workdir:
+        fpr.write(os.path.join(workdir, VOCAB_FINGERPRINT), vocab_fingerprint(data_fp))
     return src, tgt
 
 
@@ -193,7 +250,9 @@ def load_corpus(config=None, workdir=None):
     """Read or generate the corpus named by config (see default_config) and its vocabularies.
 
     Vocabularies are saved to workdir (src_vocab.txt / tgt_vocab.txt, shared_vocab.txt or
-    *_spm.model) and reused on the next call with the same workdir.
+    *_spm.model) with vocab_fingerprint.json, and reused on the next call with the same workdir
+    and the same data config; another config stops with FingerprintMismatchError naming the
+    fields. report['filtered'][split]: pairs over max_len (never trained on or scored).
     """
     base = default_config()
     if config is not None:
@@ -204,9 +263,15 @@ def load_corpus(config=None, workdir=None):
     t0 = time.perf_counter()
     splits, reports = _read_splits(config, workdir)
     t1 = time.perf_counter()
-    src_vocab, tgt_vocab = _vocabs(config, splits, workdir)
+    data_fp = data_fingerprint(config)
+    src_vocab, tgt_vocab = _vocabs(config, splits, workdir, data_fp)
     report = {'files': reports, 'sizes': {k: len(v) for k, v in splits.items()},
               'read_seconds': t1 - t0, 'vocab_seconds': time.perf_counter() - t1,
               'src_vocab_size': src_vocab.size, 'tgt_vocab_size': tgt_vocab.size}
     logging.info('corpus %s: %s', config.name, report['sizes'])
-    return Corpus(config.name, splits, src_vocab, tgt_vocab, report, max_len=config.max_len)
+    corpus = Corpus(config.name, splits, src_vocab, tgt_vocab, report, max_len=config.max_len,
+                    fingerprint=data_fp)
+    # pairs over max_len per split: the batchers filter them (never truncate), counted here once
+    report['filtered'] = {split: batching.count_too_long(corpus.encode(split), config.max_len)
+                          for split in splits}
+    return corpus

@@ -35,13 +35,19 @@ def _lines(path):
 
 
 def _report(path):
-    return {'path': path, 'lines': 0, 'pairs': 0, 'skipped': {}, 'bad_lines': []}
+    """lines read, pairs kept, skipped {reason: count}, bad_lines (the first few, any reason),
+    first_bad_lines {reason: the first few line numbers of that reason}."""
+    return {'path': path, 'lines': 0, 'pairs': 0, 'skipped': {}, 'bad_lines': [],
+            'first_bad_lines': {}}
 
 
 def _skip(report, reason, number):
     report['skipped'][reason] = report['skipped'].get(reason, 0) + 1
     if len(report['bad_lines']) < MAX_REPORTED:
         report['bad_lines'].append(number)
+    first = report['first_bad_lines'].setdefault(reason, [])
+    if len(first) < MAX_REPORTED:
+        first.append(number)
 
 
 def _finish(pairs, report, path):
@@ -51,7 +57,8 @@ def _finish(pairs, report, path):
     report['pairs'] = len(pairs)
     if report['skipped']:
         logging.warning('%s: skipped %s lines (%s); first bad line numbers %s', path,
-                        sum(report['skipped'].values()), report['skipped'], report['bad_lines'])
+                        sum(report['skipped'].values()), report['skipped'],
+                        report['first_bad_lines'])
     return pairs, report
 
 
