@@ -17,7 +17,7 @@ Public API
     state_shardings(model, tx, mesh, rules) -> (TrainState shardings, params shardings)
     sharded_steps(model, tx, mesh, rules) -> (train_step, eval_step, state shardings)
     setup_train(model, tx, mesh, rules, key=...) -> (state, train_step, eval_step)
-    train_kwargs(model, train_config, sharding_config) -> {'train_step'} for
+    train_kwargs(model, train_config, sharding_config) -> {'train_step', 'state_shardings'} for
         anatomy.train.train(model, batches, config.train, workdir, **kwargs)
 """
 from anatomy.sharding.mesh import (axis_size, default_config, make_mesh, mesh_from_config,

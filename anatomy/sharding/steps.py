@@ -157,17 +157,19 @@ def train_kwargs(model, train_config, sharding_config=None, *, global_batch: int
         train(model, batches, config.train, workdir,
               **sharding.train_kwargs(model, config.train, config.sharding))
 
-    -> {'train_step': the sharded step}. train() builds its TrainState as usual; the step
-    moves it onto the mesh on the first call, and every state it returns (and so every
-    checkpoint) is sharded. The mesh comes from `sharding_config` (default_config() when
+    -> {'train_step': the sharded step, 'state_shardings': the TrainState's shardings}.
+    train() builds a fresh TrainState as usual and the step moves it onto the mesh on the first
+    call; a resumed state is restored by orbax straight into state_shardings, whatever mesh
+    wrote the checkpoint (elastic resume). Every state it returns (and every checkpoint) is
+    sharded. The mesh comes from `sharding_config` (default_config() when
     None: every device on the data axis). With several processes, also wrap `batches` with
     anatomy.distributed.local_batches so each process feeds only its rows.
     """
     from anatomy.sharding.mesh import default_config, mesh_from_config
     from anatomy.train.optim import make_optimizer
     cfg = default_config() if sharding_config is None else sharding_config
-    step, _, _ = sharded_steps(model, make_optimizer(train_config), mesh_from_config(cfg),
-                               tuple(cfg.rules), label_smoothing=train_config.label_smoothing,
-                               compute_dtype=train_config.compute_dtype,
-                               global_batch=global_batch)
-    return {"train_step": step}
+    step, _, s_sh = sharded_steps(model, make_optimizer(train_config), mesh_from_config(cfg),
+                                  tuple(cfg.rules), label_smoothing=train_config.label_smoothing,
+                                  compute_dtype=train_config.compute_dtype,
+                                  global_batch=global_batch)
+    return {"train_step": step, "state_shardings": s_sh}
