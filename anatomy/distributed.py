@@ -16,6 +16,7 @@ On CPU the cross-process collectives are gloo (jax_cpu_collectives_implementatio
 """
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Callable, Iterator, NamedTuple
 
@@ -116,14 +117,17 @@ def local_rows(batch: dict, sharding, process: int | None = None) -> dict:
 def local_batches(batches, sharding) -> Callable[[int], Iterator[dict]]:
     """A `batches(start)` factory (anatomy.train.train's) yielding this process's rows only.
 
-    `batches` is either a Batcher (anything with .iterate(start, row_slice=...)): each process
+    `batches` is either a Batcher (anything whose .iterate takes row_slice=): each process
     then reads and pads only its own rows of every batch, by the batcher's index arithmetic;
-    or a plain `batches(start)` factory of full batches, which every process builds whole and
-    slices (local_rows). The rows are the same either way.
+    or a plain `batches(start)` factory of full batches (or an object whose .iterate(start)
+    is one), which every process builds whole and slices (local_rows). The rows are the same
+    either way.
     """
     from anatomy.sharding.place import row_slice
-    if not hasattr(batches, "iterate"):
-        return lambda start: (local_rows(batch, sharding) for batch in batches(start))
+    iterate = getattr(batches, "iterate", None)
+    if iterate is None or "row_slice" not in inspect.signature(iterate).parameters:
+        full = batches if iterate is None else iterate
+        return lambda start: (local_rows(batch, sharding) for batch in full(start))
     slices = {}   # global rows per batch -> (lo, hi); one value per bucket shape
 
     def mine(global_rows: int) -> tuple[int, int]:

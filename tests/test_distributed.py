@@ -246,6 +246,12 @@ def test_a_process_reads_only_its_rows():
     got = next(distributed.local_batches(batcher, b_sh)(2))
     assert log == rows_of_batch(batcher, 2)
     np.testing.assert_array_equal(got["src"], batcher.batch_at(2)["src"])
+    # a loader whose iterate cannot take a row slice (e.g. a wrapper) is sliced after reading
+    class Whole:
+        def iterate(self, start):
+            return batcher.iterate(start)
+    got = next(distributed.local_batches(Whole(), b_sh)(2))
+    np.testing.assert_array_equal(got["tgt_out"], batcher.batch_at(2)["tgt_out"])
 
 
 if __name__ == "__main__":
