@@ -226,6 +226,14 @@ def test_positional_encoding_matches_loop():
         assert rel(att.sinusoidal(length, d), ref_positional(length, d)) <= TOL
 
 
+def test_position_lookup_is_never_clamped():
+    """table[pos] under jit clamps an out-of-range position to the last row; lookup gives NaN."""
+    table = att.sinusoidal(4, 6)
+    rows = jax.jit(att.position_lookup)(table, jnp.array([[0, 3], [4, -1]]))  # [2, 2, 6]
+    np.testing.assert_array_equal(rows[0], table[jnp.array([0, 3])])
+    assert np.isnan(np.asarray(rows[1])).all()
+
+
 # --- padding, layers --------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -312,6 +320,48 @@ def test_kv_cache_equals_full_causal_attention(rng):
         assert np.all(np.asarray(w)[..., t + 1:] == 0.0)
     with pytest.raises(ValueError, match="b, 1, h, d"):
         att.append(cache, k, v)
+
+
+@pytest.mark.parametrize("per_row", [False, True])
+def test_kv_cache_overflow_is_flagged_never_overwritten(per_row):
+    """Capacity 3, five appends: the first three keys stay, length stops at 3, overflow set."""
+    cache = att.init_cache(1, 3, 1, 1, per_row=per_row)
+    append = jax.jit(att.append)
+    for t in range(1, 6):
+        kv = jnp.full((1, 1, 1, 1), float(t))
+        cache = append(cache, kv, kv)
+        assert bool(np.all(cache.overflow)) == (t > 3) and bool(att.any_overflow(cache)) == (t > 3)
+    np.testing.assert_array_equal(np.asarray(cache.k)[0, :, 0, 0], [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(cache.length, [3] if per_row else 3)
+    _, w = att.attend(cache, jnp.ones((1, 1, 1, 1)))
+    np.testing.assert_allclose(np.asarray(w).sum(), 1.0, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="overflowed"):
+        att.check_no_overflow({"layers": (cache,)})
+    att.check_no_overflow({"layers": (att.init_cache(1, 3, 1, 1),)})  # fresh: no error
+
+
+def test_per_row_cache_lengths_equal_rows_decoded_alone(rng):
+    """Rows at different lengths in one per-row cache (built by concatenating along the batch
+    axis) attend exactly as each row's own cache does; a shared length would mix them up."""
+    L, H, D = 6, 2, 4
+    caches, qs = [], []
+    for n in (2, 5, 0):  # tokens already cached in each row
+        c = att.init_cache(1, L, H, D, per_row=True)
+        for _ in range(n):
+            c = att.append(c, f32(rng.normal(size=(1, 1, H, D))), f32(rng.normal(size=(1, 1, H, D))))
+        caches.append(c)
+        qs.append(f32(rng.normal(size=(1, 1, H, D))))
+    kv = f32(rng.normal(size=(3, 1, H, D)))
+    both = jax.tree.map(lambda *x: jnp.concatenate(x, 0), *caches)
+    both = att.append(both, kv, kv)
+    out, w = att.attend(both, jnp.concatenate(qs, 0))
+    np.testing.assert_array_equal(both.length, [3, 6, 1])
+    for r, c in enumerate(caches):
+        c = att.append(c, kv[r:r + 1], kv[r:r + 1])
+        o1, w1 = att.attend(c, qs[r])
+        np.testing.assert_allclose(out[r:r + 1], o1, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(w[r:r + 1], w1, rtol=1e-6, atol=1e-7)
+        assert np.all(np.asarray(w)[r, :, 0, int(c.length[0]):] == 0.0)
 
 
 @pytest.mark.parametrize("pre_ln", [False, True])

@@ -10,6 +10,7 @@ import optax
 import pytest
 
 from anatomy import decode
+from anatomy.attention import any_overflow
 from anatomy.seq2seq import (BOS, EOS, MODELS, PAD, build_model, count_params,
                              default_model_config)
 
@@ -136,6 +137,39 @@ def test_incremental_decoding_equals_teacher_forcing_and_padding_is_invisible(na
     tol = dict(rtol=1e-5, atol=1e-5 * np.abs(full).max())
     np.testing.assert_allclose(step, full, **tol)  # cached / incremental == full prefix
     np.testing.assert_allclose(pad, full, **tol)  # padding (and what it holds) changes nothing
+
+
+def test_transformer_decode_state_is_per_row_and_flags_overflow(batch):
+    """Two rows at different positions (states built apart, concatenated along the batch
+    axis) step exactly as each alone and as the teacher-forced pass at those positions;
+    stepping past init_state's max_len sets the cache overflow flag and gives NaN logits."""
+    model = build_model("transformer", TINY["transformer"], V, V)
+    params = model.init(jax.random.key(5))
+    memory = model.encode(params, batch["src"], batch["src_len"])
+    tgt = jnp.asarray(batch["tgt_in"])  # [B, T]
+    cat = lambda *trees: jax.tree.map(lambda *x: jnp.concatenate(x, 0), *trees)  # noqa: E731
+
+    def fed(row, n, cap=6):  # row's memory and its state after the first n teacher tokens
+        mem = jax.tree.map(lambda x: x[row:row + 1], memory)
+        state = model.init_state(params, mem, cap)
+        for t in range(n):
+            _, state = model.step(params, mem, state, tgt[row:row + 1, t])
+        return mem, state
+
+    (m0, s0), (m1, s1) = fed(0, 3), fed(1, 1)
+    np.testing.assert_array_equal(cat(s0, s1)["pos"], [3, 1])
+    nxt = jnp.stack([tgt[0, 3], tgt[1, 1]])  # [2]
+    both, _ = model.step(params, cat(m0, m1), cat(s0, s1), nxt)
+    alone = jnp.concatenate([model.step(params, m0, s0, nxt[:1])[0],
+                             model.step(params, m1, s1, nxt[1:])[0]])
+    full = model.apply(params, batch)  # [B, T, V]
+    np.testing.assert_allclose(both, alone, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(both, jnp.stack([full[0, 3], full[1, 1]]), rtol=1e-5, atol=1e-5)
+
+    mem, state = fed(0, 2, cap=2)  # full: the third step has no slot
+    assert not bool(any_overflow(state))
+    logits, state = model.step(params, mem, state, tgt[:1, 2])
+    assert bool(any_overflow(state)) and np.isnan(np.asarray(logits)).all()
 
 
 def test_dropout_needs_rng_and_changes_training_logits(batch):

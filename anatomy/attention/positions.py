@@ -21,3 +21,14 @@ def sinusoidal(length, d_model, dtype=jnp.float32):
     pe[:, 0::2] = np.sin(angles)
     pe[:, 1::2] = np.cos(angles[:, : d_model // 2])
     return jnp.asarray(pe, dtype)
+
+
+def lookup(table, pos):
+    """Rows table[pos] [..., d_model] for (traced) int positions pos [...], never clamped.
+
+    A position outside [0, T) of the table [T, d_model] gives a row of NaN instead of the
+    nearest row (plain indexing under jit clamps silently), so it cannot go unnoticed.
+    """
+    pos = jnp.asarray(pos)
+    rows = jnp.take(table, pos, axis=0, mode="fill", fill_value=jnp.nan)  # [..., d_model]
+    return jnp.where((pos >= 0)[..., None], rows, jnp.nan)

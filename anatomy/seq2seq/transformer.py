@@ -10,16 +10,17 @@ Letters: b batch, s source / t target positions, m model dim, h heads, d head di
 Post-LN (the paper) by default, pre-LN with config.pre_ln. share_embeddings uses ONE
 table for source, target and output (needs equal vocabularies). Incremental decoding:
 encode precomputes each decoder layer's cross-attention k/v [b, s, h, d]; the state holds
-one KV cache per decoder layer and the position, so a step costs O(t · m) per layer.
+one per-row KV cache per decoder layer and each row's position, so a step costs O(t · m)
+per layer; stepping past init_state's max_len sets the caches' overflow flags.
 """
 import jax
 import jax.numpy as jnp
 import ml_collections
 
-from anatomy.attention import (KVCache, causal_mask, decoder_layer,
-                               decoder_layer_step, decoder_memory_kv, dropout, encoder_layer,
+from anatomy.attention import (causal_mask, decoder_layer, decoder_layer_step,
+                               decoder_memory_kv, dropout, encoder_layer, init_cache,
                                init_decoder_layer, init_encoder_layer, init_layer_norm,
-                               layer_norm, padding_mask, sinusoidal)
+                               layer_norm, padding_mask, position_lookup, sinusoidal)
 from anatomy.seq2seq import base
 
 
@@ -120,33 +121,35 @@ def build(config, src_vocab_size, tgt_vocab_size):
         return base.intermediates_or_logits(_logits(params, y), inter, return_intermediates)
 
     def init_state(params, memory, max_len):
-        """{'k', 'v': per decoder layer zero caches [b, max_len, h, d], 'pos': [b] int32}."""
+        """{'caches': per decoder layer an empty per-row KVCache [b, max_len, h, d],
+        'pos': [b] int32, the position of the next token of each row}.
+
+        Every leaf is batch-leading and truly per row (each row has its own position and
+        cache lengths), so states can be reordered or concatenated along the batch axis.
+        """
         b = memory["mask"].shape[0]
-        d = m // cfg.n_heads
-        zeros = jnp.zeros((b, max_len, cfg.n_heads, d), jnp.float32)
-        n = cfg.n_decoder_layers
-        return {"k": (zeros,) * n, "v": (zeros,) * n, "pos": jnp.zeros((b,), jnp.int32)}
+        caches = tuple(init_cache(b, max_len, cfg.n_heads, m // cfg.n_heads, per_row=True)
+                       for _ in range(cfg.n_decoder_layers))
+        return {"caches": caches, "pos": jnp.zeros((b,), jnp.int32)}
 
     def step(params, memory, state, tokens):
-        """One target position: tokens [b] -> (logits [b, V], state with caches appended).
+        """One target position per row: tokens [b] -> (logits [b, V], state, caches appended).
 
-        All rows share one position (decode.py advances them together), so each cache is
-        rebuilt as KVCache(k, v, pos[0]) for decoder_layer_step.
+        Row r is embedded at its own position pos[r] (== its caches' length). Past the
+        capacity the cache sets its overflow flag (decode.py raises) and the position's
+        encoding is NaN, so the logits are NaN: an overflow cannot pass unnoticed.
         """
-        pos = state["pos"]
-        pe = sinusoidal(state["k"][0].shape[1], m)[pos][:, None, :]  # [b, 1, m]
+        pos, caches = state["pos"], state["caches"]
+        pe = position_lookup(sinusoidal(caches[0].k.shape[1], m), pos)[:, None, :]  # [b, 1, m]
         y = _embed(params["tgt_emb"], tokens[:, None], pe, None)  # [b, 1, m]
         cross_mask = memory["mask"][:, None, None, :]  # [b, 1, 1, s]
-        new_k, new_v = [], []
-        for p_layer, k, v, kv in zip(params["decoder"], state["k"], state["v"], memory["kv"]):
-            y, cache, _ = decoder_layer_step(p_layer, y, KVCache(k, v, pos[0]), kv, cross_mask,
-                                             pre_ln=cfg.pre_ln)
-            new_k.append(cache.k)
-            new_v.append(cache.v)
+        new_caches = []
+        for p_layer, cache, kv in zip(params["decoder"], caches, memory["kv"]):
+            y, cache, _ = decoder_layer_step(p_layer, y, cache, kv, cross_mask, pre_ln=cfg.pre_ln)
+            new_caches.append(cache)
         if cfg.pre_ln:
             y = layer_norm(params["dec_ln"], y)
-        state = {"k": tuple(new_k), "v": tuple(new_v), "pos": pos + 1}
-        return _logits(params, y[:, 0]), state
+        return _logits(params, y[:, 0]), {"caches": tuple(new_caches), "pos": pos + 1}
 
     return base.Translator("transformer", cfg, src_vocab_size, tgt_vocab_size, init, apply,
                            encode, init_state, step)
