@@ -98,3 +98,9 @@ def test_corpus_report_names_skipped_lines_by_kind_and_filtered_pairs(tmp_path):
     assert train['first_bad_lines'] == {'no_tab': [4], 'extra_tab': [11], 'empty_side': [12]}
     assert sum(report['filtered'].values()) == 1 and set(report['filtered']) == {
         'train', 'valid', 'test'}
+    summary = data.corpus_report(data.load_corpus(config, str(tmp_path / 'wd')))
+    assert summary['skipped']['train']['first_bad_lines'] == train['first_bad_lines']
+    assert summary['filtered_for_length'] == report['filtered'] and summary['max_len'] == 20
+    text = data.describe_corpus_report(summary)
+    assert 'train `' in text and '3 of 100 lines skipped' in text, text
+    assert 'no_tab 1 (first at line 4)' in text and 'extra_tab 1 (first at line 11)' in text

@@ -55,6 +55,8 @@ Corpus
         Corpus.test_by_bucket(split='test') -> dict label -> list[(src, tgt)] grouped by
             LENGTH_BUCKETS of the source token count (raw reference strings for sacrebleu).
         Corpus.encode(split) -> list[(src_ids, tgt_ids)] (np.int32 arrays, no bos/eos)
+    corpus_report(corpus) -> dict for results.json (skipped lines by kind with first line numbers,
+        held-out repeats, pairs filtered for length per split); describe_corpus_report(it) -> str
 
 Toy corpus (anatomy.data.toy_wmt)
     make_lexicon(seed=0, **sizes, scale=1.0) -> Lexicon  (anatomy.data.lexicon)
@@ -103,7 +105,8 @@ Batch layout: dict of numpy int32 arrays, pad = 0, every array of a bucket has a
 
 from anatomy.data.batching import (Batcher, bucket_boundaries, collate, eval_batches,
                                    eval_batches_from_pairs, make_batcher)
-from anatomy.data.corpus import Corpus, default_config, load_corpus
+from anatomy.data.corpus import (Corpus, corpus_report, default_config, describe_corpus_report,
+                                 load_corpus)
 from anatomy.data.readers import read_text_pair, read_tfds, read_tsv
 from anatomy.data.toy_wmt import (LENGTH_BUCKETS, bucket_label, generate_pairs, generate_splits,
                                   generate_stratified, length_bucket, translate)
@@ -114,7 +117,8 @@ from anatomy.data.vocab import (BOS, EOS, PAD, UNK, CorpusError, SentencePieceVo
 __all__ = [
     'BOS', 'EOS', 'PAD', 'UNK', 'LENGTH_BUCKETS', 'Batcher', 'Corpus', 'CorpusError',
     'SentencePieceVocab', 'Vocab', 'bucket_boundaries', 'bucket_label', 'build_word_vocab',
-    'collate', 'default_config', 'detokenize', 'eval_batches', 'eval_batches_from_pairs',
+    'collate', 'corpus_report', 'default_config', 'describe_corpus_report', 'detokenize',
+    'eval_batches', 'eval_batches_from_pairs',
     'generate_pairs', 'generate_splits', 'generate_stratified', 'length_bucket', 'load_corpus',
     'load_vocab', 'make_batcher', 'make_lexicon', 'read_text_pair', 'read_tfds', 'read_tsv',
     'train_sentencepiece', 'translate',

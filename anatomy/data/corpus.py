@@ -275,3 +275,34 @@ def load_corpus(config=None, workdir=None):
     report['filtered'] = {split: batching.count_too_long(corpus.encode(split), config.max_len)
                           for split in splits}
     return corpus
+
+
+def corpus_report(corpus):
+    """What was left out of a corpus, for results.json: per file the lines skipped by kind with
+    their first line numbers, training lines repeating a held-out pair, and per split the
+    pairs filtered for length (over max_len: never trained on, never scored)."""
+    files = corpus.report.get('files', {})
+    return {'skipped': {split: {k: r[k] for k in ('path', 'lines', 'skipped', 'first_bad_lines')
+                                if k in r} for split, r in files.items()},
+            'held_out_repeats': sum(r.get('held_out_repeats', 0) for r in files.values()),
+            'filtered_for_length': dict(corpus.report.get('filtered', {})),
+            'max_len': corpus.max_len}
+
+
+def describe_corpus_report(summary):
+    """One paragraph of report.md from corpus_report(...)."""
+    parts = []
+    for split, r in summary['skipped'].items():
+        if r.get('skipped'):
+            kinds = '; '.join(f"{kind} {n} (first at line {', '.join(map(str, r['first_bad_lines'].get(kind, [])))})"
+                              for kind, n in r['skipped'].items())
+            parts.append(f"{split} `{r['path']}`: {sum(r['skipped'].values())} of {r['lines']} "
+                         f"lines skipped ({kinds})")
+    text = ('Skipped lines: ' + '. '.join(parts) + '.') if parts else 'No input line was skipped.'
+    if summary['held_out_repeats']:
+        text += (f" {summary['held_out_repeats']} training lines repeated a held-out valid/test "
+                 "pair and were left out of train.")
+    filtered = summary['filtered_for_length']
+    text += (f" Pairs over max_len={summary['max_len']} (filtered, never truncated): "
+             + ', '.join(f'{split} {n}' for split, n in filtered.items()) + '.')
+    return text
