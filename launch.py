@@ -23,7 +23,9 @@ ROOT = pathlib.Path(__file__).resolve().parent
 CONFIG_DIR = ROOT / "experiments" / "configs"
 
 flags.DEFINE_string("experiment", None, "Experiment to run (a module in experiments/).")
-flags.DEFINE_string("workdir", None, "Output folder; default runs/<experiment>. Re-using it resumes.")
+flags.DEFINE_string("workdir", None, "Output folder; default runs/<experiment>. Re-using it with "
+                    "the same config resumes; another config stops, naming the fields "
+                    "(anatomy/fingerprint.py): pass a new --workdir to start fresh.")
 flags.DEFINE_bool("traceback", False, "Show the full traceback of a bad-input error "
                   "(by default it is one line naming the problem).")
 flags.DEFINE_string("coordinator_address", None,
