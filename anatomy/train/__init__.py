@@ -6,8 +6,11 @@ Public API
         weight_decay, clip_norm, label_smoothing, compute_dtype ('float32'|'bfloat16'),
         log_every, eval_every (0 = no validation), checkpoint_every, keep_checkpoints, progress.
     train(model, batches, config, workdir, *, params=None, name='', train_step=None,
-          evaluate=None)
-        -> TrainResult(state, summary)     resumes from workdir/checkpoints when present;
+          fingerprint=None, state_shardings=None, evaluate=None)
+        -> TrainResult(state, summary)     resumes from workdir/checkpoints when present, only
+        with the fingerprint the checkpoint carries (default anatomy.fingerprint.run_fingerprint
+        (config, model); else FingerprintMismatchError naming the fields), restored into
+        state_shardings (any mesh; sharding.train_kwargs supplies them);
         batches(start) -> iterator of batch start, start+1, ... (anatomy.data Batcher.iterate).
         Writes workdir/metrics.jsonl, workdir/tensorboard/, workdir/checkpoints/<step>/.
         Raises NonFiniteLossError naming the step and the last good checkpoint.
@@ -21,7 +24,8 @@ Public API
         the ONE place jit, donation and shardings are wired
     make_eval_step / compile_eval_step; sequence_loss, smoothed_cross_entropy
     make_schedule, schedule_reference, make_optimizer
-    Checkpointer(directory, max_to_keep) .save(state, meta) / .restore(like, step=None)
+    Checkpointer(directory, max_to_keep) .save(state, meta) / .restore(like, step=None,
+        shardings=None) / .read_meta(step=None)
         CorruptCheckpointError, NonFiniteStateError
     MetricsWriter, read_metrics, Progress
     corpus_bleu, decode_ids, evaluate_bleu (overall and per LENGTH_BUCKETS label)
