@@ -1,0 +1,212 @@
+"""rnn_vs_attn's outputs: rows over seeds -> mean ± std, the tables, the plots, report.md.
+
+One model's results row (see rnn_vs_attn._train_one) per seed; `aggregate` turns a model's
+rows into the entry results.json keeps under models/<name>:
+
+    {<every number of a row>: its mean over the S seeds,
+     'std':   {<the same keys>: sample standard deviation over seeds, sqrt(Σ(x_s − x̄)²/(S−1));
+               None with one seed},
+     'seeds': [row of seed 0, row of seed 1, ...], 'n_seeds': S}
+
+A dict of numbers (bleu_by_length, count_by_length) is averaged key by key; PER_SEED keys
+(train_seed, stopped_by_time_budget) become the list over seeds; anything else (examples) is
+seed 0's. The tables print mean ± std; bleu_by_length.png draws the mean line
+and the min-max range over seeds as a band.
+"""
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from anatomy.data import describe_corpus_report
+from experiments import common
+
+STD = "sample standard deviation over seeds (ddof=1); null with one seed"
+PER_SEED = ("train_seed", "stopped_by_time_budget")
+TABLE_HEADER = ["model", "params", "steps", "tokens seen", "train s", "tokens/s", "final loss",
+                "valid loss", "BLEU"]
+TABLE_KEYS = ["params", "steps", "tokens", "train_seconds", "tokens_per_second", "final_loss",
+              "valid_loss", "bleu"]
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _stats(values):
+    """(mean, sample std or None) of numbers; None values count as NaN."""
+    x = np.array([np.nan if v is None else float(v) for v in values])
+    return float(np.mean(x)), (float(np.std(x, ddof=1)) if len(x) > 1 else None)
+
+
+def aggregate(rows: list[dict]) -> dict:
+    """A model's per-seed rows -> {mean of every number, 'std', 'seeds', 'n_seeds'}."""
+    if not rows:
+        raise ValueError("aggregate: no seed rows")
+    out, std = {}, {}
+    for key, first in rows[0].items():
+        values = [r.get(key) for r in rows]
+        if key in PER_SEED:
+            out[key] = values
+        elif all(v is None or _is_number(v) for v in values) and any(_is_number(v) for v in values):
+            out[key], std[key] = _stats(values)
+        elif isinstance(first, dict) and all(_is_number(v) for v in first.values()):
+            pairs = {k: _stats([r[key].get(k) for r in rows]) for k in first}
+            out[key] = {k: m for k, (m, _) in pairs.items()}
+            std[key] = {k: s for k, (_, s) in pairs.items()}
+        else:
+            out[key] = first
+    return dict(out, std=std, seeds=rows, n_seeds=len(rows))
+
+
+def _fmt(v) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "—"
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) < 1e4 else f"{v:.0f}"
+    return str(v)
+
+
+def mean_pm_std(entry: dict, key: str, sub: str | None = None) -> str:
+    """'mean ± std' of entry[key] (or entry[key][sub]); the mean alone with one seed or std 0."""
+    mean = entry.get(key) if sub is None else entry.get(key, {}).get(sub)
+    std = entry.get("std", {}).get(key)
+    std = std.get(sub) if isinstance(std, dict) and sub is not None else std
+    if entry.get("n_seeds", 1) > 1 and std and mean is not None:   # std 0 (params): mean alone
+        return f"{_fmt(mean)} ± {_fmt(std)}"
+    return _fmt(mean)
+
+
+def results_table(models: dict) -> str:
+    rows = [[n] + [mean_pm_std(r, k) for k in TABLE_KEYS] for n, r in models.items()]
+    return common.markdown_table(TABLE_HEADER, rows)
+
+
+def bleu_table(models: dict, labels) -> str:
+    rows = [[n, mean_pm_std(r, "bleu")] + [mean_pm_std(r, "bleu_by_length", lab) for lab in labels]
+            for n, r in models.items()]
+    return common.markdown_table(["model", "overall"] + list(labels), rows)
+
+
+def _style(name: str, colors: dict) -> dict:
+    """One colour per architecture (rnnsearch-30 and rnnsearch-50 share it); '-30' dashed."""
+    base, _, limit = name.partition("-")
+    color = colors.setdefault(base, f"C{len(colors)}")
+    return {"color": color, "linestyle": "--" if limit and int(limit) < 50 else "-"}
+
+
+def plot_bleu(models: dict, labels, workdir: str) -> str:
+    fig, ax = common.new_figure(figsize=(6.5, 4.2))
+    x, colors = np.arange(len(labels)), {}
+    n_seeds = max(r.get("n_seeds", 1) for r in models.values())
+    for name, r in models.items():
+        style = _style(name, colors)
+        ax.plot(x, [r["bleu_by_length"].get(lab, np.nan) for lab in labels], marker="o",
+                label=name, **style)
+        seeds = r.get("seeds", [])
+        if len(seeds) > 1:
+            per = np.array([[s["bleu_by_length"].get(lab, np.nan) for lab in labels] for s in seeds])
+            ax.fill_between(x, per.min(0), per.max(0), color=style["color"], alpha=0.15, lw=0)
+    ax.set_xticks(x, labels)
+    band = f"; band: min-max over {n_seeds} seeds" if n_seeds > 1 else ""
+    ax.set(xlabel="source length (tokens)", ylabel="test BLEU", ylim=(0, 100),
+           title=f"BLEU against source length (cf. Bahdanau et al. 2015, Fig. 2){band}")
+    ax.title.set_fontsize(9)
+    ax.legend(fontsize=8)
+    return common.save_plot(fig, workdir, "bleu_by_length.png")
+
+
+def _curves(histories: dict, xkey: str, ykey: str, ax) -> None:
+    """Every seed of every model as a line (one colour per model, one legend entry)."""
+    colors = {}
+    for name, seeds in histories.items():
+        style = _style(name, colors)
+        for s, recs in enumerate(seeds):
+            recs = [r for r in recs if r.get(ykey) is not None]
+            ax.plot([r[xkey] for r in recs], [r[ykey] for r in recs],
+                    alpha=1.0 if s == 0 else 0.5, label=name if s == 0 else None, **style)
+
+
+def plot_curves(histories: dict, workdir: str) -> list[str]:
+    """loss_vs_steps/time.png (training loss) and valid_loss(_vs_time).png (when validated).
+
+    histories: model -> [metrics.jsonl records of seed 0, of seed 1, ...].
+    """
+    names = []
+    for ykey, ylabel, plots in (
+            ("loss", "training loss (label-smoothed)",
+             (("step", "loss_vs_steps.png"), ("wall_time", "loss_vs_time.png"))),
+            ("valid_loss", "validation loss (teacher-forced, unsmoothed)",
+             (("step", "valid_loss.png"), ("wall_time", "valid_loss_vs_time.png")))):
+        if not any(ykey in r for seeds in histories.values() for recs in seeds for r in recs):
+            continue
+        for xkey, fname in plots:
+            fig, ax = common.new_figure(figsize=(6, 4))
+            _curves(histories, xkey, ykey, ax)
+            xlabel = "optimiser step" if xkey == "step" else "training time (s; validation excluded)"
+            ax.set(xlabel=xlabel, ylabel=ylabel, yscale="log")
+            ax.legend(fontsize=8)
+            names.append(common.save_plot(fig, workdir, fname))
+    return names
+
+
+def plot_attention(name, w, pair, workdir) -> str:
+    src = pair[0].split()
+    tgt = pair[1].split() + ["</s>"]
+    fig, ax = common.new_figure(figsize=(9, 8))
+    ax.imshow(w, cmap="gray_r", aspect="auto", vmin=0.0)
+    fs = 5 if max(len(src), len(tgt)) > 40 else 7
+    if w.shape == (len(tgt), len(src)):      # word vocab: one token per word
+        ax.set_xticks(range(len(src)), src, rotation=90, fontsize=fs)
+        ax.set_yticks(range(len(tgt)), tgt, fontsize=fs)
+    ax.set(xlabel="source position", ylabel="target position",
+           title=f"{name}: cross-attention ({len(src)}-token source)")
+    return common.save_plot(fig, workdir, f"attention_{name}.png")
+
+
+def _setup_note(config, meta) -> str:
+    counts = meta["test_sentences_per_bucket"]
+    cap = (f"at most {config.eval.max_per_bucket} test sentences per bucket"
+           if config.eval.max_per_bucket > 0 else "the whole test split")
+    budget = (f"for {config.train.max_train_seconds:g} s of training each (equal time; at most "
+              f"{config.train.num_steps} steps: the steps and tokens each model reached are in "
+              "the table; time-based, so not reproducible to the digit)"
+              if config.train.max_train_seconds > 0 else
+              f"{config.train.num_steps} steps of ~{config.data.token_budget}-token batches "
+              "(same token budget)")
+    seeds = (f" {meta['seeds']} seeds per model (train.seed + s; the data and its order fixed): "
+             f"mean ± {STD}." if meta["seeds"] > 1 else " One seed.")
+    limits = ("" if not meta.get("train_max_src_len") else
+              " Models named `<model>-N` trained only on pairs with at most N source tokens "
+              "(Bahdanau et al. 2015) and are tested on every length.")
+    return (f"Corpus `{config.data.name}` ({meta['corpus_sizes']}), vocab {meta['vocab']}; every "
+            f"model trained {budget}; BLEU by sacrebleu on {cap} ({counts}), {meta['decode']} "
+            f"decoding.{seeds}{limits} Times are wall clock on this machine (shared cores "
+            "inflate them); tokens/s is the median over logging intervals (steady state), train "
+            "s includes compilation and excludes validation. Validation: teacher-forced loss on "
+            f"{meta['valid_batches']} fixed valid batches every {config.train.eval_every} steps."
+            + (" " + describe_corpus_report(meta["corpus_report"])
+               if "corpus_report" in meta else ""))
+
+
+def write_outputs(config, workdir, models, histories, maps, labels, meta) -> list[str]:
+    """results.json, the plots and report.md (process 0 only); the tables to stdout."""
+    plots = [plot_attention(name, w, pair, workdir) for name, (w, pair) in maps.items()]
+    plots = [plot_bleu(models, labels, workdir)] + plot_curves(histories, workdir) + plots
+    common.write_json(workdir, {"models": models, "setup": meta})
+    img = lambda *names: "\n\n".join(f"![]({n})" for n in names if n in plots)
+    sections = [("Setup", _setup_note(config, meta)), ("Results", results_table(models)),
+                ("BLEU by source length", bleu_table(models, labels) + "\n\n" + img("bleu_by_length.png")),
+                ("Training loss", img("loss_vs_steps.png", "loss_vs_time.png"))]
+    if "valid_loss.png" in plots:
+        sections.append(("Validation loss (the engineering ledger: loss against seconds)",
+                         img("valid_loss.png", "valid_loss_vs_time.png")))
+    attn = [p for p in plots if p.startswith("attention_")]
+    if attn:
+        sections.append(("Attention on one long test sentence", img(*attn)))
+    common.write_report(workdir, "RNN vs attention on " + config.data.name, sections)
+    print("\n" + results_table(models) + "\n\n" + bleu_table(models, labels), file=sys.stdout,
+          flush=True)
+    return plots
