@@ -117,6 +117,8 @@ def layer_inputs():
     r = np.random.default_rng(0)
     params = {"enc": init_encoder_layer(jax.random.key(0), 16, 4, 32),
               "lstm": get_cell("lstm").init(jax.random.key(1), 16, 8)}
+    # off the init (zero biases, unit LN scales), so a misplaced bias or scale shows
+    params = jax.tree.map(lambda p: p + jnp.asarray(0.1 * r.normal(size=p.shape), p.dtype), params)
     x = jnp.asarray(r.normal(size=(8, 5, 16)), jnp.float32)
     lengths = jnp.asarray(r.integers(1, 6, size=8), jnp.int32)
     reference = jax.jit(jax.value_and_grad(_layers_loss, has_aux=True))(params, x, lengths)
