@@ -26,6 +26,7 @@ from anatomy import distributed
 from anatomy import sharding
 from anatomy import train as T
 from anatomy.errors import BadInputError
+from anatomy.data.curriculum import Curriculum
 from anatomy.seq2seq import build_model, count_params
 from experiments import common
 
@@ -215,6 +216,9 @@ def run(config, workdir):
         corpus = D.load_corpus(config.data, workdir=workdir)
     batcher = D.make_batcher(corpus, "train", config=config.data,
                              batch_multiple=_batch_rows(mesh, tuple(sc.rules)))
+    phases = tuple(tuple(p) for p in config.get("curriculum", {}).get("phases", ()))
+    if phases:   # the same length curriculum for every model (anatomy.data.curriculum)
+        batcher = Curriculum(batcher, phases, token_budget=config.data.token_budget)
     labels = [D.bucket_label(lo, hi) for lo, hi in D.LENGTH_BUCKETS]
     results, histories, maps = {}, {}, {}
     for name in config.models:

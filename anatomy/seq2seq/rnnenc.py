@@ -31,6 +31,8 @@ def default_config():
     c.feed_context = False       # also feed the encoder's final h to every decoder step (Cho)
     c.reverse_source = False     # read the source backwards within its length (Sutskever)
     c.dropout_rate = 0.0         # on embeddings and the decoder output, training only
+    c.emb_init_std = 0.0         # embedding init N(0, std^2); 0 = base.init_embedding's d_emb^-1/2
+    c.hoist = True               # scan.run's hoisted input projection (False: project per step)
     return c
 
 
@@ -44,15 +46,17 @@ def build(config, src_vocab_size, tgt_vocab_size):
 
     def init(key):
         ks = jax.random.split(key, 5)
-        return {"src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb),
-                "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb),
+        std = cfg.emb_init_std or None                   # None: d_emb^-1/2
+        return {"src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb, std),
+                "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb, std),
                 "encoder": spec.init(ks[2], cfg.d_emb, cfg.d_hidden),
                 "decoder": spec.init(ks[3], d_dec_in, cfg.d_hidden),
                 "out": base.init_dense(ks[4], cfg.d_hidden, tgt_vocab_size)}
 
     def _encode(params, src, src_len, rng=None):
         x = dropout(params["src_emb"][src], cfg.dropout_rate, rng, rng is None)  # [B, S, E]
-        carry, _ = run(spec, params["encoder"], x, lengths=src_len, reverse=cfg.reverse_source)
+        carry, _ = run(spec, params["encoder"], x, lengths=src_len, reverse=cfg.reverse_source,
+                       hoist=cfg.hoist)
         return {"carry": carry, "context": spec.hidden(carry)}  # context [B, H]
 
     def encode(params, src, src_len):
@@ -74,7 +78,8 @@ def build(config, src_vocab_size, tgt_vocab_size):
         r_enc, r_dec, r_out = base.dropout_keys(rng, 3, deterministic, cfg.dropout_rate)
         memory = _encode(params, src, src_len.astype(jnp.int32), r_enc)
         emb = dropout(params["tgt_emb"][tgt], cfg.dropout_rate, r_dec, r_dec is None)  # [B, T, E]
-        _, ys = run(spec, params["decoder"], _inputs(memory, emb), carry0=memory["carry"])
+        _, ys = run(spec, params["decoder"], _inputs(memory, emb), carry0=memory["carry"],
+                    hoist=cfg.hoist)
         logits = base.dense(params["out"], dropout(ys, cfg.dropout_rate, r_out, r_out is None))
         return base.intermediates_or_logits(logits, {"decoder_states": ys}, return_intermediates)
 
