@@ -34,8 +34,9 @@ def test_input_grad_norms_match_explicit_jacobian_product(rng):
             sq[t] += np.sum((p["w_x"] @ g_pre) ** 2)  # ∂L/∂x_t
             g_h = p["w_h"] @ g_pre  # ∂L/∂h_{t-1} = J_tᵀ ∂L/∂h_t
     np.testing.assert_allclose(got, np.sqrt(sq), rtol=1e-5)
-    dist, by_d = probes.by_distance(got)
-    assert dist[0] == 0 and by_d[0] == got[-1]
+    dist, by_d = probes.by_distance(got)  # distance k from the loss = position T-1-k
+    np.testing.assert_array_equal(dist, np.arange(n_time))
+    np.testing.assert_array_equal(by_d, [got[n_time - 1 - k] for k in range(n_time)])
 
 
 def test_pascanu_bound_holds_for_every_step(rng):
@@ -170,7 +171,7 @@ def test_windowed_attention_matches_numpy_loop(rng):
     b, t, h, d, r = 2, 9, 2, 3, 2
     q, k, v = (rng.normal(size=(b, t, h, d)).astype(np.float32) for _ in range(3))
     out, w = probes.windowed_attention(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v), r)
-    want = np.zeros((b, t, h, d))
+    want, want_w = np.zeros((b, t, h, d)), np.zeros((b, h, t, 2 * r + 1))
     q64, k64, v64 = (a.astype(np.float64) for a in (q, k, v))
     for bi in range(b):
         for hi in range(h):
@@ -180,8 +181,10 @@ def test_windowed_attention_matches_numpy_loop(rng):
                 p = np.exp(s - s.max())
                 p /= p.sum()
                 want[bi, i, hi] = sum(pj * v64[bi, j, hi] for pj, j in zip(p, js))
+                for pj, j in zip(p, js):
+                    want_w[bi, hi, i, j - (i - r)] = pj  # window slot w = j - i + r
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
-    assert w.shape == (b, h, t, 2 * r + 1)
+    np.testing.assert_allclose(w, want_w, rtol=1e-5, atol=1e-6)  # slots off the sequence: 0
     # equals full attention under a band mask
     band = np.abs(np.arange(t)[:, None] - np.arange(t)[None, :]) <= r
     full, _ = scaled_dot_product(jnp.asarray(q), jnp.asarray(k), jnp.asarray(v), band[None, None])
