@@ -28,6 +28,8 @@ def test_pairs_compute_the_same_thing(cases, name):
     errors = check_case(cases[name], TOL, fused=True)
     assert "torch" in errors and "flax" in errors
     assert all(np.isfinite(e["out"]) for e in errors.values())
+    # the input gradient was compared too (check_case skips it where an impl has no backward)
+    assert errors["torch"]["dx"] is not None and errors["flax"]["dx"] is not None
 
 
 def test_check_catches_different_work():
