@@ -23,6 +23,7 @@ import numpy as np
 
 from anatomy import data as D
 from anatomy import distributed
+from anatomy import fingerprint
 from anatomy import sharding
 from anatomy import train as T
 from anatomy.errors import BadInputError
@@ -65,19 +66,25 @@ def _train_config(config, name):
     return c
 
 
-def _evaluate(model, params, corpus, config, mdir, step):
-    """BLEU on the test split, cached in mdir/eval.json for this step and eval config.
+def _evaluate(model, params, corpus, config, mdir, step, run_fp):
+    """BLEU on the test split, cached in mdir/eval.json for this run fingerprint (data, model,
+    train config: what the checkpoint was trained with), eval config and checkpoint step.
 
+    A cache made from anything else is recomputed, with one line naming what changed (a cache
+    never stops a run: re-scoring a kept checkpoint with another beam is legitimate).
     Only process 0 reads or writes the cache (the others recompute: no half-written reads).
     """
     path = os.path.join(mdir, "eval.json")
-    key = {"step": step, "eval": config.eval.to_dict()}
+    key = {"step": step, "eval": config.eval.to_dict(), "run": run_fp}
     lead = distributed.is_coordinator()
     if lead and os.path.exists(path):
         with open(path) as f:
             cached = json.load(f)
-        if cached.get("key") == key:
+        stale = fingerprint.differences(cached.get("key") or {}, key)
+        if not stale:
             return cached["result"]
+        print(f"[{os.path.basename(mdir)}] {path} is stale, scoring again ({'; '.join(stale)[:400]})",
+              file=sys.stderr, flush=True)
     ev = T.evaluate_bleu(model, params, corpus.test_by_bucket(), corpus.src_vocab, corpus.tgt_vocab,
                          max_per_bucket=config.eval.max_per_bucket, batch_size=config.eval.batch_size,
                          beam_size=config.eval.beam_size, extra_len=config.eval.extra_len,
@@ -131,11 +138,16 @@ def _train_one(name, config, corpus, batcher, workdir, mesh):
         common.write_json(mdir, {"name": name, "model_config": model.config.to_dict()},
                           name="model.json")
     tc, sc = _train_config(config, name), _sharding_config(config)
-    batches = distributed.local_batches(batcher.iterate,
+    batches = distributed.local_batches(batcher,    # each process reads only its rows
                                         sharding.batch_sharding(mesh, tuple(sc.rules)))
-    res = T.train(model, batches, tc, mdir, name=name, **sharding.train_kwargs(model, tc, sc))
+    # what the checkpoints are trained with: another config in this workdir stops the run
+    run_fp = fingerprint.run_fingerprint(tc, model, data=corpus.fingerprint,
+                                         batch_shapes=batcher.shapes,
+                                         curriculum=config.get("curriculum", None))
+    res = T.train(model, batches, tc, mdir, name=name, fingerprint=run_fp,
+                  **sharding.train_kwargs(model, tc, sc))
     params = distributed.local_copy(res.state.params)   # whole arrays here, for decoding
-    ev = _evaluate(model, params, corpus, config, mdir, int(res.state.step))
+    ev = _evaluate(model, params, corpus, config, mdir, int(res.state.step), run_fp)
     s, hist = res.summary, T.read_metrics(mdir)
     rates = [r["tokens_per_second"] for r in hist[1:]] or [s["tokens_per_second"]]
     row = {"params": count_params(params), "steps": s["steps"],
@@ -228,6 +240,7 @@ def run(config, workdir):
             maps[name] = (attn, pair)
     counts = next(iter(results.values()))["count_by_length"]
     meta = {"corpus": config.data.name, "corpus_sizes": corpus.report.get("sizes"),
+            "corpus_report": D.corpus_report(corpus),    # skipped lines, filtered pairs
             "vocab": [corpus.src_vocab.size, corpus.tgt_vocab.size],
             "token_budget": config.data.token_budget, "num_steps": config.train.num_steps,
             "test_sentences_per_bucket": counts, "decode": "greedy" if config.eval.beam_size <= 1
@@ -252,7 +265,8 @@ def _write_outputs(config, workdir, results, histories, maps, corpus, labels, me
             f"batches (same token budget); BLEU by sacrebleu on {cap} ({counts}), "
             f"{meta['decode']} decoding. Times are wall clock on this machine "
             "(shared cores inflate them); tokens/s is the median over logging intervals "
-            "(steady state), train s includes compilation.")
+            "(steady state), train s includes compilation. "
+            + D.describe_corpus_report(meta["corpus_report"]))
     sections = [("Setup", note), ("Results", _table(results)),
                 ("BLEU by source length", _bleu_table(results, labels) + "\n\n![](bleu_by_length.png)"),
                 ("Training loss", "![](loss_vs_steps.png)\n\n![](loss_vs_time.png)")]
