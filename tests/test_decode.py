@@ -290,7 +290,8 @@ def test_pad_bos_unk_are_never_generated(batch):
 
 def _cached_init_state(p, memory, max_len):  # one slot too few: the cache must overflow
     b = memory["bias"].shape[0]
-    return {"h": jnp.zeros((b,), jnp.int32), "cache": init_cache(b, max_len - 1, 1, 1, per_row=True)}
+    return {"h": jnp.zeros((b,), jnp.int32),
+            "cache": init_cache(b, max_len - 1, 1, 1, per_row=True)}
 
 
 def _cached_step(p, memory, state, tokens):

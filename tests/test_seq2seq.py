@@ -31,6 +31,12 @@ VARIANTS = [(name, cfg) for name, cfg in TINY.items()] + [
                 "reverse_source": True}),
     ("rnnsearch", {"cell": "lstm", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8,
                    "d_readout": 10}),
+    ("rnnsearch", {"cell": "gru", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8,
+                   "d_readout": 10, "readout_state": "previous"}),
+    ("rnnsearch", {"cell": "lstm", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8,
+                   "d_readout": 10, "readout": "maxout"}),
+    ("rnnsearch", {"cell": "gru_paper", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8,
+                   "d_readout": 10, "readout_state": "previous", "readout": "maxout"}),
     ("luong", {"cell": "gru", "d_emb": 8, "d_hidden": 12, "score": "dot"}),
     ("luong", {"cell": "rnn", "d_emb": 8, "d_hidden": 12, "score": "concat", "d_attn": 6}),
     ("transformer", {"d_model": 16, "n_heads": 2, "d_ff": 32, "pre_ln": True,
@@ -272,16 +278,50 @@ def test_overfits_and_decodes_its_targets(trained, name):
     assert (np.asarray(scores) <= 0).all()
 
 
+PAPER_READOUTS = [{"readout_state": "previous"}, {"readout": "maxout"},
+                  {"readout_state": "previous", "readout": "maxout"}]
+
+
+@pytest.mark.parametrize("options", PAPER_READOUTS, ids=lambda o: "-".join(o.values()))
+def test_rnnsearch_paper_readouts_overfit_and_decode(options):
+    """Bahdanau et al.'s readout (s_{i-1}, maxout): each option trains and decodes back."""
+    batch = overfit_batch()
+    model = build_model("rnnsearch", dict(TINY["rnnsearch"], **options), V, V)
+    params, loss = train(model, batch)
+    assert float(loss) < 0.05, f"{options}: final loss {float(loss)}"
+    tokens = decode.greedy(model, params, batch["src"], batch["src_len"],
+                           batch["tgt_out"].shape[1])
+    np.testing.assert_array_equal(tokens, batch["tgt_out"])
+    shapes = jax.tree.map(np.shape, params)
+    pool = 2 if options.get("readout") == "maxout" else 1
+    assert shapes["readout"]["w"][1] == pool * TINY["rnnsearch"]["d_readout"]
+
+
+def test_rnnsearch_readout_options_change_the_function_and_are_checked(batch):
+    base_model = build_model("rnnsearch", TINY["rnnsearch"], V, V)
+    prev = build_model("rnnsearch", dict(TINY["rnnsearch"], readout_state="previous"), V, V)
+    params = base_model.init(jax.random.key(6))
+    assert not np.allclose(base_model.apply(params, batch), prev.apply(params, batch))
+    with pytest.raises(ValueError, match="readout_state must be one of current/previous"):
+        build_model("rnnsearch", {"readout_state": "next"}, V, V)
+    with pytest.raises(ValueError, match="readout must be one of tanh/maxout"):
+        build_model("rnnsearch", {"readout": "relu"}, V, V)
+
+
 @pytest.mark.parametrize("name", ["rnnsearch", "transformer"])
 def test_large_beam_finds_the_exhaustive_optimum(name):
-    """Target vocab 5 (pad, bos, eos, unk, one word), 4 steps: 625 sequences."""
-    v, max_len = 5, 4
+    """Target vocab 7 (pad, bos, eos, unk never generated; three words), 4 steps: the
+    4**4 = 256 sequences of generated tokens all fit in the beam."""
+    v, max_len = 7, 4
     model = build_model(name, TINY[name], V, v)
     params = model.init(jax.random.key(4))
-    params = jax.tree_util.tree_map(lambda x: x * 0.7, params)  # flatter distributions
+    # rnnsearch scaled up: peaked enough that its optimum is [6, 6, 4, eos] for row 0;
+    # the Transformer's (scaled down, flat) is [eos] alone.
+    scale = {"rnnsearch": 3.0, "transformer": 0.7}[name]
+    params = jax.tree_util.tree_map(lambda x: x * scale, params)
     b = random_batch(1, n=2)
     tokens, scores = decode.beam_search(model, params, b["src"], b["src_len"],
-                                        beam_size=v ** max_len, max_len=max_len, alpha=0.6)
+                                        beam_size=(v - 3) ** max_len, max_len=max_len, alpha=0.6)
     ex_tokens, ex_scores = decode.exhaustive_search(model, params, b["src"], b["src_len"],
                                                     max_len, alpha=0.6)
     np.testing.assert_array_equal(tokens, ex_tokens)

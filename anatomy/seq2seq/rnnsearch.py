@@ -2,15 +2,28 @@
 
     encoder:   h_j = [→h_j ; ←h_j]  (bidirectional cell over E_src x, within each length)
     keys:      U h_j, computed ONCE per source in encode
-    s_0       = tanh(W_init ←h_1)                     (the backward encoder's first state)
+    s_0       = tanh(W_init ←h_1 + b_init)               (the backward encoder's first state)
     step i:    e_ij = vᵀ tanh(W s_{i-1} + U h_j),  α_ij = softmax_j(e_ij)  (padding masked)
                c_i  = Σ_j α_ij h_j
                s_i  = g(s_{i-1}, [E_tgt y_{i-1} ; c_i])
-               t_i  = tanh(W_t [s_i ; c_i ; E_tgt y_{i-1}] + b_t)          (deep output)
+               t̃_i  = W_t [r_i ; c_i ; E_tgt y_{i-1}] + b_t   r_i = s_i (readout_state='current')
+                                                            r_i = s_{i-1}    ('previous')
+               t_i  = tanh(t̃_i)                     (readout='tanh', d_readout units)
+               t_i  = [max(t̃_{i,2k-1}, t̃_{i,2k})]_k  ('maxout': 2·d_readout -> d_readout)
                p(y_i | y_<i, x) = softmax(W_o t_i + b_o)
 
 g is a GRU or LSTM from anatomy.recurrence (config.cell; an LSTM starts with c_0 = 0).
-The paper's readout is a maxout layer; this one is tanh, otherwise the same inputs.
+
+Where this departs from the paper (appendix A.2.2), by default: the paper's readout is
+    t̃_i = U_o s_{i-1} + V_o E y_{i-1} + C_o c_i,   t_i = max-out over pairs of t̃_i,
+    p(y_i) ∝ exp(y_iᵀ W_o t_i)
+i.e. it reads the PREVIOUS state s_{i-1} (the one the attention used) through a maxout
+with pool size 2. The defaults read the NEW state s_i through tanh (the headline runs were
+measured with these). readout_state='previous', readout='maxout' give the paper's readout
+(one W_t on the concatenation = U_o, C_o, V_o side by side); both keep biases b_t, b_o,
+which the paper's equations leave out. s_0 = tanh(W_init ←h_1 + b_init) has a bias (zero
+at init) where the paper's s_0 = tanh(W_s ←h_1) has none; the cell defaults to an LSTM
+where the paper uses its gated unit (cell='gru_paper').
 apply(..., return_intermediates=True) returns the alignments α as [B, T, S].
 """
 import jax
@@ -18,6 +31,7 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.attention import additive_attention, dropout, init_additive, project_keys
+from anatomy.errors import BadInputError
 from anatomy.recurrence import LSTMState, bidirectional, get_cell
 from anatomy.seq2seq import base
 
@@ -31,6 +45,8 @@ def default_config():
     c.d_dec = 256            # decoder hidden size (s_i)
     c.d_attn = 256           # additive attention's hidden size (v, W s, U h live here)
     c.d_readout = 256        # deep-output layer size t_i
+    c.readout_state = "current"  # state in the readout: current (s_i) / previous (s_{i-1}, paper)
+    c.readout = "tanh"       # readout nonlinearity: tanh / maxout (paper, pool 2 over 2·d_readout)
     c.dropout_rate = 0.0     # on embeddings and t_i, training only
     return c
 
@@ -39,8 +55,14 @@ def build(config, src_vocab_size, tgt_vocab_size):
     """The RNNsearch Translator (see base.Translator)."""
     if config.cell not in ("lstm", "gru", "gru_paper"):
         raise ValueError(f"rnnsearch: cell must be one of lstm/gru/gru_paper, got {config.cell!r}")
+    for field, choices in (("readout_state", ("current", "previous")),
+                           ("readout", ("tanh", "maxout"))):
+        if config[field] not in choices:
+            raise BadInputError(f"rnnsearch: {field} must be one of {'/'.join(choices)}, "
+                                f"got {config[field]!r}")
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
+    pool = 2 if cfg.readout == "maxout" else 1  # t̃_i has pool · d_readout units
     d_ann = 2 * cfg.d_enc
 
     def init(key):
@@ -52,7 +74,8 @@ def build(config, src_vocab_size, tgt_vocab_size):
                 "init": base.init_dense(ks[4], cfg.d_enc, cfg.d_dec),
                 "attn": init_additive(ks[5], cfg.d_dec, d_ann, cfg.d_attn),
                 "decoder": spec.init(ks[6], cfg.d_emb + d_ann, cfg.d_dec),
-                "readout": base.init_dense(ks[7], cfg.d_dec + d_ann + cfg.d_emb, cfg.d_readout),
+                "readout": base.init_dense(ks[7], cfg.d_dec + d_ann + cfg.d_emb,
+                                           pool * cfg.d_readout),
                 "out": base.init_dense(ks[8], cfg.d_readout, tgt_vocab_size)}
 
     def _encode(params, src, src_len, rng=None):
@@ -70,19 +93,26 @@ def build(config, src_vocab_size, tgt_vocab_size):
         return _encode(params, src, src_len)
 
     def init_state(params, memory, max_len):
-        """s_0 = tanh(W_init ←h_1) (+ a zero LSTM cell state)."""
+        """s_0 = tanh(W_init ←h_1 + b_init) (+ a zero LSTM cell state)."""
         h0 = jnp.tanh(base.dense(params["init"], memory["h_bw_first"]))  # [B, d_dec]
         return LSTMState(h0, jnp.zeros_like(h0)) if cfg.cell == "lstm" else h0
 
     def _recur(params, memory, carry, emb):
-        """emb [B, E] -> (carry, (s_i [B, D], c_i [B, 2E], α_i [B, S]))."""
-        ctx, alpha = additive_attention(params["attn"], spec.hidden(carry), memory["keys"],
+        """emb [B, E] -> (carry, (s_i [B, D], c_i [B, 2E], α_i [B, S], r_i [B, D])),
+        r_i the state the readout reads (s_i or s_{i-1}, config.readout_state)."""
+        s_prev = spec.hidden(carry)  # [B, D]
+        ctx, alpha = additive_attention(params["attn"], s_prev, memory["keys"],
                                         memory["annotations"], memory["mask"])
         carry, s = spec.cell(params["decoder"], carry, jnp.concatenate([emb, ctx], axis=-1))
-        return carry, (s, ctx, alpha)
+        return carry, (s, ctx, alpha, s if cfg.readout_state == "current" else s_prev)
 
-    def _readout(params, s, ctx, emb, rng=None):
-        t = jnp.tanh(base.dense(params["readout"], jnp.concatenate([s, ctx, emb], axis=-1)))
+    def _readout(params, r, ctx, emb, rng=None):
+        """r, ctx, emb [..., ·] -> logits [..., V] (the module doc's t̃_i, t_i, W_o t_i + b_o)."""
+        t = base.dense(params["readout"], jnp.concatenate([r, ctx, emb], axis=-1))  # t̃_i
+        if cfg.readout == "maxout":  # [..., 2·d_readout] -> [..., d_readout]: pairs (2k-1, 2k)
+            t = jnp.max(t.reshape(t.shape[:-1] + (cfg.d_readout, 2)), axis=-1)
+        else:
+            t = jnp.tanh(t)  # [..., d_readout]
         return base.dense(params["out"], dropout(t, cfg.dropout_rate, rng, rng is None))
 
     def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
@@ -93,9 +123,9 @@ def build(config, src_vocab_size, tgt_vocab_size):
         memory = _encode(params, src, src_len.astype(jnp.int32), r_enc)
         emb = dropout(params["tgt_emb"][tgt], cfg.dropout_rate, r_emb, r_emb is None)  # [B,T,E]
 
-        s, ctx, alpha = base.teacher_forced_scan(
+        s, ctx, alpha, r = base.teacher_forced_scan(
             _recur, params, memory, init_state(params, memory, tgt.shape[1]), emb)  # [B, T, ·]
-        logits = _readout(params, s, ctx, emb, r_out)
+        logits = _readout(params, r, ctx, emb, r_out)
         inter = {"alignments": alpha, "cross_attention": alpha, "decoder_states": s,
                  "contexts": ctx}
         return base.intermediates_or_logits(logits, inter, return_intermediates)
@@ -103,8 +133,8 @@ def build(config, src_vocab_size, tgt_vocab_size):
     def step(params, memory, state, tokens):
         """One decoder step: tokens [B] (y_{i-1}) -> (logits [B, V], s_i carry)."""
         emb = params["tgt_emb"][tokens]  # [B, E]
-        state, (s, ctx, _) = _recur(params, memory, state, emb)
-        return _readout(params, s, ctx, emb), state
+        state, (_, ctx, _, r) = _recur(params, memory, state, emb)
+        return _readout(params, r, ctx, emb), state
 
     return base.Translator("rnnsearch", cfg, src_vocab_size, tgt_vocab_size, init, apply,
                            encode, init_state, step)
