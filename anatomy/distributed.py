@@ -67,10 +67,11 @@ def resolve_settings(coordinator_address: str | None = None, num_processes: int 
     if any(v is not None for v in given.values()) and any(v is None for v in given.values()):
         missing = [k for k, v in given.items() if v is None]
         raise BadInputError(f"multi-process setup is incomplete: {missing} missing (flags or "
-                         f"{ENV_COORDINATOR} / {ENV_NUM_PROCESSES} / {ENV_PROCESS_ID}); got {given}")
+                            f"{ENV_COORDINATOR} / {ENV_NUM_PROCESSES} / {ENV_PROCESS_ID}); "
+                            f"got {given}")
     if count is not None and (count < 1 or not 0 <= pid < count):
         raise BadInputError(f"need num_processes >= 1 and 0 <= process_id < num_processes, "
-                         f"got num_processes={count}, process_id={pid}")
+                            f"got num_processes={count}, process_id={pid}")
     return address, count, pid
 
 

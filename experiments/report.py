@@ -363,14 +363,15 @@ def check_keys(results, name: str, path: str) -> None:
         if key == "*":
             if not isinstance(node, dict) or not node:
                 raise BadInputError(f"report: {path} is malformed: {'.'.join(trail) or 'top level'} "
-                                 f"should be a non-empty dict (written by experiments/{name}.py)")
+                                    "should be a non-empty dict (written by "
+                                    f"experiments/{name}.py)")
             for k, v in node.items():
                 walk(v, rest, trail + [k])
             return
         if not isinstance(node, dict) or key not in node:
             raise BadInputError(f"report: {path} is malformed: missing key {'.'.join(trail + [key])!r} "
-                             f"(written by experiments/{name}.py; rerun it, or pass "
-                             f"--config.rerun=True)")
+                                f"(written by experiments/{name}.py; rerun it, or pass "
+                                f"--config.rerun=True)")
         walk(node[key], rest, trail + [key])
     for keys in REQUIRED.get(name, []):
         walk(results, list(keys), [])
@@ -468,7 +469,7 @@ def build_rows(sources: dict[str, Source], links: dict[str, dict]) -> list[dict]
             except (KeyError, IndexError, TypeError) as e:
                 files = ", ".join(os.path.join(sources[n].workdir, "results.json") for n in have)
                 raise BadInputError(f"report: row {spec.name!r} cannot read {e!r} from {files}; "
-                                 "rerun those experiments (--config.rerun=True)") from e
+                                    "rerun those experiments (--config.rerun=True)") from e
         if verdict not in VERDICTS:
             raise BadInputError(f"report: row {spec.name!r} gave verdict {verdict!r}, not one of {VERDICTS}")
         plots = [p for n in spec.sources if n in links for p in links[n]["plots"]

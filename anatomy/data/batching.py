@@ -90,7 +90,7 @@ class Batcher:
         self.boundaries = bucket_boundaries(max_len, boundaries)
         if token_budget < self.boundaries[-1]:
             raise BadInputError(f'token_budget={token_budget} is smaller than the longest bucket '
-                             f'({self.boundaries[-1]} tokens); raise it or lower max_len')
+                                f'({self.boundaries[-1]} tokens); raise it or lower max_len')
         keep, self.n_filtered = _filter(pairs, max_len)
         if self.n_filtered:
             logging.warning('batching: %d of %d pairs exceed max_len=%d and are filtered',

@@ -44,11 +44,11 @@ def resolve_shape(shape: Sequence[int], n_devices: int) -> tuple[int, ...]:
     if -1 in shape:
         if n_devices % fixed:
             raise BadInputError(f"mesh shape {shape} does not fit {n_devices} devices: "
-                             f"{n_devices} is not divisible by {fixed}")
+                                f"{n_devices} is not divisible by {fixed}")
         shape = tuple(n_devices // fixed if s == -1 else s for s in shape)
     if math.prod(shape) != n_devices:
         raise BadInputError(f"mesh shape {shape} needs {math.prod(shape)} devices, "
-                         f"but {n_devices} are available")
+                            f"but {n_devices} are available")
     return shape
 
 

@@ -111,7 +111,7 @@ def batch_spec(mesh, rules: Sequence = DEFAULT_RULES) -> PartitionSpec:
         for n in names:
             if n not in mesh.shape:
                 raise BadInputError(f"rule 'batch' -> {target!r}: mesh axis {n!r} is not in "
-                                 f"the mesh {dict(mesh.shape)}")
+                                    f"the mesh {dict(mesh.shape)}")
     return PartitionSpec(target)
 
 

@@ -142,7 +142,7 @@ def logical_to_spec(axes: Sequence, shape: Sequence[int], mesh, rules: Sequence,
         for n in names:
             if n not in mesh.shape:
                 raise BadInputError(f"rule {logical!r} -> {target!r}: mesh axis {n!r} is not in "
-                                 f"the mesh {dict(mesh.shape)}")
+                                    f"the mesh {dict(mesh.shape)}")
         names = tuple(n for n in names if mesh.shape[n] > 1 and n not in used)
         n_dev = 1
         for n in names:
@@ -150,7 +150,7 @@ def logical_to_spec(axes: Sequence, shape: Sequence[int], mesh, rules: Sequence,
         if names and size % n_dev:
             if strict:
                 raise BadInputError(f"dimension {dim} ({logical!r}) of size {size} does not divide "
-                                 f"over mesh axis {names} of {n_dev} devices")
+                                    f"over mesh axis {names} of {n_dev} devices")
             names = ()
         used.update(names)
         spec.append(None if not names else names[0] if len(names) == 1 else names)
