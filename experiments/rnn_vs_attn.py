@@ -4,7 +4,16 @@ Trains RNNenc (LSTM encoder-decoder, no attention), RNNsearch (bi-LSTM + additiv
 and the Transformer on the same corpus with the same token budget, each in workdir/<model>/
 (own checkpoints: a rerun resumes per model), then decodes the test split greedily and scores
 it with sacrebleu overall and per source-length bucket. Writes results.json, report.md and
-bleu_by_length.png, loss_vs_steps.png, loss_vs_time.png, attention_<model>.png.
+bleu_by_length.png, loss_vs_steps.png, loss_vs_time.png, valid_loss.png,
+valid_loss_vs_time.png, attention_<model>.png (experiments/rnn_vs_attn_report.py).
+
+Seeds: with config.seeds = S > 1 every model trains S times, seed s in workdir/<model>/seed<s>/
+with train.seed + s (the data and its order unchanged, so seed 0 is the one-seed run);
+results.json keeps every seed's row and the mean and std (rnn_vs_attn_report.aggregate).
+A model named `<model>-N` (e.g. rnnsearch-30) trains only on pairs with at most N source
+tokens (data.train_max_src_len) and is tested on every length: Bahdanau et al.'s protocol.
+Validation: teacher-forced loss/accuracy on config.eval.valid_batches fixed valid batches every
+config.train.eval_every steps (anatomy.train.make_validate), outside the training clock.
 
 Training goes through anatomy.sharding's jitted step on the mesh of config.sharding (default:
 every device on the data axis; one device on a plain CPU run, where results are those of the
@@ -30,8 +39,19 @@ from anatomy.errors import BadInputError
 from anatomy.data.curriculum import Curriculum
 from anatomy.seq2seq import build_model, count_params
 from experiments import common
+from experiments import rnn_vs_attn_report as out
 
-TABLE_HEADER = ["model", "params", "train s", "tokens/s", "final loss", "BLEU"]
+MODELS = ("rnnenc", "rnnsearch", "luong", "transformer")
+
+
+def model_spec(name: str) -> tuple[str, int]:
+    """'rnnsearch' -> ('rnnsearch', 0); 'rnnsearch-30' -> ('rnnsearch', 30): the architecture
+    and the longest training source (0 = every length; Bahdanau et al.'s RNNsearch-30)."""
+    base, dash, limit = name.partition("-")
+    if base not in MODELS or (dash and not (limit.isdigit() and int(limit) > 0)):
+        raise BadInputError(f"rnn_vs_attn: unknown model {name!r}; choose one of {MODELS}, "
+                            "optionally with '-N' (train on sources of at most N tokens)")
+    return base, int(limit or 0)
 
 
 def _model_config(config, name):
@@ -130,95 +150,103 @@ def _batch_rows(mesh, rules):
     return sharding.axis_size(mesh, sharding.batch_spec(mesh, rules)[0])
 
 
-def _train_one(name, config, corpus, batcher, workdir, mesh):
-    """Train (or resume) and evaluate one model; returns its results row and artefacts."""
-    mdir = os.path.join(workdir, name)
-    model = build_model(name, _model_config(config, name), corpus.src_vocab.size, corpus.tgt_vocab.size)
+def _n_seeds(config) -> int:
+    n = config.get("seeds", 1)
+    if int(n) != n or n < 1:
+        raise BadInputError(f"rnn_vs_attn: seeds must be a positive integer, got {n!r}")
+    return int(n)
+
+
+def _model_dir(workdir, name, seed, n_seeds):
+    """workdir/<name>/ for a one-seed run (the layout before seeds), else workdir/<name>/seed<s>/."""
+    return os.path.join(workdir, name) if n_seeds == 1 else os.path.join(workdir, name, f"seed{seed}")
+
+
+def _train_batcher(config, corpus, rows, max_src_len=0):
+    """The training batches of a model: sources of at most max_src_len tokens when > 0 (else
+    data.train_max_src_len's limit), under config.curriculum's phases when set."""
+    batcher = D.make_batcher(corpus, "train", config=config.data, batch_multiple=rows,
+                             max_src_len=max_src_len or None)
+    phases = tuple(tuple(p) for p in config.get("curriculum", {}).get("phases", ()))
+    if phases:   # the same length curriculum for every model (anatomy.data.curriculum)
+        batcher = Curriculum(batcher, phases, token_budget=config.data.token_budget)
+    return batcher
+
+
+def _valid_batches(config, corpus, rows):
+    """The fixed validation subset: the first config.eval.valid_batches batches of the valid
+    split (every length; bucket order shuffled once by the data seed), [] when validation is off."""
+    n = config.eval.get("valid_batches", 0)
+    if config.train.eval_every <= 0 or n <= 0 or not corpus.splits.get("valid"):
+        return []
+    vb = D.make_batcher(corpus, "valid", config=config.data, batch_multiple=rows)
+    return [vb.batch_at(k) for k in range(min(n, vb.steps_per_epoch))]
+
+
+def _validator(model, tc, mesh, rules, valid):
+    """evaluate(state) -> valid_loss / valid_accuracy on `valid` (this process's rows), through
+    anatomy.sharding's jitted eval step on the training mesh; None when validation is off."""
+    if not valid or tc.eval_every <= 0:
+        return None
+    b_sh = sharding.batch_sharding(mesh, rules)
+    _, p_sh = sharding.state_shardings(model, T.make_optimizer(tc), mesh, rules)
+    step = sharding.shard_eval_step(T.make_eval_step(model, compute_dtype=tc.compute_dtype),
+                                    mesh, p_sh, b_sh)
+    return T.make_validate(step, [distributed.local_rows(b, b_sh) for b in valid])
+
+
+def _last(hist, key):
+    vals = [r[key] for r in hist if key in r]
+    return vals[-1] if vals else None
+
+
+def _train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
+    """Train (or resume) and evaluate model `name` with train.seed + seed; returns its results
+    row, its metrics records and (seed 0 only) its attention map and the pair it shows."""
+    base, limit = model_spec(name)
+    n_seeds = _n_seeds(config)
+    mdir = _model_dir(workdir, name, seed, n_seeds)
+    model = build_model(base, _model_config(config, base), corpus.src_vocab.size, corpus.tgt_vocab.size)
+    tc, sc = _train_config(config, base).copy_and_resolve_references(), _sharding_config(config)
+    tc.seed = config.train.seed + seed               # parameter init and dropout; data unchanged
     if distributed.is_coordinator():
-        common.write_json(mdir, {"name": name, "model_config": model.config.to_dict()},
-                          name="model.json")
-    tc, sc = _train_config(config, name), _sharding_config(config)
-    batches = distributed.local_batches(batcher,    # each process reads only its rows
-                                        sharding.batch_sharding(mesh, tuple(sc.rules)))
+        common.write_json(mdir, {"name": base, "label": name, "seed": tc.seed,
+                                 "model_config": model.config.to_dict()}, name="model.json")
+    b_sh = sharding.batch_sharding(mesh, tuple(sc.rules))
     # what the checkpoints are trained with: another config in this workdir stops the run
     run_fp = fingerprint.run_fingerprint(tc, model, data=corpus.fingerprint,
-                                         batch_shapes=batcher.shapes,
+                                         batch_shapes=batcher.shapes, train_max_src_len=limit,
                                          curriculum=config.get("curriculum", None))
-    res = T.train(model, batches, tc, mdir, name=name, fingerprint=run_fp,
-                  **sharding.train_kwargs(model, tc, sc))
+    res = T.train(model, distributed.local_batches(batcher, b_sh), tc, mdir,
+                  name=name if n_seeds == 1 else f"{name}/seed{seed}",
+                  evaluate=_validator(model, tc, mesh, tuple(sc.rules), valid),
+                  fingerprint=run_fp, **sharding.train_kwargs(model, tc, sc))
     params = distributed.local_copy(res.state.params)   # whole arrays here, for decoding
     ev = _evaluate(model, params, corpus, config, mdir, int(res.state.step), run_fp)
     s, hist = res.summary, T.read_metrics(mdir)
     rates = [r["tokens_per_second"] for r in hist[1:]] or [s["tokens_per_second"]]
-    row = {"params": count_params(params), "steps": s["steps"],
-           "train_seconds": s["train_seconds"],
+    row = {"train_seed": tc.seed, "params": count_params(params), "steps": s["steps"],
+           "tokens": s["tokens"], "train_seconds": s["train_seconds"],
+           "stopped_by_time_budget": bool(s["stopped_by_time_budget"]),
            "tokens_per_second": float(np.median(rates)),       # steady state: compiles excluded
            "tokens_per_second_overall": s["tokens_per_second"],  # all tokens / train_seconds
            "final_loss": s["final_loss"], "final_accuracy": s["final_accuracy"],
+           "valid_loss": _last(hist, "valid_loss"), "valid_accuracy": _last(hist, "valid_accuracy"),
            "bleu": ev["bleu"], "bleu_by_length": ev["bleu_by_length"],
            "count_by_length": ev["count_by_length"],
            "decode_tokens_per_second": ev["decode_tokens_per_second"],
            "examples": [[x[:200] for x in ex] for ex in ev["examples"][:3]]}
+    if seed:
+        return row, hist, None, None
     pair = _attention_example(corpus, config.eval.attention_min_len)
     return row, hist, _attention_map(model, params, corpus, pair), pair
 
 
-def _plot_bleu(results, labels, workdir):
-    fig, ax = common.new_figure(figsize=(6, 4))
-    x = np.arange(len(labels))
-    for name, r in results.items():
-        ax.plot(x, [r["bleu_by_length"].get(lab, np.nan) for lab in labels], marker="o", label=name)
-    ax.set_xticks(x, labels)
-    ax.set(xlabel="source length (tokens)", ylabel="test BLEU", ylim=(0, 100),
-           title="BLEU against source length (cf. Bahdanau et al. 2015, Fig. 2)")
-    ax.legend()
-    return common.save_plot(fig, workdir, "bleu_by_length.png")
-
-
-def _plot_loss(histories, workdir):
-    names = []
-    for xkey, fname, xlabel in (("step", "loss_vs_steps.png", "optimiser step"),
-                                ("wall_time", "loss_vs_time.png", "training time (s)")):
-        fig, ax = common.new_figure(figsize=(6, 4))
-        for name, recs in histories.items():
-            ax.plot([r[xkey] for r in recs], [r["loss"] for r in recs], label=name)
-        ax.set(xlabel=xlabel, ylabel="training loss (label-smoothed)", yscale="log")
-        ax.legend()
-        names.append(common.save_plot(fig, workdir, fname))
-    return names
-
-
-def _plot_attention(name, w, pair, corpus, workdir):
-    src = pair[0].split()
-    tgt = pair[1].split() + ["</s>"]
-    fig, ax = common.new_figure(figsize=(9, 8))
-    ax.imshow(w, cmap="gray_r", aspect="auto", vmin=0.0)
-    fs = 5 if max(len(src), len(tgt)) > 40 else 7
-    if w.shape == (len(tgt), len(src)):      # word vocab: one token per word
-        ax.set_xticks(range(len(src)), src, rotation=90, fontsize=fs)
-        ax.set_yticks(range(len(tgt)), tgt, fontsize=fs)
-    ax.set(xlabel="source position", ylabel="target position",
-           title=f"{name}: cross-attention ({len(src)}-token source)")
-    return common.save_plot(fig, workdir, f"attention_{name}.png")
-
-
-def _table(results):
-    rows = [[n, r["params"], r["train_seconds"], r["tokens_per_second"], r["final_loss"], r["bleu"]]
-            for n, r in results.items()]
-    return common.markdown_table(TABLE_HEADER, rows)
-
-
-def _bleu_table(results, labels):
-    rows = [[n, r["bleu"]] + [r["bleu_by_length"].get(lab, float("nan")) for lab in labels]
-            for n, r in results.items()]
-    return common.markdown_table(["model", "overall"] + list(labels), rows)
-
-
 def run(config, workdir):
-    """Train and evaluate config.models; write results.json, report.md and plots; return results."""
-    unknown = [m for m in config.models if m not in ("rnnenc", "rnnsearch", "luong", "transformer")]
-    if unknown:
-        raise BadInputError(f"rnn_vs_attn: unknown models {unknown}")
+    """Train and evaluate config.models (each config.seeds times); write results.json, report.md
+    and plots; return {'models': name -> aggregated entry, 'setup': ...}."""
+    specs = {name: model_spec(name) for name in config.models}   # bad names fail here, first
+    n_seeds = _n_seeds(config)
     sc = _sharding_config(config)
     mesh = sharding.mesh_from_config(sc)     # a mesh that does not fit: ValueError, here
     lead = distributed.is_coordinator()
@@ -226,53 +254,36 @@ def run(config, workdir):
     distributed.barrier("rnn_vs_attn vocab")   # process 0 has written the vocabularies
     if not lead:
         corpus = D.load_corpus(config.data, workdir=workdir)
-    batcher = D.make_batcher(corpus, "train", config=config.data,
-                             batch_multiple=_batch_rows(mesh, tuple(sc.rules)))
-    phases = tuple(tuple(p) for p in config.get("curriculum", {}).get("phases", ()))
-    if phases:   # the same length curriculum for every model (anatomy.data.curriculum)
-        batcher = Curriculum(batcher, phases, token_budget=config.data.token_budget)
+    rows = _batch_rows(mesh, tuple(sc.rules))
+    batchers = {}                                # one per training length limit
+    valid = _valid_batches(config, corpus, rows)
     labels = [D.bucket_label(lo, hi) for lo, hi in D.LENGTH_BUCKETS]
-    results, histories, maps = {}, {}, {}
-    for name in config.models:
-        row, hist, attn, pair = _train_one(name, config, corpus, batcher, workdir, mesh)
-        results[name], histories[name] = row, hist
-        if attn is not None:
-            maps[name] = (attn, pair)
-    counts = next(iter(results.values()))["count_by_length"]
+    models, histories, maps = {}, {}, {}
+    for name, (_, limit) in specs.items():
+        if limit not in batchers:
+            batchers[limit] = _train_batcher(config, corpus, rows, limit)
+        seed_rows, histories[name] = [], []
+        for seed in range(n_seeds):
+            row, hist, attn, pair = _train_one(name, seed, config, corpus, batchers[limit], valid,
+                                               workdir, mesh)
+            seed_rows.append(row)
+            histories[name].append(hist)
+            if attn is not None:
+                maps[name] = (attn, pair)
+        models[name] = out.aggregate(seed_rows)
+    counts = next(iter(models.values()))["seeds"][0]["count_by_length"]
     meta = {"corpus": config.data.name, "corpus_sizes": corpus.report.get("sizes"),
             "corpus_report": D.corpus_report(corpus),    # skipped lines, filtered pairs
             "vocab": [corpus.src_vocab.size, corpus.tgt_vocab.size],
             "token_budget": config.data.token_budget, "num_steps": config.train.num_steps,
+            "max_train_seconds": config.train.max_train_seconds,
+            "seeds": n_seeds, "std": out.STD, "eval_every": config.train.eval_every,
+            "valid_batches": len(valid),
+            "train_max_src_len": {n: lim for n, (_, lim) in specs.items() if lim},
             "test_sentences_per_bucket": counts, "decode": "greedy" if config.eval.beam_size <= 1
             else f"beam {config.eval.beam_size}", "jax": jax.__version__,
             "devices": str(jax.devices()[0].platform),
             "mesh": {k: int(v) for k, v in mesh.shape.items()}, "processes": jax.process_count()}
     if lead:
-        _write_outputs(config, workdir, results, histories, maps, corpus, labels, meta)
-    return {"models": results, "setup": meta}
-
-
-def _write_outputs(config, workdir, results, histories, maps, corpus, labels, meta):
-    """results.json, the plots and report.md (process 0 only); the tables to stdout."""
-    plots = [_plot_attention(name, w, pair, corpus, workdir) for name, (w, pair) in maps.items()]
-    plots = [_plot_bleu(results, labels, workdir)] + _plot_loss(histories, workdir) + plots
-    counts = meta["test_sentences_per_bucket"]
-    common.write_json(workdir, {"models": results, "setup": meta})
-    cap = (f"at most {config.eval.max_per_bucket} test sentences per bucket"
-           if config.eval.max_per_bucket > 0 else "the whole test split")
-    note = (f"Corpus `{config.data.name}` ({meta['corpus_sizes']}), vocab {meta['vocab']}; "
-            f"every model trained {config.train.num_steps} steps of ~{config.data.token_budget}-token "
-            f"batches (same token budget); BLEU by sacrebleu on {cap} ({counts}), "
-            f"{meta['decode']} decoding. Times are wall clock on this machine "
-            "(shared cores inflate them); tokens/s is the median over logging intervals "
-            "(steady state), train s includes compilation. "
-            + D.describe_corpus_report(meta["corpus_report"]))
-    sections = [("Setup", note), ("Results", _table(results)),
-                ("BLEU by source length", _bleu_table(results, labels) + "\n\n![](bleu_by_length.png)"),
-                ("Training loss", "![](loss_vs_steps.png)\n\n![](loss_vs_time.png)")]
-    attn = [p for p in plots if p.startswith("attention_")]
-    if attn:
-        sections.append(("Attention on one long test sentence",
-                         "\n\n".join(f"![]({p})" for p in attn)))
-    common.write_report(workdir, "RNN vs attention on " + config.data.name, sections)
-    print("\n" + _table(results) + "\n\n" + _bleu_table(results, labels), file=sys.stdout, flush=True)
+        out.write_outputs(config, workdir, models, histories, maps, labels, meta)
+    return {"models": models, "setup": meta}

@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KEYS = ("params", "train_seconds", "tokens_per_second", "final_loss", "bleu", "bleu_by_length",
-        "decode_tokens_per_second")
-PLOTS = ("bleu_by_length.png", "loss_vs_steps.png", "loss_vs_time.png",
-         "attention_rnnsearch.png", "attention_transformer.png")
+KEYS = ("params", "train_seconds", "tokens_per_second", "final_loss", "valid_loss", "bleu",
+        "bleu_by_length", "decode_tokens_per_second")
+PLOTS = ("bleu_by_length.png", "loss_vs_steps.png", "loss_vs_time.png", "valid_loss.png",
+         "valid_loss_vs_time.png", "attention_rnnsearch.png", "attention_transformer.png")
+TIMING = ("wall_time", "tokens_per_second", "valid_seconds")   # the only fields that may differ
+MODELS = ("rnnenc", "rnnsearch", "transformer")
 
 
 def launch(*args, stdin=None, timeout=300):
@@ -28,6 +30,25 @@ def quick_run(tmp_path_factory):
     out = launch("--experiment=rnn_vs_attn",
                  f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick", f"--workdir={workdir}")
     return workdir, out.stdout
+
+
+@pytest.fixture(scope="module")
+def seeds_run(tmp_path_factory):
+    """The quick preset with two seeds: seed 0 must be quick_run to the digit."""
+    workdir = str(tmp_path_factory.mktemp("rnn_vs_attn_seeds"))
+    out = launch("--experiment=rnn_vs_attn", f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
+                 "--config.seeds=2", f"--workdir={workdir}")
+    return workdir, out.stdout
+
+
+def _results(workdir):
+    with open(os.path.join(workdir, "results.json")) as f:
+        return json.load(f)
+
+
+def _records(path):
+    with open(path) as f:
+        return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in f]
 
 
 def test_results_json_has_every_key_finite(quick_run):
@@ -86,5 +107,99 @@ def test_presets_keep_one_token_budget_and_name_the_choices():
     assert (default.data.toy.lexicon_scale, full.data.toy.lexicon_scale) == (0.1, 1.0)
     assert full.train.num_steps > default.train.num_steps
     assert full.model.to_dict() == default.model.to_dict()
-    with pytest.raises(ValueError, match="'full' or 'quick'"):
+    with pytest.raises(ValueError, match="'seeds', 'equal_time', 'bahdanau'"):
         get_config("huge")
+
+
+def test_seeds_equal_time_and_bahdanau_presets():
+    from experiments.configs.rnn_vs_attn import get_config
+    default = get_config()
+    assert default.seeds == 1 and get_config("seeds").seeds == 3
+    assert default.train.eval_every > 0 and default.train.eval_every % default.train.log_every == 0
+    t = get_config("equal_time").train
+    assert t.max_train_seconds > 0 and t.num_steps > default.train.num_steps   # the clock stops it
+    bahdanau = get_config("bahdanau")
+    assert sorted(bahdanau.models) == sorted(f"{m}-{n}" for m in MODELS for n in (30, 50))
+    assert bahdanau.model.to_dict() == default.model.to_dict()
+
+
+def test_validation_records_present_and_finite(quick_run):
+    workdir, _ = quick_run
+    for name in MODELS:
+        with open(os.path.join(workdir, name, "metrics.jsonl")) as f:
+            recs = [json.loads(line) for line in f]
+        valid = [r for r in recs if "valid_loss" in r]
+        assert [r["step"] for r in valid] == [10, 20, 30], name          # quick: eval_every 10
+        for r in valid:
+            assert math.isfinite(r["valid_loss"]) and r["valid_loss"] > 0, r
+            assert 0 <= r["valid_accuracy"] <= 1 and r["valid_tokens"] > 0, r
+        row = _results(workdir)["models"][name]
+        assert row["valid_loss"] == valid[-1]["valid_loss"]
+
+
+def test_seeds_keep_every_row_and_their_mean(seeds_run):
+    workdir, stdout = seeds_run
+    results = _results(workdir)
+    assert results["setup"]["seeds"] == 2 and "ddof=1" in results["setup"]["std"]
+    for name in MODELS:
+        entry = results["models"][name]
+        seeds = entry["seeds"]
+        assert entry["n_seeds"] == 2 and len(seeds) == 2 and entry["train_seed"] == [0, 1]
+        for s in range(2):
+            assert os.path.isdir(os.path.join(workdir, name, f"seed{s}", "checkpoints", "30"))
+        for key in ("bleu", "final_loss", "valid_loss", "train_seconds"):
+            values = [r[key] for r in seeds]
+            assert entry[key] == pytest.approx(np.mean(values), rel=1e-12), (name, key)
+            assert entry["std"][key] == pytest.approx(np.std(values, ddof=1), rel=1e-12), (name, key)
+        for lab, mean in entry["bleu_by_length"].items():
+            assert mean == pytest.approx(np.mean([r["bleu_by_length"][lab] for r in seeds]))
+        assert seeds[0]["final_loss"] != seeds[1]["final_loss"]      # another init: other numbers
+    assert "±" in stdout and "±" in open(os.path.join(workdir, "report.md")).read()
+
+
+def test_same_seed_gives_identical_metrics(quick_run, seeds_run):
+    """Seed 0 of the two-seed run retrains every model of the one-seed run: the same digits."""
+    one, two = _results(quick_run[0])["models"], _results(seeds_run[0])["models"]
+    for name in MODELS:
+        again = two[name]["seeds"][0]
+        first = _records(os.path.join(quick_run[0], name, "metrics.jsonl"))
+        second = _records(os.path.join(seeds_run[0], name, "seed0", "metrics.jsonl"))
+        assert len(first) == 6 and first == second, name
+        for key in ("bleu", "bleu_by_length", "final_loss", "final_accuracy", "valid_loss",
+                    "params", "steps", "tokens"):
+            assert one[name][key] == again[key], (name, key)
+
+
+def test_length_limited_models_train_on_short_sources_only():
+    from anatomy import data as D
+    from anatomy.errors import BadInputError
+    from experiments import rnn_vs_attn
+    from experiments.configs.rnn_vs_attn import get_config
+    assert rnn_vs_attn.model_spec("rnnsearch-30") == ("rnnsearch", 30)
+    assert rnn_vs_attn.model_spec("transformer") == ("transformer", 0)
+    for bad in ("rnnsearch-", "rnnsearch-0", "rnnsearch-x", "lstm-30"):
+        with pytest.raises(BadInputError, match="unknown model"):
+            rnn_vs_attn.model_spec(bad)
+    config = get_config("quick")
+    corpus = D.load_corpus(config.data)
+    full = rnn_vs_attn._train_batcher(config, corpus, 1)
+    short = rnn_vs_attn._train_batcher(config, corpus, 1, 30)
+    longest = lambda b: max(int(b.batch_at(k)["src_len"].max()) for k in range(b.steps_per_epoch))
+    assert longest(short) <= 30 < longest(full)
+    valid = rnn_vs_attn._valid_batches(config, corpus, 1)
+    assert len(valid) == config.eval.valid_batches
+    assert max(int(b["src_len"].max()) for b in D.eval_batches(corpus, "valid", config=config.data)) > 30
+
+
+def test_aggregate_over_seeds_on_constructed_rows():
+    from experiments import rnn_vs_attn_report as R
+    rows = [{"train_seed": s, "bleu": b, "bleu_by_length": {"1-10": b + 1}, "valid_loss": None,
+             "examples": [[f"seed {s}"]], "stopped_by_time_budget": False}
+            for s, b in ((0, 10.0), (1, 20.0), (2, 60.0))]
+    agg = R.aggregate(rows)
+    assert agg["bleu"] == 30.0 and agg["std"]["bleu"] == pytest.approx(np.std([10, 20, 60], ddof=1))
+    assert agg["bleu_by_length"] == {"1-10": 31.0} and agg["train_seed"] == [0, 1, 2]
+    assert agg["valid_loss"] is None and agg["examples"] == [["seed 0"]] and agg["n_seeds"] == 3
+    assert R.mean_pm_std(agg, "bleu") == f"30 ± {np.std([10, 20, 60], ddof=1):.3g}"
+    one = R.aggregate(rows[:1])
+    assert one["std"]["bleu"] is None and R.mean_pm_std(one, "bleu") == "10"

@@ -1,9 +1,29 @@
 """Config of rnn_vs_attn: RNNenc vs RNNsearch vs Transformer on one corpus, same token budget.
 
-Presets: `experiments/configs/rnn_vs_attn.py` (default: toy_wmt with its lexicon at 0.1 scale,
-2,000 steps per model, all of the test split; about 14 min on 2 CPU cores), `...:full` (the
-full 1,063-word lexicon, 3,000 steps per model; about 30 min) and `...:quick` (tiny corpus and
-models, ~2 min in all: the smoke test).
+Presets (`--config=experiments/configs/rnn_vs_attn.py:NAME`):
+  (none)      toy_wmt with its lexicon at 0.1 scale, 2,000 steps per model, all of the test
+              split; about 14 min on 2 CPU cores.
+  full        the full 1,063-word lexicon, 3,000 steps per model; about 30 min.
+  quick       tiny corpus and models, under a minute: the smoke test.
+  seeds       the default with 3 seeds per model (about 3x the default's time): results.json
+              keeps every seed and mean ± sample std; the tables print mean ± std and
+              bleu_by_length.png draws the min-max range over seeds as a band.
+  equal_time  the same wall-clock training budget for every model (train.max_train_seconds =
+              180 s each; num_steps 20,000 is only a cap, and the learning-rate schedule is laid
+              out over it, so it barely decays); the table reports steps reached, tokens seen
+              and BLEU. Time-based: NOT reproducible to the digit (load and machine change the
+              steps reached). About 12 min.
+  bahdanau    Bahdanau et al. 2015's protocol: rnnenc-30/-50, rnnsearch-30/-50,
+              transformer-30/-50, each trained only on pairs with at most 30 / 50 source tokens
+              (the same token budget: same steps x batch tokens) and tested on every length;
+              bleu_by_length.png draws the six curves (-30 dashed). About 30 min.
+Any preset takes overrides, e.g. `--config.seeds=N` (default 1): every model trains N times,
+seed s with train.seed + s (the data and its order unchanged, so seed 0 reproduces the
+one-seed run to the digit), in workdir/<model>/seed<s>/ (a one-seed run stays in
+workdir/<model>/). `--config.models="('rnnsearch-30','rnnenc')"` names any model `<model>-N` to train it on
+sources of at most N tokens. Validation (teacher-forced loss and token accuracy on
+eval.valid_batches fixed valid batches) runs every train.eval_every steps (0 = off), outside
+the training clock, into metrics.jsonl, TensorBoard, valid_loss.png and valid_loss_vs_time.png.
 
 Why the default lexicon is small (measured here; README.md has the tables): on the full
 lexicon the Transformer needs about 2,000 steps of ~1,000 tokens before its cross-attention
@@ -19,6 +39,7 @@ from anatomy.sharding import default_config as sharding_config
 from anatomy.train import default_train_config
 
 MODELS = ("rnnenc", "rnnsearch", "transformer")
+PRESETS = ("", "full", "quick", "seeds", "equal_time", "bahdanau")
 
 # The recipe fields a model may set for itself (typed placeholders: overridable from flags).
 RECIPE_FIELDS = {"learning_rate": float, "warmup_steps": int, "decay": str, "end_fraction": float,
@@ -36,7 +57,9 @@ def recipe_overrides(**values):
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()
-    c.models = MODELS          # translators to train, each in workdir/<name>/ (anatomy.seq2seq names)
+    c.models = MODELS          # translators to train, each in workdir/<name>/ (anatomy.seq2seq names;
+                               # '<name>-N': trained on sources of at most N tokens only)
+    c.seeds = 1                # > 1: every model trained with train.seed + s, s < seeds (mean ± std)
 
     # Data: passed as is to anatomy.data.load_corpus (toy_wmt, or name='tsv'/'text_pair'/'tfds').
     c.data = data_config()
@@ -73,6 +96,7 @@ def get_config(preset=None):
     c.train.end_fraction = 0.05
     c.train.label_smoothing = 0.1
     c.train.log_every = 25
+    c.train.eval_every = 250            # validation loss/accuracy every N steps (0 = off)
     c.train.checkpoint_every = 300
 
     # Per-model recipe: overrides of config.train for one model, each chosen by the same sweep
@@ -91,6 +115,7 @@ def get_config(preset=None):
     c.eval.len_multiple = 32    # sources padded to a multiple of this (fewer compilations)
     c.eval.extra_len = 16       # output budget = padded source length + extra_len
     c.eval.attention_min_len = 50  # heatmaps: first test sentence with at least this many tokens
+    c.eval.valid_batches = 16   # validation while training: this many fixed valid batches
 
     # Scale-out (anatomy.sharding.default_config): mesh_shape (-1, 1) = every device on the data
     # axis (one device on a plain CPU run); batches are rounded to a multiple of the data axis.
@@ -122,6 +147,15 @@ def get_config(preset=None):
         c.eval.len_multiple = 96
         c.eval.extra_len = 8
         c.eval.attention_min_len = 40
+        c.train.eval_every = 10
+        c.eval.valid_batches = 2
+    elif preset == "seeds":
+        c.seeds = 3
+    elif preset == "equal_time":
+        c.train.max_train_seconds = 180.0   # the same wall-clock training budget for every model
+        c.train.num_steps = 20000           # a cap the budget stops first (schedule horizon too)
+    elif preset == "bahdanau":
+        c.models = tuple(f"{m}-{n}" for m in MODELS for n in (30, 50))
     elif preset not in (None, ""):
-        raise ValueError(f"Unknown preset {preset!r} for rnn_vs_attn; choose '', 'full' or 'quick'")
+        raise ValueError(f"Unknown preset {preset!r} for rnn_vs_attn; choose one of {PRESETS}")
     return c
