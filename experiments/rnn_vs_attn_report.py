@@ -25,7 +25,7 @@ from experiments import common
 
 STD = "sample standard deviation over seeds (ddof=1); null with one seed"
 PER_SEED = ("train_seed", "stopped_by_time_budget")
-TABLE_HEADER = ["model", "params", "steps", "tokens seen", "train s", "tokens/s", "final loss",
+TABLE_HEADER = ["model", "params", "steps", "target tokens seen", "train s", "tokens/s", "final loss",
                 "valid loss", "BLEU"]
 TABLE_KEYS = ["params", "steps", "tokens", "train_seconds", "tokens_per_second", "final_loss",
               "valid_loss", "bleu"]

@@ -10,9 +10,10 @@ Presets (`--config=experiments/configs/rnn_vs_attn.py:NAME`):
               bleu_by_length.png draws the min-max range over seeds as a band.
   equal_time  the same wall-clock training budget for every model (train.max_train_seconds =
               180 s each; num_steps 20,000 is only a cap, and the learning-rate schedule is laid
-              out over it, so it barely decays); the table reports steps reached, tokens seen
-              and BLEU. Time-based: NOT reproducible to the digit (load and machine change the
-              steps reached). About 12 min.
+              out over it, so it barely decays); the table reports steps reached, target
+              tokens seen and BLEU. Compilation counts against the budget (as in train s).
+              Time-based: NOT reproducible to the digit (load and machine change the steps
+              reached). About 12 min.
   bahdanau    Bahdanau et al. 2015's protocol: rnnenc-30/-50, rnnsearch-30/-50,
               transformer-30/-50, each trained only on pairs with at most 30 / 50 source tokens
               (the same token budget: same steps x batch tokens) and tested on every length;
