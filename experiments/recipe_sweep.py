@@ -50,7 +50,7 @@ def _row(label, name, overrides, r):
     by = r["bleu_by_length"]
     steps_s = r["steps"] / r["train_seconds"] if r["train_seconds"] else float("nan")
     text = ", ".join(f"{k}={v}" for k, v in overrides.items()) or "(default)"
-    return [label, name, text, r["steps"], r["final_accuracy"], r["bleu"],
+    return [label, name, text, int(r["steps"]), r["final_accuracy"], r["bleu"],
             by.get("1-10", float("nan")), by.get("61+", float("nan")), r["train_seconds"], steps_s]
 
 

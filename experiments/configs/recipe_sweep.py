@@ -36,6 +36,15 @@ GRIDS = {
         ("preln_wu400_lr4e-3", {T + "pre_ln": True, RT + "warmup_steps": 400,
                                 RT + "learning_rate": 4e-3}),
     ]),
+    # Both levers together, and a higher peak LR with the curriculum.
+    "transformer_2000b": (("transformer",), 2000, 30, [
+        ("preln_wu400_lr4e-3_cur", {T + "pre_ln": True, RT + "warmup_steps": 400,
+                                    RT + "learning_rate": 4e-3,
+                                    "curriculum.phases": ((200, 16), (200, 32))}),
+        ("preln_wu400_lr6e-3_cur", {T + "pre_ln": True, RT + "warmup_steps": 400,
+                                    RT + "learning_rate": 6e-3,
+                                    "curriculum.phases": ((200, 16), (200, 32))}),
+    ]),
 }
 
 
