@@ -246,6 +246,16 @@ def test_a_process_reads_only_its_rows():
     got = next(distributed.local_batches(batcher, b_sh)(2))
     assert log == rows_of_batch(batcher, 2)
     np.testing.assert_array_equal(got["src"], batcher.batch_at(2)["src"])
+    # a length curriculum passes the row slice on, in its phases and after them
+    from anatomy.data.curriculum import Curriculum
+    curriculum = Curriculum(batcher, ((3, 6),), token_budget=8 * B)
+    for k in range(6):
+        log.clear()
+        part = curriculum.batch_at(k, row_slice=lambda rows: (2, 6))
+        if k >= 3:
+            assert log == rows_of_batch(batcher, k - 3)[2:6]
+        for key, value in curriculum.batch_at(k).items():
+            np.testing.assert_array_equal(part[key], value[2:6], err_msg=key)
     # a loader whose iterate cannot take a row slice (e.g. a wrapper) is sliced after reading
     class Whole:
         def iterate(self, start):

@@ -40,15 +40,15 @@ class Curriculum:
         self.curriculum_steps = start
         self.shapes = batcher.shapes
 
-    def batch_at(self, k):
-        """Batch number k (k >= 0)."""
+    def batch_at(self, k, row_slice=None):
+        """Batch number k (k >= 0); row_slice: only those rows, read alone (Batcher.batch_at)."""
         for (start, steps), part in zip(self.phases, self.parts):
             if start <= k < start + steps:
-                return part.batch_at(k - start)
-        return self.full.batch_at(k - self.curriculum_steps)
+                return part.batch_at(k - start, row_slice)
+        return self.full.batch_at(k - self.curriculum_steps, row_slice)
 
-    def iterate(self, start_step=0, num_steps=None, prefetch=0):
+    def iterate(self, start_step=0, num_steps=None, prefetch=0, row_slice=None):
         """Iterator over batches start_step, start_step + 1, ... (as Batcher.iterate)."""
         steps = (itertools.count(start_step) if num_steps is None
                  else range(start_step, start_step + num_steps))
-        return (self.batch_at(k) for k in steps)
+        return (self.batch_at(k, row_slice) for k in steps)
