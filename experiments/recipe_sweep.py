@@ -15,7 +15,7 @@ import sys
 from experiments import common
 from experiments import rnn_vs_attn
 from experiments.configs import rnn_vs_attn as base_config
-from experiments.configs.recipe_sweep import GRIDS
+from experiments.configs.recipe_sweep import BEFORE_ISSUE10, GRIDS
 
 HEADER = ["setting", "model", "overrides", "steps", "final acc", "BLEU", "1-10", "61+",
           "train s", "steps/s"]
@@ -43,6 +43,8 @@ def setting_config(config, overrides):
     c.models = tuple(config.models)
     c.train.num_steps = config.num_steps
     c.eval.max_per_bucket = config.max_per_bucket
+    if config.get("from_before_issue10", False):
+        c = apply_overrides(c, BEFORE_ISSUE10)
     return apply_overrides(c, overrides)
 
 

@@ -14,6 +14,12 @@ import ml_collections
 E, T = "model.rnnenc.", "model.transformer."
 RE, RT = "train_by_model.rnnenc.", "train_by_model.transformer."
 
+# The rnn_vs_attn defaults before issue 10's sweep: the issue-10 grids start from them (each
+# setting's overrides on top), so rerunning a grid regenerates its table under today's defaults.
+BEFORE_ISSUE10 = {"curriculum.phases": (), E + "reverse_source": False, E + "emb_init_std": 0.0,
+                  T + "pre_ln": False, RE + "learning_rate": None, RT + "learning_rate": None,
+                  RT + "warmup_steps": None}
+
 # name -> (models, num_steps, eval.max_per_bucket, [(label, {path: value}), ...])
 GRIDS = {
     "quick": (("rnnenc",), 6, 2, [("base", {}), ("curriculum", {"curriculum.phases": ((3, 32),),
@@ -59,4 +65,5 @@ def get_config(preset=None):
     c.models = models              # rnn_vs_attn's config.models for every setting
     c.num_steps = steps            # rnn_vs_attn's config.train.num_steps (same for every setting)
     c.max_per_bucket = per_bucket  # test sentences decoded per length bucket (0 = all)
+    c.from_before_issue10 = name != "quick"  # apply BEFORE_ISSUE10 under every setting
     return c
