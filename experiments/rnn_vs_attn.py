@@ -7,7 +7,7 @@ it with sacrebleu overall and per source-length bucket. Writes results.json, rep
 bleu_by_length.png, loss_vs_steps.png, loss_vs_time.png, valid_loss.png,
 valid_loss_vs_time.png, attention_<model>.png (experiments/rnn_vs_attn_report.py).
 
-Seeds: with config.seeds = S > 1 every model trains S times, seed s in workdir/<model>/seed<s>/
+Seeds: with config.seeds = S > 1 every model trains S times, seed s > 0 in workdir/<model>/seed<s>/
 with train.seed + s (the data and its order unchanged, so seed 0 is the one-seed run);
 results.json keeps every seed's row and the mean and std (rnn_vs_attn_report.aggregate).
 A model named `<model>-N` (e.g. rnnsearch-30) trains only on pairs with at most N source
@@ -157,9 +157,10 @@ def _n_seeds(config) -> int:
     return int(n)
 
 
-def _model_dir(workdir, name, seed, n_seeds):
-    """workdir/<name>/ for a one-seed run (the layout before seeds), else workdir/<name>/seed<s>/."""
-    return os.path.join(workdir, name) if n_seeds == 1 else os.path.join(workdir, name, f"seed{seed}")
+def _model_dir(workdir, name, seed):
+    """workdir/<name>/ for seed 0 (the one-seed run's layout), workdir/<name>/seed<s>/ for s > 0:
+    a seeds run in the workdir of a one-seed run reuses its seed 0 and trains only the others."""
+    return os.path.join(workdir, name) if seed == 0 else os.path.join(workdir, name, f"seed{seed}")
 
 
 def _train_batcher(config, corpus, rows, max_src_len=0):
@@ -205,7 +206,7 @@ def _train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
     row, its metrics records and (seed 0 only) its attention map and the pair it shows."""
     base, limit = model_spec(name)
     n_seeds = _n_seeds(config)
-    mdir = _model_dir(workdir, name, seed, n_seeds)
+    mdir = _model_dir(workdir, name, seed)
     model = build_model(base, _model_config(config, base), corpus.src_vocab.size, corpus.tgt_vocab.size)
     tc, sc = _train_config(config, base).copy_and_resolve_references(), _sharding_config(config)
     tc.seed = config.train.seed + seed               # parameter init and dropout; data unchanged

@@ -2,6 +2,7 @@
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -145,8 +146,8 @@ def test_seeds_keep_every_row_and_their_mean(seeds_run):
         entry = results["models"][name]
         seeds = entry["seeds"]
         assert entry["n_seeds"] == 2 and len(seeds) == 2 and entry["train_seed"] == [0, 1]
-        for s in range(2):
-            assert os.path.isdir(os.path.join(workdir, name, f"seed{s}", "checkpoints", "30"))
+        for sub in ("", "seed1"):        # seed 0 where a one-seed run keeps it, then seed<s>
+            assert os.path.isdir(os.path.join(workdir, name, sub, "checkpoints", "30"))
         for key in ("bleu", "final_loss", "valid_loss", "train_seconds"):
             values = [r[key] for r in seeds]
             assert entry[key] == pytest.approx(np.mean(values), rel=1e-12), (name, key)
@@ -157,13 +158,25 @@ def test_seeds_keep_every_row_and_their_mean(seeds_run):
     assert "±" in stdout and "±" in open(os.path.join(workdir, "report.md")).read()
 
 
+def test_seeds_run_in_a_one_seed_workdir_trains_only_the_new_seeds(quick_run, tmp_path):
+    """seed 0 lives where the one-seed run put it, so adding seeds resumes it (no retraining)."""
+    workdir = str(tmp_path / "grown")
+    shutil.copytree(quick_run[0], workdir)
+    out = launch("--experiment=rnn_vs_attn", f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
+                 "--config.seeds=2", "--config.models=('rnnenc',)", f"--workdir={workdir}")
+    assert "[rnnenc/seed0] resumed from" in out.stderr and "[rnnenc/seed1] resumed" not in out.stderr
+    entry = _results(workdir)["models"]["rnnenc"]
+    assert entry["seeds"][0]["bleu"] == _results(quick_run[0])["models"]["rnnenc"]["bleu"]
+    assert os.path.isdir(os.path.join(workdir, "rnnenc", "seed1", "checkpoints", "30"))
+
+
 def test_same_seed_gives_identical_metrics(quick_run, seeds_run):
     """Seed 0 of the two-seed run retrains every model of the one-seed run: the same digits."""
     one, two = _results(quick_run[0])["models"], _results(seeds_run[0])["models"]
     for name in MODELS:
         again = two[name]["seeds"][0]
         first = _records(os.path.join(quick_run[0], name, "metrics.jsonl"))
-        second = _records(os.path.join(seeds_run[0], name, "seed0", "metrics.jsonl"))
+        second = _records(os.path.join(seeds_run[0], name, "metrics.jsonl"))
         assert len(first) == 6 and first == second, name
         for key in ("bleu", "bleu_by_length", "final_loss", "final_accuracy", "valid_loss",
                     "params", "steps", "tokens"):
