@@ -9,6 +9,7 @@ anatomy.distributed.initialize from --coordinator_address / --num_processes / --
 else the JAX_COORDINATOR_ADDRESS / JAX_NUM_PROCESSES / JAX_PROCESS_ID environment variables,
 else (--distributed_auto) the cluster's own detection; with none of them it is one process.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -23,27 +24,48 @@ ROOT = pathlib.Path(__file__).resolve().parent
 CONFIG_DIR = ROOT / "experiments" / "configs"
 
 flags.DEFINE_string("experiment", None, "Experiment to run (a module in experiments/).")
-flags.DEFINE_string("workdir", None, "Output folder; default runs/<experiment>. Re-using it with "
-                    "the same config resumes; another config stops, naming the fields "
-                    "(anatomy/fingerprint.py): pass a new --workdir to start fresh.")
-flags.DEFINE_bool("traceback", False, "Show the full traceback of a bad-input error "
-                  "(by default it is one line naming the problem).")
-flags.DEFINE_string("coordinator_address", None,
-                    "Multi-process: host:port of process 0 (else $JAX_COORDINATOR_ADDRESS).")
-flags.DEFINE_integer("num_processes", None, "Multi-process: how many processes (else $JAX_NUM_PROCESSES).")
-flags.DEFINE_integer("process_id", None, "Multi-process: this process, 0..num_processes-1 "
-                     "(else $JAX_PROCESS_ID).")
-flags.DEFINE_bool("distributed_auto", False, "Multi-process: let jax.distributed.initialize detect "
-                  "the cluster (Cloud TPU, SLURM, Open MPI, Kubernetes).")
+flags.DEFINE_string(
+    "workdir",
+    None,
+    "Output folder; default runs/<experiment>. Re-using it with "
+    "the same config resumes; another config stops, naming the fields "
+    "(anatomy/fingerprint.py): pass a new --workdir to start fresh.",
+)
+flags.DEFINE_bool(
+    "traceback",
+    False,
+    "Show the full traceback of a bad-input error (by default it is one line naming the problem).",
+)
+flags.DEFINE_string(
+    "coordinator_address",
+    None,
+    "Multi-process: host:port of process 0 (else $JAX_COORDINATOR_ADDRESS).",
+)
+flags.DEFINE_integer(
+    "num_processes", None, "Multi-process: how many processes (else $JAX_NUM_PROCESSES)."
+)
+flags.DEFINE_integer(
+    "process_id", None, "Multi-process: this process, 0..num_processes-1 (else $JAX_PROCESS_ID)."
+)
+flags.DEFINE_bool(
+    "distributed_auto",
+    False,
+    "Multi-process: let jax.distributed.initialize detect "
+    "the cluster (Cloud TPU, SLURM, Open MPI, Kubernetes).",
+)
 _CONFIG = config_flags.DEFINE_config_file(
-    "config", None, "ml_collections config file, optionally `file.py:preset`.", lock_config=True)
+    "config", None, "ml_collections config file, optionally `file.py:preset`.", lock_config=True
+)
 FLAGS = flags.FLAGS
 
 
 def available_experiments() -> list[str]:
     """Every experiment that has both a module and a config file."""
-    return sorted(p.stem for p in CONFIG_DIR.glob("*.py")
-                  if not p.stem.startswith("_") and (ROOT / "experiments" / p.name).exists())
+    return sorted(
+        p.stem
+        for p in CONFIG_DIR.glob("*.py")
+        if not p.stem.startswith("_") and (ROOT / "experiments" / p.name).exists()
+    )
 
 
 def _experiment_from_argv(argv: list[str]) -> str | None:
@@ -74,20 +96,29 @@ def main(argv):
     choices = available_experiments()
     name = FLAGS.experiment
     if name not in choices:
-        raise app.UsageError(
-            f"Unknown --experiment={name!r}. Choose one of: {', '.join(choices)}")
+        raise app.UsageError(f"Unknown --experiment={name!r}. Choose one of: {', '.join(choices)}")
     if not FLAGS["verbosity"].present:  # orbax logs every save at INFO; --verbosity=0 shows it
         logging.set_verbosity(logging.WARNING)
     from anatomy import distributed  # first, before anything touches a device
     from anatomy.errors import BadInputError
+
     try:
-        info = distributed.initialize(FLAGS.coordinator_address, FLAGS.num_processes,
-                                      FLAGS.process_id, auto=FLAGS.distributed_auto)
+        info = distributed.initialize(
+            FLAGS.coordinator_address,
+            FLAGS.num_processes,
+            FLAGS.process_id,
+            auto=FLAGS.distributed_auto,
+        )
     except BadInputError as e:  # incomplete or inconsistent settings
         raise app.UsageError(str(e)) from None
     if info.count > 1:
-        logging.info("process %d of %d, %d of %d devices local", info.index, info.count,
-                     info.local_devices, info.devices)
+        logging.info(
+            "process %d of %d, %d of %d devices local",
+            info.index,
+            info.count,
+            info.local_devices,
+            info.devices,
+        )
     config = _CONFIG.value
     workdir = FLAGS.workdir or os.path.join("runs", name)
     os.makedirs(workdir, exist_ok=True)
@@ -101,8 +132,10 @@ def main(argv):
         # Only the project's bad-input errors (anatomy.errors: an impossible config, a malformed
         # corpus, a NaN loss, a corrupt checkpoint, a workdir trained with another config) are
         # one clear line; any other exception is a bug and keeps its traceback.
-        sys.exit(f"launch.py: {name} stopped: {type(e).__name__}: {e}\n"
-                 f"(workdir {workdir} keeps what was saved; --traceback shows where it was raised)")
+        sys.exit(
+            f"launch.py: {name} stopped: {type(e).__name__}: {e}\n"
+            f"(workdir {workdir} keeps what was saved; --traceback shows where it was raised)"
+        )
 
 
 def parse_flags(argv: list[str]) -> list[str]:
@@ -113,8 +146,10 @@ def parse_flags(argv: list[str]) -> list[str]:
         sys.exit(f"launch.py: {e}\nPass --helpfull for the flags.")
     except (AttributeError, KeyError, TypeError, ValueError) as e:
         overrides = [a for a in argv if a.startswith("--config.")]
-        sys.exit(f"launch.py: bad config override among {overrides}: {e!r} "
-                 "(unknown field or wrong type; see the experiment's config file for its fields)")
+        sys.exit(
+            f"launch.py: bad config override among {overrides}: {e!r} "
+            "(unknown field or wrong type; see the experiment's config file for its fields)"
+        )
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 The two layer families are imported eagerly; the rest on first use (the data
 package pulls in tensorflow-datasets, which is slow to import).
 """
+
 import importlib
 
 from anatomy import attention, recurrence

@@ -28,6 +28,7 @@ Decoder states holding KV caches (anatomy.attention.kv_cache) are checked after 
 if any cache overflowed, greedy and beam_search raise RuntimeError (init_state is given
 max_len, so a model that sizes its caches by it never overflows).
 """
+
 import functools
 import itertools
 
@@ -62,7 +63,9 @@ def log_probs(logits):
 
 def _check(model, src, src_len, max_len):
     if src.ndim != 2 or src_len.shape != (src.shape[0],):
-        raise ValueError(f"decode: want src [B,S] and src_len [B], got {src.shape}, {src_len.shape}")
+        raise ValueError(
+            f"decode: want src [B,S] and src_len [B], got {src.shape}, {src_len.shape}"
+        )
     if int(max_len) < 1:
         raise ValueError(f"decode: max_len must be >= 1, got {max_len}")
 
@@ -130,8 +133,15 @@ def beam_search(model, params, src, src_len, *, beam_size, max_len, alpha=0.6):
     _check(model, src, src_len, max_len)
     if int(beam_size) < 1:
         raise ValueError(f"beam_search: beam_size must be >= 1, got {beam_size}")
-    tokens, scores, overflow = _beam_search(model, params, src, src_len, jnp.float32(alpha),
-                                            beam_size=int(beam_size), max_len=int(max_len))
+    tokens, scores, overflow = _beam_search(
+        model,
+        params,
+        src,
+        src_len,
+        jnp.float32(alpha),
+        beam_size=int(beam_size),
+        max_len=int(max_len),
+    )
     raise_on_overflow(overflow, f"beam search with {model.name}")
     return tokens, scores
 
@@ -191,8 +201,16 @@ def _beam_search(model, params, src, src_len, alpha, *, beam_size, max_len):
         return i + 1, state, tok, seqs, logp, fin_seqs, fin_score, done
 
     seqs0 = jnp.zeros((b, k, max_len), jnp.int32)
-    init = (jnp.int32(0), state, jnp.full((b, k), BOS, jnp.int32), seqs0, logp,
-            seqs0, jnp.full((b, k), neg_inf), jnp.zeros((b,), bool))
+    init = (
+        jnp.int32(0),
+        state,
+        jnp.full((b, k), BOS, jnp.int32),
+        seqs0,
+        logp,
+        seqs0,
+        jnp.full((b, k), neg_inf),
+        jnp.zeros((b,), bool),
+    )
     steps, state, _, seqs, logp, fin_seqs, fin_score, _ = jax.lax.while_loop(cond, body, init)
 
     # Prefer the best finished hypothesis; the best live beam only where none finished.
@@ -216,15 +234,16 @@ def exhaustive_search(model, params, src, src_len, max_len, alpha=0.6):
     Returns: (tokens [B, max_len] int32 numpy (eos then pad 0), scores [B] float64 numpy).
     """
     words = [w for w in range(model.tgt_vocab_size) if w not in NEVER_GENERATED]
-    if len(words) ** max_len > 2 ** 16:
+    if len(words) ** max_len > 2**16:
         raise ValueError(f"exhaustive_search: {len(words)}**{max_len} sequences is too many")
     seqs = np.array(list(itertools.product(words, repeat=max_len)), np.int32)  # [N, L]
     ends = (seqs == EOS).any(1)  # [N] finished hypotheses
     stop = np.where(ends, (seqs == EOS).argmax(1) + 1, max_len)  # [N] lengths
     tokens, scores = [], []
     for row, length in zip(np.asarray(src, np.int32), np.asarray(src_len, np.int32)):
-        logp = np.asarray(_all_log_probs(model, params, row, length, jnp.asarray(seqs)),
-                          np.float64)  # [N, L]
+        logp = np.asarray(
+            _all_log_probs(model, params, row, length, jnp.asarray(seqs)), np.float64
+        )  # [N, L]
         total = np.where(np.arange(max_len)[None] < stop[:, None], logp, 0.0).sum(1)
         score = total / ((5.0 + stop) / 6.0) ** alpha  # [N]
         finished = np.isfinite(np.where(ends, score, -np.inf)).any()
@@ -238,8 +257,9 @@ def exhaustive_search(model, params, src, src_len, max_len, alpha=0.6):
 def _all_log_probs(model, params, src_row, length, seqs):
     """log p(y_t | y_<t, x) [N, L] for every row of seqs [N, L] given one source row [S]."""
     n = seqs.shape[0]
-    memory = model.encode(params, jnp.broadcast_to(src_row, (n,) + src_row.shape),
-                          jnp.full((n,), length, jnp.int32))
+    memory = model.encode(
+        params, jnp.broadcast_to(src_row, (n,) + src_row.shape), jnp.full((n,), length, jnp.int32)
+    )
     state = model.init_state(params, memory, seqs.shape[1])
     prev = jnp.concatenate([jnp.full((n, 1), BOS, jnp.int32), seqs[:, :-1]], axis=1)  # [N, L]
 

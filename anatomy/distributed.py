@@ -14,11 +14,13 @@ come from, first match wins:
     4. otherwise a single process (nothing is initialised).
 On CPU the cross-process collectives are gloo (jax_cpu_collectives_implementation).
 """
+
 from __future__ import annotations
 
 import inspect
 import os
-from typing import Callable, Iterator, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -32,6 +34,7 @@ ENV_PROCESS_ID = "JAX_PROCESS_ID"
 
 class ProcessInfo(NamedTuple):
     """index: this process (0 = coordinator); count: processes; local_devices / devices: counts."""
+
     index: int
     count: int
     local_devices: int
@@ -40,8 +43,9 @@ class ProcessInfo(NamedTuple):
 
 def process_info() -> ProcessInfo:
     """Where this process stands (works with or without initialize)."""
-    return ProcessInfo(jax.process_index(), jax.process_count(), jax.local_device_count(),
-                       jax.device_count())
+    return ProcessInfo(
+        jax.process_index(), jax.process_count(), jax.local_device_count(), jax.device_count()
+    )
 
 
 def _env_int(name: str) -> int | None:
@@ -54,8 +58,11 @@ def _env_int(name: str) -> int | None:
         raise BadInputError(f"environment variable {name}={value!r} is not an integer") from None
 
 
-def resolve_settings(coordinator_address: str | None = None, num_processes: int | None = None,
-                     process_id: int | None = None) -> tuple[str | None, int | None, int | None]:
+def resolve_settings(
+    coordinator_address: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+) -> tuple[str | None, int | None, int | None]:
     """(coordinator_address, num_processes, process_id) from the arguments, else the environment.
 
     ValueError when only some are given, or when process_id is outside [0, num_processes).
@@ -66,18 +73,28 @@ def resolve_settings(coordinator_address: str | None = None, num_processes: int 
     given = {"coordinator_address": address, "num_processes": count, "process_id": pid}
     if any(v is not None for v in given.values()) and any(v is None for v in given.values()):
         missing = [k for k, v in given.items() if v is None]
-        raise BadInputError(f"multi-process setup is incomplete: {missing} missing (flags or "
-                            f"{ENV_COORDINATOR} / {ENV_NUM_PROCESSES} / {ENV_PROCESS_ID}); "
-                            f"got {given}")
+        raise BadInputError(
+            f"multi-process setup is incomplete: {missing} missing (flags or "
+            f"{ENV_COORDINATOR} / {ENV_NUM_PROCESSES} / {ENV_PROCESS_ID}); "
+            f"got {given}"
+        )
     if count is not None and (count < 1 or not 0 <= pid < count):
-        raise BadInputError(f"need num_processes >= 1 and 0 <= process_id < num_processes, "
-                            f"got num_processes={count}, process_id={pid}")
+        raise BadInputError(
+            f"need num_processes >= 1 and 0 <= process_id < num_processes, "
+            f"got num_processes={count}, process_id={pid}"
+        )
     return address, count, pid
 
 
-def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
-               process_id: int | None = None, *, local_device_ids=None, auto: bool = False,
-               timeout_s: int = 300) -> ProcessInfo:
+def initialize(
+    coordinator_address: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+    *,
+    local_device_ids=None,
+    auto: bool = False,
+    timeout_s: int = 300,
+) -> ProcessInfo:
     """Join the job with jax.distributed.initialize (see the module docstring for the sources).
 
     Call it first, before anything touches a device. Idempotent: a second call returns the
@@ -87,11 +104,13 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         return process_info()
     address, count, pid = resolve_settings(coordinator_address, num_processes, process_id)
     if address is not None:
-        jax.distributed.initialize(address, count, pid, local_device_ids=local_device_ids,
-                                   initialization_timeout=timeout_s)
+        jax.distributed.initialize(
+            address, count, pid, local_device_ids=local_device_ids, initialization_timeout=timeout_s
+        )
     elif auto:
-        jax.distributed.initialize(local_device_ids=local_device_ids,
-                                   initialization_timeout=timeout_s)
+        jax.distributed.initialize(
+            local_device_ids=local_device_ids, initialization_timeout=timeout_s
+        )
     return process_info()
 
 
@@ -108,6 +127,7 @@ def local_rows(batch: dict, sharding, process: int | None = None) -> dict:
     (a Batcher, see local_batches) read only anatomy.sharding.row_slice(sharding, B) instead.
     """
     from anatomy.sharding.place import row_slice
+
     leaves = jax.tree.leaves(batch)
     if not leaves:
         return batch
@@ -125,11 +145,12 @@ def local_batches(batches, sharding) -> Callable[[int], Iterator[dict]]:
     either way.
     """
     from anatomy.sharding.place import row_slice
+
     iterate = getattr(batches, "iterate", None)
     if iterate is None or "row_slice" not in inspect.signature(iterate).parameters:
         full = batches if iterate is None else iterate
         return lambda start: (local_rows(batch, sharding) for batch in full(start))
-    slices = {}   # global rows per batch -> (lo, hi); one value per bucket shape
+    slices = {}  # global rows per batch -> (lo, hi); one value per bucket shape
 
     def mine(global_rows: int) -> tuple[int, int]:
         if global_rows not in slices:
@@ -166,4 +187,5 @@ def barrier(name: str) -> None:
     """Wait until every process reaches `name` (no-op with one process)."""
     if jax.process_count() > 1:
         from jax.experimental import multihost_utils
+
         multihost_utils.sync_global_devices(name)

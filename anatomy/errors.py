@@ -8,9 +8,9 @@ workdir trained with another config) raises a subclass of BadInputError with a m
 written to be read, not debugged. Anything else is a bug and keeps its traceback.
 BadInputError is a ValueError, so `except ValueError` / `pytest.raises(ValueError)` still catch it.
 """
+
 from __future__ import annotations
 
 
 class BadInputError(ValueError):
     """Bad input from the user (config, data, workdir): the message names the problem and the fix."""
-

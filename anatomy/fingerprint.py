@@ -16,6 +16,7 @@ logged, saved or evaluated and when, never which steps are taken. num_steps is l
 when the schedule does not depend on it (decay 'constant' or 'rsqrt'): with 'linear' or
 'cosine' decay the steps already taken used a learning rate computed from num_steps.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,14 @@ from anatomy.errors import BadInputError
 
 # Free to change on resume: logging, checkpoint cadence and retention, the progress line,
 # periodic validation (reads the state only), and the wall-clock budget (a stop condition).
-TRAIN_FIELDS_FREE = ("log_every", "checkpoint_every", "keep_checkpoints", "progress",
-                     "eval_every", "max_train_seconds")
+TRAIN_FIELDS_FREE = (
+    "log_every",
+    "checkpoint_every",
+    "keep_checkpoints",
+    "progress",
+    "eval_every",
+    "max_train_seconds",
+)
 # Schedules whose learning rate at step s does not depend on num_steps.
 DECAYS_WITHOUT_HORIZON = ("constant", "rsqrt")
 
@@ -58,8 +65,11 @@ def differences(saved: dict, current: dict) -> list[str]:
     """['train.num_steps: 2000 -> 4000', 'data.toy.lexicon_scale: 0.1 -> 1.0', ...], sorted."""
     old, new = flatten(_plain(saved)), flatten(_plain(current))
     missing = "(absent)"
-    return [f"{k}: {old.get(k, missing)!r} -> {new.get(k, missing)!r}"
-            for k in sorted(set(old) | set(new)) if old.get(k, missing) != new.get(k, missing)]
+    return [
+        f"{k}: {old.get(k, missing)!r} -> {new.get(k, missing)!r}"
+        for k in sorted(set(old) | set(new))
+        if old.get(k, missing) != new.get(k, missing)
+    ]
 
 
 def check(what: str, saved: dict | None, current: dict, *, fresh: str) -> None:
@@ -72,11 +82,13 @@ def check(what: str, saved: dict | None, current: dict, *, fresh: str) -> None:
     if saved is None:
         raise FingerprintMismatchError(
             f"{what} has no fingerprint (written before fingerprints existed), so nothing says "
-            f"which config made it; {fresh}")
+            f"which config made it; {fresh}"
+        )
     diff = differences(saved, current)
     if diff:
         raise FingerprintMismatchError(
-            f"{what} was made with another config ({'; '.join(diff)}); {fresh}")
+            f"{what} was made with another config ({'; '.join(diff)}); {fresh}"
+        )
 
 
 def train_fingerprint(train_config) -> dict:
@@ -93,9 +105,13 @@ def run_fingerprint(train_config, model, **parts) -> dict:
 
     parts: what else decides the run, e.g. data=corpus.fingerprint and the batch shapes.
     """
-    fp = {"train": train_fingerprint(train_config),
-          "model": {"name": getattr(model, "name", None),
-                    "config": _plain(getattr(model, "config", None))}}
+    fp = {
+        "train": train_fingerprint(train_config),
+        "model": {
+            "name": getattr(model, "name", None),
+            "config": _plain(getattr(model, "config", None)),
+        },
+    }
     fp.update({k: _plain(v) for k, v in parts.items()})
     return fp
 

@@ -8,7 +8,9 @@ so each call does the same work on every side. FLOPs are counted analytically (m
 only; a multiply-add is 2 FLOPs); forward+backward = 3 x forward (two matmuls per matmul
 in the backward pass).
 """
-from typing import Callable, NamedTuple, Optional
+
+from collections.abc import Callable
+from typing import NamedTuple
 
 import flax.linen as nn
 import jax
@@ -29,15 +31,17 @@ class Impl(NamedTuple):
     fused: optional () -> (output, input gradient) from ONE compiled function (JAX sides),
     so a quick check compiles half as much; the same f, g and weights as fwd / fwdbwd.
     """
+
     fwd: Callable
-    fwdbwd: Optional[Callable]
+    fwdbwd: Callable | None
     note: str = ""
-    canon: Optional[Callable] = None
-    fused: Optional[Callable] = None
+    canon: Callable | None = None
+    fused: Callable | None = None
 
 
 class Case(NamedTuple):
     """A benchmark: name, shape string, analytic forward FLOPs, implementations by label."""
+
     name: str
     shape: str
     flops_fwd: float
@@ -55,9 +59,12 @@ def _jax_impl(f, params, x, g, note=""):
         out, vjp = jax.vjp(lambda z: f(p_, z), x_)
         return out, vjp(g)[0]
 
-    return Impl(lambda: jax.block_until_ready(fwd_j(params, x)),
-                lambda: jax.block_until_ready(grad_j(x, params)), note,
-                fused=lambda: fused_j(params, x))
+    return Impl(
+        lambda: jax.block_until_ready(fwd_j(params, x)),
+        lambda: jax.block_until_ready(grad_j(x, params)),
+        note,
+        fused=lambda: fused_j(params, x),
+    )
 
 
 def _torch_impl(f, module_params, xs, g, note=""):
@@ -81,6 +88,7 @@ def one_thread(impl):
     With other processes on the machine, torch's OpenMP team waits at every parallel
     region for a thread the OS has descheduled; one thread never waits for a sibling.
     """
+
     def wrap(fn):
         if fn is None:
             return None
@@ -92,15 +100,25 @@ def one_thread(impl):
                 return fn()
             finally:
                 torch.set_num_threads(n)
+
         return call
-    return Impl(wrap(impl.fwd), wrap(impl.fwdbwd), (impl.note + ", " if impl.note else "") + "1 thread",
-                impl.canon, impl.fused)
+
+    return Impl(
+        wrap(impl.fwd),
+        wrap(impl.fwdbwd),
+        (impl.note + ", " if impl.note else "") + "1 thread",
+        impl.canon,
+        impl.fused,
+    )
 
 
 def _shapes(init, *args):
     """The parameter tree of init(*args) as shapes only (no computation, no compilation)."""
-    return jax.tree.map(lambda s: s.shape, jax.eval_shape(lambda: init(*args)),
-                        is_leaf=lambda s: isinstance(s, jax.ShapeDtypeStruct))
+    return jax.tree.map(
+        lambda s: s.shape,
+        jax.eval_shape(lambda: init(*args)),
+        is_leaf=lambda s: isinstance(s, jax.ShapeDtypeStruct),
+    )
 
 
 def _f32(a):
@@ -109,19 +127,24 @@ def _f32(a):
 
 def _fill(shapes, draw):
     """Fresh random float32 NumPy leaves (biases too: never zeros); draw(name, shape)."""
-    return {k: _fill(v, draw) if isinstance(v, dict) else _f32(draw(k, v)) for k, v in shapes.items()}
+    return {
+        k: _fill(v, draw) if isinstance(v, dict) else _f32(draw(k, v)) for k, v in shapes.items()
+    }
 
 
 # --- recurrences -------------------------------------------------------------------------
+
 
 def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
     """LSTM or GRU layer over [B, T, D]: anatomy (hoist on/off) vs torch.nn vs flax.linen nn.RNN."""
     if cell not in ("lstm", "gru"):
         raise ValueError(f"rnn_case: cell must be 'lstm' or 'gru', got {cell!r}")
     gates = 4 if cell == "lstm" else 3
-    bound = d_hidden ** -0.5  # torch's U(-1/√H, 1/√H)
-    p = _fill(_shapes(rec.get_cell(cell).init, jax.random.key(0), d_in, d_hidden),
-              lambda _, s: rng.uniform(-bound, bound, s))
+    bound = d_hidden**-0.5  # torch's U(-1/√H, 1/√H)
+    p = _fill(
+        _shapes(rec.get_cell(cell).init, jax.random.key(0), d_in, d_hidden),
+        lambda _, s: rng.uniform(-bound, bound, s),
+    )
     x = _f32(rng.normal(size=(batch, n_time, d_in)))
     g = _f32(rng.normal(size=(batch, n_time, d_hidden)))
     impls = {}
@@ -131,20 +154,26 @@ def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
 
     t_mod = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(d_in, d_hidden, batch_first=True)
     t_mod.load_state_dict(mapping.torch_rnn_state(p))
-    impls["torch"] = _torch_impl(lambda x_: t_mod(x_)[0], list(t_mod.parameters()),
-                                 [torch.from_numpy(np.array(x))], torch.from_numpy(np.array(g)))
+    impls["torch"] = _torch_impl(
+        lambda x_: t_mod(x_)[0],
+        list(t_mod.parameters()),
+        [torch.from_numpy(np.array(x))],
+        torch.from_numpy(np.array(g)),
+    )
     impls["torch 1 thread"] = one_thread(impls["torch"])
 
     f_cell = nn.OptimizedLSTMCell(d_hidden) if cell == "lstm" else nn.GRUCell(d_hidden)
     f_mod = nn.RNN(f_cell)
     f_vars = (mapping.flax_lstm_params if cell == "lstm" else mapping.flax_gru_params)(p)
-    impls["flax"] = _jax_impl(lambda v_, x_: f_mod.apply(v_, x_), f_vars, x, g,
-                              note=f"nn.RNN({type(f_cell).__name__})")
+    impls["flax"] = _jax_impl(
+        lambda v_, x_: f_mod.apply(v_, x_), f_vars, x, g, note=f"nn.RNN({type(f_cell).__name__})"
+    )
     flops = 2.0 * batch * n_time * (d_in + d_hidden) * gates * d_hidden
     return Case(f"{cell.upper()} layer", f"B={batch} T={n_time} D=H={d_hidden}", flops, impls)
 
 
 # --- scaled dot-product attention --------------------------------------------------------
+
 
 def sdpa_case(batch, n_heads, n, d_head, rng):
     """softmax(QKᵀ/√d)V, no mask: anatomy vs F.scaled_dot_product_attention vs flax.linen.
@@ -155,14 +184,23 @@ def sdpa_case(batch, n_heads, n, d_head, rng):
     g = _f32(rng.normal(size=(batch, n, n_heads, d_head)))
     impls = {
         "anatomy": _jax_impl(lambda kv, q_: att.scaled_dot_product(q_, *kv)[0], (k, v), q, g),
-        "flax": _jax_impl(lambda kv, q_: nn.dot_product_attention(q_, *kv), (k, v), q, g,
-                          note="nn.dot_product_attention"),
+        "flax": _jax_impl(
+            lambda kv, q_: nn.dot_product_attention(q_, *kv),
+            (k, v),
+            q,
+            g,
+            note="nn.dot_product_attention",
+        ),
     }
-    bhnd = lambda a: torch.from_numpy(np.array(a)).transpose(1, 2).contiguous()  # noqa: E731
+    bhnd = lambda a: torch.from_numpy(np.array(a)).transpose(1, 2).contiguous()
     sdpa = torch.nn.functional.scaled_dot_product_attention
     t_impl = _torch_impl(sdpa, [], [bhnd(q), bhnd(k), bhnd(v)], bhnd(g))
-    impls["torch"] = Impl(t_impl.fwd, t_impl.fwdbwd, "F.scaled_dot_product_attention",
-                          canon=lambda a: np.swapaxes(a, 1, 2))  # [b,h,n,d] -> [b,n,h,d], check only
+    impls["torch"] = Impl(
+        t_impl.fwd,
+        t_impl.fwdbwd,
+        "F.scaled_dot_product_attention",
+        canon=lambda a: np.swapaxes(a, 1, 2),
+    )  # [b,h,n,d] -> [b,n,h,d], check only
     impls["torch 1 thread"] = one_thread(impls["torch"])
     flops = 4.0 * batch * n_heads * n * n * d_head
     return Case("scaled dot-product", f"b={batch} h={n_heads} N={n} d={d_head}", flops, impls)
@@ -170,13 +208,16 @@ def sdpa_case(batch, n_heads, n, d_head, rng):
 
 # --- multi-head attention and the encoder layer -------------------------------------------
 
+
 def _draw_layer(rng):
     """Weights N(0, 1/fan_in), biases N(0, 0.1²), LayerNorm scales 1 + N(0, 0.1²)."""
+
     def draw(name, shape):
         if name.startswith("w"):
             fan_in = shape[0] if name != "w_o" else shape[0] * shape[1]  # w_o [h, d, m]
             return rng.normal(size=shape) / np.sqrt(fan_in)
         return (1.0 if name == "scale" else 0.0) + 0.1 * rng.normal(size=shape)
+
     return draw
 
 
@@ -200,7 +241,9 @@ def _torch_module_impls(module, x, g):
         return call(x_)
 
     standard = _torch_impl(std, list(module.parameters()), [xt], gt, note="fast path off")
-    fastpath = _torch_impl(fast, list(module.parameters()), [xt], gt, note="eval + no_grad fast path")
+    fastpath = _torch_impl(
+        fast, list(module.parameters()), [xt], gt, note="eval + no_grad fast path"
+    )
     return standard, Impl(fastpath.fwd, None, fastpath.note)
 
 
@@ -213,37 +256,68 @@ def mha_case(batch, n, d_model, n_heads, rng):
     t_mod.load_state_dict(mapping.torch_mha_state(p))
     impls["torch"], impls["torch fast path"] = _torch_module_impls(t_mod, x, g)
     impls["torch 1 thread"] = one_thread(impls["torch"])
-    f_mod = nn.MultiHeadDotProductAttention(num_heads=n_heads, qkv_features=d_model, out_features=d_model)
-    impls["flax"] = _jax_impl(lambda v_, x_: f_mod.apply(v_, x_, x_),
-                              {"params": mapping.flax_mha_params(p)}, x, g)
+    f_mod = nn.MultiHeadDotProductAttention(
+        num_heads=n_heads, qkv_features=d_model, out_features=d_model
+    )
+    impls["flax"] = _jax_impl(
+        lambda v_, x_: f_mod.apply(v_, x_, x_), {"params": mapping.flax_mha_params(p)}, x, g
+    )
     flops = 8.0 * batch * n * d_model * d_model + 4.0 * batch * n * n * d_model
-    return Case("multi-head attention", f"B={batch} N={n} m={d_model} heads={n_heads}", flops, impls)
+    return Case(
+        "multi-head attention", f"B={batch} N={n} m={d_model} heads={n_heads}", flops, impls
+    )
 
 
 def encoder_case(batch, n, d_model, n_heads, d_ff, rng):
     """Post-LN encoder layer, no dropout: anatomy vs torch.nn.TransformerEncoderLayer vs flax.linen."""
-    p = _fill(_shapes(att.init_encoder_layer, jax.random.key(2), d_model, n_heads, d_ff), _draw_layer(rng))
+    p = _fill(
+        _shapes(att.init_encoder_layer, jax.random.key(2), d_model, n_heads, d_ff), _draw_layer(rng)
+    )
     x, g = (_f32(rng.normal(size=(batch, n, d_model))) for _ in range(2))
     impls = {"anatomy": _jax_impl(lambda p_, x_: att.encoder_layer(p_, x_, eps=1e-5), p, x, g)}
-    t_mod = torch.nn.TransformerEncoderLayer(d_model, n_heads, d_ff, dropout=0.0, activation="relu",
-                                             batch_first=True, norm_first=False, layer_norm_eps=1e-5)
+    t_mod = torch.nn.TransformerEncoderLayer(
+        d_model,
+        n_heads,
+        d_ff,
+        dropout=0.0,
+        activation="relu",
+        batch_first=True,
+        norm_first=False,
+        layer_norm_eps=1e-5,
+    )
     t_mod.load_state_dict(mapping.torch_encoder_state(p))
     impls["torch"], impls["torch fast path"] = _torch_module_impls(t_mod, x, g)
     impls["torch 1 thread"] = one_thread(impls["torch"])
     f_mod = mapping.FlaxEncoderLayer(n_heads=n_heads, d_ff=d_ff)
-    impls["flax"] = _jax_impl(lambda v_, x_: f_mod.apply(v_, x_), mapping.flax_encoder_params(p), x, g,
-                              note="MultiHeadDotProductAttention+Dense+LayerNorm")
-    flops = (8.0 * batch * n * d_model * d_model + 4.0 * batch * n * n * d_model
-             + 4.0 * batch * n * d_model * d_ff)
-    return Case("encoder layer (post-LN)", f"B={batch} N={n} m={d_model} heads={n_heads} f={d_ff}",
-                flops, impls)
+    impls["flax"] = _jax_impl(
+        lambda v_, x_: f_mod.apply(v_, x_),
+        mapping.flax_encoder_params(p),
+        x,
+        g,
+        note="MultiHeadDotProductAttention+Dense+LayerNorm",
+    )
+    flops = (
+        8.0 * batch * n * d_model * d_model
+        + 4.0 * batch * n * n * d_model
+        + 4.0 * batch * n * d_model * d_ff
+    )
+    return Case(
+        "encoder layer (post-LN)",
+        f"B={batch} N={n} m={d_model} heads={n_heads} f={d_ff}",
+        flops,
+        impls,
+    )
 
 
 # --- presets -----------------------------------------------------------------------------
 
 PRESETS = {
     # name: recurrent (B, [T], D=H), sdpa (b, h, [N], d), mha/encoder (B, N, m, heads, f)
-    "full": {"rnn": (32, (64, 256), 256), "sdpa": (8, 8, (128, 512), 64), "layer": (16, 128, 256, 4, 1024)},
+    "full": {
+        "rnn": (32, (64, 256), 256),
+        "sdpa": (8, 8, (128, 512), 64),
+        "layer": (16, 128, 256, 4, 1024),
+    },
     "quick": {"rnn": (16, (32,), 128), "sdpa": (4, 4, (128,), 64), "layer": (8, 64, 128, 4, 512)},
     "tiny": {"rnn": (2, (5,), 8), "sdpa": (2, 2, (6,), 4), "layer": (2, 5, 8, 2, 16)},
 }

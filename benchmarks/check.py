@@ -4,6 +4,7 @@ Forward outputs and input gradients of <output, g> are compared with anatomy's, 
 rel = ||a - ref|| / ||ref||. Both sides are float32 with different summation orders, so the
 difference is rounding only; the recurrences accumulate it over T steps.
 """
+
 import numpy as np
 import torch
 
@@ -49,6 +50,8 @@ def check_case(case, tol, reference="anatomy", fused=False):
         errors[label] = {"out": e_out, "dx": e_dx}
         worst = max(e_out, e_dx or 0.0)
         if not worst <= tol:  # also catches NaN
-            raise AssertionError(f"{case.name} {case.shape}: {label} differs from {reference} "
-                                 f"(rel. error out {e_out:.2e}, d_input {e_dx}) > {tol:.0e}")
+            raise AssertionError(
+                f"{case.name} {case.shape}: {label} differs from {reference} "
+                f"(rel. error out {e_out:.2e}, d_input {e_dx}) > {tol:.0e}"
+            )
     return errors

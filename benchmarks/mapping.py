@@ -7,6 +7,7 @@ Letters: D input size, H hidden size (recurrences); m model dim, h heads, d head
 f FFN inner dim (attention). torch stores a Linear weight as [out, in] (y = x Wᵀ + b);
 ours and flax store [in, out].
 """
+
 import flax.linen as nn
 import numpy as np
 import torch
@@ -18,13 +19,17 @@ def _t(a):
 
 # --- recurrences -------------------------------------------------------------------------
 
+
 def torch_rnn_state(params):
     """Our LSTM/GRU params -> torch.nn.LSTM/GRU state dict (one layer, unidirectional).
 
     LSTM: torch has two biases that add up; ours is their sum, so bias_hh = 0.
     GRU: both biases keep their roles (b_hn sits inside r ⊙ (h W_hn + b_hn)).
     """
-    s = {"weight_ih_l0": _t(params["w_x"]).T, "weight_hh_l0": _t(params["w_h"]).T}  # [G*H, D], [G*H, H]
+    s = {
+        "weight_ih_l0": _t(params["w_x"]).T,
+        "weight_hh_l0": _t(params["w_h"]).T,
+    }  # [G*H, D], [G*H, H]
     if "b" in params:
         s["bias_ih_l0"], s["bias_hh_l0"] = _t(params["b"]), torch.zeros(params["b"].shape)
     else:
@@ -70,14 +75,21 @@ def flax_gru_params(params):
 
 # --- attention ---------------------------------------------------------------------------
 
+
 def torch_mha_state(p, prefix=""):
     """Our MHA {'w_q': [m,h,d], ...} -> torch.nn.MultiheadAttention state dict."""
     m = p["w_q"].shape[0]
-    flat = lambda w: np.asarray(w).reshape(m, -1).T  # noqa: E731  [m, h, d] -> [h*d, m]
+    flat = lambda w: np.asarray(w).reshape(m, -1).T
     return {
-        prefix + "in_proj_weight": _t(np.concatenate([flat(p["w_q"]), flat(p["w_k"]), flat(p["w_v"])])),
-        prefix + "in_proj_bias": _t(np.concatenate([np.ravel(p[n]) for n in ("b_q", "b_k", "b_v")])),
-        prefix + "out_proj.weight": _t(np.asarray(p["w_o"]).reshape(-1, m).T),  # [h*d, m] -> [m, h*d]
+        prefix + "in_proj_weight": _t(
+            np.concatenate([flat(p["w_q"]), flat(p["w_k"]), flat(p["w_v"])])
+        ),
+        prefix + "in_proj_bias": _t(
+            np.concatenate([np.ravel(p[n]) for n in ("b_q", "b_k", "b_v")])
+        ),
+        prefix + "out_proj.weight": _t(
+            np.asarray(p["w_o"]).reshape(-1, m).T
+        ),  # [h*d, m] -> [m, h*d]
         prefix + "out_proj.bias": _t(p["b_o"]),
     }
 
@@ -85,8 +97,14 @@ def torch_mha_state(p, prefix=""):
 def torch_encoder_state(p):
     """Our encoder layer {'self_attn','ln1','ffn','ln2'} -> torch.nn.TransformerEncoderLayer."""
     s = torch_mha_state(p["self_attn"], "self_attn.")
-    s.update({"linear1.weight": _t(p["ffn"]["w1"]).T.contiguous(), "linear1.bias": _t(p["ffn"]["b1"]),
-              "linear2.weight": _t(p["ffn"]["w2"]).T.contiguous(), "linear2.bias": _t(p["ffn"]["b2"])})
+    s.update(
+        {
+            "linear1.weight": _t(p["ffn"]["w1"]).T.contiguous(),
+            "linear1.bias": _t(p["ffn"]["b1"]),
+            "linear2.weight": _t(p["ffn"]["w2"]).T.contiguous(),
+            "linear2.bias": _t(p["ffn"]["b2"]),
+        }
+    )
     for i, name in ((1, "ln1"), (2, "ln2")):
         s[f"norm{i}.weight"], s[f"norm{i}.bias"] = _t(p[name]["scale"]), _t(p[name]["bias"])
     return s
@@ -94,8 +112,10 @@ def torch_encoder_state(p):
 
 def flax_mha_params(p):
     """Our MHA params -> flax.linen.MultiHeadDotProductAttention params (same [m,h,d] layout)."""
-    return {n: {"kernel": p["w_" + c], "bias": p["b_" + c]}
-            for n, c in (("query", "q"), ("key", "k"), ("value", "v"), ("out", "o"))}
+    return {
+        n: {"kernel": p["w_" + c], "bias": p["b_" + c]}
+        for n, c in (("query", "q"), ("key", "k"), ("value", "v"), ("out", "o"))
+    }
 
 
 class FlaxEncoderLayer(nn.Module):
@@ -104,24 +124,31 @@ class FlaxEncoderLayer(nn.Module):
     flax.linen has no Transformer layer of its own; this is the obvious composition
     (MultiHeadDotProductAttention, Dense, LayerNorm with torch's eps 1e-5).
     """
+
     n_heads: int
     d_ff: int
 
     @nn.compact
     def __call__(self, x):  # x [b, t, m]
         m = x.shape[-1]
-        a = nn.MultiHeadDotProductAttention(num_heads=self.n_heads, qkv_features=m, out_features=m,
-                                            name="self_attn")(x, x)
+        a = nn.MultiHeadDotProductAttention(
+            num_heads=self.n_heads, qkv_features=m, out_features=m, name="self_attn"
+        )(x, x)
         x = nn.LayerNorm(epsilon=1e-5, name="ln1")(x + a)
-        y = nn.Dense(m, name="w2")(nn.relu(nn.Dense(self.d_ff, name="w1")(x)))  # [b, t, f] -> [b, t, m]
+        y = nn.Dense(m, name="w2")(
+            nn.relu(nn.Dense(self.d_ff, name="w1")(x))
+        )  # [b, t, f] -> [b, t, m]
         return nn.LayerNorm(epsilon=1e-5, name="ln2")(x + y)
 
 
 def flax_encoder_params(p):
     """Our encoder layer params -> FlaxEncoderLayer variables."""
-    return {"params": {
-        "self_attn": flax_mha_params(p["self_attn"]),
-        "ln1": dict(p["ln1"]), "ln2": dict(p["ln2"]),
-        "w1": {"kernel": p["ffn"]["w1"], "bias": p["ffn"]["b1"]},
-        "w2": {"kernel": p["ffn"]["w2"], "bias": p["ffn"]["b2"]},
-    }}
+    return {
+        "params": {
+            "self_attn": flax_mha_params(p["self_attn"]),
+            "ln1": dict(p["ln1"]),
+            "ln2": dict(p["ln2"]),
+            "w1": {"kernel": p["ffn"]["w1"], "bias": p["ffn"]["b1"]},
+            "w2": {"kernel": p["ffn"]["w2"], "bias": p["ffn"]["b2"]},
+        }
+    }

@@ -7,6 +7,7 @@ limit), the equivalence checks (every pair must compute the same thing, or nothi
 timed), which torch kernels ran, then the interleaved timings. Ratios are anatomy's
 median time over the other side's: below 1 means anatomy is faster.
 """
+
 import argparse
 import re
 import shlex
@@ -26,12 +27,18 @@ SETTINGS = {  # preset: rounds, seconds per sample, seconds per case and pass, m
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.run",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--quick", action="store_true", help="small shapes only, few rounds (< 1 min)")
-    ap.add_argument("--out", default="BENCHMARKS.md",
-                    help="markdown file to write ('-' = stdout only); text outside the generated "
-                         "block of an existing file is kept")
+    ap.add_argument(
+        "--out",
+        default="BENCHMARKS.md",
+        help="markdown file to write ('-' = stdout only); text outside the generated "
+        "block of an existing file is kept",
+    )
     ap.add_argument("--rounds", type=int, default=None, help="timed rounds per implementation")
     ap.add_argument("--seed", type=int, default=0)
     return ap.parse_args(argv)
@@ -66,11 +73,14 @@ def time_all(cases, rounds, target_s, budget_s, log):
         for mode, mode_name in MODES:
             fns = {lb: getattr(im, mode) for lb, im in case.impls.items() if getattr(im, mode)}
             t0 = time.perf_counter()
-            out[(i, mode)] = res = timing.time_interleaved(fns, rounds=rounds, target_s=target_s,
-                                                             budget_s=budget_s)
-            log(f"  {case.name:24s} {case.shape:34s} {mode_name:8s} "
+            out[(i, mode)] = res = timing.time_interleaved(
+                fns, rounds=rounds, target_s=target_s, budget_s=budget_s
+            )
+            log(
+                f"  {case.name:24s} {case.shape:34s} {mode_name:8s} "
                 + "  ".join(f"{lb}={r['median_s'] * 1e3:.3g}ms" for lb, r in res.items())
-                + f"  ({len(next(iter(res.values()))['samples_s'])} rounds, {time.perf_counter() - t0:.0f}s)")
+                + f"  ({len(next(iter(res.values()))['samples_s'])} rounds, {time.perf_counter() - t0:.0f}s)"
+            )
     return out
 
 
@@ -89,68 +99,173 @@ def render(meta, peak, cases, errors, paths, times):
         labels += [lb for lb in c.impls if lb not in labels]
     peak_median, peak_fastest = peak
     peak_best = max(peak_fastest.values())
-    parts = [f"Command: `{meta['command']}`  ", f"Date: {meta['date']}; wall time of the run "
-             f"{meta['wall_s']:.0f} s.", "",
-             "### Machine", "",
-             markdown_table(["CPU", "cores (JAX/XLA pool)", "torch threads", "python", "jax", "jaxlib",
-                             "flax", "torch", "numpy"],
-                            [[meta[k] for k in ("cpu", "cores", "torch_threads", "python", "jax", "jaxlib",
-                                                "flax", "torch", "numpy")]]), "",
-             f"Load average (1, 5, 15 min) at start: {meta['load_start']}; at end: {meta['load_end']} "
-             f"(on {meta['cores']} cores; above {meta['cores']} means other processes competed for the CPU).", "",
-             "### The machine's matmul rate (float32, "
-             f"[{meta['matmul_n']}, {meta['matmul_n']}] x [{meta['matmul_n']}, {meta['matmul_n']}])", "",
-             markdown_table(["library", "GFLOP/s (median call)", "GFLOP/s (fastest call)"],
-                            [[k, v, peak_fastest[k]] for k, v in peak_median.items()]), "",
-             f"Peak used below: {peak_best:.3g} GFLOP/s, the fastest call of any library (under load "
-             "the median underestimates what the cores can do).", ""]
+    parts = [
+        f"Command: `{meta['command']}`  ",
+        f"Date: {meta['date']}; wall time of the run {meta['wall_s']:.0f} s.",
+        "",
+        "### Machine",
+        "",
+        markdown_table(
+            [
+                "CPU",
+                "cores (JAX/XLA pool)",
+                "torch threads",
+                "python",
+                "jax",
+                "jaxlib",
+                "flax",
+                "torch",
+                "numpy",
+            ],
+            [
+                [
+                    meta[k]
+                    for k in (
+                        "cpu",
+                        "cores",
+                        "torch_threads",
+                        "python",
+                        "jax",
+                        "jaxlib",
+                        "flax",
+                        "torch",
+                        "numpy",
+                    )
+                ]
+            ],
+        ),
+        "",
+        f"Load average (1, 5, 15 min) at start: {meta['load_start']}; at end: {meta['load_end']} "
+        f"(on {meta['cores']} cores; above {meta['cores']} means other processes competed for the CPU).",
+        "",
+        "### The machine's matmul rate (float32, "
+        f"[{meta['matmul_n']}, {meta['matmul_n']}] x [{meta['matmul_n']}, {meta['matmul_n']}])",
+        "",
+        markdown_table(
+            ["library", "GFLOP/s (median call)", "GFLOP/s (fastest call)"],
+            [[k, v, peak_fastest[k]] for k, v in peak_median.items()],
+        ),
+        "",
+        f"Peak used below: {peak_best:.3g} GFLOP/s, the fastest call of any library (under load "
+        "the median underestimates what the cores can do).",
+        "",
+    ]
 
     rows = []
     for (i, mode), t in times.items():
         c, a = cases[i], t["anatomy"]["median_s"]
         flops = c.flops_fwd * (3.0 if mode == "fwdbwd" else 1.0)
-        rows.append([c.name, c.shape, dict(MODES)[mode], a * 1e3, _ratio(t, "anatomy", "torch"),
-                     _ratio(t, "anatomy", "torch 1 thread"), _ratio(t, "anatomy", "torch fast path"),
-                     _ratio(t, "anatomy", "flax"), _ratio(t, "anatomy hoist=False", "anatomy"),
-                     flops / a / 1e9,
-                     100.0 * flops / a / 1e9 / peak_best])
-    parts += ["### Ratios (anatomy median time / other median time; < 1 = anatomy faster)", "",
-              markdown_table(["benchmark", "shape", "pass", "anatomy ms", "/ torch", "/ torch 1 thread",
-                              "/ torch fast path", "/ flax", "hoist=False / hoist=True",
-                              "anatomy GFLOP/s", "% of peak"], rows), ""]
+        rows.append(
+            [
+                c.name,
+                c.shape,
+                dict(MODES)[mode],
+                a * 1e3,
+                _ratio(t, "anatomy", "torch"),
+                _ratio(t, "anatomy", "torch 1 thread"),
+                _ratio(t, "anatomy", "torch fast path"),
+                _ratio(t, "anatomy", "flax"),
+                _ratio(t, "anatomy hoist=False", "anatomy"),
+                flops / a / 1e9,
+                100.0 * flops / a / 1e9 / peak_best,
+            ]
+        )
+    parts += [
+        "### Ratios (anatomy median time / other median time; < 1 = anatomy faster)",
+        "",
+        markdown_table(
+            [
+                "benchmark",
+                "shape",
+                "pass",
+                "anatomy ms",
+                "/ torch",
+                "/ torch 1 thread",
+                "/ torch fast path",
+                "/ flax",
+                "hoist=False / hoist=True",
+                "anatomy GFLOP/s",
+                "% of peak",
+            ],
+            rows,
+        ),
+        "",
+    ]
 
     rows = []
     for (i, mode), t in times.items():
         c = cases[i]
-        rows.append([c.name, c.shape, dict(MODES)[mode]]
-                    + [f"{t[lb]['median_s'] * 1e3:.3g} (±{50 * t[lb]['spread']:.0f}%)" if lb in t else ""
-                       for lb in labels])
-    parts += ["### Median wall time per call, ms (± half the interquartile range, % of the median)", "",
-              markdown_table(["benchmark", "shape", "pass"] + labels, rows), ""]
+        rows.append(
+            [c.name, c.shape, dict(MODES)[mode]]
+            + [
+                f"{t[lb]['median_s'] * 1e3:.3g} (±{50 * t[lb]['spread']:.0f}%)" if lb in t else ""
+                for lb in labels
+            ]
+        )
+    parts += [
+        "### Median wall time per call, ms (± half the interquartile range, % of the median)",
+        "",
+        markdown_table(["benchmark", "shape", "pass"] + labels, rows),
+        "",
+    ]
 
     rows = []
     for (i, mode), t in times.items():
         c = cases[i]
         flops = c.flops_fwd * (3.0 if mode == "fwdbwd" else 1.0)
-        rows.append([c.name, c.shape, dict(MODES)[mode], f"{flops / 1e9:.3g}"]
-                    + [f"{flops / t[lb]['median_s'] / 1e9:.3g} ({100 * flops / t[lb]['median_s'] / 1e9 / peak_best:.0f}%)"
-                       if lb in t else "" for lb in labels])
-    parts += ["### Achieved GFLOP/s (% of the measured matmul peak); FLOPs counted analytically "
-              "(matmuls only, fwd+bwd = 3 x fwd)", "",
-              markdown_table(["benchmark", "shape", "pass", "GFLOP"] + labels, rows), ""]
+        rows.append(
+            [c.name, c.shape, dict(MODES)[mode], f"{flops / 1e9:.3g}"]
+            + [
+                f"{flops / t[lb]['median_s'] / 1e9:.3g} ({100 * flops / t[lb]['median_s'] / 1e9 / peak_best:.0f}%)"
+                if lb in t
+                else ""
+                for lb in labels
+            ]
+        )
+    parts += [
+        "### Achieved GFLOP/s (% of the measured matmul peak); FLOPs counted analytically "
+        "(matmuls only, fwd+bwd = 3 x fwd)",
+        "",
+        markdown_table(["benchmark", "shape", "pass", "GFLOP"] + labels, rows),
+        "",
+    ]
 
     rows = []
     for c, errs in zip(cases, errors):
         for lb, e in errs.items():
-            rows.append([c.name, c.shape, lb, f"{e['out']:.1e}", "—" if e["dx"] is None else f"{e['dx']:.1e}"])
-    parts += [f"### Equivalence (checked before timing; relative L2 error vs anatomy, tolerance "
-              f"{meta['tol']:.0e}, float32 on both sides)", "",
-              markdown_table(["benchmark", "shape", "implementation", "output", "input gradient"], rows), ""]
+            rows.append(
+                [
+                    c.name,
+                    c.shape,
+                    lb,
+                    f"{e['out']:.1e}",
+                    "—" if e["dx"] is None else f"{e['dx']:.1e}",
+                ]
+            )
+    parts += [
+        f"### Equivalence (checked before timing; relative L2 error vs anatomy, tolerance "
+        f"{meta['tol']:.0e}, float32 on both sides)",
+        "",
+        markdown_table(["benchmark", "shape", "implementation", "output", "input gradient"], rows),
+        "",
+    ]
 
-    rows = [[cases[i].name, cases[i].shape, lb, dict(MODES)[mode], ", ".join(f"`{o}`" for o in ops) or "—"]
-            for (i, lb, mode), ops in paths.items()]
-    parts += ["### Which torch kernels ran (torch.profiler, one call)", "",
-              markdown_table(["benchmark", "shape", "implementation", "pass", "aten kernels"], rows), ""]
+    rows = [
+        [
+            cases[i].name,
+            cases[i].shape,
+            lb,
+            dict(MODES)[mode],
+            ", ".join(f"`{o}`" for o in ops) or "—",
+        ]
+        for (i, lb, mode), ops in paths.items()
+    ]
+    parts += [
+        "### Which torch kernels ran (torch.profiler, one call)",
+        "",
+        markdown_table(["benchmark", "shape", "implementation", "pass", "aten kernels"], rows),
+        "",
+    ]
     return "\n".join(parts)
 
 
@@ -178,24 +293,36 @@ def main(argv=None):
     if args.rounds is not None:
         cfg["rounds"] = args.rounds
     torch.set_num_threads(timing.n_cores())  # the same count XLA's CPU pool uses
-    log = lambda s: print(s, flush=True)  # noqa: E731
+    log = lambda s: print(s, flush=True)
     t_start = time.perf_counter()
     meta = timing.machine_info()
-    meta.update(command=" ".join(["python -m benchmarks.run"] + [shlex.quote(a) for a in argv]),
-                load_start=timing.load_average(), tol=cfg["tol"], matmul_n=cfg["matmul_n"])
-    log(f"{meta['cpu']}, {meta['cores']} cores, torch threads {meta['torch_threads']}, "
-        f"load {meta['load_start']}")
+    meta.update(
+        command=" ".join(["python -m benchmarks.run"] + [shlex.quote(a) for a in argv]),
+        load_start=timing.load_average(),
+        tol=cfg["tol"],
+        matmul_n=cfg["matmul_n"],
+    )
+    log(
+        f"{meta['cpu']}, {meta['cores']} cores, torch threads {meta['torch_threads']}, "
+        f"load {meta['load_start']}"
+    )
 
-    peak = timing.matmul_rates(cfg["matmul_n"], rounds=max(3, cfg["rounds"] // 2), seed=args.seed)[:2]
-    log("matmul GFLOP/s (median, best): "
-        + ", ".join(f"{k} {v:.3g}, {peak[1][k]:.3g}" for k, v in peak[0].items()))
+    peak = timing.matmul_rates(cfg["matmul_n"], rounds=max(3, cfg["rounds"] // 2), seed=args.seed)[
+        :2
+    ]
+    log(
+        "matmul GFLOP/s (median, best): "
+        + ", ".join(f"{k} {v:.3g}, {peak[1][k]:.3g}" for k, v in peak[0].items())
+    )
 
     from benchmarks.cases import build_cases
 
     cases = build_cases(preset, seed=args.seed)
     errors = check_all(cases, cfg["tol"])
-    log("equivalence: every pair within tolerance (worst "
-        f"{max(max(e['out'], e['dx'] or 0) for errs in errors for e in errs.values()):.1e})")
+    log(
+        "equivalence: every pair within tolerance (worst "
+        f"{max(max(e['out'], e['dx'] or 0) for errs in errors for e in errs.values()):.1e})"
+    )
     paths = torch_paths(cases)
     times = time_all(cases, cfg["rounds"], cfg["target_s"], cfg["budget_s"], log)
 

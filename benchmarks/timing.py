@@ -6,6 +6,7 @@ the timing), then timed in ROUNDS: each round calls every implementation once (a
 so a burst of load from other processes hits all sides alike. The headline is the median
 over rounds; spread = (p75 - p25) / median says how noisy it was.
 """
+
 import datetime
 import os
 import platform
@@ -28,12 +29,17 @@ def _summary(samples):
     s = np.asarray(samples)
     med = float(np.median(s))
     p25, p75 = np.percentile(s, [25, 75])
-    return {"median_s": med, "min_s": float(s.min()), "spread": float((p75 - p25) / med),
-            "samples_s": [float(v) for v in s]}
+    return {
+        "median_s": med,
+        "min_s": float(s.min()),
+        "spread": float((p75 - p25) / med),
+        "samples_s": [float(v) for v in s],
+    }
 
 
-def time_interleaved(fns, *, rounds, warmup=1, target_s=0.02, max_inner=64, budget_s=None,
-                     min_rounds=3):
+def time_interleaved(
+    fns, *, rounds, warmup=1, target_s=0.02, max_inner=64, budget_s=None, min_rounds=3
+):
     """Median wall time per call of each zero-argument callable, interleaved in rounds.
 
     Args:
@@ -62,7 +68,7 @@ def time_interleaved(fns, *, rounds, warmup=1, target_s=0.02, max_inner=64, budg
         rounds = int(min(rounds, max(min_rounds, budget_s // max(per_round, 1e-9))))
     samples = {label: [] for label in labels}
     for r in range(rounds):
-        order = labels[r % len(labels):] + labels[:r % len(labels)]  # rotate who goes first
+        order = labels[r % len(labels) :] + labels[: r % len(labels)]  # rotate who goes first
         for label in order:
             fn, k = fns[label], inner[label]
             t0 = time.perf_counter()
@@ -88,11 +94,14 @@ def matmul_rates(n, *, rounds, seed=0):
     ja, jb = jax.device_put(a), jax.device_put(b)
     ta, tb = torch.from_numpy(a.copy()), torch.from_numpy(b.copy())
     jmm = jax.jit(lambda x, y: x @ y)
-    fns = {"numpy": lambda: a @ b,
-           "jax": lambda: jax.block_until_ready(jmm(ja, jb)),
-           "torch": lambda: torch.mm(ta, tb)}
+    fns = {
+        "numpy": lambda: a @ b,
+        "jax": lambda: jax.block_until_ready(jmm(ja, jb)),
+        "torch": lambda: torch.mm(ta, tb),
+    }
 
-    def torch_1(n_threads=torch.get_num_threads()):
+    def torch_1(n_threads=None):
+        n_threads = torch.get_num_threads() if n_threads is None else n_threads
         torch.set_num_threads(1)
         try:
             return torch.mm(ta, tb)
@@ -101,9 +110,12 @@ def matmul_rates(n, *, rounds, seed=0):
 
     fns["torch 1 thread"] = torch_1
     times = time_interleaved(fns, rounds=rounds, warmup=1, target_s=0.0)
-    rate = lambda s: 2.0 * n ** 3 / s / 1e9  # noqa: E731
-    return ({k: rate(v["median_s"]) for k, v in times.items()},
-            {k: rate(v["min_s"]) for k, v in times.items()}, times)
+    rate = lambda s: 2.0 * n**3 / s / 1e9
+    return (
+        {k: rate(v["median_s"]) for k, v in times.items()},
+        {k: rate(v["min_s"]) for k, v in times.items()},
+        times,
+    )
 
 
 def load_average():
@@ -124,14 +136,22 @@ def machine_info():
     model = platform.processor() or "unknown"
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-        model = next((ln.split(":", 1)[1].strip() for ln in out.splitlines()
-                      if ln.startswith("Model name")), model)
+        model = next(
+            (ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")),
+            model,
+        )
     except (OSError, subprocess.SubprocessError):
         pass
     return {
-        "cpu": model, "cores": n_cores(), "torch_threads": torch.get_num_threads(),
-        "python": sys.version.split()[0], "jax": jax.__version__, "jaxlib": jaxlib.__version__,
-        "flax": flax.__version__, "torch": torch.__version__, "numpy": np.__version__,
+        "cpu": model,
+        "cores": n_cores(),
+        "torch_threads": torch.get_num_threads(),
+        "python": sys.version.split()[0],
+        "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "flax": flax.__version__,
+        "torch": torch.__version__,
+        "numpy": np.__version__,
         "platform": platform.platform(),
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
     }
@@ -144,4 +164,6 @@ def torch_ops(fn, keywords=("rnn", "lstm", "gru", "attention", "transformer", "f
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         fn()
     names = {e.key for e in prof.key_averages()}
-    return sorted(n for n in names if n.startswith("aten::") and any(k in n.lower() for k in keywords))
+    return sorted(
+        n for n in names if n.startswith("aten::") and any(k in n.lower() for k in keywords)
+    )

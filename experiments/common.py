@@ -1,10 +1,12 @@
 """What every experiment writes into its workdir: results.json, PNG plots, report.md."""
+
 from __future__ import annotations
 
 import json
 import math
 import os
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +39,7 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """A GitHub-markdown table. Floats: whole numbers as integers (2000, not 2e+03), 10 and
     above with one decimal (BLEU 95.97 -> 96.0, never rounded up to a bare 96), below 10 to
     3 significant digits, 10,000 and above without decimals."""
+
     def cell(v):
         if isinstance(v, float):
             if not math.isfinite(v):
@@ -45,13 +48,15 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
                 return str(int(v))
             return f"{v:.0f}" if abs(v) >= 1e4 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.3g}"
         return str(v)
+
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def write_report(workdir: str, title: str, sections: Sequence[tuple[str, str]],
-                 name: str = "report.md") -> str:
+def write_report(
+    workdir: str, title: str, sections: Sequence[tuple[str, str]], name: str = "report.md"
+) -> str:
     """Write a markdown report: `# title`, then `## heading` + body per section."""
     parts = [f"# {title}", ""]
     for heading, body in sections:
@@ -65,14 +70,17 @@ def write_report(workdir: str, title: str, sections: Sequence[tuple[str, str]],
 def new_figure(*args, **kwargs):
     """A matplotlib figure on the non-interactive Agg backend (no screen here or in CI)."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt.subplots(*args, **kwargs)
 
 
 def save_plot(fig, workdir: str, name: str) -> str:
     """Save a figure as `workdir/name` (PNG) and close it; returns the file name."""
     import matplotlib.pyplot as plt
+
     fig.tight_layout()
     fig.savefig(os.path.join(workdir, name), dpi=110)
     plt.close(fig)
@@ -89,6 +97,7 @@ def fit_power_law(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]
 def grid_ticks(ax, values) -> None:
     """Label a log x-axis at the grid values only (no overlapping minor labels)."""
     from matplotlib.ticker import NullFormatter
+
     ax.set_xticks(list(values))
     ax.set_xticklabels([str(v) for v in values])
     ax.xaxis.set_minor_formatter(NullFormatter())

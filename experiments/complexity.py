@@ -14,6 +14,7 @@ XLA counts a while-loop body once, not trip-count times; the recurrent layer is 
 corrected with ``anatomy.probes.scan_cost`` (trip count read from the compiled HLO) and the
 uncorrected numbers are kept in results.json to show the undercount.
 """
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,7 +22,8 @@ import numpy as np
 from anatomy import probes
 from anatomy.attention import init_mha, multi_head_attention, scaled_dot_product
 from anatomy.errors import BadInputError
-from anatomy.recurrence import get_cell, run as run_cell
+from anatomy.recurrence import get_cell
+from anatomy.recurrence import run as run_cell
 from experiments import common
 
 
@@ -37,10 +39,18 @@ def recurrent_cost(cfg, n, d):
     xs = _normal(k2, (cfg.batch, n, d))
     gates = params["w_h"].shape[1]  # G·H
     carry = spec.zero_carry(cfg.batch, d, jnp.float32)
-    c = probes.scan_cost(lambda p, x: run_cell(spec, p, x)[1], (params, xs),
-                         spec.recur, (params, carry, jnp.ones((cfg.batch, gates))))
-    return {"flops": c["flops"], "bytes": c["bytes"], "flops_uncorrected": c["raw"]["flops"],
-            "trip_count": c["trip_count"]}
+    c = probes.scan_cost(
+        lambda p, x: run_cell(spec, p, x)[1],
+        (params, xs),
+        spec.recur,
+        (params, carry, jnp.ones((cfg.batch, gates))),
+    )
+    return {
+        "flops": c["flops"],
+        "bytes": c["bytes"],
+        "flops_uncorrected": c["raw"]["flops"],
+        "trip_count": c["trip_count"],
+    }
 
 
 def _qkv(cfg, n, d):
@@ -107,11 +117,13 @@ def measure(cfg):
         along_n = [dict(fn(cfg, n, cfg.d_fixed), n=n, d=cfg.d_fixed) for n in cfg.n_grid]
         along_d = [dict(fn(cfg, cfg.n_fixed, d), n=cfg.n_fixed, d=d) for d in cfg.d_grid]
         raw[layer] = {"n": along_n, "d": along_d}
-    raw["conv"]["k"] = [dict(conv_cost(cfg, cfg.n_fixed, cfg.d_fixed, k), k=k)
-                        for k in cfg.kernel_grid]
+    raw["conv"]["k"] = [
+        dict(conv_cost(cfg, cfg.n_fixed, cfg.d_fixed, k), k=k) for k in cfg.kernel_grid
+    ]
     raw["windowed_core"]["r"] = [
         dict(windowed_core_cost(cfg, cfg.n_fixed, cfg.d_fixed, r), r=r, window=2 * r + 1)
-        for r in cfg.radius_grid]
+        for r in cfg.radius_grid
+    ]
     return raw
 
 
@@ -126,25 +138,42 @@ def fit_all(cfg, raw):
             x = [p[key] for p in pts]
             f = probes.fit_power_law(x, [p["flops"] for p in pts])
             if expected is None:  # two-term layer: the formula's own slope on this grid
-                fx = _formula_flops(layer, x if key == "n" else cfg.n_fixed,
-                                    x if key == "d" else cfg.d_fixed, cfg)
+                fx = _formula_flops(
+                    layer, x if key == "n" else cfg.n_fixed, x if key == "d" else cfg.d_fixed, cfg
+                )
                 expected = probes.fit_power_law(x, np.broadcast_to(fx, (len(x),)))["exponent"]
             f["expected"] = expected
             f["bytes_exponent"] = probes.fit_power_law(x, [p["bytes"] for p in pts])["exponent"]
             fits[layer][axis] = f
-            rows.append((f"{layer} {label}", f"FLOPs ∝ {axis}^{expected:.2f}",
-                         f"{axis}^{f['exponent']:.3f}", probes.verdict(f["exponent"], expected, tol)))
-    extra = (("conv", "k", "k", 1.0, "O(k·N·d²)"), ("windowed_core", "r", "window", 1.0, "O(r·N·d)"))
+            rows.append(
+                (
+                    f"{layer} {label}",
+                    f"FLOPs ∝ {axis}^{expected:.2f}",
+                    f"{axis}^{f['exponent']:.3f}",
+                    probes.verdict(f["exponent"], expected, tol),
+                )
+            )
+    extra = (
+        ("conv", "k", "k", 1.0, "O(k·N·d²)"),
+        ("windowed_core", "r", "window", 1.0, "O(r·N·d)"),
+    )
     for layer, key, xkey, expected, label in extra:
         pts = raw[layer][key]
         f = probes.fit_power_law([p[xkey] for p in pts], [p["flops"] for p in pts])
         f["expected"] = expected
         fits[layer][xkey] = f
-        rows.append((f"{layer} {label}", f"FLOPs ∝ {xkey}^1", f"{xkey}^{f['exponent']:.3f}",
-                     probes.verdict(f["exponent"], expected, tol)))
+        rows.append(
+            (
+                f"{layer} {label}",
+                f"FLOPs ∝ {xkey}^1",
+                f"{xkey}^{f['exponent']:.3f}",
+                probes.verdict(f["exponent"], expected, tol),
+            )
+        )
     unc = raw["recurrent"]["n"]
     fits["recurrent_uncorrected"] = probes.fit_power_law(
-        [p["n"] for p in unc], [p["flops_uncorrected"] for p in unc])
+        [p["n"] for p in unc], [p["flops_uncorrected"] for p in unc]
+    )
     return fits, rows
 
 
@@ -155,19 +184,31 @@ def plot(cfg, raw, workdir):
             pts = raw[layer][key]
             ax.loglog([p[key] for p in pts], [p["flops"] for p in pts], "o-", label=layer)
     pts = raw["recurrent"]["n"]
-    axes[0].loglog([p["n"] for p in pts], [p["flops_uncorrected"] for p in pts], "x:",
-                   color="gray", label="recurrent, XLA as-is (loop body once)")
-    axes[0].set(xlabel="N (sequence length)", ylabel="FLOPs (XLA cost analysis)",
-                title=f"FLOPs vs N at d={cfg.d_fixed}")
+    axes[0].loglog(
+        [p["n"] for p in pts],
+        [p["flops_uncorrected"] for p in pts],
+        "x:",
+        color="gray",
+        label="recurrent, XLA as-is (loop body once)",
+    )
+    axes[0].set(
+        xlabel="N (sequence length)",
+        ylabel="FLOPs (XLA cost analysis)",
+        title=f"FLOPs vs N at d={cfg.d_fixed}",
+    )
     axes[1].set(xlabel="d (model width)", ylabel="FLOPs", title=f"FLOPs vs d at N={cfg.n_fixed}")
     axes[0].legend(fontsize=7)
     k = raw["conv"]["k"]
     r = raw["windowed_core"]["r"]
     axes[2].loglog([p["k"] for p in k], [p["flops"] for p in k], "o-", label="conv vs k")
-    axes[2].loglog([p["window"] for p in r], [p["flops"] for p in r], "s-",
-                   label="windowed core vs 2r+1")
-    axes[2].set(xlabel="kernel width k / window 2r+1", ylabel="FLOPs",
-                title=f"N={cfg.n_fixed}, d={cfg.d_fixed}")
+    axes[2].loglog(
+        [p["window"] for p in r], [p["flops"] for p in r], "s-", label="windowed core vs 2r+1"
+    )
+    axes[2].set(
+        xlabel="kernel width k / window 2r+1",
+        ylabel="FLOPs",
+        title=f"N={cfg.n_fixed}, d={cfg.d_fixed}",
+    )
     axes[2].legend(fontsize=7)
     common.grid_ticks(axes[0], cfg.n_grid)
     common.grid_ticks(axes[1], cfg.d_grid)
@@ -182,8 +223,13 @@ def run(config, workdir):
     fits, rows = fit_all(config, raw)
     png = plot(config, raw, workdir)
     unc = fits["recurrent_uncorrected"]["exponent"]
-    results = {"config": config.to_dict(), "fits": fits, "raw": raw, "plots": [png],
-               "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows]}
+    results = {
+        "config": config.to_dict(),
+        "fits": fits,
+        "raw": raw,
+        "plots": [png],
+        "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows],
+    }
     common.write_json(workdir, results)
     notes = (
         "FLOPs are XLA's own count for one forward pass (`cost_analysis()`, a dict in jax "
@@ -199,10 +245,15 @@ def run(config, workdir):
         "* **Windowed attention** gathers each query's 2r+1 keys, so its score+value part is "
         "O(r·N·d); with projections the layer is dominated by O(N·d²) at these sizes.\n"
         "* Softmax, bias and LayerNorm-like terms are lower order; they bend the smallest grid "
-        "points slightly.")
-    common.write_report(workdir, "Per-layer complexity from XLA's cost analysis", [
-        ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
-        ("How it was measured", notes),
-        ("Plot", f"![complexity]({png})"),
-    ])
+        "points slightly."
+    )
+    common.write_report(
+        workdir,
+        "Per-layer complexity from XLA's cost analysis",
+        [
+            ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
+            ("How it was measured", notes),
+            ("Plot", f"![complexity]({png})"),
+        ],
+    )
     return results

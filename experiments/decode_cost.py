@@ -12,14 +12,27 @@ Exponents are fitted on the total per-token FLOPs and on the N-dependent part
 (total minus the same program's cost at N = 1, i.e. minus the O(d²) projections/FFN),
 which is the part the O(·) claims are about.
 """
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from anatomy import probes
-from anatomy.attention import (append, attend, causal_mask, ffn, init_cache, init_ffn, init_mha,
-                               layer_norm, init_layer_norm, multi_head_attention,
-                               output_projection, project_kv, project_q)
+from anatomy.attention import (
+    append,
+    attend,
+    causal_mask,
+    ffn,
+    init_cache,
+    init_ffn,
+    init_layer_norm,
+    init_mha,
+    layer_norm,
+    multi_head_attention,
+    output_projection,
+    project_kv,
+    project_q,
+)
 from anatomy.recurrence import LSTMState, init_lstm, lstm_cell
 from experiments import common
 
@@ -27,8 +40,12 @@ from experiments import common
 def init_block(key, cfg):
     """One decoder-only Transformer block: {'attn', 'ln1', 'ffn', 'ln2'} (post-LN)."""
     ka, kf = jax.random.split(key)
-    return {"attn": init_mha(ka, cfg.d, cfg.n_heads), "ln1": init_layer_norm(cfg.d),
-            "ffn": init_ffn(kf, cfg.d, cfg.ffn_mult * cfg.d), "ln2": init_layer_norm(cfg.d)}
+    return {
+        "attn": init_mha(ka, cfg.d, cfg.n_heads),
+        "ln1": init_layer_norm(cfg.d),
+        "ffn": init_ffn(kf, cfg.d, cfg.ffn_mult * cfg.d),
+        "ln2": init_layer_norm(cfg.d),
+    }
 
 
 def block_step(params, x_t, cache):
@@ -43,8 +60,9 @@ def block_step(params, x_t, cache):
 def block_prefix(params, xs):
     """Recompute: the block over the whole prefix xs [b, N, m], causal; the last position [b, 1, m]."""
     n = xs.shape[1]
-    y = layer_norm(params["ln1"], xs + multi_head_attention(params["attn"], xs, xs,
-                                                            causal_mask(n, n)))
+    y = layer_norm(
+        params["ln1"], xs + multi_head_attention(params["attn"], xs, xs, causal_mask(n, n))
+    )
     y = layer_norm(params["ln2"], y + ffn(params["ffn"], y))
     return y[:, -1:]
 
@@ -64,9 +82,11 @@ def programs(cfg, n, capacity=None):
         return c._replace(k=kv[0], v=kv[1], length=jnp.asarray(n - 1, jnp.int32))
 
     prefix = jax.random.normal(jax.random.PRNGKey(cfg.seed + 3), (b, n, d))
-    out = {"rnn": (lambda p, c, x: lstm_cell(p, c, x), (lstm, carry, x_t[:, 0])),
-           "kv_cache": (block_step, (block, x_t, filled_cache(n))),
-           "recompute": (block_prefix, (block, prefix))}
+    out = {
+        "rnn": (lambda p, c, x: lstm_cell(p, c, x), (lstm, carry, x_t[:, 0])),
+        "kv_cache": (block_step, (block, x_t, filled_cache(n))),
+        "recompute": (block_prefix, (block, prefix)),
+    }
     if capacity is not None:
         out["kv_fixed"] = (block_step, (block, x_t, filled_cache(capacity)))
     return out
@@ -79,8 +99,12 @@ def rnn_step_flops(cfg, d):
     return probes.xla_cost(lstm_cell, params, carry, jnp.ones((cfg.batch, d)))["flops"]
 
 
-EXPECTED = {"rnn": (0.0, "O(d²)"), "kv_cache": (1.0, "O(N·d)"), "recompute": (2.0, "O(N²·d)"),
-            "kv_fixed": (0.0, "O(L_max·d), flat in N")}
+EXPECTED = {
+    "rnn": (0.0, "O(d²)"),
+    "kv_cache": (1.0, "O(N·d)"),
+    "recompute": (2.0, "O(N²·d)"),
+    "kv_fixed": (0.0, "O(L_max·d), flat in N"),
+}
 
 
 def measure(cfg):
@@ -92,10 +116,18 @@ def measure(cfg):
             exe = probes.compiled(fn, *args)  # one compile: cost analysis, then timing
             cost = probes.cost_of(exe)
             t = probes.time_fn(exe, *args, warmup=cfg.warmup, repeats=cfg.repeats)
-            raw[name].append(dict(n=n, flops=cost["flops"], bytes=cost["bytes"],
-                                  median_s=t["median_s"], min_s=t["min_s"]))
-    base = {name: probes.xla_cost(fn, *args)["flops"]
-            for name, (fn, args) in programs(cfg, 1).items()}
+            raw[name].append(
+                dict(
+                    n=n,
+                    flops=cost["flops"],
+                    bytes=cost["bytes"],
+                    median_s=t["median_s"],
+                    min_s=t["min_s"],
+                )
+            )
+    base = {
+        name: probes.xla_cost(fn, *args)["flops"] for name, (fn, args) in programs(cfg, 1).items()
+    }
     return raw, base
 
 
@@ -104,8 +136,10 @@ def fits(cfg, raw, base):
     for name, rows in raw.items():
         n = [r["n"] for r in rows]
         flops = np.array([r["flops"] for r in rows])
-        f = {"flops_total": probes.fit_power_law(n, flops),
-             "latency": probes.fit_power_law(n, [r["median_s"] for r in rows])}
+        f = {
+            "flops_total": probes.fit_power_law(n, flops),
+            "latency": probes.fit_power_law(n, [r["median_s"] for r in rows]),
+        }
         # the O(d²) work per processed token, measured at N = 1: once for a step, N times
         # for a recomputed prefix (its projections and FFN run at every position)
         per_token = base.get(name, flops[0])
@@ -113,8 +147,12 @@ def fits(cfg, raw, base):
         if np.all(excess > 0):
             f["flops_n_dependent"] = probes.fit_power_law(n, excess)
         else:  # no N-dependent FLOPs at all: exponent 0 by measurement
-            f["flops_n_dependent"] = {"exponent": 0.0, "prefactor": 0.0, "r2": 1.0,
-                                      "max_abs_excess": float(np.max(np.abs(excess)))}
+            f["flops_n_dependent"] = {
+                "exponent": 0.0,
+                "prefactor": 0.0,
+                "r2": 1.0,
+                "max_abs_excess": float(np.max(np.abs(excess))),
+            }
         out[name] = f
     return out
 
@@ -126,10 +164,16 @@ def plot(cfg, raw, workdir):
         style = ":" if name == "kv_fixed" else "-"
         axes[0].loglog(n, [r["flops"] for r in rows], "o" + style, label=name)
         axes[1].loglog(n, [r["median_s"] * 1e3 for r in rows], "o" + style, label=name)
-    axes[0].set(xlabel="position N of the generated token", ylabel="FLOPs per token (XLA)",
-                title=f"d={cfg.d}, {cfg.n_heads} heads, batch {cfg.batch}")
-    axes[1].set(xlabel="position N", ylabel="latency per token (ms, median)",
-                title=f"median of {cfg.repeats}")
+    axes[0].set(
+        xlabel="position N of the generated token",
+        ylabel="FLOPs per token (XLA)",
+        title=f"d={cfg.d}, {cfg.n_heads} heads, batch {cfg.batch}",
+    )
+    axes[1].set(
+        xlabel="position N",
+        ylabel="latency per token (ms, median)",
+        title=f"median of {cfg.repeats}",
+    )
     for a in axes:
         a.legend()
         common.grid_ticks(a, cfg.n_grid)
@@ -145,30 +189,60 @@ def run(config, workdir):
     png = plot(config, raw, workdir)
     rows = []
     for name, (expected, label) in EXPECTED.items():
-        got = f[name]["flops_n_dependent"]["exponent"] if name != "kv_fixed" else \
-            f[name]["flops_total"]["exponent"]
-        rows.append((f"{name}: per-token cost {label}", f"N^{expected:g}",
-                     f"N^{got:.3f} (total N^{f[name]['flops_total']['exponent']:.3f}, "
-                     f"latency N^{f[name]['latency']['exponent']:.2f})",
-                     probes.verdict(got, expected, config.tolerance)))
+        got = (
+            f[name]["flops_n_dependent"]["exponent"]
+            if name != "kv_fixed"
+            else f[name]["flops_total"]["exponent"]
+        )
+        rows.append(
+            (
+                f"{name}: per-token cost {label}",
+                f"N^{expected:g}",
+                f"N^{got:.3f} (total N^{f[name]['flops_total']['exponent']:.3f}, "
+                f"latency N^{f[name]['latency']['exponent']:.2f})",
+                probes.verdict(got, expected, config.tolerance),
+            )
+        )
     got = f["rnn_vs_d"]["exponent"]
-    rows.append(("rnn step against width d", "d^2", f"d^{got:.3f}",
-                 probes.verdict(got, 2.0, config.tolerance)))
+    rows.append(
+        (
+            "rnn step against width d",
+            "d^2",
+            f"d^{got:.3f}",
+            probes.verdict(got, 2.0, config.tolerance),
+        )
+    )
     last = {k: v[-1] for k, v in raw.items()}
     n_max = last["rnn"]["n"]
     order = last["rnn"]["flops"] < last["kv_cache"]["flops"] < last["recompute"]["flops"]
-    rows.append((f"at N={n_max}: RNN < KV cache < recompute (FLOPs)", "ordered",
-                 f"{last['rnn']['flops']:.3g} < {last['kv_cache']['flops']:.3g} < "
-                 f"{last['recompute']['flops']:.3g}", "agrees" if order else "differs"))
-    results = {"config": config.to_dict(), "fits": f, "raw": raw, "flops_at_n1": base,
-               "rnn_vs_d": rnn_d,
-               "plots": [png],
-               "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows]}
+    rows.append(
+        (
+            f"at N={n_max}: RNN < KV cache < recompute (FLOPs)",
+            "ordered",
+            f"{last['rnn']['flops']:.3g} < {last['kv_cache']['flops']:.3g} < "
+            f"{last['recompute']['flops']:.3g}",
+            "agrees" if order else "differs",
+        )
+    )
+    results = {
+        "config": config.to_dict(),
+        "fits": f,
+        "raw": raw,
+        "flops_at_n1": base,
+        "rnn_vs_d": rnn_d,
+        "plots": [png],
+        "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows],
+    }
     common.write_json(workdir, results)
     table = common.markdown_table(
         ("N",) + tuple(f"{k} FLOPs" for k in raw) + tuple(f"{k} ms" for k in raw),
-        [(raw["rnn"][i]["n"],) + tuple(raw[k][i]["flops"] for k in raw)
-         + tuple(raw[k][i]["median_s"] * 1e3 for k in raw) for i in range(len(config.n_grid))])
+        [
+            (raw["rnn"][i]["n"],)
+            + tuple(raw[k][i]["flops"] for k in raw)
+            + tuple(raw[k][i]["median_s"] * 1e3 for k in raw)
+            for i in range(len(config.n_grid))
+        ],
+    )
     notes = (
         "FLOPs per generated token from XLA's cost analysis (no loops in these programs, so no "
         "trip-count correction is needed); latency = median wall time of the jitted step.\n\n"
@@ -181,11 +255,16 @@ def run(config, workdir):
         "shapes then attend over every slot (masked), so per-token work is O(L_max·d) whatever N "
         "is. O(N·d) per token needs caches sized (or bucketed) to the current length.\n"
         "* Latency at these sizes is dominated by dispatch overhead for the RNN and KV steps "
-        "(microseconds of work); its slopes are reported, not judged.")
-    common.write_report(workdir, "Decode cost per token: RNN step, KV cache, recomputation", [
-        ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
-        ("Measurements", table),
-        ("How it was measured", notes),
-        ("Plot", f"![decode_cost]({png})"),
-    ])
+        "(microseconds of work); its slopes are reported, not judged."
+    )
+    common.write_report(
+        workdir,
+        "Decode cost per token: RNN step, KV cache, recomputation",
+        [
+            ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
+            ("Measurements", table),
+            ("How it was measured", notes),
+            ("Plot", f"![decode_cost]({png})"),
+        ],
+    )
     return results

@@ -12,6 +12,7 @@ Two RNN regimes:
 * saturating: float32, inputs of std 1, orthogonal·σ: what an ordinary RNN actually does.
 Clipping: ||∂L/∂W_hh|| against T for the exploding RNN, with and without global-norm clipping.
 """
+
 import functools
 
 import jax
@@ -21,7 +22,8 @@ import numpy as np
 from anatomy import probes
 from anatomy.attention import causal_mask, encoder_layer, init_encoder_layer, sinusoidal
 from anatomy.errors import BadInputError
-from anatomy.recurrence import get_cell, init_rnn, run as run_cell
+from anatomy.recurrence import get_cell, init_rnn
+from anatomy.recurrence import run as run_cell
 from experiments import common
 
 
@@ -40,8 +42,9 @@ def _rnn_params(cfg, w_kind, sigma, dtype):
 
 def _inputs(cfg, scale, dtype, length=None):
     shape = (cfg.batch, length or cfg.length, cfg.d_in)
-    return (scale * jax.random.normal(jax.random.PRNGKey(cfg.seed + 1), shape, jnp.float32)
-            .astype(dtype))
+    return scale * jax.random.normal(jax.random.PRNGKey(cfg.seed + 1), shape, jnp.float32).astype(
+        dtype
+    )
 
 
 def _readout(cfg, dtype):
@@ -52,8 +55,10 @@ def _readout(cfg, dtype):
 @functools.partial(jax.jit, static_argnums=0)
 def _cell_norms(name, params, xs, v):
     """||∂L/∂x_t|| [T] for L = Σ_b h_T[b]·v of a recurrent cell run over xs."""
+
     def loss(x):
         return jnp.sum(run_cell(name, params, x)[1][:, -1] @ v)
+
     return probes.input_grad_norms(loss, xs)
 
 
@@ -81,8 +86,11 @@ def _fit(cfg, norms):
 def rnn_curves(cfg):
     """RNN curves: {label: dict(distance, norm, fit, sigma_max, spectral_radius, bound)}."""
     out = {}
-    runs = [("linear", "orthogonal", jnp.float64), ("linear", "gaussian", jnp.float64),
-            ("saturating", "orthogonal", jnp.float32)]
+    runs = [
+        ("linear", "orthogonal", jnp.float64),
+        ("linear", "gaussian", jnp.float64),
+        ("saturating", "orthogonal", jnp.float32),
+    ]
     for regime, w_kind, dtype in runs:
         scale = cfg.linear_input_scale if regime == "linear" else cfg.input_scale
         for sigma in cfg.sigmas:
@@ -93,10 +101,17 @@ def rnn_curves(cfg):
                 w = np.asarray(params["w_h"], np.float64)
             dist, by_d, fit = _fit(cfg, norms)
             out[f"rnn {regime} {w_kind} σ={sigma:g}"] = {
-                "regime": regime, "w_kind": w_kind, "sigma": sigma, "dtype": str(np.dtype(dtype)),
-                "distance": dist, "norm": by_d, "fit": fit, "sigma_max": probes.sigma_max(w),
+                "regime": regime,
+                "w_kind": w_kind,
+                "sigma": sigma,
+                "dtype": str(np.dtype(dtype)),
+                "distance": dist,
+                "norm": by_d,
+                "fit": fit,
+                "sigma_max": probes.sigma_max(w),
                 "spectral_radius": probes.spectral_radius(w),
-                "pascanu_bound": probes.pascanu_bound(w, "tanh")}
+                "pascanu_bound": probes.pascanu_bound(w, "tanh"),
+            }
     return out
 
 
@@ -113,16 +128,23 @@ def other_curves(cfg):
         # the same cell with its carry gate held open: LSTM forget gate (i,f,g,o: slice 1),
         # GRU update gate (r,z,n: slice 1; h' = (1-z)·n + z·h)
         bias = "b" if name == "lstm" else "b_x"
-        params[bias] = params[bias].at[h:2 * h].add(cfg.open_gate_bias)
+        params[bias] = params[bias].at[h : 2 * h].add(cfg.open_gate_bias)
         dist, by_d, fit = _fit(cfg, _cell_norms(name, params, xs, v))
         out[f"{name} open gate"] = {"distance": dist, "norm": by_d, "fit": fit}
     keys = jax.random.split(jax.random.PRNGKey(cfg.seed + 3), cfg.attn_layers + 1)
-    params = {"w_in": jax.random.normal(keys[0], (cfg.d_in, cfg.hidden)) / np.sqrt(cfg.d_in),
-              "layers": [init_encoder_layer(k, cfg.hidden, cfg.attn_heads, 4 * cfg.hidden)
-                         for k in keys[1:]]}
+    params = {
+        "w_in": jax.random.normal(keys[0], (cfg.d_in, cfg.hidden)) / np.sqrt(cfg.d_in),
+        "layers": [
+            init_encoder_layer(k, cfg.hidden, cfg.attn_heads, 4 * cfg.hidden) for k in keys[1:]
+        ],
+    }
     dist, by_d, fit = _fit(cfg, _attention_norms(params, xs, v))
-    out["attention"] = {"distance": dist, "norm": by_d, "fit": fit,
-                        "far_over_near": float(by_d[-1] / by_d[1])}
+    out["attention"] = {
+        "distance": dist,
+        "norm": by_d,
+        "fit": fit,
+        "far_over_near": float(by_d[-1] / by_d[1]),
+    }
     return out
 
 
@@ -139,16 +161,22 @@ def clipping(cfg):
 
         @jax.jit
         def grads(params, xs):
-            return jax.grad(lambda p, x: jnp.sum(run_cell("rnn", p, x)[1][:, -1] @ v),
-                            argnums=(0, 1))(params, xs)
+            return jax.grad(
+                lambda p, x: jnp.sum(run_cell("rnn", p, x)[1][:, -1] @ v), argnums=(0, 1)
+            )(params, xs)
 
         for length in cfg.clip_lengths:
             xs = _inputs(cfg, cfg.linear_input_scale, jnp.float64, length)
             g = grads(params, xs)
             clipped, total = probes.clip_by_global_norm(g[0], cfg.clip_norm)
-            rows.append({"length": length, "grad_norm": float(total),
-                         "grad_norm_clipped": float(probes.global_norm(clipped)),
-                         "grad_b": float(jnp.linalg.norm(g[0]["b"]))})
+            rows.append(
+                {
+                    "length": length,
+                    "grad_norm": float(total),
+                    "grad_norm_clipped": float(probes.global_norm(clipped)),
+                    "grad_b": float(jnp.linalg.norm(g[0]["b"])),
+                }
+            )
     return rows
 
 
@@ -163,13 +191,18 @@ def plot(cfg, rnn, other, clip, workdir):
         for c in rnn.values():
             if c["regime"] == regime and c["w_kind"] == w_kind:
                 ax.semilogy(c["distance"], _pos(c["norm"]), label=f"σ_max={c['sigma']:g}")
-        ax.set(xlabel="distance T − t", ylabel="||∂L/∂x_t||",
-               title=f"tanh RNN, {w_kind} W_hh, linear regime (float64)")
+        ax.set(
+            xlabel="distance T − t",
+            ylabel="||∂L/∂x_t||",
+            title=f"tanh RNN, {w_kind} W_hh, linear regime (float64)",
+        )
         ax.legend(fontsize=7)
     ax = axes[2]
     for c in rnn.values():
         if c["regime"] == "saturating" and c["sigma"] in (1.0, 1.5, max(cfg.sigmas)):
-            ax.semilogy(c["distance"], _pos(c["norm"]), ":", label=f"RNN σ={c['sigma']:g}, saturating")
+            ax.semilogy(
+                c["distance"], _pos(c["norm"]), ":", label=f"RNN σ={c['sigma']:g}, saturating"
+            )
     for name, c in other.items():
         ax.semilogy(c["distance"], _pos(c["norm"]), label=name)
     ax.set(xlabel="distance T − t", ylabel="||∂L/∂x_t||", title="ordinary inputs (float32)")
@@ -178,10 +211,17 @@ def plot(cfg, rnn, other, clip, workdir):
     fig, ax = common.new_figure(figsize=(6, 4.5))
     t = [r["length"] for r in clip]
     ax.semilogy(t, [r["grad_norm"] for r in clip], "o-", label="no clipping")
-    ax.semilogy(t, [r["grad_norm_clipped"] for r in clip], "s-",
-                label=f"clip global norm at {cfg.clip_norm:g}")
-    ax.set(xlabel="sequence length T", ylabel="||∂L/∂θ|| (all parameters)",
-           title=f"exploding regime: RNN σ_max={cfg.clip_sigma:g}, linear")
+    ax.semilogy(
+        t,
+        [r["grad_norm_clipped"] for r in clip],
+        "s-",
+        label=f"clip global norm at {cfg.clip_norm:g}",
+    )
+    ax.set(
+        xlabel="sequence length T",
+        ylabel="||∂L/∂θ|| (all parameters)",
+        title=f"exploding regime: RNN σ_max={cfg.clip_sigma:g}, linear",
+    )
     ax.legend()
     return [main, common.save_plot(fig, workdir, "clipping.png")]
 
@@ -192,29 +232,50 @@ def claims(cfg, rnn, other, clip):
         rate, bound = c["fit"]["rate"], c["pascanu_bound"]
         ok = np.isfinite(rate) and rate <= bound * 1.02
         kind = "vanishes" if rate < 0.99 else "explodes" if rate > 1.01 else "neither (≈1)"
-        rows.append((f"{label}: rate <= γ·σ_max (Pascanu)", f"<= {bound:.3g} (ρ(W)={c['spectral_radius']:.3g})",
-                     f"{rate:.4g}/step, {kind}", "agrees" if ok else "differs"))
+        rows.append(
+            (
+                f"{label}: rate <= γ·σ_max (Pascanu)",
+                f"<= {bound:.3g} (ρ(W)={c['spectral_radius']:.3g})",
+                f"{rate:.4g}/step, {kind}",
+                "agrees" if ok else "differs",
+            )
+        )
     attn = other["attention"]
     sat1 = next(c for c in rnn.values() if c["regime"] == "saturating" and c["sigma"] == 1.0)
     for name in ("lstm", "lstm open gate", "gru", "gru open gate"):
         c = other[name]
         ok = c["fit"]["rate"] > sat1["fit"]["rate"]
-        rows.append((f"{name}: gates ease decay (rate nearer 1 than the saturating RNN σ=1)",
-                     f"> {sat1['fit']['rate']:.4g}", f"{c['fit']['rate']:.4g}/step",
-                     "agrees" if ok else "differs"))
+        rows.append(
+            (
+                f"{name}: gates ease decay (rate nearer 1 than the saturating RNN σ=1)",
+                f"> {sat1['fit']['rate']:.4g}",
+                f"{c['fit']['rate']:.4g}/step",
+                "agrees" if ok else "differs",
+            )
+        )
     ok = abs(np.log(attn["fit"]["rate"])) * cfg.fit_max_distance < np.log(10)
-    rows.append(("self-attention: no decay with distance (O(1) path)", "rate ≈ 1",
-                 f"{attn['fit']['rate']:.5g}/step; far/near {attn['far_over_near']:.3g}",
-                 "agrees" if ok else "differs"))
+    rows.append(
+        (
+            "self-attention: no decay with distance (O(1) path)",
+            "rate ≈ 1",
+            f"{attn['fit']['rate']:.5g}/step; far/near {attn['far_over_near']:.3g}",
+            "agrees" if ok else "differs",
+        )
+    )
     last = clip[-1]
     first = clip[0]
     grows = last["grad_norm"] > first["grad_norm"] * 10
-    rows.append((f"exploding RNN σ={cfg.clip_sigma:g}: gradient grows with T; clipping bounds it",
-                 f"raw grows, clipped <= {cfg.clip_norm:g}",
-                 f"raw {first['grad_norm']:.3g} (T={first['length']}) -> {last['grad_norm']:.3g} "
-                 f"(T={last['length']}); clipped {last['grad_norm_clipped']:.3g}",
-                 "agrees" if grows and last["grad_norm_clipped"] <= cfg.clip_norm * (1 + 1e-6)
-                 else "differs"))
+    rows.append(
+        (
+            f"exploding RNN σ={cfg.clip_sigma:g}: gradient grows with T; clipping bounds it",
+            f"raw grows, clipped <= {cfg.clip_norm:g}",
+            f"raw {first['grad_norm']:.3g} (T={first['length']}) -> {last['grad_norm']:.3g} "
+            f"(T={last['length']}); clipped {last['grad_norm_clipped']:.3g}",
+            "agrees"
+            if grows and last["grad_norm_clipped"] <= cfg.clip_norm * (1 + 1e-6)
+            else "differs",
+        )
+    )
     return rows
 
 
@@ -224,9 +285,15 @@ def run(config, workdir):
     pngs = plot(config, rnn, other, clip, workdir)
     rows = claims(config, rnn, other, clip)
     rates = {k: c["fit"]["rate"] for k, c in {**rnn, **other}.items()}
-    results = {"config": config.to_dict(), "rates": rates,
-               "rnn": rnn, "other": other, "clipping": clip, "plots": pngs,
-               "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows]}
+    results = {
+        "config": config.to_dict(),
+        "rates": rates,
+        "rnn": rnn,
+        "other": other,
+        "clipping": clip,
+        "plots": pngs,
+        "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows],
+    }
     common.write_json(workdir, results)
     notes = (
         f"Loss L = Σ_b h_T·v at the last of T={config.length} positions; the norm of ∂L/∂x_t is "
@@ -246,10 +313,15 @@ def run(config, workdir):
         f"stack of {config.attn_layers} layers with sinusoidal positions.\n"
         "* **Clipping** rescales the whole parameter gradient to a bounded norm; it bounds the "
         "step but does not change which distances dominate the gradient. (The bias gradient "
-        "carries the explosion here: with states of ~1e-200, ∂L/∂W_hh is itself tiny.)")
-    common.write_report(workdir, "Gradients over distance: vanishing, exploding, and direct paths", [
-        ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
-        ("How it was measured", notes),
-        ("Plots", "\n\n".join(f"![{p}]({p})" for p in pngs)),
-    ])
+        "carries the explosion here: with states of ~1e-200, ∂L/∂W_hh is itself tiny.)"
+    )
+    common.write_report(
+        workdir,
+        "Gradients over distance: vanishing, exploding, and direct paths",
+        [
+            ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
+            ("How it was measured", notes),
+            ("Plots", "\n\n".join(f"![{p}]({p})" for p in pngs)),
+        ],
+    )
     return results

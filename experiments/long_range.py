@@ -10,6 +10,7 @@ the same parameter budget:
     transformer        embedding + sinusoidal positions -> causal pre-LN encoder layers
                        (anatomy.attention) -> linear readout
 """
+
 import functools
 
 import jax
@@ -18,7 +19,8 @@ import numpy as np
 import optax
 
 from anatomy.attention import causal_mask, encoder_layer, init_encoder_layer, sinusoidal
-from anatomy.recurrence import get_cell, run as run_cell
+from anatomy.recurrence import get_cell
+from anatomy.recurrence import run as run_cell
 from experiments import common
 
 # "Well above chance": recall at least this fraction of the way from chance (1/V) to perfect,
@@ -41,13 +43,22 @@ def init_model(key, name, cfg, width):
     k1, k2, k3 = jax.random.split(key, 3)
     v = cfg.vocab
     if name == "transformer":
-        layers = [init_encoder_layer(k, width, cfg.n_heads, 4 * width)
-                  for k in jax.random.split(k2, cfg.n_layers)]
-        return {"embed": jax.random.normal(k1, (v, width)) / np.sqrt(width), "layers": layers,
-                "out": jax.random.normal(k3, (width, v)) / np.sqrt(width), "b_out": jnp.zeros(v)}
-    return {"embed": jax.random.normal(k1, (v, cfg.embed)),
-            "cell": get_cell(name).init(k2, cfg.embed, width),
-            "out": jax.random.normal(k3, (width, v)) / np.sqrt(width), "b_out": jnp.zeros(v)}
+        layers = [
+            init_encoder_layer(k, width, cfg.n_heads, 4 * width)
+            for k in jax.random.split(k2, cfg.n_layers)
+        ]
+        return {
+            "embed": jax.random.normal(k1, (v, width)) / np.sqrt(width),
+            "layers": layers,
+            "out": jax.random.normal(k3, (width, v)) / np.sqrt(width),
+            "b_out": jnp.zeros(v),
+        }
+    return {
+        "embed": jax.random.normal(k1, (v, cfg.embed)),
+        "cell": get_cell(name).init(k2, cfg.embed, width),
+        "out": jax.random.normal(k3, (width, v)) / np.sqrt(width),
+        "b_out": jnp.zeros(v),
+    }
 
 
 def apply_model(name, params, tokens):
@@ -69,7 +80,7 @@ def pick_width(name, cfg):
     step = 2 * cfg.n_heads if name == "transformer" else 1
     best = None
     for width in range(step, 512, step):
-        shapes = jax.eval_shape(lambda: init_model(jax.random.PRNGKey(0), name, cfg, width))
+        shapes = jax.eval_shape(lambda w=width: init_model(jax.random.PRNGKey(0), name, cfg, w))
         gap = abs(count_params(shapes) - cfg.param_budget)
         if best is None or gap < best[1]:
             best = (width, gap)
@@ -87,7 +98,7 @@ def make_batch(rng, cfg, batch, k):
     return tokens.astype(np.int32), targets.astype(np.int32), weights
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _steps(name, lr):
     """Jitted train and eval steps of one architecture (k is data, so one compile serves all k)."""
     opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(lr))
@@ -129,8 +140,12 @@ def plot(cfg, results, workdir):
         ax.plot(cfg.k_grid, r["accuracy"], "o-", label=f"{name} ({r['params']} params)")
     ax.axhline(1.0 / cfg.vocab, color="gray", ls=":", label="chance")
     ax.set_xscale("log", base=2)
-    ax.set(xlabel="recall distance k", ylabel="accuracy", ylim=(0, 1.05),
-           title=f"recall x_(t-k): {cfg.steps} Adam steps per point, equal parameter budget")
+    ax.set(
+        xlabel="recall distance k",
+        ylabel="accuracy",
+        ylim=(0, 1.05),
+        title=f"recall x_(t-k): {cfg.steps} Adam steps per point, equal parameter budget",
+    )
     ax.legend(fontsize=8)
     return common.save_plot(fig, workdir, "long_range.png")
 
@@ -152,45 +167,73 @@ def run(config, workdir):
     chance = 1.0 / config.vocab
 
     def acc_at(name, k):
-        return results[name]["accuracy"][config.k_grid.index(k)] if name in results else float("nan")
+        return (
+            results[name]["accuracy"][config.k_grid.index(k)] if name in results else float("nan")
+        )
 
     rows = []
     for name in config.models:
         a_near, a_far = acc_at(name, min(config.k_grid)), acc_at(name, k_far)
-        rows.append((f"{name}: accuracy k={min(config.k_grid)} -> k={k_far}",
-                     "decays (recurrent) / flat (attention)", f"{a_near:.3f} -> {a_far:.3f}",
-                     "reported"))
+        rows.append(
+            (
+                f"{name}: accuracy k={min(config.k_grid)} -> k={k_far}",
+                "decays (recurrent) / flat (attention)",
+                f"{a_near:.3f} -> {a_far:.3f}",
+                "reported",
+            )
+        )
     if "transformer" in results:
         best_rec = max((acc_at(n, k_far) for n in results if n != "transformer"), default=chance)
         t_far = acc_at("transformer", k_far)
         floor = chance + ABOVE_CHANCE * (1 - chance)
-        rows.append((f"attention keeps long-range recall at k={k_far} (direct path)",
-                     f"transformer >= every recurrent model, and >= {floor:.3f} (well above chance)",
-                     f"{t_far:.3f} vs best recurrent {best_rec:.3f}",
-                     "agrees" if t_far >= best_rec - 0.02 and well_above_chance(t_far, chance)
-                     else "differs"))
+        rows.append(
+            (
+                f"attention keeps long-range recall at k={k_far} (direct path)",
+                f"transformer >= every recurrent model, and >= {floor:.3f} (well above chance)",
+                f"{t_far:.3f} vs best recurrent {best_rec:.3f}",
+                "agrees"
+                if t_far >= best_rec - 0.02 and well_above_chance(t_far, chance)
+                else "differs",
+            )
+        )
     if "rnn" in results and "lstm" in results:
-        rows.append((f"gated recurrence reaches further than the vanilla RNN (k={k_far})",
-                     "lstm > rnn", f"{acc_at('lstm', k_far):.3f} vs {acc_at('rnn', k_far):.3f}",
-                     "agrees" if acc_at("lstm", k_far) > acc_at("rnn", k_far) else "differs"))
-    out = {"config": config.to_dict(), "k_grid": list(config.k_grid), "chance": chance,
-           "models": results, "plots": [png],
-           "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows]}
+        rows.append(
+            (
+                f"gated recurrence reaches further than the vanilla RNN (k={k_far})",
+                "lstm > rnn",
+                f"{acc_at('lstm', k_far):.3f} vs {acc_at('rnn', k_far):.3f}",
+                "agrees" if acc_at("lstm", k_far) > acc_at("rnn", k_far) else "differs",
+            )
+        )
+    out = {
+        "config": config.to_dict(),
+        "k_grid": list(config.k_grid),
+        "chance": chance,
+        "models": results,
+        "plots": [png],
+        "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows],
+    }
     common.write_json(workdir, out)
     acc_table = common.markdown_table(
         ("model", "width", "params") + tuple(f"k={k}" for k in config.k_grid),
-        [(n, r["width"], r["params"]) + tuple(r["accuracy"]) for n, r in results.items()])
+        [(n, r["width"], r["params"]) + tuple(r["accuracy"]) for n, r in results.items()],
+    )
     notes = (
         f"Vocabulary {config.vocab} (chance {chance:.3f}), sequence length "
         f"{max(config.k_grid) + config.extra_length} for every k, {config.steps} Adam steps of "
         f"{config.batch} sequences (lr {config.learning_rate:g}, clip 1.0) per point, from "
         f"scratch; every model sized to ~{config.param_budget} parameters. One seed: differences "
         "of a few points are noise. Small, short runs: a model that fails here might succeed "
-        "with more steps; the comparison is at equal budget.")
-    common.write_report(workdir, "Long-range recall: accuracy against distance k", [
-        ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
-        ("Accuracy", acc_table),
-        ("How it was measured", notes),
-        ("Plot", f"![long_range]({png})"),
-    ])
+        "with more steps; the comparison is at equal budget."
+    )
+    common.write_report(
+        workdir,
+        "Long-range recall: accuracy against distance k",
+        [
+            ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
+            ("Accuracy", acc_table),
+            ("How it was measured", notes),
+            ("Plot", f"![long_range]({png})"),
+        ],
+    )
     return out

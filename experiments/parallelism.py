@@ -5,6 +5,7 @@ serial loop iterations in the compiled program (``known_trip_count`` of its whil
 the optimised HLO, multiplied through nesting; cross-checked against the jaxpr's scan
 lengths), and how busy the cores were (process CPU time / (wall · cores)).
 """
+
 import os
 
 import jax
@@ -13,7 +14,8 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.attention import init_mha, multi_head_attention
-from anatomy.recurrence import LSTMState, init_lstm, lstm_recur, run as run_cell
+from anatomy.recurrence import LSTMState, init_lstm, lstm_recur
+from anatomy.recurrence import run as run_cell
 from experiments import common
 
 
@@ -25,8 +27,10 @@ def _attention_loss(params, x):
     return jnp.sum(multi_head_attention(params, x, x) ** 2)
 
 
-LAYERS = {"lstm": (_lstm_loss, lambda key, cfg: init_lstm(key, cfg.d, cfg.d)),
-          "attention": (_attention_loss, lambda key, cfg: init_mha(key, cfg.d, cfg.n_heads))}
+LAYERS = {
+    "lstm": (_lstm_loss, lambda key, cfg: init_lstm(key, cfg.d, cfg.d)),
+    "attention": (_attention_loss, lambda key, cfg: init_mha(key, cfg.d, cfg.n_heads)),
+}
 
 
 def _flops(name, exe, params, x):
@@ -40,8 +44,12 @@ def _flops(name, exe, params, x):
         return probes.cost_of(exe)["flops"]
     b, d = x.shape[0], params["w_h"].shape[0]
     carry = LSTMState(jnp.zeros((b, d)), jnp.zeros((b, d)))
-    fwd = probes.scan_cost(lambda p, x: run_cell("lstm", p, x)[1], (params, x),
-                           lstm_recur, (params, carry, jnp.ones((b, 4 * d))))
+    fwd = probes.scan_cost(
+        lambda p, x: run_cell("lstm", p, x)[1],
+        (params, x),
+        lstm_recur,
+        (params, carry, jnp.ones((b, 4 * d))),
+    )
     return 3.0 * fwd["flops"]
 
 
@@ -60,8 +68,16 @@ def measure(cfg):
             jaxpr_steps = probes.jaxpr_sequential_steps(grad, params, x)
             t = probes.time_fn(exe, params, x, warmup=cfg.warmup, repeats=cfg.repeats)
             flops = _flops(name, exe, params, x)
-            rows.append(dict(n=n, steps_hlo=hlo_steps, steps_jaxpr=jaxpr_steps, flops=flops,
-                             gflops_per_s=flops / t["median_s"] / 1e9, **t))
+            rows.append(
+                dict(
+                    n=n,
+                    steps_hlo=hlo_steps,
+                    steps_jaxpr=jaxpr_steps,
+                    flops=flops,
+                    gflops_per_s=flops / t["median_s"] / 1e9,
+                    **t,
+                )
+            )
         out[name] = rows
     return out
 
@@ -76,11 +92,16 @@ def analyse(cfg, raw):
     return {
         "lstm_steps_per_token": steps_slope,
         "attention_max_steps": max(r["steps_hlo"] for r in attn),
-        "time_exponent": {k: probes.fit_power_law([r["n"] for r in v], [r["median_s"] for r in v])
-                          for k, v in raw.items()},
+        "time_exponent": {
+            k: probes.fit_power_law([r["n"] for r in v], [r["median_s"] for r in v])
+            for k, v in raw.items()
+        },
         "ratio_n": n0,
         "ratio_lstm_over_attention": ls[n0]["median_s"] / at[n0]["median_s"],
-        "utilisation_at_ratio_n": {"lstm": ls[n0]["utilisation"], "attention": at[n0]["utilisation"]},
+        "utilisation_at_ratio_n": {
+            "lstm": ls[n0]["utilisation"],
+            "attention": at[n0]["utilisation"],
+        },
         "ratio_by_n": {r["n"]: ls[r["n"]]["median_s"] / r["median_s"] for r in attn},
     }
 
@@ -92,12 +113,22 @@ def plot(cfg, raw, workdir):
         axes[0].loglog(n, [r["median_s"] for r in rows], "o-", label=name)
         axes[1].plot(n, [r["steps_hlo"] for r in rows], "o-", label=name)
         axes[2].plot(n, [r["utilisation"] for r in rows], "o-", label=name)
-    axes[0].set(xlabel="N", ylabel="forward+backward wall time (s)",
-                title=f"median of {cfg.repeats}, batch {cfg.batch}, d={cfg.d}")
-    axes[1].set(xlabel="N", ylabel="serial loop iterations (compiled HLO)",
-                title="sequential steps in the program")
-    axes[2].set(xlabel="N", ylabel="CPU time / (wall × cores)", ylim=(0, 1.05),
-                title=f"core utilisation ({raw['lstm'][0]['cores']} cores)")
+    axes[0].set(
+        xlabel="N",
+        ylabel="forward+backward wall time (s)",
+        title=f"median of {cfg.repeats}, batch {cfg.batch}, d={cfg.d}",
+    )
+    axes[1].set(
+        xlabel="N",
+        ylabel="serial loop iterations (compiled HLO)",
+        title="sequential steps in the program",
+    )
+    axes[2].set(
+        xlabel="N",
+        ylabel="CPU time / (wall × cores)",
+        ylim=(0, 1.05),
+        title=f"core utilisation ({raw['lstm'][0]['cores']} cores)",
+    )
     for a in axes:
         a.legend()
     common.grid_ticks(axes[0], cfg.n_grid)
@@ -118,37 +149,90 @@ def run(config, workdir):
     at_g = next(r["gflops_per_s"] for r in raw["attention"] if r["n"] == n0)
     ls_g = next(r["gflops_per_s"] for r in raw["lstm"] if r["n"] == n0)
     rows = [
-        ("RNN: N serial steps (forward) + N (backward)", "2 steps per token",
-         f"{a['lstm_steps_per_token']:.3f} per token",
-         probes.verdict(a["lstm_steps_per_token"], 2.0, 1e-6)),
-        ("self-attention: no serial steps over positions", "0",
-         str(a["attention_max_steps"]), "agrees" if a["attention_max_steps"] == 0 else "differs"),
-        (f"attention trains 5-10x faster than an LSTM at N={n0} (chapter, GPU)", "5-10x",
-         f"{ratio:.2f}x on {cores} CPU cores", "agrees" if 5 <= ratio <= 10 else
-         "differs (CPU, see notes)"),
-        (f"the recurrence keeps one core busy, whatever the machine has (N={n0})",
-         f"≈ 1 core of {cores}", f"LSTM {ul * cores:.2f} cores (attention {ua * cores:.2f})",
-         "agrees" if abs(ul * cores - 1.0) <= 0.2 else "differs"),
-        (f"attention does more useful work per second (N={n0})", "GFLOP/s attention > LSTM",
-         f"attention {at_g:.2f}, LSTM {ls_g:.2f} GFLOP/s",
-         "agrees" if at_g > ls_g else "differs"),
-        ("LSTM time grows linearly in N", "N^1", f"N^{te['lstm']['exponent']:.2f}",
-         probes.verdict(te["lstm"]["exponent"], 1.0, 0.25)),
-        ("attention time grows faster than linearly (N²·d term)", "N^1..2",
-         f"N^{te['attention']['exponent']:.2f}",
-         "agrees" if te["attention"]["exponent"] > 1.0 else "differs"),
+        (
+            "RNN: N serial steps (forward) + N (backward)",
+            "2 steps per token",
+            f"{a['lstm_steps_per_token']:.3f} per token",
+            probes.verdict(a["lstm_steps_per_token"], 2.0, 1e-6),
+        ),
+        (
+            "self-attention: no serial steps over positions",
+            "0",
+            str(a["attention_max_steps"]),
+            "agrees" if a["attention_max_steps"] == 0 else "differs",
+        ),
+        (
+            f"attention trains 5-10x faster than an LSTM at N={n0} (chapter, GPU)",
+            "5-10x",
+            f"{ratio:.2f}x on {cores} CPU cores",
+            "agrees" if 5 <= ratio <= 10 else "differs (CPU, see notes)",
+        ),
+        (
+            f"the recurrence keeps one core busy, whatever the machine has (N={n0})",
+            f"≈ 1 core of {cores}",
+            f"LSTM {ul * cores:.2f} cores (attention {ua * cores:.2f})",
+            "agrees" if abs(ul * cores - 1.0) <= 0.2 else "differs",
+        ),
+        (
+            f"attention does more useful work per second (N={n0})",
+            "GFLOP/s attention > LSTM",
+            f"attention {at_g:.2f}, LSTM {ls_g:.2f} GFLOP/s",
+            "agrees" if at_g > ls_g else "differs",
+        ),
+        (
+            "LSTM time grows linearly in N",
+            "N^1",
+            f"N^{te['lstm']['exponent']:.2f}",
+            probes.verdict(te["lstm"]["exponent"], 1.0, 0.25),
+        ),
+        (
+            "attention time grows faster than linearly (N²·d term)",
+            "N^1..2",
+            f"N^{te['attention']['exponent']:.2f}",
+            "agrees" if te["attention"]["exponent"] > 1.0 else "differs",
+        ),
     ]
-    results = {"config": config.to_dict(), "analysis": a, "raw": raw, "plots": [png],
-               "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows]}
+    results = {
+        "config": config.to_dict(),
+        "analysis": a,
+        "raw": raw,
+        "plots": [png],
+        "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows],
+    }
     common.write_json(workdir, results)
     table = common.markdown_table(
-        ("N", "LSTM s", "attention s", "LSTM/attention", "LSTM steps", "attention steps",
-         "LSTM util.", "attention util.", "LSTM GFLOP", "attention GFLOP", "LSTM GFLOP/s",
-         "attention GFLOP/s"),
-        [(l["n"], l["median_s"], t["median_s"], l["median_s"] / t["median_s"], l["steps_hlo"],
-          t["steps_hlo"], l["utilisation"], t["utilisation"], l["flops"] / 1e9, t["flops"] / 1e9,
-          l["gflops_per_s"], t["gflops_per_s"])
-         for l, t in zip(raw["lstm"], raw["attention"])])
+        (
+            "N",
+            "LSTM s",
+            "attention s",
+            "LSTM/attention",
+            "LSTM steps",
+            "attention steps",
+            "LSTM util.",
+            "attention util.",
+            "LSTM GFLOP",
+            "attention GFLOP",
+            "LSTM GFLOP/s",
+            "attention GFLOP/s",
+        ),
+        [
+            (
+                r["n"],
+                r["median_s"],
+                t["median_s"],
+                r["median_s"] / t["median_s"],
+                r["steps_hlo"],
+                t["steps_hlo"],
+                r["utilisation"],
+                t["utilisation"],
+                r["flops"] / 1e9,
+                t["flops"] / 1e9,
+                r["gflops_per_s"],
+                t["gflops_per_s"],
+            )
+            for r, t in zip(raw["lstm"], raw["attention"])
+        ],
+    )
     notes = (
         f"One LSTM layer (anatomy.recurrence, hidden {config.d}) and one multi-head self-attention "
         f"layer (anatomy.attention, d_model {config.d}, {config.n_heads} heads), batch "
@@ -170,11 +254,16 @@ def run(config, workdir):
         "ratios are the robust output. 1-minute load average before/after this run: "
         f"{a['load_average_before_after'][0]:.1f} / {a['load_average_before_after'][1]:.1f} "
         f"on {cores} cores; with a load above the core count the utilisation is depressed by "
-        "time spent waiting for a core, not only by serial work.")
-    common.write_report(workdir, "Parallelism: serial steps, wall time and busy cores", [
-        ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
-        ("Measurements", table),
-        ("How it was measured", notes),
-        ("Plot", f"![parallelism]({png})"),
-    ])
+        "time spent waiting for a core, not only by serial work."
+    )
+    common.write_report(
+        workdir,
+        "Parallelism: serial steps, wall time and busy cores",
+        [
+            ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
+            ("Measurements", table),
+            ("How it was measured", notes),
+            ("Plot", f"![parallelism]({png})"),
+        ],
+    )
     return results

@@ -7,18 +7,28 @@ it. The table (sweep.md and stdout; sweep.json) has, per setting: steps, final t
 accuracy (the last logging interval), BLEU overall / 1-10 / 61+ tokens, train seconds and
 steps per second (both load-dependent; BLEU is not).
 """
+
 from __future__ import annotations
 
 import os
 import sys
 
-from experiments import common
-from experiments import rnn_vs_attn
+from experiments import common, rnn_vs_attn
 from experiments.configs import rnn_vs_attn as base_config
 from experiments.configs.recipe_sweep import BEFORE_ISSUE10, GRIDS
 
-HEADER = ["setting", "model", "overrides", "steps", "final acc", "BLEU", "1-10", "61+",
-          "train s", "steps/s"]
+HEADER = [
+    "setting",
+    "model",
+    "overrides",
+    "steps",
+    "final acc",
+    "BLEU",
+    "1-10",
+    "61+",
+    "train s",
+    "steps/s",
+]
 
 
 def apply_overrides(config, overrides):
@@ -31,8 +41,10 @@ def apply_overrides(config, overrides):
                 raise ValueError(f"recipe_sweep: no config field {path!r} (at {p!r})")
             node = node[p]
         if leaf not in node:
-            raise ValueError(f"recipe_sweep: no config field {path!r}; "
-                             f"{'.'.join(parents) or 'config'} has {sorted(node.keys())}")
+            raise ValueError(
+                f"recipe_sweep: no config field {path!r}; "
+                f"{'.'.join(parents) or 'config'} has {sorted(node.keys())}"
+            )
         node[leaf] = value
     return config
 
@@ -52,23 +64,36 @@ def _row(label, name, overrides, r):
     by = r["bleu_by_length"]
     steps_s = r["steps"] / r["train_seconds"] if r["train_seconds"] else float("nan")
     text = ", ".join(f"{k}={v}" for k, v in overrides.items()) or "(default)"
-    return [label, name, text, int(r["steps"]), r["final_accuracy"], r["bleu"],
-            by.get("1-10", float("nan")), by.get("61+", float("nan")), r["train_seconds"], steps_s]
+    return [
+        label,
+        name,
+        text,
+        int(r["steps"]),
+        r["final_accuracy"],
+        r["bleu"],
+        by.get("1-10", float("nan")),
+        by.get("61+", float("nan")),
+        r["train_seconds"],
+        steps_s,
+    ]
 
 
 def run(config, workdir):
     """Run every setting of GRIDS[config.grid]; write sweep.md / sweep.json; return the rows."""
     if config.grid not in GRIDS:
-        raise ValueError(f"recipe_sweep: unknown grid {config.grid!r}; choose one of {sorted(GRIDS)}")
+        raise ValueError(
+            f"recipe_sweep: unknown grid {config.grid!r}; choose one of {sorted(GRIDS)}"
+        )
     settings = GRIDS[config.grid][3]
     rows, table = [], ""
     for label, overrides in settings:
         res = rnn_vs_attn.run(setting_config(config, overrides), os.path.join(workdir, label))
         rows += [_row(label, name, overrides, r) for name, r in res["models"].items()]
         table = common.markdown_table(HEADER, rows)
-        with open(os.path.join(workdir, "sweep.md"), "w") as f:   # after every setting
+        with open(os.path.join(workdir, "sweep.md"), "w") as f:  # after every setting
             f.write(f"# recipe_sweep {config.grid}\n\n{table}\n")
-        common.write_json(workdir, {"grid": config.grid, "header": HEADER, "rows": rows},
-                          name="sweep.json")
+        common.write_json(
+            workdir, {"grid": config.grid, "header": HEADER, "rows": rows}, name="sweep.json"
+        )
     print("\n" + table, file=sys.stdout, flush=True)
     return {"header": HEADER, "rows": rows}

@@ -6,6 +6,7 @@ is missing or config.rerun is set), turns their numbers into one row per propert
 chapter's table with a verdict computed from explicit thresholds (module constants below),
 and writes results.json (rows + sources), report.md and the sub-experiments' plots.
 """
+
 from __future__ import annotations
 
 import glob
@@ -17,57 +18,60 @@ from typing import NamedTuple
 
 import numpy as np
 
+from anatomy.errors import BadInputError
 from experiments import common
 from experiments.long_range import ABOVE_CHANCE, well_above_chance
-from anatomy.errors import BadInputError
 
 HOLDS, CAVEAT, FAILS, MISSING = "holds", "holds with a caveat", "does not hold here", "not measured"
-NOT_SHOWN = "not shown by this run"   # measured, but the run cannot test the claim (e.g. a
-                                      # baseline that never learned cannot show a collapse)
+NOT_SHOWN = "not shown by this run"  # measured, but the run cannot test the claim (e.g. a
+# baseline that never learned cannot show a collapse)
 VERDICTS = (HOLDS, CAVEAT, FAILS, NOT_SHOWN, MISSING)
 
 # Thresholds behind every verdict (written out in report.md by thresholds_markdown()).
-EXPONENT_TOL = 0.15         # |fitted − theoretical exponent| <= this: holds
+EXPONENT_TOL = 0.15  # |fitted − theoretical exponent| <= this: holds
 EXPONENT_CAVEAT_TOL = 0.30  # ... <= this: holds with a caveat; beyond: does not hold
-STEPS_TOL = 0.05            # |serial steps per token − expected| <= this (the counts are exact)
-DECAY_FACTOR = 10.0         # 'decays': gradient norm falls more than 10x over the fit distance;
-                            # 'direct': it changes by less than 10x over the same distance
-RECALL_MARGIN = 0.02        # attention's recall at the largest k >= best recurrent − this,
-                            # and well above chance (long_range.ABOVE_CHANCE)
-ENC_SHORT_FLOOR = 40.0      # RNNenc learned: >= this BLEU on the shortest bucket (1-10 tokens) ...
-ENC_DROP = 25.0             # ... and the bottleneck bit: it falls by >= this to the longest bucket
-BLEU_GAP = 10.0             # no-attention BLEU on the longest bucket this far below attention's
-FLAT_RATIO = 0.8            # attention keeps >= this fraction of its shortest-bucket BLEU
-BLEU_TIE = 1.0              # BLEU within this counts as level
-MIN_BLEU = 10.0             # below this overall BLEU a model has not learned: no quality claim holds
+STEPS_TOL = 0.05  # |serial steps per token − expected| <= this (the counts are exact)
+DECAY_FACTOR = 10.0  # 'decays': gradient norm falls more than 10x over the fit distance;
+# 'direct': it changes by less than 10x over the same distance
+RECALL_MARGIN = 0.02  # attention's recall at the largest k >= best recurrent − this,
+# and well above chance (long_range.ABOVE_CHANCE)
+ENC_SHORT_FLOOR = 40.0  # RNNenc learned: >= this BLEU on the shortest bucket (1-10 tokens) ...
+ENC_DROP = 25.0  # ... and the bottleneck bit: it falls by >= this to the longest bucket
+BLEU_GAP = 10.0  # no-attention BLEU on the longest bucket this far below attention's
+FLAT_RATIO = 0.8  # attention keeps >= this fraction of its shortest-bucket BLEU
+BLEU_TIE = 1.0  # BLEU within this counts as level
+MIN_BLEU = 10.0  # below this overall BLEU a model has not learned: no quality claim holds
 SPEEDUP_RANGE = (5.0, 10.0)  # the chapter's wall-clock claim: attention 5-10x faster ...
-SPEEDUP_N = 512             # ... at N = 512
-CORES_MARGIN = 0.1          # attention must keep this many more cores busy than the LSTM
+SPEEDUP_N = 512  # ... at N = 512
+CORES_MARGIN = 0.1  # attention must keep this many more cores busy than the LSTM
 
 
 def thresholds_markdown() -> str:
-    return "\n".join([
-        f"* Exponents: |fitted − theory| ≤ {EXPONENT_TOL} holds, ≤ {EXPONENT_CAVEAT_TOL} holds "
-        "with a caveat, else does not hold (the worst exponent of the row decides).",
-        f"* Serial steps (exact counts from the compiled HLO): per-token slope within {STEPS_TOL} "
-        "of theory and zero loops in attention.",
-        f"* Decay: the gradient norm falls by more than {DECAY_FACTOR:g}x over the fitted "
-        f"distance (RNN) / changes by less than {DECAY_FACTOR:g}x (attention); recall at the "
-        f"largest k: attention ≥ best recurrent − {RECALL_MARGIN} and at least "
-        f"{ABOVE_CHANCE:.0%} of the way from chance (1/V) to perfect recall.",
-        f"* Bottleneck: only when RNNenc learned short sentences (≥ {ENC_SHORT_FLOOR:g} BLEU on the "
-        f"shortest bucket; else {NOT_SHOWN}) and then fell (≥ {ENC_DROP:g} BLEU lower on the "
-        f"longest; else it does not hold here): no-attention BLEU on the longest bucket ≥ "
-        f"{BLEU_GAP:g} below every "
-        f"attention model, each of which keeps ≥ {FLAT_RATIO:.0%} of its shortest-bucket BLEU.",
-        f"* Wall clock: LSTM/attention time ratio in [{SPEEDUP_RANGE[0]:g}, {SPEEDUP_RANGE[1]:g}] "
-        f"at N = {SPEEDUP_N} holds; attention faster at all (ratio > 1) holds with a caveat.",
-        f"* Parallel training: attention keeps ≥ {CORES_MARGIN} more cores busy than the LSTM, "
-        f"else a caveat.",
-        f"* Quality and cost: the Transformer's BLEU within {BLEU_TIE:g} of the best RNN model's "
-        f"or above holds when its training time is no longer, holds with a caveat when it is; "
-        f"behind in BLEU, or below {MIN_BLEU:g} BLEU for every model, it does not hold.",
-        f"* Verdicts: {', '.join(VERDICTS)}."])
+    return "\n".join(
+        [
+            f"* Exponents: |fitted − theory| ≤ {EXPONENT_TOL} holds, ≤ {EXPONENT_CAVEAT_TOL} holds "
+            "with a caveat, else does not hold (the worst exponent of the row decides).",
+            f"* Serial steps (exact counts from the compiled HLO): per-token slope within {STEPS_TOL} "
+            "of theory and zero loops in attention.",
+            f"* Decay: the gradient norm falls by more than {DECAY_FACTOR:g}x over the fitted "
+            f"distance (RNN) / changes by less than {DECAY_FACTOR:g}x (attention); recall at the "
+            f"largest k: attention ≥ best recurrent − {RECALL_MARGIN} and at least "
+            f"{ABOVE_CHANCE:.0%} of the way from chance (1/V) to perfect recall.",
+            f"* Bottleneck: only when RNNenc learned short sentences (≥ {ENC_SHORT_FLOOR:g} BLEU on the "
+            f"shortest bucket; else {NOT_SHOWN}) and then fell (≥ {ENC_DROP:g} BLEU lower on the "
+            f"longest; else it does not hold here): no-attention BLEU on the longest bucket ≥ "
+            f"{BLEU_GAP:g} below every "
+            f"attention model, each of which keeps ≥ {FLAT_RATIO:.0%} of its shortest-bucket BLEU.",
+            f"* Wall clock: LSTM/attention time ratio in [{SPEEDUP_RANGE[0]:g}, {SPEEDUP_RANGE[1]:g}] "
+            f"at N = {SPEEDUP_N} holds; attention faster at all (ratio > 1) holds with a caveat.",
+            f"* Parallel training: attention keeps ≥ {CORES_MARGIN} more cores busy than the LSTM, "
+            f"else a caveat.",
+            f"* Quality and cost: the Transformer's BLEU within {BLEU_TIE:g} of the best RNN model's "
+            f"or above holds when its training time is no longer, holds with a caveat when it is; "
+            f"behind in BLEU, or below {MIN_BLEU:g} BLEU for every model, it does not hold.",
+            f"* Verdicts: {', '.join(VERDICTS)}.",
+        ]
+    )
 
 
 def _finite(*xs) -> bool:
@@ -109,8 +113,12 @@ def decay_verdict(rnn_rate, attn_rate, distance, recall) -> str:
 def recall_ok(t_acc, recurrent_accs, chance) -> bool:
     """Attention's recall at the largest k: well above chance, and level with or above the best
     recurrent model's (matching recurrent models that sit at chance shows nothing)."""
-    return (_finite(t_acc) and bool(recurrent_accs) and well_above_chance(t_acc, chance)
-            and t_acc >= max(recurrent_accs) - RECALL_MARGIN)
+    return (
+        _finite(t_acc)
+        and bool(recurrent_accs)
+        and well_above_chance(t_acc, chance)
+        and t_acc >= max(recurrent_accs) - RECALL_MARGIN
+    )
 
 
 def bottleneck_verdict(enc_short, enc_long, attn_short: dict, attn_long: dict) -> str:
@@ -128,8 +136,9 @@ def bottleneck_verdict(enc_short, enc_long, attn_short: dict, attn_long: dict) -
     if enc_short - enc_long < ENC_DROP:
         return FAILS
     best_gap = min(attn_long.values()) - enc_long
-    flat = all(attn_short.get(m, 0) > 0 and attn_long[m] >= FLAT_RATIO * attn_short[m]
-               for m in attn_long)
+    flat = all(
+        attn_short.get(m, 0) > 0 and attn_long[m] >= FLAT_RATIO * attn_short[m] for m in attn_long
+    )
     if best_gap >= BLEU_GAP and flat:
         return HOLDS
     return CAVEAT if best_gap > 0 and (flat or best_gap >= BLEU_GAP) else FAILS
@@ -160,25 +169,36 @@ def quality_cost_verdict(t_bleu, t_seconds, rnn_bleu, rnn_seconds) -> str:
 
 # ---- the rows: each reads its sources' results (keys from the experiments' run()) --------
 
+
 def _distance(r):
     a = r["parallelism"]["analysis"]
     fwd = a["lstm_steps_per_token"] / 2  # the compiled program runs N forward + N backward
     v = steps_verdict(fwd, 1.0, a["attention_max_steps"])
-    return (f"serial steps in the compiled forward pass = {fwd:.2f}·N (LSTM) vs "
-            f"{a['attention_max_steps']} (attention: one layer joins any two positions)", v,
-            f"forward slope {fwd:.3f} steps/token (half of the fwd+bwd {2 * fwd:.3f}), attention "
-            f"loops {a['attention_max_steps']}")
+    return (
+        f"serial steps in the compiled forward pass = {fwd:.2f}·N (LSTM) vs "
+        f"{a['attention_max_steps']} (attention: one layer joins any two positions)",
+        v,
+        f"forward slope {fwd:.3f} steps/token (half of the fwd+bwd {2 * fwd:.3f}), attention "
+        f"loops {a['attention_max_steps']}",
+    )
 
 
 def _complexity(r):
     f = r["complexity"]["fits"]
-    got = {(l, a): f[l][a]["exponent"] for l in ("recurrent", "attention_core") for a in ("N", "d")}
-    theory = {("recurrent", "N"): 1, ("recurrent", "d"): 2, ("attention_core", "N"): 2,
-              ("attention_core", "d"): 1}
+    got = {(m, a): f[m][a]["exponent"] for m in ("recurrent", "attention_core") for a in ("N", "d")}
+    theory = {
+        ("recurrent", "N"): 1,
+        ("recurrent", "d"): 2,
+        ("attention_core", "N"): 2,
+        ("attention_core", "d"): 1,
+    }
     v, dev = exponent_verdict([(got[k], theory[k]) for k in theory])
-    return (f"fitted FLOPs ∝ N^{got['recurrent', 'N']:.2f}·d^{got['recurrent', 'd']:.2f} (LSTM) vs "
-            f"N^{got['attention_core', 'N']:.2f}·d^{got['attention_core', 'd']:.2f} (attention)", v,
-            f"XLA cost analysis (LSTM loop-corrected); worst exponent off by {dev:.3f}")
+    return (
+        f"fitted FLOPs ∝ N^{got['recurrent', 'N']:.2f}·d^{got['recurrent', 'd']:.2f} (LSTM) vs "
+        f"N^{got['attention_core', 'N']:.2f}·d^{got['attention_core', 'd']:.2f} (attention)",
+        v,
+        f"XLA cost analysis (LSTM loop-corrected); worst exponent off by {dev:.3f}",
+    )
 
 
 def _parallel(r):
@@ -187,12 +207,18 @@ def _parallel(r):
     util = a["utilisation_at_ratio_n"]
     busy = (util["lstm"] * cores, util["attention"] * cores)
     v = steps_verdict(a["lstm_steps_per_token"], 2.0, a["attention_max_steps"], cores=busy)
-    return (f"serial steps = {a['lstm_steps_per_token']:.2f}·N (LSTM, fwd+bwd) vs "
-            f"{a['attention_max_steps']} (attention); busy cores at N={a['ratio_n']}: "
-            f"{busy[0]:.2f} vs {busy[1]:.2f} of {cores}", v,
-            "steps from the compiled HLO's while loops; busy cores = CPU time / wall time "
-            + ("" if v != CAVEAT else "(caveat: attention did not keep more cores busy here; "
-               "the machine was shared)"))
+    return (
+        f"serial steps = {a['lstm_steps_per_token']:.2f}·N (LSTM, fwd+bwd) vs "
+        f"{a['attention_max_steps']} (attention); busy cores at N={a['ratio_n']}: "
+        f"{busy[0]:.2f} vs {busy[1]:.2f} of {cores}",
+        v,
+        "steps from the compiled HLO's while loops; busy cores = CPU time / wall time "
+        + (
+            ""
+            if v != CAVEAT
+            else "(caveat: attention did not keep more cores busy here; the machine was shared)"
+        ),
+    )
 
 
 def _long_range(r):
@@ -202,26 +228,36 @@ def _long_range(r):
     if not sat:
         raise BadInputError("report: gradient_decay results have no 'saturating' RNN curve")
     rnn = min(sat, key=lambda c: abs(c["sigma"] - 1.0))
-    rates = {"RNN": rnn["fit"]["rate"], "LSTM": g["rates"]["lstm"], "attention": g["rates"]["attention"]}
+    rates = {
+        "RNN": rnn["fit"]["rate"],
+        "LSTM": g["rates"]["lstm"],
+        "attention": g["rates"]["attention"],
+    }
     k = max(lr["k_grid"])
     acc = {n: m["accuracy"][lr["k_grid"].index(k)] for n, m in lr["models"].items()}
     rec = {n: a for n, a in acc.items() if n != "transformer"}
     recall = recall_ok(acc.get("transformer", float("nan")), list(rec.values()), lr["chance"])
     v = decay_verdict(rates["RNN"], rates["attention"], dist, recall)
-    grad = ", ".join(f"{n} {x ** dist:.2g}" for n, x in rates.items())
+    grad = ", ".join(f"{n} {x**dist:.2g}" for n, x in rates.items())
     recall = ", ".join(f"{n} {a:.2f}" for n, a in acc.items())
-    return (f"gradient kept over {dist} steps: {grad}; recall of x(t−{k}): {recall} "
-            f"(chance {lr['chance']:.2f})", v,
-            f"per-step gradient rates {', '.join(f'{n} {x:.4f}' for n, x in rates.items())} "
-            f"(RNN: tanh, σ_max={rnn['sigma']:g}, saturating); recall "
-            + ("agrees" if recall else "does not put attention ahead, well above chance")
-            + f" at k={k}")
+    return (
+        f"gradient kept over {dist} steps: {grad}; recall of x(t−{k}): {recall} "
+        f"(chance {lr['chance']:.2f})",
+        v,
+        f"per-step gradient rates {', '.join(f'{n} {x:.4f}' for n, x in rates.items())} "
+        f"(RNN: tanh, σ_max={rnn['sigma']:g}, saturating); recall "
+        + ("agrees" if recall else "does not put attention ahead, well above chance")
+        + f" at k={k}",
+    )
 
 
 def _buckets(models):
     """(shortest, longest) length bucket scored for every model (JSON keeps the bucket order)."""
-    common_labels = [b for b in next(iter(models.values()))["bleu_by_length"]
-                     if all(b in m["bleu_by_length"] for m in models.values())]
+    common_labels = [
+        b
+        for b in next(iter(models.values()))["bleu_by_length"]
+        if all(b in m["bleu_by_length"] for m in models.values())
+    ]
     if not common_labels:
         raise BadInputError("report: rnn_vs_attn results share no scored length bucket")
     return common_labels[0], common_labels[-1]
@@ -235,35 +271,50 @@ def _bottleneck(r):
     short, long = _buckets(models)
     bl = {m: models[m]["bleu_by_length"] for m in ["rnnenc"] + attn}
     enc_short, enc_long = bl["rnnenc"][short], bl["rnnenc"][long]
-    v = bottleneck_verdict(enc_short, enc_long, {m: bl[m][short] for m in attn},
-                           {m: bl[m][long] for m in attn})
+    v = bottleneck_verdict(
+        enc_short, enc_long, {m: bl[m][short] for m in attn}, {m: bl[m][long] for m in attn}
+    )
     names = " vs ".join(bl)
     seeds = models["rnnenc"].get("n_seeds", 1)
-    reason = (f"rnnenc did not learn short sentences ({enc_short:.1f} BLEU on {short} tokens, "
-              f"below the {ENC_SHORT_FLOOR:g} floor), so this run cannot show its collapse; "
-              if _finite(enc_short) and enc_short < ENC_SHORT_FLOOR else
-              f"rnnenc learned short sentences but fell only {enc_short - enc_long:.1f} BLEU "
-              f"(< {ENC_DROP:g}) from {short} to {long} tokens; "
-              if _finite(enc_short, enc_long) and enc_short - enc_long < ENC_DROP else "")
+    reason = (
+        f"rnnenc did not learn short sentences ({enc_short:.1f} BLEU on {short} tokens, "
+        f"below the {ENC_SHORT_FLOOR:g} floor), so this run cannot show its collapse; "
+        if _finite(enc_short) and enc_short < ENC_SHORT_FLOOR
+        else f"rnnenc learned short sentences but fell only {enc_short - enc_long:.1f} BLEU "
+        f"(< {ENC_DROP:g}) from {short} to {long} tokens; "
+        if _finite(enc_short, enc_long) and enc_short - enc_long < ENC_DROP
+        else ""
+    )
     reason += f"means of {seeds} seeds; " if seeds > 1 else ""
-    return (f"BLEU {long} tokens: {names} {' vs '.join(f'{b[long]:.1f}' for b in bl.values())} "
-            f"({short}: {' vs '.join(f'{b[short]:.1f}' for b in bl.values())})", v,
-            reason + f"on {long}-token sources rnnenc scores {enc_long:.1f} BLEU, the attention "
-            f"models at least {min(bl[m][long] for m in attn):.1f}; they keep "
-            + ", ".join(f"{m} {bl[m][long] / bl[m][short]:.0%}" if bl[m][short] > 0 else f"{m} —"
-                        for m in attn) + f" of their {short}-token BLEU")
+    return (
+        f"BLEU {long} tokens: {names} {' vs '.join(f'{b[long]:.1f}' for b in bl.values())} "
+        f"({short}: {' vs '.join(f'{b[short]:.1f}' for b in bl.values())})",
+        v,
+        reason + f"on {long}-token sources rnnenc scores {enc_long:.1f} BLEU, the attention "
+        f"models at least {min(bl[m][long] for m in attn):.1f}; they keep "
+        + ", ".join(
+            f"{m} {bl[m][long] / bl[m][short]:.0%}" if bl[m][short] > 0 else f"{m} —" for m in attn
+        )
+        + f" of their {short}-token BLEU",
+    )
 
 
 def _decode(r):
     f = r["decode_cost"]["fits"]
     rn, rd = f["rnn"]["flops_n_dependent"]["exponent"], f["rnn_vs_d"]["exponent"]
-    kv, rc = f["kv_cache"]["flops_n_dependent"]["exponent"], f["recompute"]["flops_n_dependent"]["exponent"]
+    kv, rc = (
+        f["kv_cache"]["flops_n_dependent"]["exponent"],
+        f["recompute"]["flops_n_dependent"]["exponent"],
+    )
     v, dev = exponent_verdict([(rn, 0.0), (rd, 2.0), (kv, 1.0)])
-    return (f"per-token FLOPs ∝ N^{rn:.2f}·d^{rd:.2f} (LSTM step) vs N^{kv:.2f} (KV cache; "
-            f"recompute N^{rc:.2f})", v,
-            f"XLA FLOPs, N-dependent part; worst exponent off by {dev:.3f}; latency exponents "
-            f"{f['rnn']['latency']['exponent']:.2f} (LSTM) vs {f['kv_cache']['latency']['exponent']:.2f}"
-            " (KV), dispatch-bound at these sizes, not judged")
+    return (
+        f"per-token FLOPs ∝ N^{rn:.2f}·d^{rd:.2f} (LSTM step) vs N^{kv:.2f} (KV cache; "
+        f"recompute N^{rc:.2f})",
+        v,
+        f"XLA FLOPs, N-dependent part; worst exponent off by {dev:.3f}; latency exponents "
+        f"{f['rnn']['latency']['exponent']:.2f} (LSTM) vs {f['kv_cache']['latency']['exponent']:.2f}"
+        " (KV), dispatch-bound at these sizes, not judged",
+    )
 
 
 def _wall_clock(r):
@@ -271,9 +322,12 @@ def _wall_clock(r):
     ratio, n = a["ratio_lstm_over_attention"], a["ratio_n"]
     cores = r["parallelism"]["raw"]["lstm"][0].get("cores", "?")
     v = speedup_verdict(ratio, n)
-    return (f"LSTM/attention fwd+bwd time at N={n}: {ratio:.2f}x ({cores} CPU cores)", v,
-            "the chapter's figure is for GPUs" + ("" if v == HOLDS else
-                                                 f"; here {ratio:.2f}x at N={n} on CPU"))
+    return (
+        f"LSTM/attention fwd+bwd time at N={n}: {ratio:.2f}x ({cores} CPU cores)",
+        v,
+        "the chapter's figure is for GPUs"
+        + ("" if v == HOLDS else f"; here {ratio:.2f}x at N={n} on CPU"),
+    )
 
 
 def _quality_cost(r):
@@ -285,69 +339,161 @@ def _quality_cost(r):
     t, b = models["transformer"], models[best]
     v = quality_cost_verdict(t["bleu"], t["train_seconds"], b["bleu"], b["train_seconds"])
     bleu = " vs ".join(f"{m} {models[m]['bleu']:.1f}" for m in rnns + ["transformer"])
-    return (f"BLEU {bleu}; train {t['train_seconds']:.0f} s vs {b['train_seconds']:.0f} s "
-            f"({best}), {t['tokens_per_second']:.0f} vs {b['tokens_per_second']:.0f} tokens/s", v,
-            f"same token budget for every model; compared with the best RNN model ({best})")
+    return (
+        f"BLEU {bleu}; train {t['train_seconds']:.0f} s vs {b['train_seconds']:.0f} s "
+        f"({best}), {t['tokens_per_second']:.0f} vs {b['tokens_per_second']:.0f} tokens/s",
+        v,
+        f"same token budget for every model; compared with the best RNN model ({best})",
+    )
 
 
 def _stack(r):
-    return "—", MISSING, "no experiment varies depth; residual + LayerNorm stacking is untested here"
+    return (
+        "—",
+        MISSING,
+        "no experiment varies depth; residual + LayerNorm stacking is untested here",
+    )
 
 
 class RowSpec(NamedTuple):
     name: str
-    rnn: str           # the chapter's claim for RNN/LSTM
-    transformer: str   # ... and for the Transformer
-    sources: tuple     # sub-experiments the row reads
-    plots: tuple       # file-name prefixes of the plots that support it
-    measure: object    # results by source -> (measured, verdict, why)
+    rnn: str  # the chapter's claim for RNN/LSTM
+    transformer: str  # ... and for the Transformer
+    sources: tuple  # sub-experiments the row reads
+    plots: tuple  # file-name prefixes of the plots that support it
+    measure: object  # results by source -> (measured, verdict, why)
 
 
 ROWS = (
-    RowSpec("distance between any two positions", "O(N) steps", "O(1)", ("parallelism",),
-            ("parallelism",), _distance),
-    RowSpec("per-layer time complexity", "O(N·d²)", "O(N²·d)", ("complexity",),
-            ("complexity",), _complexity),
-    RowSpec("parallel training", "no (sequential dependence)", "yes", ("parallelism",),
-            ("parallelism",), _parallel),
-    RowSpec("long-range dependency", "decays", "direct", ("gradient_decay", "long_range"),
-            ("gradient_decay", "long_range"), _long_range),
-    RowSpec("information bottleneck", "fixed hidden state", "none", ("rnn_vs_attn",),
-            ("bleu_by_length", "attention_"), _bottleneck),
-    RowSpec("incremental decode latency", "O(d²)", "O(N·d) with KV cache", ("decode_cost",),
-            ("decode_cost",), _decode),
-    RowSpec("wall-clock training at N=512", "1x", "5-10x faster (GPU)", ("parallelism",),
-            ("parallelism",), _wall_clock),
-    RowSpec("quality at a fraction of the training cost", "behind", "ahead, cheaper",
-            ("rnn_vs_attn",), ("loss_vs_time", "bleu_by_length"), _quality_cost),
+    RowSpec(
+        "distance between any two positions",
+        "O(N) steps",
+        "O(1)",
+        ("parallelism",),
+        ("parallelism",),
+        _distance,
+    ),
+    RowSpec(
+        "per-layer time complexity",
+        "O(N·d²)",
+        "O(N²·d)",
+        ("complexity",),
+        ("complexity",),
+        _complexity,
+    ),
+    RowSpec(
+        "parallel training",
+        "no (sequential dependence)",
+        "yes",
+        ("parallelism",),
+        ("parallelism",),
+        _parallel,
+    ),
+    RowSpec(
+        "long-range dependency",
+        "decays",
+        "direct",
+        ("gradient_decay", "long_range"),
+        ("gradient_decay", "long_range"),
+        _long_range,
+    ),
+    RowSpec(
+        "information bottleneck",
+        "fixed hidden state",
+        "none",
+        ("rnn_vs_attn",),
+        ("bleu_by_length", "attention_"),
+        _bottleneck,
+    ),
+    RowSpec(
+        "incremental decode latency",
+        "O(d²)",
+        "O(N·d) with KV cache",
+        ("decode_cost",),
+        ("decode_cost",),
+        _decode,
+    ),
+    RowSpec(
+        "wall-clock training at N=512",
+        "1x",
+        "5-10x faster (GPU)",
+        ("parallelism",),
+        ("parallelism",),
+        _wall_clock,
+    ),
+    RowSpec(
+        "quality at a fraction of the training cost",
+        "behind",
+        "ahead, cheaper",
+        ("rnn_vs_attn",),
+        ("loss_vs_time", "bleu_by_length"),
+        _quality_cost,
+    ),
     RowSpec("stackability", "—", "residual + LayerNorm stack deeply", (), (), _stack),
 )
 
 # keys every collected results.json must have, read from each experiment's run();
 # '*' stands for every key of the dict at that level
 REQUIRED = {
-    "gradient_decay": [("config", "fit_max_distance"), ("rates", "lstm"), ("rates", "attention"),
-                       ("rnn", "*", "regime"), ("rnn", "*", "sigma"), ("rnn", "*", "fit", "rate"),
-                       ("other", "attention", "far_over_near")],
-    "long_range": [("k_grid",), ("chance",), ("models", "*", "accuracy"), ("models", "*", "params")],
-    "parallelism": [("analysis", k) for k in ("lstm_steps_per_token", "attention_max_steps",
-                                              "ratio_n", "ratio_lstm_over_attention")]
-                   + [("analysis", "utilisation_at_ratio_n", "lstm"),
-                      ("analysis", "utilisation_at_ratio_n", "attention"), ("raw", "lstm")],
-    "complexity": [("fits", layer, axis, "exponent") for layer in ("recurrent", "attention_core")
-                   for axis in ("N", "d")],
-    "decode_cost": [("fits", "rnn", "flops_n_dependent", "exponent"),
-                    ("fits", "kv_cache", "flops_n_dependent", "exponent"),
-                    ("fits", "recompute", "flops_n_dependent", "exponent"),
-                    ("fits", "rnn", "latency", "exponent"), ("fits", "kv_cache", "latency", "exponent"),
-                    ("fits", "rnn_vs_d", "exponent")],
-    "rnn_vs_attn": [("models", "*", k) for k in ("params", "train_seconds", "tokens_per_second",
-                                                 "bleu", "bleu_by_length", "count_by_length")],
+    "gradient_decay": [
+        ("config", "fit_max_distance"),
+        ("rates", "lstm"),
+        ("rates", "attention"),
+        ("rnn", "*", "regime"),
+        ("rnn", "*", "sigma"),
+        ("rnn", "*", "fit", "rate"),
+        ("other", "attention", "far_over_near"),
+    ],
+    "long_range": [
+        ("k_grid",),
+        ("chance",),
+        ("models", "*", "accuracy"),
+        ("models", "*", "params"),
+    ],
+    "parallelism": [
+        ("analysis", k)
+        for k in (
+            "lstm_steps_per_token",
+            "attention_max_steps",
+            "ratio_n",
+            "ratio_lstm_over_attention",
+        )
+    ]
+    + [
+        ("analysis", "utilisation_at_ratio_n", "lstm"),
+        ("analysis", "utilisation_at_ratio_n", "attention"),
+        ("raw", "lstm"),
+    ],
+    "complexity": [
+        ("fits", layer, axis, "exponent")
+        for layer in ("recurrent", "attention_core")
+        for axis in ("N", "d")
+    ],
+    "decode_cost": [
+        ("fits", "rnn", "flops_n_dependent", "exponent"),
+        ("fits", "kv_cache", "flops_n_dependent", "exponent"),
+        ("fits", "recompute", "flops_n_dependent", "exponent"),
+        ("fits", "rnn", "latency", "exponent"),
+        ("fits", "kv_cache", "latency", "exponent"),
+        ("fits", "rnn_vs_d", "exponent"),
+    ],
+    "rnn_vs_attn": [
+        ("models", "*", k)
+        for k in (
+            "params",
+            "train_seconds",
+            "tokens_per_second",
+            "bleu",
+            "bleu_by_length",
+            "count_by_length",
+        )
+    ],
 }
 
 
 class Source(NamedTuple):
     """One sub-experiment's results: where from, how obtained ('collected' | 'ran' | 'missing')."""
+
     name: str
     workdir: str
     status: str
@@ -356,23 +502,29 @@ class Source(NamedTuple):
 
 def check_keys(results, name: str, path: str) -> None:
     """Raise ValueError naming the file and the first key of REQUIRED[name] that is missing."""
+
     def walk(node, keys, trail):
         if not keys:
             return
         key, rest = keys[0], keys[1:]
         if key == "*":
             if not isinstance(node, dict) or not node:
-                raise BadInputError(f"report: {path} is malformed: {'.'.join(trail) or 'top level'} "
-                                    "should be a non-empty dict (written by "
-                                    f"experiments/{name}.py)")
+                raise BadInputError(
+                    f"report: {path} is malformed: {'.'.join(trail) or 'top level'} "
+                    "should be a non-empty dict (written by "
+                    f"experiments/{name}.py)"
+                )
             for k, v in node.items():
                 walk(v, rest, trail + [k])
             return
         if not isinstance(node, dict) or key not in node:
-            raise BadInputError(f"report: {path} is malformed: missing key {'.'.join(trail + [key])!r} "
-                                f"(written by experiments/{name}.py; rerun it, or pass "
-                                f"--config.rerun=True)")
+            raise BadInputError(
+                f"report: {path} is malformed: missing key {'.'.join(trail + [key])!r} "
+                f"(written by experiments/{name}.py; rerun it, or pass "
+                f"--config.rerun=True)"
+            )
         walk(node[key], rest, trail + [key])
+
     for keys in REQUIRED.get(name, []):
         walk(results, list(keys), [])
 
@@ -386,7 +538,9 @@ def load_results(name: str, workdir: str) -> dict:
         with open(path) as f:
             results = json.load(f)
     except json.JSONDecodeError as e:
-        raise BadInputError(f"report: {path} is not valid JSON ({e}); rerun experiment {name!r}") from e
+        raise BadInputError(
+            f"report: {path} is not valid JSON ({e}); rerun experiment {name!r}"
+        ) from e
     check_keys(results, name, path)
     return results
 
@@ -408,7 +562,9 @@ def gather(config, workdir: str) -> dict[str, Source]:
     """Collect every existing results.json first (a malformed one fails before any run), then run."""
     unknown = [n for n in config.experiments if n not in REQUIRED]
     if unknown:
-        raise BadInputError(f"report: unknown experiments {unknown}; choose from {sorted(REQUIRED)}")
+        raise BadInputError(
+            f"report: unknown experiments {unknown}; choose from {sorted(REQUIRED)}"
+        )
     sources, to_run = {}, []
     for name in config.experiments:
         sub = source_dir(config, name, workdir)
@@ -419,7 +575,9 @@ def gather(config, workdir: str) -> dict[str, Source]:
         else:
             sources[name] = Source(name, sub, "missing", None)
     for name, sub in to_run:
-        print(f"report: running {name} ({config.preset or 'default'} preset) into {sub}", flush=True)
+        print(
+            f"report: running {name} ({config.preset or 'default'} preset) into {sub}", flush=True
+        )
         sources[name] = Source(name, sub, "ran", run_experiment(name, config.preset, sub))
     return {n: sources[n] for n in config.experiments}
 
@@ -442,8 +600,10 @@ def publish(src: Source, workdir: str, copy: bool) -> dict:
             shutil.copy2(f, dest)
         files = [os.path.join(dest, os.path.basename(f)) for f in files]
     links = [os.path.relpath(f, here) for f in files]
-    return {"plots": [p for p in links if p.endswith(".png")],
-            "report": next((p for p in links if p.endswith("report.md")), None)}
+    return {
+        "plots": [p for p in links if p.endswith(".png")],
+        "report": next((p for p in links if p.endswith("report.md")), None),
+    }
 
 
 def _own_claims(results: dict | None) -> str:
@@ -458,8 +618,11 @@ def build_rows(sources: dict[str, Source], links: dict[str, dict]) -> list[dict]
     """Every row of the table: property, the chapter's two claims, measured, verdict, why, plots."""
     rows = []
     for spec in ROWS:
-        have = {n: sources[n].results for n in spec.sources
-                if n in sources and sources[n].results is not None}
+        have = {
+            n: sources[n].results
+            for n in spec.sources
+            if n in sources and sources[n].results is not None
+        }
         absent = [n for n in spec.sources if n not in have]
         if absent:
             measured, verdict, why = "—", "not measured", f"no results from {', '.join(absent)}"
@@ -468,16 +631,34 @@ def build_rows(sources: dict[str, Source], links: dict[str, dict]) -> list[dict]
                 measured, verdict, why = spec.measure(have)
             except (KeyError, IndexError, TypeError) as e:
                 files = ", ".join(os.path.join(sources[n].workdir, "results.json") for n in have)
-                raise BadInputError(f"report: row {spec.name!r} cannot read {e!r} from {files}; "
-                                    "rerun those experiments (--config.rerun=True)") from e
+                raise BadInputError(
+                    f"report: row {spec.name!r} cannot read {e!r} from {files}; "
+                    "rerun those experiments (--config.rerun=True)"
+                ) from e
         if verdict not in VERDICTS:
-            raise BadInputError(f"report: row {spec.name!r} gave verdict {verdict!r}, not one of {VERDICTS}")
-        plots = [p for n in spec.sources if n in links for p in links[n]["plots"]
-                 if any(os.path.basename(p).startswith(pre) for pre in spec.plots)]
-        rows.append({"property": spec.name, "rnn": spec.rnn, "transformer": spec.transformer,
-                     "claim": f"RNN/LSTM: {spec.rnn}; Transformer: {spec.transformer}",
-                     "measured": measured, "verdict": verdict, "why": why,
-                     "sources": list(spec.sources), "plots": plots})
+            raise BadInputError(
+                f"report: row {spec.name!r} gave verdict {verdict!r}, not one of {VERDICTS}"
+            )
+        plots = [
+            p
+            for n in spec.sources
+            if n in links
+            for p in links[n]["plots"]
+            if any(os.path.basename(p).startswith(pre) for pre in spec.plots)
+        ]
+        rows.append(
+            {
+                "property": spec.name,
+                "rnn": spec.rnn,
+                "transformer": spec.transformer,
+                "claim": f"RNN/LSTM: {spec.rnn}; Transformer: {spec.transformer}",
+                "measured": measured,
+                "verdict": verdict,
+                "why": why,
+                "sources": list(spec.sources),
+                "plots": plots,
+            }
+        )
     return rows
 
 
@@ -487,36 +668,71 @@ def _link(path: str) -> str:
     return f"[{label}]({path})"
 
 
-def write_markdown(workdir: str, rows: list[dict], sources: dict[str, Source],
-                   links: dict[str, dict]) -> str:
+def write_markdown(
+    workdir: str, rows: list[dict], sources: dict[str, Source], links: dict[str, dict]
+) -> str:
     table = common.markdown_table(
         ("", "chapter: RNN/LSTM", "chapter: Transformer", "measured here", "verdict", "plots"),
-        [(r["property"], r["rnn"], r["transformer"], r["measured"], f"**{r['verdict']}**",
-          ", ".join(_link(p) for p in r["plots"]) or "—") for r in rows])
+        [
+            (
+                r["property"],
+                r["rnn"],
+                r["transformer"],
+                r["measured"],
+                f"**{r['verdict']}**",
+                ", ".join(_link(p) for p in r["plots"]) or "—",
+            )
+            for r in rows
+        ],
+    )
     counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
     summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     why = "\n".join(f"* **{r['property']}** ({r['verdict']}): {r['why']}" for r in rows)
     src_table = common.markdown_table(
         ("experiment", "results", "workdir", "its own claims", "its report"),
-        [(s.name, s.status, f"`{s.workdir}`", _own_claims(s.results),
-          _link(links[s.name]["report"]) if s.name in links and links[s.name]["report"] else "—")
-         for s in sources.values()])
+        [
+            (
+                s.name,
+                s.status,
+                f"`{s.workdir}`",
+                _own_claims(s.results),
+                _link(links[s.name]["report"])
+                if s.name in links and links[s.name]["report"]
+                else "—",
+            )
+            for s in sources.values()
+        ],
+    )
     missing = [s for s in sources.values() if s.results is None]
     if missing:
-        src_table += ("\n\nNot measured yet: " + ", ".join(
-            f"`python launch.py --experiment={s.name} --workdir={s.workdir}`" for s in missing)
-            + ", then run this report again (it collects; nothing else reruns).")
-    plots = "\n\n".join(f"**{name}**\n\n" + "\n\n".join(f"![{name}: {os.path.basename(p)}]({p})"
-                                                        for p in l["plots"])
-                        for name, l in links.items() if l["plots"])
-    return common.write_report(workdir, "Why the Transformer: the chapter's table, measured", [
-        ("The table", f"{summary}.\n\n{table}"),
-        ("Why each verdict", why),
-        ("How verdicts are decided", thresholds_markdown()),
-        ("Sources", src_table + "\n\nSmall CPU runs: we reproduce shapes and ratios, not the "
-         "literature's absolute numbers. Times were measured on a machine shared with other jobs."),
-        ("Plots", plots or "none"),
-    ])
+        src_table += (
+            "\n\nNot measured yet: "
+            + ", ".join(
+                f"`python launch.py --experiment={s.name} --workdir={s.workdir}`" for s in missing
+            )
+            + ", then run this report again (it collects; nothing else reruns)."
+        )
+    plots = "\n\n".join(
+        f"**{name}**\n\n"
+        + "\n\n".join(f"![{name}: {os.path.basename(p)}]({p})" for p in link["plots"])
+        for name, link in links.items()
+        if link["plots"]
+    )
+    return common.write_report(
+        workdir,
+        "Why the Transformer: the chapter's table, measured",
+        [
+            ("The table", f"{summary}.\n\n{table}"),
+            ("Why each verdict", why),
+            ("How verdicts are decided", thresholds_markdown()),
+            (
+                "Sources",
+                src_table + "\n\nSmall CPU runs: we reproduce shapes and ratios, not the "
+                "literature's absolute numbers. Times were measured on a machine shared with other jobs.",
+            ),
+            ("Plots", plots or "none"),
+        ],
+    )
 
 
 def run(config, workdir):
@@ -525,17 +741,33 @@ def run(config, workdir):
         raise BadInputError(f"report: preset must be '' or 'quick', got {config.preset!r}")
     os.makedirs(workdir, exist_ok=True)
     sources = gather(config, workdir)
-    links = {n: publish(s, workdir, config.copy_plots) for n, s in sources.items()
-             if s.results is not None}
+    links = {
+        n: publish(s, workdir, config.copy_plots)
+        for n, s in sources.items()
+        if s.results is not None
+    }
     rows = build_rows(sources, links)
-    results = {"config": config.to_dict(), "rows": rows,
-               "sources": {n: {"workdir": s.workdir, "status": s.status,
-                               "results_json": os.path.join(s.workdir, "results.json"),
-                               **links.get(n, {"plots": [], "report": None})}
-                           for n, s in sources.items()}}
+    results = {
+        "config": config.to_dict(),
+        "rows": rows,
+        "sources": {
+            n: {
+                "workdir": s.workdir,
+                "status": s.status,
+                "results_json": os.path.join(s.workdir, "results.json"),
+                **links.get(n, {"plots": [], "report": None}),
+            }
+            for n, s in sources.items()
+        },
+    }
     common.write_json(workdir, results)
     write_markdown(workdir, rows, sources, links)
-    print("\n" + common.markdown_table(("", "measured", "verdict"),
-                                       [(r["property"], r["measured"], r["verdict"]) for r in rows]),
-          flush=True)
+    print(
+        "\n"
+        + common.markdown_table(
+            ("", "measured", "verdict"),
+            [(r["property"], r["measured"], r["verdict"]) for r in rows],
+        ),
+        flush=True,
+    )
     return results

@@ -21,6 +21,7 @@ unsharded step). Batch rows are rounded to a multiple of the data axis. With sev
 processes (launch.py's distributed flags) each feeds only its rows of every batch; decoding
 and BLEU run on a local copy of the parameters, and only process 0 writes files.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,12 +32,10 @@ import jax
 import numpy as np
 
 from anatomy import data as D
-from anatomy import distributed
-from anatomy import fingerprint
-from anatomy import sharding
+from anatomy import distributed, fingerprint, sharding
 from anatomy import train as T
-from anatomy.errors import BadInputError
 from anatomy.data.curriculum import Curriculum
+from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model, count_params
 from experiments import common
 from experiments import rnn_vs_attn_report as out
@@ -49,8 +48,10 @@ def model_spec(name: str) -> tuple[str, int]:
     and the longest training source (0 = every length; Bahdanau et al.'s RNNsearch-30)."""
     base, dash, limit = name.partition("-")
     if base not in MODELS or (dash and not (limit.isdigit() and int(limit) > 0)):
-        raise BadInputError(f"rnn_vs_attn: unknown model {name!r}; choose one of {MODELS}, "
-                            "optionally with '-N' (train on sources of at most N tokens)")
+        raise BadInputError(
+            f"rnn_vs_attn: unknown model {name!r}; choose one of {MODELS}, "
+            "optionally with '-N' (train on sources of at most N tokens)"
+        )
     return base, int(limit or 0)
 
 
@@ -72,12 +73,15 @@ def _train_config(config, name):
     over = {k: v for k, v in block.items() if v is not None}
     shared = sorted(set(over) & set(SHARED_TRAIN_FIELDS))
     if shared:
-        raise BadInputError(f"train_by_model.{name}: {shared} must be the same for every model "
-                         "(same token budget, same seed); set them in config.train")
+        raise BadInputError(
+            f"train_by_model.{name}: {shared} must be the same for every model "
+            "(same token budget, same seed); set them in config.train"
+        )
     unknown = sorted(set(over) - set(c.keys()))
     if unknown:
-        raise BadInputError(f"train_by_model.{name}: unknown train fields {unknown}; fields are "
-                         f"{sorted(c.keys())}")
+        raise BadInputError(
+            f"train_by_model.{name}: unknown train fields {unknown}; fields are {sorted(c.keys())}"
+        )
     if over:
         c = c.copy_and_resolve_references()
         c.update(over)
@@ -103,12 +107,23 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
         stale = fingerprint.differences(cached.get("key") or {}, key)
         if not stale:
             return cached["result"]
-        print(f"[{os.path.basename(mdir)}] {path} is stale, scoring again ({'; '.join(stale)[:400]})",
-              file=sys.stderr, flush=True)
-    ev = T.evaluate_bleu(model, params, corpus.test_by_bucket(), corpus.src_vocab, corpus.tgt_vocab,
-                         max_per_bucket=config.eval.max_per_bucket, batch_size=config.eval.batch_size,
-                         beam_size=config.eval.beam_size, extra_len=config.eval.extra_len,
-                         len_multiple=config.eval.len_multiple)
+        print(
+            f"[{os.path.basename(mdir)}] {path} is stale, scoring again ({'; '.join(stale)[:400]})",
+            file=sys.stderr,
+            flush=True,
+        )
+    ev = T.evaluate_bleu(
+        model,
+        params,
+        corpus.test_by_bucket(),
+        corpus.src_vocab,
+        corpus.tgt_vocab,
+        max_per_bucket=config.eval.max_per_bucket,
+        batch_size=config.eval.batch_size,
+        beam_size=config.eval.beam_size,
+        extra_len=config.eval.extra_len,
+        len_multiple=config.eval.len_multiple,
+    )
     if lead:
         common.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
     return ev
@@ -127,16 +142,19 @@ def _attention_map(model, params, corpus, pair):
     """Teacher-forced cross-attention [T, S] (heads averaged) for one pair, or None."""
     src = np.asarray(corpus.src_vocab.encode(pair[0]), np.int32)
     tgt = np.asarray(corpus.tgt_vocab.encode(pair[1]), np.int32)
-    batch = {"src": src[None], "src_len": np.array([len(src)], np.int32),
-             "tgt_in": np.concatenate([[D.BOS], tgt]).astype(np.int32)[None],
-             "tgt_out": np.concatenate([tgt, [D.EOS]]).astype(np.int32)[None],
-             "tgt_len": np.array([len(tgt) + 1], np.int32)}
+    batch = {
+        "src": src[None],
+        "src_len": np.array([len(src)], np.int32),
+        "tgt_in": np.concatenate([[D.BOS], tgt]).astype(np.int32)[None],
+        "tgt_out": np.concatenate([tgt, [D.EOS]]).astype(np.int32)[None],
+        "tgt_len": np.array([len(tgt) + 1], np.int32),
+    }
     _, inter = model.apply(params, batch, deterministic=True, return_intermediates=True)
     if "cross_attention" not in inter:
         return None
-    w = np.asarray(inter["cross_attention"], np.float32)[0]      # [(h,) T, S]
+    w = np.asarray(inter["cross_attention"], np.float32)[0]  # [(h,) T, S]
     while w.ndim > 2:
-        w = w.mean(0)                                             # average over heads
+        w = w.mean(0)  # average over heads
     return w
 
 
@@ -166,10 +184,11 @@ def _model_dir(workdir, name, seed):
 def _train_batcher(config, corpus, rows, max_src_len=0):
     """The training batches of a model: sources of at most max_src_len tokens when > 0 (else
     data.train_max_src_len's limit), under config.curriculum's phases when set."""
-    batcher = D.make_batcher(corpus, "train", config=config.data, batch_multiple=rows,
-                             max_src_len=max_src_len or None)
+    batcher = D.make_batcher(
+        corpus, "train", config=config.data, batch_multiple=rows, max_src_len=max_src_len or None
+    )
     phases = tuple(tuple(p) for p in config.get("curriculum", {}).get("phases", ()))
-    if phases:   # the same length curriculum for every model (anatomy.data.curriculum)
+    if phases:  # the same length curriculum for every model (anatomy.data.curriculum)
         batcher = Curriculum(batcher, phases, token_budget=config.data.token_budget)
     return batcher
 
@@ -191,8 +210,9 @@ def _validator(model, tc, mesh, rules, valid):
         return None
     b_sh = sharding.batch_sharding(mesh, rules)
     _, p_sh = sharding.state_shardings(model, T.make_optimizer(tc), mesh, rules)
-    step = sharding.shard_eval_step(T.make_eval_step(model, compute_dtype=tc.compute_dtype),
-                                    mesh, p_sh, b_sh)
+    step = sharding.shard_eval_step(
+        T.make_eval_step(model, compute_dtype=tc.compute_dtype), mesh, p_sh, b_sh
+    )
     return T.make_validate(step, [distributed.local_rows(b, b_sh) for b in valid])
 
 
@@ -207,36 +227,60 @@ def _train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
     base, limit = model_spec(name)
     n_seeds = _n_seeds(config)
     mdir = _model_dir(workdir, name, seed)
-    model = build_model(base, _model_config(config, base), corpus.src_vocab.size, corpus.tgt_vocab.size)
+    model = build_model(
+        base, _model_config(config, base), corpus.src_vocab.size, corpus.tgt_vocab.size
+    )
     tc, sc = _train_config(config, base).copy_and_resolve_references(), _sharding_config(config)
-    tc.seed = config.train.seed + seed               # parameter init and dropout; data unchanged
+    tc.seed = config.train.seed + seed  # parameter init and dropout; data unchanged
     if distributed.is_coordinator():
-        common.write_json(mdir, {"name": base, "label": name, "seed": tc.seed,
-                                 "model_config": model.config.to_dict()}, name="model.json")
+        common.write_json(
+            mdir,
+            {"name": base, "label": name, "seed": tc.seed, "model_config": model.config.to_dict()},
+            name="model.json",
+        )
     b_sh = sharding.batch_sharding(mesh, tuple(sc.rules))
     # what the checkpoints are trained with: another config in this workdir stops the run
-    run_fp = fingerprint.run_fingerprint(tc, model, data=corpus.fingerprint,
-                                         batch_shapes=batcher.shapes, train_max_src_len=limit,
-                                         curriculum=config.get("curriculum", None))
-    res = T.train(model, distributed.local_batches(batcher, b_sh), tc, mdir,
-                  name=name if n_seeds == 1 else f"{name}/seed{seed}",
-                  evaluate=_validator(model, tc, mesh, tuple(sc.rules), valid),
-                  fingerprint=run_fp, **sharding.train_kwargs(model, tc, sc))
-    params = distributed.local_copy(res.state.params)   # whole arrays here, for decoding
+    run_fp = fingerprint.run_fingerprint(
+        tc,
+        model,
+        data=corpus.fingerprint,
+        batch_shapes=batcher.shapes,
+        train_max_src_len=limit,
+        curriculum=config.get("curriculum", None),
+    )
+    res = T.train(
+        model,
+        distributed.local_batches(batcher, b_sh),
+        tc,
+        mdir,
+        name=name if n_seeds == 1 else f"{name}/seed{seed}",
+        evaluate=_validator(model, tc, mesh, tuple(sc.rules), valid),
+        fingerprint=run_fp,
+        **sharding.train_kwargs(model, tc, sc),
+    )
+    params = distributed.local_copy(res.state.params)  # whole arrays here, for decoding
     ev = _evaluate(model, params, corpus, config, mdir, int(res.state.step), run_fp)
     s, hist = res.summary, T.read_metrics(mdir)
     rates = [r["tokens_per_second"] for r in hist[1:]] or [s["tokens_per_second"]]
-    row = {"train_seed": tc.seed, "params": count_params(params), "steps": s["steps"],
-           "tokens": s["tokens"], "train_seconds": s["train_seconds"],
-           "stopped_by_time_budget": bool(s["stopped_by_time_budget"]),
-           "tokens_per_second": float(np.median(rates)),       # steady state: compiles excluded
-           "tokens_per_second_overall": s["tokens_per_second"],  # all tokens / train_seconds
-           "final_loss": s["final_loss"], "final_accuracy": s["final_accuracy"],
-           "valid_loss": _last(hist, "valid_loss"), "valid_accuracy": _last(hist, "valid_accuracy"),
-           "bleu": ev["bleu"], "bleu_by_length": ev["bleu_by_length"],
-           "count_by_length": ev["count_by_length"],
-           "decode_tokens_per_second": ev["decode_tokens_per_second"],
-           "examples": [[x[:200] for x in ex] for ex in ev["examples"][:3]]}
+    row = {
+        "train_seed": tc.seed,
+        "params": count_params(params),
+        "steps": s["steps"],
+        "tokens": s["tokens"],
+        "train_seconds": s["train_seconds"],
+        "stopped_by_time_budget": bool(s["stopped_by_time_budget"]),
+        "tokens_per_second": float(np.median(rates)),  # steady state: compiles excluded
+        "tokens_per_second_overall": s["tokens_per_second"],  # all tokens / train_seconds
+        "final_loss": s["final_loss"],
+        "final_accuracy": s["final_accuracy"],
+        "valid_loss": _last(hist, "valid_loss"),
+        "valid_accuracy": _last(hist, "valid_accuracy"),
+        "bleu": ev["bleu"],
+        "bleu_by_length": ev["bleu_by_length"],
+        "count_by_length": ev["count_by_length"],
+        "decode_tokens_per_second": ev["decode_tokens_per_second"],
+        "examples": [[x[:200] for x in ex] for ex in ev["examples"][:3]],
+    }
     if seed:
         return row, hist, None, None
     pair = _attention_example(corpus, config.eval.attention_min_len)
@@ -246,17 +290,17 @@ def _train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
 def run(config, workdir):
     """Train and evaluate config.models (each config.seeds times); write results.json, report.md
     and plots; return {'models': name -> aggregated entry, 'setup': ...}."""
-    specs = {name: model_spec(name) for name in config.models}   # bad names fail here, first
+    specs = {name: model_spec(name) for name in config.models}  # bad names fail here, first
     n_seeds = _n_seeds(config)
     sc = _sharding_config(config)
-    mesh = sharding.mesh_from_config(sc)     # a mesh that does not fit: ValueError, here
+    mesh = sharding.mesh_from_config(sc)  # a mesh that does not fit: ValueError, here
     lead = distributed.is_coordinator()
     corpus = D.load_corpus(config.data, workdir=workdir) if lead else None
-    distributed.barrier("rnn_vs_attn vocab")   # process 0 has written the vocabularies
+    distributed.barrier("rnn_vs_attn vocab")  # process 0 has written the vocabularies
     if not lead:
         corpus = D.load_corpus(config.data, workdir=workdir)
     rows = _batch_rows(mesh, tuple(sc.rules))
-    batchers = {}                                # one per training length limit
+    batchers = {}  # one per training length limit
     valid = _valid_batches(config, corpus, rows)
     labels = [D.bucket_label(lo, hi) for lo, hi in D.LENGTH_BUCKETS]
     models, histories, maps = {}, {}, {}
@@ -265,26 +309,35 @@ def run(config, workdir):
             batchers[limit] = _train_batcher(config, corpus, rows, limit)
         seed_rows, histories[name] = [], []
         for seed in range(n_seeds):
-            row, hist, attn, pair = _train_one(name, seed, config, corpus, batchers[limit], valid,
-                                               workdir, mesh)
+            row, hist, attn, pair = _train_one(
+                name, seed, config, corpus, batchers[limit], valid, workdir, mesh
+            )
             seed_rows.append(row)
             histories[name].append(hist)
             if attn is not None:
                 maps[name] = (attn, pair)
         models[name] = out.aggregate(seed_rows)
     counts = next(iter(models.values()))["seeds"][0]["count_by_length"]
-    meta = {"corpus": config.data.name, "corpus_sizes": corpus.report.get("sizes"),
-            "corpus_report": D.corpus_report(corpus),    # skipped lines, filtered pairs
-            "vocab": [corpus.src_vocab.size, corpus.tgt_vocab.size],
-            "token_budget": config.data.token_budget, "num_steps": config.train.num_steps,
-            "max_train_seconds": config.train.max_train_seconds,
-            "seeds": n_seeds, "std": out.STD, "eval_every": config.train.eval_every,
-            "valid_batches": len(valid),
-            "train_max_src_len": {n: lim for n, (_, lim) in specs.items() if lim},
-            "test_sentences_per_bucket": counts, "decode": "greedy" if config.eval.beam_size <= 1
-            else f"beam {config.eval.beam_size}", "jax": jax.__version__,
-            "devices": str(jax.devices()[0].platform),
-            "mesh": {k: int(v) for k, v in mesh.shape.items()}, "processes": jax.process_count()}
+    meta = {
+        "corpus": config.data.name,
+        "corpus_sizes": corpus.report.get("sizes"),
+        "corpus_report": D.corpus_report(corpus),  # skipped lines, filtered pairs
+        "vocab": [corpus.src_vocab.size, corpus.tgt_vocab.size],
+        "token_budget": config.data.token_budget,
+        "num_steps": config.train.num_steps,
+        "max_train_seconds": config.train.max_train_seconds,
+        "seeds": n_seeds,
+        "std": out.STD,
+        "eval_every": config.train.eval_every,
+        "valid_batches": len(valid),
+        "train_max_src_len": {n: lim for n, (_, lim) in specs.items() if lim},
+        "test_sentences_per_bucket": counts,
+        "decode": "greedy" if config.eval.beam_size <= 1 else f"beam {config.eval.beam_size}",
+        "jax": jax.__version__,
+        "devices": str(jax.devices()[0].platform),
+        "mesh": {k: int(v) for k, v in mesh.shape.items()},
+        "processes": jax.process_count(),
+    }
     if lead:
         out.write_outputs(config, workdir, models, histories, maps, labels, meta)
     return {"models": models, "setup": meta}

@@ -13,6 +13,7 @@ A dict of numbers (bleu_by_length, count_by_length) is averaged key by key; PER_
 seed 0's. The tables print mean ± std; bleu_by_length.png draws the mean line
 and the min-max range over seeds as a band.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,10 +26,27 @@ from experiments import common
 
 STD = "sample standard deviation over seeds (ddof=1); null with one seed"
 PER_SEED = ("train_seed", "stopped_by_time_budget")
-TABLE_HEADER = ["model", "params", "steps", "target tokens seen", "train s", "tokens/s", "final loss",
-                "valid loss", "BLEU"]
-TABLE_KEYS = ["params", "steps", "tokens", "train_seconds", "tokens_per_second", "final_loss",
-              "valid_loss", "bleu"]
+TABLE_HEADER = [
+    "model",
+    "params",
+    "steps",
+    "target tokens seen",
+    "train s",
+    "tokens/s",
+    "final loss",
+    "valid loss",
+    "BLEU",
+]
+TABLE_KEYS = [
+    "params",
+    "steps",
+    "tokens",
+    "train_seconds",
+    "tokens_per_second",
+    "final_loss",
+    "valid_loss",
+    "bleu",
+]
 
 
 def _is_number(x) -> bool:
@@ -74,7 +92,7 @@ def mean_pm_std(entry: dict, key: str, sub: str | None = None) -> str:
     mean = entry.get(key) if sub is None else entry.get(key, {}).get(sub)
     std = entry.get("std", {}).get(key)
     std = std.get(sub) if isinstance(std, dict) and sub is not None else std
-    if entry.get("n_seeds", 1) > 1 and std and mean is not None:   # std 0 (params): mean alone
+    if entry.get("n_seeds", 1) > 1 and std and mean is not None:  # std 0 (params): mean alone
         return f"{_fmt(mean)} ± {_fmt(std)}"
     return _fmt(mean)
 
@@ -85,8 +103,10 @@ def results_table(models: dict) -> str:
 
 
 def bleu_table(models: dict, labels) -> str:
-    rows = [[n, mean_pm_std(r, "bleu")] + [mean_pm_std(r, "bleu_by_length", lab) for lab in labels]
-            for n, r in models.items()]
+    rows = [
+        [n, mean_pm_std(r, "bleu")] + [mean_pm_std(r, "bleu_by_length", lab) for lab in labels]
+        for n, r in models.items()
+    ]
     return common.markdown_table(["model", "overall"] + list(labels), rows)
 
 
@@ -103,16 +123,27 @@ def plot_bleu(models: dict, labels, workdir: str) -> str:
     n_seeds = max(r.get("n_seeds", 1) for r in models.values())
     for name, r in models.items():
         style = _style(name, colors)
-        ax.plot(x, [r["bleu_by_length"].get(lab, np.nan) for lab in labels], marker="o",
-                label=name, **style)
+        ax.plot(
+            x,
+            [r["bleu_by_length"].get(lab, np.nan) for lab in labels],
+            marker="o",
+            label=name,
+            **style,
+        )
         seeds = r.get("seeds", [])
         if len(seeds) > 1:
-            per = np.array([[s["bleu_by_length"].get(lab, np.nan) for lab in labels] for s in seeds])
+            per = np.array(
+                [[s["bleu_by_length"].get(lab, np.nan) for lab in labels] for s in seeds]
+            )
             ax.fill_between(x, per.min(0), per.max(0), color=style["color"], alpha=0.15, lw=0)
     ax.set_xticks(x, labels)
     band = f"; band: min-max over {n_seeds} seeds" if n_seeds > 1 else ""
-    ax.set(xlabel="source length (tokens)", ylabel="test BLEU", ylim=(0, 100),
-           title=f"BLEU against source length (cf. Bahdanau et al. 2015, Fig. 2){band}")
+    ax.set(
+        xlabel="source length (tokens)",
+        ylabel="test BLEU",
+        ylim=(0, 100),
+        title=f"BLEU against source length (cf. Bahdanau et al. 2015, Fig. 2){band}",
+    )
     ax.title.set_fontsize(9)
     ax.legend(fontsize=8)
     return common.save_plot(fig, workdir, "bleu_by_length.png")
@@ -125,8 +156,13 @@ def _curves(histories: dict, xkey: str, ykey: str, ax) -> None:
         style = _style(name, colors)
         for s, recs in enumerate(seeds):
             recs = [r for r in recs if r.get(ykey) is not None]
-            ax.plot([r[xkey] for r in recs], [r[ykey] for r in recs],
-                    alpha=1.0 if s == 0 else 0.5, label=name if s == 0 else None, **style)
+            ax.plot(
+                [r[xkey] for r in recs],
+                [r[ykey] for r in recs],
+                alpha=1.0 if s == 0 else 0.5,
+                label=name if s == 0 else None,
+                **style,
+            )
 
 
 def plot_curves(histories: dict, workdir: str) -> list[str]:
@@ -136,16 +172,25 @@ def plot_curves(histories: dict, workdir: str) -> list[str]:
     """
     names = []
     for ykey, ylabel, plots in (
-            ("loss", "training loss (label-smoothed)",
-             (("step", "loss_vs_steps.png"), ("wall_time", "loss_vs_time.png"))),
-            ("valid_loss", "validation loss (teacher-forced, unsmoothed)",
-             (("step", "valid_loss.png"), ("wall_time", "valid_loss_vs_time.png")))):
+        (
+            "loss",
+            "training loss (label-smoothed)",
+            (("step", "loss_vs_steps.png"), ("wall_time", "loss_vs_time.png")),
+        ),
+        (
+            "valid_loss",
+            "validation loss (teacher-forced, unsmoothed)",
+            (("step", "valid_loss.png"), ("wall_time", "valid_loss_vs_time.png")),
+        ),
+    ):
         if not any(ykey in r for seeds in histories.values() for recs in seeds for r in recs):
             continue
         for xkey, fname in plots:
             fig, ax = common.new_figure(figsize=(6, 4))
             _curves(histories, xkey, ykey, ax)
-            xlabel = "optimiser step" if xkey == "step" else "training time (s; validation excluded)"
+            xlabel = (
+                "optimiser step" if xkey == "step" else "training time (s; validation excluded)"
+            )
             ax.set(xlabel=xlabel, ylabel=ylabel, yscale="log")
             ax.legend(fontsize=8)
             names.append(common.save_plot(fig, workdir, fname))
@@ -158,37 +203,53 @@ def plot_attention(name, w, pair, workdir) -> str:
     fig, ax = common.new_figure(figsize=(9, 8))
     ax.imshow(w, cmap="gray_r", aspect="auto", vmin=0.0)
     fs = 5 if max(len(src), len(tgt)) > 40 else 7
-    if w.shape == (len(tgt), len(src)):      # word vocab: one token per word
+    if w.shape == (len(tgt), len(src)):  # word vocab: one token per word
         ax.set_xticks(range(len(src)), src, rotation=90, fontsize=fs)
         ax.set_yticks(range(len(tgt)), tgt, fontsize=fs)
-    ax.set(xlabel="source position", ylabel="target position",
-           title=f"{name}: cross-attention ({len(src)}-token source)")
+    ax.set(
+        xlabel="source position",
+        ylabel="target position",
+        title=f"{name}: cross-attention ({len(src)}-token source)",
+    )
     return common.save_plot(fig, workdir, f"attention_{name}.png")
 
 
 def _setup_note(config, meta) -> str:
     counts = meta["test_sentences_per_bucket"]
-    cap = (f"at most {config.eval.max_per_bucket} test sentences per bucket"
-           if config.eval.max_per_bucket > 0 else "the whole test split")
-    budget = (f"for {config.train.max_train_seconds:g} s of training each (equal time; at most "
-              f"{config.train.num_steps} steps: the steps and tokens each model reached are in "
-              "the table; time-based, so not reproducible to the digit)"
-              if config.train.max_train_seconds > 0 else
-              f"{config.train.num_steps} steps of ~{config.data.token_budget}-token batches "
-              "(same token budget)")
-    seeds = (f" {meta['seeds']} seeds per model (train.seed + s; the data and its order fixed): "
-             f"mean ± {STD}." if meta["seeds"] > 1 else " One seed.")
-    limits = ("" if not meta.get("train_max_src_len") else
-              " Models named `<model>-N` trained only on pairs with at most N source tokens "
-              "(Bahdanau et al. 2015) and are tested on every length.")
-    return (f"Corpus `{config.data.name}` ({meta['corpus_sizes']}), vocab {meta['vocab']}; every "
-            f"model trained {budget}; BLEU by sacrebleu on {cap} ({counts}), {meta['decode']} "
-            f"decoding.{seeds}{limits} Times are wall clock on this machine (shared cores "
-            "inflate them); tokens/s is the median over logging intervals (steady state), train "
-            "s includes compilation and excludes validation. Validation: teacher-forced loss on "
-            f"{meta['valid_batches']} fixed valid batches every {config.train.eval_every} steps."
-            + (" " + describe_corpus_report(meta["corpus_report"])
-               if "corpus_report" in meta else ""))
+    cap = (
+        f"at most {config.eval.max_per_bucket} test sentences per bucket"
+        if config.eval.max_per_bucket > 0
+        else "the whole test split"
+    )
+    budget = (
+        f"for {config.train.max_train_seconds:g} s of training each (equal time; at most "
+        f"{config.train.num_steps} steps: the steps and tokens each model reached are in "
+        "the table; time-based, so not reproducible to the digit)"
+        if config.train.max_train_seconds > 0
+        else f"{config.train.num_steps} steps of ~{config.data.token_budget}-token batches "
+        "(same token budget)"
+    )
+    seeds = (
+        f" {meta['seeds']} seeds per model (train.seed + s; the data and its order fixed): "
+        f"mean ± {STD}."
+        if meta["seeds"] > 1
+        else " One seed."
+    )
+    limits = (
+        ""
+        if not meta.get("train_max_src_len")
+        else " Models named `<model>-N` trained only on pairs with at most N source tokens "
+        "(Bahdanau et al. 2015) and are tested on every length."
+    )
+    return (
+        f"Corpus `{config.data.name}` ({meta['corpus_sizes']}), vocab {meta['vocab']}; every "
+        f"model trained {budget}; BLEU by sacrebleu on {cap} ({counts}), {meta['decode']} "
+        f"decoding.{seeds}{limits} Times are wall clock on this machine (shared cores "
+        "inflate them); tokens/s is the median over logging intervals (steady state), train "
+        "s includes compilation and excludes validation. Validation: teacher-forced loss on "
+        f"{meta['valid_batches']} fixed valid batches every {config.train.eval_every} steps."
+        + (" " + describe_corpus_report(meta["corpus_report"]) if "corpus_report" in meta else "")
+    )
 
 
 def write_outputs(config, workdir, models, histories, maps, labels, meta) -> list[str]:
@@ -197,16 +258,26 @@ def write_outputs(config, workdir, models, histories, maps, labels, meta) -> lis
     plots = [plot_bleu(models, labels, workdir)] + plot_curves(histories, workdir) + plots
     common.write_json(workdir, {"models": models, "setup": meta})
     img = lambda *names: "\n\n".join(f"![]({n})" for n in names if n in plots)
-    sections = [("Setup", _setup_note(config, meta)), ("Results", results_table(models)),
-                ("BLEU by source length", bleu_table(models, labels) + "\n\n" + img("bleu_by_length.png")),
-                ("Training loss", img("loss_vs_steps.png", "loss_vs_time.png"))]
+    sections = [
+        ("Setup", _setup_note(config, meta)),
+        ("Results", results_table(models)),
+        ("BLEU by source length", bleu_table(models, labels) + "\n\n" + img("bleu_by_length.png")),
+        ("Training loss", img("loss_vs_steps.png", "loss_vs_time.png")),
+    ]
     if "valid_loss.png" in plots:
-        sections.append(("Validation loss (the engineering ledger: loss against seconds)",
-                         img("valid_loss.png", "valid_loss_vs_time.png")))
+        sections.append(
+            (
+                "Validation loss (the engineering ledger: loss against seconds)",
+                img("valid_loss.png", "valid_loss_vs_time.png"),
+            )
+        )
     attn = [p for p in plots if p.startswith("attention_")]
     if attn:
         sections.append(("Attention on one long test sentence", img(*attn)))
     common.write_report(workdir, "RNN vs attention on " + config.data.name, sections)
-    print("\n" + results_table(models) + "\n\n" + bleu_table(models, labels), file=sys.stdout,
-          flush=True)
+    print(
+        "\n" + results_table(models) + "\n\n" + bleu_table(models, labels),
+        file=sys.stdout,
+        flush=True,
+    )
     return plots

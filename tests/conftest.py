@@ -3,6 +3,7 @@
 XLA reads this flag when the CPU backend initialises, so it must be set before
 anything imports jax (conftest is imported before every test module).
 """
+
 import os
 
 _FLAG = "--xla_force_host_platform_device_count=8"

@@ -3,6 +3,7 @@ positions, jit and gradients. torch / flax.linen twins live in test_attention_to
 
 Relative errors are norm-wise: ||ours - ref|| / ||ref||, float32 ours vs float64 reference.
 """
+
 import math
 
 import jax
@@ -32,6 +33,7 @@ def randomize(tree, rng, scale=0.5):
 
 # --- float64 NumPy twins (per-query Python loops, written from the papers) -------------
 
+
 def softmax_valid(scores, valid):
     """Softmax over the valid entries of a 1-D list; invalid get 0; all invalid -> zeros."""
     out = np.zeros(len(scores))
@@ -51,8 +53,7 @@ def ref_additive(p, s, keys, values, mask):
     B, K = keys.shape[:2]
     ctx, wts = np.zeros((B, values.shape[-1])), np.zeros((B, K))
     for b in range(B):
-        e = [float(p["v"] @ np.tanh(p["w_q"].T @ s[b] + p["w_k"].T @ keys[b, j]))
-             for j in range(K)]
+        e = [float(p["v"] @ np.tanh(p["w_q"].T @ s[b] + p["w_k"].T @ keys[b, j])) for j in range(K)]
         wts[b] = softmax_valid(e, mask[b])
         for j in range(K):
             ctx[b] += wts[b, j] * values[b, j]
@@ -126,14 +127,20 @@ def key_mask(rng, B, K):
 
 # --- RNN-era attention ------------------------------------------------------------------
 
+
 def test_additive_matches_loop(rng):
     B, K, Dq, Dk, Dv, A = 3, 5, 4, 6, 3, 7
     p = randomize(att.init_additive(jax.random.key(0), Dq, Dk, A), rng)
-    s, keys, values = rng.normal(size=(B, Dq)), rng.normal(size=(B, K, Dk)), rng.normal(size=(B, K, Dv))
+    s, keys, values = (
+        rng.normal(size=(B, Dq)),
+        rng.normal(size=(B, K, Dk)),
+        rng.normal(size=(B, K, Dv)),
+    )
     mask, _ = key_mask(rng, B, K)
     pj = jax.tree.map(f32, p)
-    ctx, w = att.additive_attention(pj, f32(s), att.project_keys(pj, f32(keys)), f32(values),
-                                    jnp.asarray(mask))
+    ctx, w = att.additive_attention(
+        pj, f32(s), att.project_keys(pj, f32(keys)), f32(values), jnp.asarray(mask)
+    )
     rctx, rw = ref_additive(p, s, keys, values, mask)
     assert ctx.shape == (B, Dv) and w.shape == (B, K)
     assert rel(ctx, rctx) <= TOL and rel(w, rw) <= TOL
@@ -146,10 +153,15 @@ def test_luong_matches_loop(rng, kind):
     B, K, Dq, Dv = 3, 5, 4, 3
     Dk = Dq if kind == "dot" else 6
     p = randomize(att.init_luong(jax.random.key(1), kind, Dq, Dk, d_attn=5), rng)
-    s, keys, values = rng.normal(size=(B, Dq)), rng.normal(size=(B, K, Dk)), rng.normal(size=(B, K, Dv))
+    s, keys, values = (
+        rng.normal(size=(B, Dq)),
+        rng.normal(size=(B, K, Dk)),
+        rng.normal(size=(B, K, Dv)),
+    )
     mask, _ = key_mask(rng, B, K)
-    ctx, w = att.luong_attention(jax.tree.map(f32, p), f32(s), f32(keys), f32(values),
-                                 jnp.asarray(mask), kind=kind)
+    ctx, w = att.luong_attention(
+        jax.tree.map(f32, p), f32(s), f32(keys), f32(values), jnp.asarray(mask), kind=kind
+    )
     rctx, rw = ref_luong(p, kind, s, keys, values, mask)
     assert rel(ctx, rctx) <= TOL and rel(w, rw) <= TOL
     assert np.all(np.asarray(w)[~mask] == 0.0)
@@ -164,11 +176,18 @@ def test_luong_bad_input():
 
 # --- scaled dot-product and multi-head ----------------------------------------------------
 
+
 def test_scaled_dot_product_matches_loop(rng):
     B, Q, K, H, D = 2, 4, 5, 3, 4
-    q, k, v = rng.normal(size=(B, Q, H, D)), rng.normal(size=(B, K, H, D)), rng.normal(size=(B, K, H, D))
+    q, k, v = (
+        rng.normal(size=(B, Q, H, D)),
+        rng.normal(size=(B, K, H, D)),
+        rng.normal(size=(B, K, H, D)),
+    )
     kmask, lengths = key_mask(rng, B, K)
-    mask = att.combine_masks(att.padding_mask(jnp.asarray(lengths), K), att.causal_mask(Q, K, offset=K - Q))
+    mask = att.combine_masks(
+        att.padding_mask(jnp.asarray(lengths), K), att.causal_mask(Q, K, offset=K - Q)
+    )
     out, w = att.scaled_dot_product(f32(q), f32(k), f32(v), mask)
     rout, rw = ref_sdp(q, k, v, np.broadcast_to(np.asarray(mask), (B, H, Q, K)))
     assert out.shape == (B, Q, H, D) and w.shape == (B, H, Q, K)
@@ -187,8 +206,9 @@ def test_fully_masked_row_gives_zeros_not_nan(rng):
     g = jax.grad(lambda q: jnp.sum(att.scaled_dot_product(q, k, v, jnp.asarray(mask))[0] ** 2))(q)
     assert np.all(np.isfinite(g))
     p = att.init_additive(jax.random.key(0), D, D, 3)
-    ctx, wa = att.additive_attention(p, q[:, 0, 0], att.project_keys(p, k[:, :, 0]), v[:, :, 0],
-                                     jnp.zeros((B, K), bool))
+    ctx, wa = att.additive_attention(
+        p, q[:, 0, 0], att.project_keys(p, k[:, :, 0]), v[:, :, 0], jnp.zeros((B, K), bool)
+    )
     assert np.all(np.asarray(ctx) == 0.0) and np.all(np.asarray(wa) == 0.0)
 
 
@@ -236,6 +256,7 @@ def test_position_lookup_is_never_clamped():
 
 # --- padding, layers --------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def layer_params():
     r = np.random.default_rng(7)
@@ -255,11 +276,16 @@ def test_padded_batch_equals_unpadded_sequences(rng, layer_params, pre_ln):
     self_mask = att.combine_masks(att.causal_mask(S, S), att.padding_mask(jnp.asarray(tlens), S))
     mem, wts = att.encoder_layer(enc, x, src_mask, pre_ln=pre_ln, return_weights=True)
     out = att.decoder_layer(dec, y, mem, self_mask, src_mask, pre_ln=pre_ln)
-    assert np.all(np.asarray(wts["self_attn"])[~np.broadcast_to(np.asarray(src_mask), wts["self_attn"].shape)] == 0)
+    assert np.all(
+        np.asarray(wts["self_attn"])[~np.broadcast_to(np.asarray(src_mask), wts["self_attn"].shape)]
+        == 0
+    )
     for b in range(B):
         n, m = lengths[b], tlens[b]
-        mem_b = att.encoder_layer(enc, x[b:b + 1, :n], None, pre_ln=pre_ln)
-        out_b = att.decoder_layer(dec, y[b:b + 1, :m], mem_b, att.causal_mask(m, m), None, pre_ln=pre_ln)
+        mem_b = att.encoder_layer(enc, x[b : b + 1, :n], None, pre_ln=pre_ln)
+        out_b = att.decoder_layer(
+            dec, y[b : b + 1, :m], mem_b, att.causal_mask(m, m), None, pre_ln=pre_ln
+        )
         np.testing.assert_allclose(mem[b, :n], mem_b[0], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(out[b, :m], out_b[0], rtol=1e-5, atol=1e-5)
     # the flag reaches both layers: the other branch computes something else on the same params
@@ -274,7 +300,9 @@ def test_layer_norm_and_ffn_match_numpy(rng):
     ln = randomize(att.init_layer_norm(M), rng)
     fp = randomize(att.init_ffn(jax.random.key(0), M, F), rng)
     for eps in (1e-5, 1e-6):
-        ref = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps) * ln["scale"] + ln["bias"]
+        ref = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps) * ln[
+            "scale"
+        ] + ln["bias"]
         assert rel(att.layer_norm(jax.tree.map(f32, ln), f32(x), eps), ref) <= TOL
     ref = np.maximum(x @ fp["w1"] + fp["b1"], 0) @ fp["w2"] + fp["b2"]
     assert rel(att.ffn(jax.tree.map(f32, fp), f32(x)), ref) <= TOL
@@ -301,6 +329,7 @@ def test_dropout(rng, layer_params):
 
 # --- KV cache ---------------------------------------------------------------------------
 
+
 def test_kv_cache_equals_full_causal_attention(rng):
     B, T, L, H, D = 2, 5, 7, 2, 4
     q, k, v = (f32(rng.normal(size=(B, T, H, D))) for _ in range(3))
@@ -313,11 +342,11 @@ def test_kv_cache_equals_full_causal_attention(rng):
 
     cache = att.init_cache(B, L, H, D)
     for t in range(T):
-        cache, out, w = step(cache, q[:, t:t + 1], k[:, t:t + 1], v[:, t:t + 1])
+        cache, out, w = step(cache, q[:, t : t + 1], k[:, t : t + 1], v[:, t : t + 1])
         assert int(cache.length) == t + 1 and w.shape == (B, H, 1, L)
         np.testing.assert_allclose(out[:, 0], full[:, t], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(w[:, :, 0, :T], full_w[:, :, t], rtol=1e-5, atol=1e-6)
-        assert np.all(np.asarray(w)[..., t + 1:] == 0.0)
+        assert np.all(np.asarray(w)[..., t + 1 :] == 0.0)
     with pytest.raises(ValueError, match="b, 1, h, d"):
         att.append(cache, k, v)
 
@@ -348,7 +377,9 @@ def test_per_row_cache_lengths_equal_rows_decoded_alone(rng):
     for n in (2, 5, 0):  # tokens already cached in each row
         c = att.init_cache(1, L, H, D, per_row=True)
         for _ in range(n):
-            c = att.append(c, f32(rng.normal(size=(1, 1, H, D))), f32(rng.normal(size=(1, 1, H, D))))
+            c = att.append(
+                c, f32(rng.normal(size=(1, 1, H, D))), f32(rng.normal(size=(1, 1, H, D)))
+            )
         caches.append(c)
         qs.append(f32(rng.normal(size=(1, 1, H, D))))
     kv = f32(rng.normal(size=(3, 1, H, D)))
@@ -357,11 +388,11 @@ def test_per_row_cache_lengths_equal_rows_decoded_alone(rng):
     out, w = att.attend(both, jnp.concatenate(qs, 0))
     np.testing.assert_array_equal(both.length, [3, 6, 1])
     for r, c in enumerate(caches):
-        c = att.append(c, kv[r:r + 1], kv[r:r + 1])
+        c = att.append(c, kv[r : r + 1], kv[r : r + 1])
         o1, w1 = att.attend(c, qs[r])
-        np.testing.assert_allclose(out[r:r + 1], o1, rtol=1e-6, atol=1e-7)
-        np.testing.assert_allclose(w[r:r + 1], w1, rtol=1e-6, atol=1e-7)
-        assert np.all(np.asarray(w)[r, :, 0, int(c.length[0]):] == 0.0)
+        np.testing.assert_allclose(out[r : r + 1], o1, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(w[r : r + 1], w1, rtol=1e-6, atol=1e-7)
+        assert np.all(np.asarray(w)[r, :, 0, int(c.length[0]) :] == 0.0)
 
 
 @pytest.mark.parametrize("pre_ln", [False, True])
@@ -370,25 +401,35 @@ def test_decoder_layer_step_equals_full_decoder(rng, layer_params, pre_ln):
     B, T, S, M, L = 2, 5, 4, 8, 6
     y, mem = f32(rng.normal(size=(B, T, M))), f32(rng.normal(size=(B, S, M)))
     cross_mask = att.padding_mask(jnp.array([4, 2]), S)
-    full, full_w = att.decoder_layer(dec, y, mem, att.causal_mask(T, T), cross_mask,
-                                     pre_ln=pre_ln, return_weights=True)
+    full, full_w = att.decoder_layer(
+        dec, y, mem, att.causal_mask(T, T), cross_mask, pre_ln=pre_ln, return_weights=True
+    )
     mkv = att.decoder_memory_kv(dec, mem)
-    step = jax.jit(lambda c, y_t: att.decoder_layer_step(dec, y_t, c, mkv, cross_mask, pre_ln=pre_ln))
+    step = jax.jit(
+        lambda c, y_t: att.decoder_layer_step(dec, y_t, c, mkv, cross_mask, pre_ln=pre_ln)
+    )
     cache = att.init_decoder_cache(dec, B, L)
     for t in range(T):
-        out, cache, w = step(cache, y[:, t:t + 1])
+        out, cache, w = step(cache, y[:, t : t + 1])
         np.testing.assert_allclose(out[:, 0], full[:, t], rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(w["self_attn"][:, :, 0, :T], full_w["self_attn"][:, :, t], atol=1e-6)
-        np.testing.assert_allclose(w["cross_attn"][:, :, 0], full_w["cross_attn"][:, :, t], atol=1e-6)
+        np.testing.assert_allclose(
+            w["self_attn"][:, :, 0, :T], full_w["self_attn"][:, :, t], atol=1e-6
+        )
+        np.testing.assert_allclose(
+            w["cross_attn"][:, :, 0], full_w["cross_attn"][:, :, t], atol=1e-6
+        )
 
 
 # --- jit and gradients ------------------------------------------------------------------
+
 
 def test_jit_equals_no_jit(rng, layer_params):
     enc, dec = layer_params
     x, y = f32(rng.normal(size=(2, 4, 8))), f32(rng.normal(size=(2, 3, 8)))
     mask = att.padding_mask(jnp.array([4, 2]), 4)
-    f = lambda e, d, x, y: att.decoder_layer(d, y, att.encoder_layer(e, x, mask), att.causal_mask(3, 3), mask)
+    f = lambda e, d, x, y: att.decoder_layer(
+        d, y, att.encoder_layer(e, x, mask), att.causal_mask(3, 3), mask
+    )
     np.testing.assert_allclose(jax.jit(f)(enc, dec, x, y), f(enc, dec, x, y), rtol=1e-6, atol=1e-6)
 
 
@@ -399,15 +440,40 @@ def test_gradients_check_grads(rng):
         B, Q, K, H, D, M = 2, 2, 3, 2, 2, 4
         d64 = lambda *s: jnp.asarray(rng.normal(size=s), jnp.float64)
         mask = jnp.asarray(np.array([[[[1, 1, 0]]], [[[1, 1, 1]]]], bool))
-        check_grads(jax.jit(lambda q, k, v: att.scaled_dot_product(q, k, v, mask)[0]),
-                    (d64(B, Q, H, D), d64(B, K, H, D), d64(B, K, H, D)), order=2, modes=["rev"])
+        check_grads(
+            jax.jit(lambda q, k, v: att.scaled_dot_product(q, k, v, mask)[0]),
+            (d64(B, Q, H, D), d64(B, K, H, D), d64(B, K, H, D)),
+            order=2,
+            modes=["rev"],
+        )
         pa = jax.tree.map(lambda a: d64(*a.shape), att.init_additive(jax.random.key(0), 3, 4, 5))
-        check_grads(jax.jit(lambda p, s, h: att.additive_attention(p, s, att.project_keys(p, h), h,
-                                                                   mask[:, 0, 0])[0]),
-                    (pa, d64(B, 3), d64(B, K, 4)), order=1, modes=["rev", "fwd"])
-        pl = jax.tree.map(lambda a: d64(*a.shape), att.init_luong(jax.random.key(0), "concat", 3, 4, 5))
-        check_grads(jax.jit(lambda p, s, h: att.luong_attention(p, s, h, h, mask[:, 0, 0], kind="concat")[0]),
-                    (pl, d64(B, 3), d64(B, K, 4)), order=1, modes=["rev"])
-        pe = jax.tree.map(lambda a: 0.5 * d64(*a.shape), att.init_encoder_layer(jax.random.key(0), M, H, 6))
-        check_grads(jax.jit(lambda p, x: att.encoder_layer(p, x, mask, pre_ln=True)),
-                    (pe, d64(B, K, M)), order=1, modes=["rev"])
+        check_grads(
+            jax.jit(
+                lambda p, s, h: att.additive_attention(
+                    p, s, att.project_keys(p, h), h, mask[:, 0, 0]
+                )[0]
+            ),
+            (pa, d64(B, 3), d64(B, K, 4)),
+            order=1,
+            modes=["rev", "fwd"],
+        )
+        pl = jax.tree.map(
+            lambda a: d64(*a.shape), att.init_luong(jax.random.key(0), "concat", 3, 4, 5)
+        )
+        check_grads(
+            jax.jit(
+                lambda p, s, h: att.luong_attention(p, s, h, h, mask[:, 0, 0], kind="concat")[0]
+            ),
+            (pl, d64(B, 3), d64(B, K, 4)),
+            order=1,
+            modes=["rev"],
+        )
+        pe = jax.tree.map(
+            lambda a: 0.5 * d64(*a.shape), att.init_encoder_layer(jax.random.key(0), M, H, 6)
+        )
+        check_grads(
+            jax.jit(lambda p, x: att.encoder_layer(p, x, mask, pre_ln=True)),
+            (pe, d64(B, K, M)),
+            order=1,
+            modes=["rev"],
+        )

@@ -4,6 +4,7 @@ torch runs in float64 as the reference; ours runs in float32 (rel. error <= 1e-5
 torch's eval-mode "fast path" (nested tensors, zeros at padded positions) is avoided by
 leaving autograd on, so padded query rows are compared too.
 """
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -39,8 +40,12 @@ def torch_mha_state(p, prefix):
     m = p["w_q"].shape[0]
     flat = lambda w: np.asarray(w).reshape(m, -1).T  # [m, h, d] -> [h*d, m]
     return {
-        prefix + "in_proj_weight": t64(np.concatenate([flat(p["w_q"]), flat(p["w_k"]), flat(p["w_v"])])),
-        prefix + "in_proj_bias": t64(np.concatenate([np.ravel(p[n]) for n in ("b_q", "b_k", "b_v")])),
+        prefix + "in_proj_weight": t64(
+            np.concatenate([flat(p["w_q"]), flat(p["w_k"]), flat(p["w_v"])])
+        ),
+        prefix + "in_proj_bias": t64(
+            np.concatenate([np.ravel(p[n]) for n in ("b_q", "b_k", "b_v")])
+        ),
         prefix + "out_proj.weight": t64(np.asarray(p["w_o"]).reshape(-1, m).T),
         prefix + "out_proj.bias": t64(p["b_o"]),
     }
@@ -50,8 +55,14 @@ def torch_layer_state(p, decoder):
     s = torch_mha_state(p["self_attn"], "self_attn.")
     if decoder:
         s.update(torch_mha_state(p["cross_attn"], "multihead_attn."))
-    s.update({"linear1.weight": t64(p["ffn"]["w1"].T), "linear1.bias": t64(p["ffn"]["b1"]),
-              "linear2.weight": t64(p["ffn"]["w2"].T), "linear2.bias": t64(p["ffn"]["b2"])})
+    s.update(
+        {
+            "linear1.weight": t64(p["ffn"]["w1"].T),
+            "linear1.bias": t64(p["ffn"]["b1"]),
+            "linear2.weight": t64(p["ffn"]["w2"].T),
+            "linear2.bias": t64(p["ffn"]["b2"]),
+        }
+    )
     for i, name in enumerate(["ln1", "ln2"] + (["ln3"] if decoder else []), start=1):
         s[f"norm{i}.weight"] = t64(p[name]["scale"])
         s[f"norm{i}.bias"] = t64(p[name]["bias"])
@@ -66,10 +77,17 @@ def test_mha_vs_torch(rng):
     mha = torch.nn.MultiheadAttention(M, H, batch_first=True, dtype=torch.float64)
     mha.load_state_dict(torch_mha_state(p, ""))
     pad = torch.tensor(np.arange(K)[None] >= lengths[:, None])  # torch: True = ignore
-    ref, ref_w = mha(t64(xq), t64(xkv), t64(xkv), key_padding_mask=pad,
-                     need_weights=True, average_attn_weights=False)
-    out, w = att.multi_head_attention(f32(p), f32(xq), f32(xkv),
-                                      att.padding_mask(jnp.asarray(lengths), K), return_weights=True)
+    ref, ref_w = mha(
+        t64(xq),
+        t64(xkv),
+        t64(xkv),
+        key_padding_mask=pad,
+        need_weights=True,
+        average_attn_weights=False,
+    )
+    out, w = att.multi_head_attention(
+        f32(p), f32(xq), f32(xkv), att.padding_mask(jnp.asarray(lengths), K), return_weights=True
+    )
     assert rel(out, ref.detach().numpy()) <= TOL
     assert rel(w, ref_w.detach().numpy()) <= TOL
 
@@ -77,13 +95,18 @@ def test_mha_vs_torch(rng):
 def test_mha_vs_flax_linen(rng):
     B, Q, K = 2, 3, 4
     p = f32(randomize(att.init_mha(jax.random.key(1), M, H), rng))
-    xq, xkv = jnp.asarray(rng.normal(size=(B, Q, M)), jnp.float32), jnp.asarray(rng.normal(size=(B, K, M)), jnp.float32)
+    xq, xkv = (
+        jnp.asarray(rng.normal(size=(B, Q, M)), jnp.float32),
+        jnp.asarray(rng.normal(size=(B, K, M)), jnp.float32),
+    )
     mod = nn.MultiHeadDotProductAttention(num_heads=H, qkv_features=M, out_features=M)
     shapes = jax.tree.map(jnp.shape, mod.init(jax.random.key(0), xq, xkv)["params"])
     # flax's tree: query/key/value {'kernel': [m, h, d], 'bias': [h, d]}, out {'kernel': [h, d, m], 'bias': [m]}
     assert shapes["query"]["kernel"] == p["w_q"].shape and shapes["out"]["kernel"] == p["w_o"].shape
-    fp = {n: {"kernel": p["w_" + c], "bias": p["b_" + c]}
-          for n, c in [("query", "q"), ("key", "k"), ("value", "v"), ("out", "o")]}
+    fp = {
+        n: {"kernel": p["w_" + c], "bias": p["b_" + c]}
+        for n, c in [("query", "q"), ("key", "k"), ("value", "v"), ("out", "o")]
+    }
     mask = att.padding_mask(jnp.array([4, 2]), K)
     ref = mod.apply({"params": fp}, xq, xkv, mask=mask)
     # both float32: the difference is float32 rounding only
@@ -97,14 +120,28 @@ def test_encoder_layer_vs_torch(rng, pre_ln):
     for name in ("ln1", "ln2"):
         p[name]["scale"] = 1.0 + p[name]["scale"]
     x, lengths = rng.normal(size=(B, T, M)), np.array([5, 3, 1])
-    layer = torch.nn.TransformerEncoderLayer(M, H, F, dropout=0.0, activation="relu", batch_first=True,
-                                             norm_first=pre_ln, layer_norm_eps=1e-5, dtype=torch.float64)
+    layer = torch.nn.TransformerEncoderLayer(
+        M,
+        H,
+        F,
+        dropout=0.0,
+        activation="relu",
+        batch_first=True,
+        norm_first=pre_ln,
+        layer_norm_eps=1e-5,
+        dtype=torch.float64,
+    )
     layer.load_state_dict(torch_layer_state(p, decoder=False))
     layer.eval()
     pad = torch.tensor(np.arange(T)[None] >= lengths[:, None])
     ref = layer(t64(x), src_key_padding_mask=pad).detach().numpy()
-    out = att.encoder_layer(f32(p), jnp.asarray(x, jnp.float32),
-                            att.padding_mask(jnp.asarray(lengths), T), pre_ln=pre_ln, eps=1e-5)
+    out = att.encoder_layer(
+        f32(p),
+        jnp.asarray(x, jnp.float32),
+        att.padding_mask(jnp.asarray(lengths), T),
+        pre_ln=pre_ln,
+        eps=1e-5,
+    )
     assert rel(out, ref) <= TOL
 
 
@@ -116,17 +153,36 @@ def test_decoder_layer_vs_torch(rng, pre_ln):
         p[name]["scale"] = 1.0 + p[name]["scale"]
     y, mem = rng.normal(size=(B, T, M)), rng.normal(size=(B, S, M))
     tlens, slens = np.array([4, 2]), np.array([3, 5])
-    layer = torch.nn.TransformerDecoderLayer(M, H, F, dropout=0.0, activation="relu", batch_first=True,
-                                             norm_first=pre_ln, layer_norm_eps=1e-5, dtype=torch.float64)
+    layer = torch.nn.TransformerDecoderLayer(
+        M,
+        H,
+        F,
+        dropout=0.0,
+        activation="relu",
+        batch_first=True,
+        norm_first=pre_ln,
+        layer_norm_eps=1e-5,
+        dtype=torch.float64,
+    )
     layer.load_state_dict(torch_layer_state(p, decoder=True))
     layer.eval()
     causal = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # True = masked
-    ref = layer(t64(y), t64(mem), tgt_mask=causal,
-                tgt_key_padding_mask=torch.tensor(np.arange(T)[None] >= tlens[:, None]),
-                memory_key_padding_mask=torch.tensor(np.arange(S)[None] >= slens[:, None]))
+    ref = layer(
+        t64(y),
+        t64(mem),
+        tgt_mask=causal,
+        tgt_key_padding_mask=torch.tensor(np.arange(T)[None] >= tlens[:, None]),
+        memory_key_padding_mask=torch.tensor(np.arange(S)[None] >= slens[:, None]),
+    )
     self_mask = att.combine_masks(att.causal_mask(T, T), att.padding_mask(jnp.asarray(tlens), T))
-    out = att.decoder_layer(f32(p), jnp.asarray(y, jnp.float32), jnp.asarray(mem, jnp.float32), self_mask,
-                            att.padding_mask(jnp.asarray(slens), S), pre_ln=pre_ln)
+    out = att.decoder_layer(
+        f32(p),
+        jnp.asarray(y, jnp.float32),
+        jnp.asarray(mem, jnp.float32),
+        self_mask,
+        att.padding_mask(jnp.asarray(slens), S),
+        pre_ln=pre_ln,
+    )
     assert rel(out, ref.detach().numpy()) <= TOL
 
 

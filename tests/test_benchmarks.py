@@ -2,6 +2,7 @@
 
 Runs benchmarks/ equivalence checks on tiny shapes (no timing is asserted anywhere).
 """
+
 import numpy as np
 import pytest
 import torch
@@ -22,8 +23,16 @@ def cases():
     torch.set_num_threads(n)
 
 
-@pytest.mark.parametrize("name", ["LSTM layer", "GRU layer", "scaled dot-product",
-                                  "multi-head attention", "encoder layer (post-LN)"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "LSTM layer",
+        "GRU layer",
+        "scaled dot-product",
+        "multi-head attention",
+        "encoder layer (post-LN)",
+    ],
+)
 def test_pairs_compute_the_same_thing(cases, name):
     errors = check_case(cases[name], TOL, fused=True)
     assert "torch" in errors and "flax" in errors
@@ -34,8 +43,12 @@ def test_pairs_compute_the_same_thing(cases, name):
 
 def test_check_catches_different_work():
     a, b = np.arange(1.0, 7.0), np.arange(1.0, 7.0) * 1.01
-    case = Case("toy", "", 1.0, {"anatomy": Impl(lambda: a, lambda: (a,)),
-                                 "other": Impl(lambda: b, lambda: (a,))})
+    case = Case(
+        "toy",
+        "",
+        1.0,
+        {"anatomy": Impl(lambda: a, lambda: (a,)), "other": Impl(lambda: b, lambda: (a,))},
+    )
     with pytest.raises(AssertionError, match="other differs from anatomy"):
         check_case(case, TOL)
 

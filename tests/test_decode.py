@@ -6,6 +6,7 @@ beams matters. No layers are involved: these tests only exercise anatomy/decode.
 The twins: a Python-loop greedy decoder, exhaustive search, and a plain-Python beam
 search with the same finished pool over a NumPy float64 copy of the toy.
 """
+
 import collections
 import functools
 import itertools
@@ -36,18 +37,19 @@ def _step(p, memory, state, tokens):
     return p["bigram"][tokens] + memory["bias"] + p["hist"][h], {"h": h}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def toy_model(v, src_v):
     """One Translator per vocabulary size (module-level functions: jit caches across seeds)."""
-    return Translator("toy", freeze_config({}), src_v, v, None, None, _encode, _init_state,
-                      _step)
+    return Translator("toy", freeze_config({}), src_v, v, None, None, _encode, _init_state, _step)
 
 
 def make_toy(v, src_v=9, seed=0, eos_bias=0.0, scale=1.0):
     r = np.random.default_rng(seed)
-    params = {"bigram": jnp.asarray(r.normal(size=(v, v)) * 1.5, jnp.float32),
-              "hist": jnp.asarray(r.normal(size=(N_HIST, v)), jnp.float32),
-              "src": jnp.asarray(r.normal(size=(src_v, v)), jnp.float32)}
+    params = {
+        "bigram": jnp.asarray(r.normal(size=(v, v)) * 1.5, jnp.float32),
+        "hist": jnp.asarray(r.normal(size=(N_HIST, v)), jnp.float32),
+        "src": jnp.asarray(r.normal(size=(src_v, v)), jnp.float32),
+    }
     params["bigram"] = params["bigram"].at[:, EOS].add(eos_bias)
     params = {k: x * scale for k, x in params.items()}  # small scale: flat, hard to search
     return toy_model(v, src_v), params
@@ -79,8 +81,13 @@ def beam_reference(next_log_probs, v, k, max_len, alpha):
     """
     live, pool, ever = [(0.0, [])], [], []
     for i in range(max_len):
-        cands = [(logp + lp[w], seq + [w]) for logp, seq in live
-                 for lp in [next_log_probs(seq)] for w in range(v) if w not in BANNED]
+        cands = [
+            (logp + lp[w], seq + [w])
+            for logp, seq in live
+            for lp in [next_log_probs(seq)]
+            for w in range(v)
+            if w not in BANNED
+        ]
         cands.sort(key=lambda c: -c[0])  # stable: ties keep (beam, token) order
         done = [(logp / lp_np(i + 1, alpha), seq) for logp, seq in cands[:k] if seq[-1] == EOS]
         ever += done
@@ -163,7 +170,7 @@ def test_greedy_matches_python_loop_and_pads_after_eos(batch):
     for row in out:
         stop = np.flatnonzero(row == EOS)
         if stop.size:
-            assert (row[stop[0] + 1:] == PAD).all()
+            assert (row[stop[0] + 1 :] == PAD).all()
 
 
 def reference_rows(params, src, src_len, k, max_len, alpha, v):
@@ -171,7 +178,12 @@ def reference_rows(params, src, src_len, k, max_len, alpha, v):
     out = []
     for row, n in zip(np.asarray(src), np.asarray(src_len)):
         seq, score, ever = beam_reference(
-            lambda prefix: toy_next_log_probs(params, row, int(n), prefix), v, k, max_len, alpha)
+            lambda prefix, row=row, n=n: toy_next_log_probs(params, row, int(n), prefix),
+            v,
+            k,
+            max_len,
+            alpha,
+        )
         out.append((np.array(seq + [PAD] * (max_len - len(seq))), score, ever))
     return out
 
@@ -179,8 +191,9 @@ def reference_rows(params, src, src_len, k, max_len, alpha, v):
 def test_beam_of_one_is_greedy_without_length_penalty(batch):
     src, src_len = batch
     model, params = make_toy(12, eos_bias=1.0)
-    tokens, scores = decode.beam_search(model, params, src, src_len, beam_size=1, max_len=10,
-                                        alpha=0.0)
+    tokens, scores = decode.beam_search(
+        model, params, src, src_len, beam_size=1, max_len=10, alpha=0.0
+    )
     np.testing.assert_array_equal(tokens, decode.greedy(model, params, src, src_len, 10))
     assert np.isfinite(np.asarray(scores)).all()
 
@@ -190,8 +203,9 @@ def test_beam_of_one_with_length_penalty_is_never_worse_than_greedy(batch):
     src, src_len = batch
     model, params = make_toy(12, eos_bias=1.0)
     alpha = 0.6
-    tokens, scores = decode.beam_search(model, params, src, src_len, beam_size=1, max_len=10,
-                                        alpha=alpha)
+    tokens, scores = decode.beam_search(
+        model, params, src, src_len, beam_size=1, max_len=10, alpha=alpha
+    )
     greedy = np.asarray(decode.greedy(model, params, src, src_len, 10))
     for b, (seq, score, _) in enumerate(reference_rows(params, src, src_len, 1, 10, alpha, 12)):
         np.testing.assert_array_equal(tokens[b], seq)
@@ -212,15 +226,22 @@ def test_beam_search_matches_python_reference(k):
     src_len = jnp.asarray([5, 2, 1], jnp.int32)
     differs_from_greedy, lengths = 0, collections.Counter()  # length 0: never finished
     for seed in range(40):
-        model, params = make_toy(v, seed=seed, eos_bias=float(r.uniform(-3.0, 0.5)),
-                                 scale=float(r.uniform(0.3, 1.0)))
-        tokens, scores = map(np.asarray, decode.beam_search(
-            model, params, src, src_len, beam_size=k, max_len=max_len, alpha=alpha))
-        for b, (seq, score, _) in enumerate(reference_rows(params, src, src_len, k, max_len,
-                                                           alpha, v)):
+        model, params = make_toy(
+            v, seed=seed, eos_bias=float(r.uniform(-3.0, 0.5)), scale=float(r.uniform(0.3, 1.0))
+        )
+        tokens, scores = map(
+            np.asarray,
+            decode.beam_search(
+                model, params, src, src_len, beam_size=k, max_len=max_len, alpha=alpha
+            ),
+        )
+        for b, (seq, score, _) in enumerate(
+            reference_rows(params, src, src_len, k, max_len, alpha, v)
+        ):
             np.testing.assert_array_equal(tokens[b], seq, err_msg=f"seed {seed} row {b}")
-            np.testing.assert_allclose(scores[b], score, rtol=1e-5, atol=1e-6,
-                                       err_msg=f"seed {seed}")
+            np.testing.assert_allclose(
+                scores[b], score, rtol=1e-5, atol=1e-6, err_msg=f"seed {seed}"
+            )
         greedy = np.asarray(decode.greedy(model, params, src, src_len, max_len))
         differs_from_greedy += int((greedy != tokens).any())
         lengths.update(np.where((tokens == EOS).any(1), (tokens == EOS).argmax(1) + 1, 0))
@@ -240,10 +261,12 @@ def test_finished_hypotheses_are_never_pushed_out():
     src = jnp.where(jnp.arange(6)[None] < src_len[:, None], src, PAD)
     for seed in (14, 46, 47):
         model, params = make_toy(v, seed=seed, eos_bias=0.3, scale=0.6)
-        tokens, scores = decode.beam_search(model, params, src, src_len, beam_size=k,
-                                            max_len=max_len, alpha=alpha)
-        for b, (seq, score, ever) in enumerate(reference_rows(params, src, src_len, k,
-                                                              max_len, alpha, v)):
+        tokens, scores = decode.beam_search(
+            model, params, src, src_len, beam_size=k, max_len=max_len, alpha=alpha
+        )
+        for b, (seq, _score, ever) in enumerate(
+            reference_rows(params, src, src_len, k, max_len, alpha, v)
+        ):
             assert ever, f"seed {seed} row {b}: something should finish"
             assert scores[b] >= max(f[0] for f in ever) - 1e-5, f"seed {seed} row {b}"
             assert (np.asarray(tokens[b]) == EOS).any(), f"seed {seed} row {b}"
@@ -256,8 +279,9 @@ def test_large_beam_finds_exhaustive_optimum(batch):
     k = (v - len(BANNED)) ** max_len  # every prefix of allowed tokens fits in the beam
     model, params = make_toy(v, seed=7, scale=0.4, eos_bias=-3.0)
     greedy = np.asarray(decode.greedy(model, params, src, src_len, max_len))
-    tokens, scores = decode.beam_search(model, params, src, src_len, beam_size=k,
-                                        max_len=max_len, alpha=alpha)
+    tokens, scores = decode.beam_search(
+        model, params, src, src_len, beam_size=k, max_len=max_len, alpha=alpha
+    )
     for b in range(3):
         score, seq = exhaustive(model, params, src[b], int(src_len[b]), max_len, alpha)
         np.testing.assert_array_equal(tokens[b], seq)
@@ -275,12 +299,14 @@ def test_pad_bos_unk_are_never_generated(batch):
     model, params = make_toy(8, seed=3, eos_bias=0.5)
     params = dict(params, bigram=params["bigram"].at[:, list(BANNED)].add(4.0))
     memory = model.encode(params, src, src_len)
-    logits, _ = model.step(params, memory, model.init_state(params, memory, 1),
-                           jnp.full((3,), BOS, jnp.int32))
+    logits, _ = model.step(
+        params, memory, model.init_state(params, memory, 1), jnp.full((3,), BOS, jnp.int32)
+    )
     assert np.isin(np.asarray(logits).argmax(-1), BANNED).all(), "the bias should bite"
     outs = [decode.greedy(model, params, src, src_len, 8)]
-    outs += [decode.beam_search(model, params, src, src_len, beam_size=k, max_len=8)[0]
-             for k in (1, 3)]
+    outs += [
+        decode.beam_search(model, params, src, src_len, beam_size=k, max_len=8)[0] for k in (1, 3)
+    ]
     for out in map(np.asarray, outs):
         assert not np.isin(out, (BOS, UNK)).any()
         for row in out:
@@ -290,8 +316,10 @@ def test_pad_bos_unk_are_never_generated(batch):
 
 def _cached_init_state(p, memory, max_len):  # one slot too few: the cache must overflow
     b = memory["bias"].shape[0]
-    return {"h": jnp.zeros((b,), jnp.int32),
-            "cache": init_cache(b, max_len - 1, 1, 1, per_row=True)}
+    return {
+        "h": jnp.zeros((b,), jnp.int32),
+        "cache": init_cache(b, max_len - 1, 1, 1, per_row=True),
+    }
 
 
 def _cached_step(p, memory, state, tokens):
@@ -303,8 +331,9 @@ def _cached_step(p, memory, state, tokens):
 def test_kv_cache_overflow_raises(batch):
     src, src_len = batch
     _, params = make_toy(6, eos_bias=-5.0)  # eos improbable: every step runs
-    model = Translator("toy_cached", freeze_config({}), 9, 6, None, None, _encode,
-                       _cached_init_state, _cached_step)
+    model = Translator(
+        "toy_cached", freeze_config({}), 9, 6, None, None, _encode, _cached_init_state, _cached_step
+    )
     with pytest.raises(RuntimeError, match="KV cache overflowed"):
         decode.greedy(model, params, src, src_len, 5)
     with pytest.raises(RuntimeError, match="KV cache overflowed"):
@@ -320,8 +349,9 @@ def test_beam_search_batch_rows_are_independent(batch):
     model, params = make_toy(12, seed=5, eos_bias=0.5)
     tokens, scores = decode.beam_search(model, params, src, src_len, beam_size=4, max_len=8)
     for b in range(3):
-        t1, s1 = decode.beam_search(model, params, src[b:b + 1], src_len[b:b + 1], beam_size=4,
-                                    max_len=8)
+        t1, s1 = decode.beam_search(
+            model, params, src[b : b + 1], src_len[b : b + 1], beam_size=4, max_len=8
+        )
         np.testing.assert_array_equal(tokens[b], t1[0])
         np.testing.assert_allclose(scores[b], s1[0], rtol=1e-6)
     # The score is the length-penalised log-probability of the returned tokens.

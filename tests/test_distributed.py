@@ -10,6 +10,7 @@ Batcher whose examples log every read: each process must have read exactly its o
 every batch, in order, and never another process's.
 This file is also the worker: `python tests/test_distributed.py OUTDIR`.
 """
+
 import json
 import os
 import pathlib
@@ -24,20 +25,27 @@ from anatomy import distributed
 from anatomy import sharding as sh
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CONFIG = dict(cell="lstm", d_emb=16, d_enc=16, d_dec=16, d_attn=16, d_readout=16,
-              dropout_rate=0.1)
+CONFIG = dict(cell="lstm", d_emb=16, d_enc=16, d_dec=16, d_attn=16, d_readout=16, dropout_rate=0.1)
 VOCAB, B, S, T, STEPS, PROCESSES = 20, 8, 6, 5, 3, 2
 
 
 def make_batch(k):
     """Batch k: B random sentence pairs (never zeros), ragged lengths, same on every process."""
     r = np.random.default_rng(1000 + k)
-    src_len, tgt_len = r.integers(2, S + 1, B).astype(np.int32), r.integers(2, T + 1, B).astype(np.int32)
+    src_len, tgt_len = (
+        r.integers(2, S + 1, B).astype(np.int32),
+        r.integers(2, T + 1, B).astype(np.int32),
+    )
     src = np.where(np.arange(S) < src_len[:, None], r.integers(4, VOCAB, (B, S)), 0)
     tgt_out = np.where(np.arange(T) < tgt_len[:, None], r.integers(4, VOCAB, (B, T)), 0)
     tgt_in = np.concatenate([np.ones((B, 1), np.int64), tgt_out[:, :-1]], axis=1)
-    return {"src": src.astype(np.int32), "src_len": src_len, "tgt_in": tgt_in.astype(np.int32),
-            "tgt_out": tgt_out.astype(np.int32), "tgt_len": tgt_len}
+    return {
+        "src": src.astype(np.int32),
+        "src_len": src_len,
+        "tgt_in": tgt_in.astype(np.int32),
+        "tgt_out": tgt_out.astype(np.int32),
+        "tgt_len": tgt_len,
+    }
 
 
 class ReadLog(list):
@@ -56,12 +64,20 @@ class ReadLog(list):
 def make_batcher():
     """A Batcher over 40 random pairs (never zeros): one bucket of length 8, B rows a batch."""
     from anatomy.data import Batcher
+
     r = np.random.default_rng(7)
-    pairs = ReadLog([(r.integers(4, VOCAB, r.integers(2, S + 1)).astype(np.int32),
-                      r.integers(4, VOCAB, r.integers(2, T)).astype(np.int32)) for _ in range(40)])
+    pairs = ReadLog(
+        [
+            (
+                r.integers(4, VOCAB, r.integers(2, S + 1)).astype(np.int32),
+                r.integers(4, VOCAB, r.integers(2, T)).astype(np.int32),
+            )
+            for _ in range(40)
+        ]
+    )
     batcher = Batcher(pairs, token_budget=8 * B, max_len=8, seed=3)
     assert batcher.shapes == [(B, 8)]
-    pairs.reads.clear()                # construction reads every length; batches read rows
+    pairs.reads.clear()  # construction reads every length; batches read rows
     return batcher
 
 
@@ -74,27 +90,37 @@ def rows_of_batch(batcher, k):
 def setup(num_steps):
     from anatomy.seq2seq import build_model
     from anatomy.train import default_train_config
+
     config = default_train_config()
-    config.update(num_steps=num_steps, warmup_steps=1, decay="constant", log_every=1,
-                  checkpoint_every=2,  # constant: the schedule must not depend on num_steps
-                  progress=False)
+    config.update(
+        num_steps=num_steps,
+        warmup_steps=1,
+        decay="constant",
+        log_every=1,
+        checkpoint_every=2,  # constant: the schedule must not depend on num_steps
+        progress=False,
+    )
     return build_model("rnnsearch", CONFIG, VOCAB, VOCAB), config
 
 
 def flat(tree):
-    return {jax.tree_util.keystr(p): np.asarray(x) for p, x in
-            jax.tree_util.tree_flatten_with_path(tree)[0]}
+    return {
+        jax.tree_util.keystr(p): np.asarray(x)
+        for p, x in jax.tree_util.tree_flatten_with_path(tree)[0]
+    }
 
 
 def losses_by_step(workdir):
     """{step: loss} from metrics.jsonl (one line per step; process 0 writes it)."""
     from anatomy.train import read_metrics
+
     return {int(r["step"]): r["loss"] for r in read_metrics(str(workdir))}
 
 
 def worker(outdir):
     """One process of the 2-process job (see the module docstring)."""
     from anatomy.train import train
+
     info = distributed.initialize()
     assert info.count == PROCESSES and info.devices == 2 * info.local_devices, info
     model, config = setup(num_steps=2)
@@ -103,7 +129,7 @@ def worker(outdir):
     kwargs = sh.train_kwargs(model, config, mesh_config)
     b_sh = sh.batch_sharding(sh.mesh_from_config(mesh_config))
     batcher = make_batcher()
-    local_feed = distributed.local_batches(batcher, b_sh)   # reads only this process's rows
+    local_feed = distributed.local_batches(batcher, b_sh)  # reads only this process's rows
     shapes = []
 
     def rows(start):
@@ -114,12 +140,14 @@ def worker(outdir):
     workdir = os.path.join(outdir, "run")
     first = train(model, rows, config, workdir, **kwargs).summary
     config.num_steps = STEPS
-    result = train(model, rows, config, workdir, **kwargs)   # resumes from the checkpoint
+    result = train(model, rows, config, workdir, **kwargs)  # resumes from the checkpoint
     state = result.state
     params = distributed.to_host(state.params)
     local = distributed.local_copy(state.params)  # whole arrays on this host, for decoding
-    copies_equal = all(x.is_fully_addressable and np.array_equal(x, y) for x, y in
-                       zip(jax.tree.leaves(local), jax.tree.leaves(params)))
+    copies_equal = all(
+        x.is_fully_addressable and np.array_equal(x, y)
+        for x, y in zip(jax.tree.leaves(local), jax.tree.leaves(params))
+    )
     sharded = [str(x.sharding.spec) for x in jax.tree.leaves(state.params)]
     with open(os.path.join(outdir, f"reads{info.index}.json"), "w") as f:
         json.dump({"rows": sh.row_slice(b_sh, B), "reads": batcher.pairs.reads}, f)
@@ -127,15 +155,25 @@ def worker(outdir):
     if distributed.is_coordinator():
         np.savez(os.path.join(outdir, "params.npz"), **flat(params))
         with open(os.path.join(outdir, "result.json"), "w") as f:
-            json.dump({"info": list(info), "rows": sh.row_slice(b_sh, B), "shapes": shapes,
-                       "first_steps": first["steps"], "resumed_from": result.summary["resumed_from"],
-                       "steps": result.summary["steps"], "copies_equal": copies_equal,
-                       "specs": sharded}, f)
+            json.dump(
+                {
+                    "info": list(info),
+                    "rows": sh.row_slice(b_sh, B),
+                    "shapes": shapes,
+                    "first_steps": first["steps"],
+                    "resumed_from": result.summary["resumed_from"],
+                    "steps": result.summary["steps"],
+                    "copies_equal": copies_equal,
+                    "specs": sharded,
+                },
+                f,
+            )
 
 
 @pytest.fixture(scope="module")
 def single_process(tmp_path_factory):
     from anatomy.train import train
+
     model, config = setup(num_steps=STEPS)
     workdir = tmp_path_factory.mktemp("one")
     state = train(model, make_batcher().iterate, config, str(workdir)).state
@@ -144,14 +182,27 @@ def single_process(tmp_path_factory):
 
 def test_two_processes_equal_one(tmp_path, single_process):
     import portpicker
+
     port = portpicker.pick_unused_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_"))}
-    env.update(XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu",
-               PYTHONPATH=str(ROOT), JAX_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
-               JAX_NUM_PROCESSES=str(PROCESSES))
-    procs = [subprocess.Popen([sys.executable, __file__, str(tmp_path)], cwd=ROOT,
-                              env=dict(env, JAX_PROCESS_ID=str(i)), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) for i in range(PROCESSES)]
+    env.update(
+        XLA_FLAGS="--xla_force_host_platform_device_count=2",
+        JAX_PLATFORMS="cpu",
+        PYTHONPATH=str(ROOT),
+        JAX_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
+        JAX_NUM_PROCESSES=str(PROCESSES),
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, str(tmp_path)],
+            cwd=ROOT,
+            env=dict(env, JAX_PROCESS_ID=str(i)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for i in range(PROCESSES)
+    ]
     logs = []
     try:
         for p in procs:
@@ -164,7 +215,7 @@ def test_two_processes_equal_one(tmp_path, single_process):
         assert p.returncode == 0, f"process {i} failed:\n{logs[i][-4000:]}"
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["info"] == [0, PROCESSES, 2, 4]
-    assert result["rows"] == [0, B // PROCESSES]     # process 0 fed rows 0..3 only
+    assert result["rows"] == [0, B // PROCESSES]  # process 0 fed rows 0..3 only
     assert set(result["shapes"]) == {B // PROCESSES}
     assert (result["first_steps"], result["resumed_from"], result["steps"]) == (2, 2, STEPS)
     assert result["copies_equal"] and "P(None, 'model')" in result["specs"]
@@ -177,12 +228,15 @@ def test_two_processes_equal_one(tmp_path, single_process):
         assert (lo, hi) == (p * B // PROCESSES, (p + 1) * B // PROCESSES)
         assert got["reads"] == [i for k in range(STEPS) for i in rows_of_batch(batcher, k)[lo:hi]]
         seen.append(got["reads"])
-    assert sorted(seen[0] + seen[1]) == sorted(i for k in range(STEPS) for i in rows_of_batch(batcher, k))
+    assert sorted(seen[0] + seen[1]) == sorted(
+        i for k in range(STEPS) for i in rows_of_batch(batcher, k)
+    )
     losses, params = single_process
     got_losses = losses_by_step(tmp_path / "run")
     assert sorted(got_losses) == sorted(losses) == list(range(1, STEPS + 1))
-    np.testing.assert_allclose([got_losses[k] for k in sorted(losses)],
-                               [losses[k] for k in sorted(losses)], rtol=1e-5)
+    np.testing.assert_allclose(
+        [got_losses[k] for k in sorted(losses)], [losses[k] for k in sorted(losses)], rtol=1e-5
+    )
     got = np.load(tmp_path / "params.npz")
     assert sorted(got.files) == sorted(params)
     for name, want in params.items():
@@ -232,11 +286,11 @@ def test_a_process_reads_only_its_rows():
     """batch_at(k, row_slice) reads rows lo..hi-1 of batch k only, and equals batch k's slice."""
     batcher = make_batcher()
     log = batcher.pairs.reads
-    for k in range(7):                                  # crosses an epoch (5 batches each)
+    for k in range(7):  # crosses an epoch (5 batches each)
         for lo, hi in ((0, B // 2), (B // 2, B), (3, 4)):
             log.clear()
-            part = batcher.batch_at(k, row_slice=lambda rows: (lo, hi))
-            assert log == rows_of_batch(batcher, k)[lo:hi]   # no other example was touched
+            part = batcher.batch_at(k, row_slice=lambda rows, lo=lo, hi=hi: (lo, hi))
+            assert log == rows_of_batch(batcher, k)[lo:hi]  # no other example was touched
             full = batcher.batch_at(k)
             for key, value in full.items():
                 np.testing.assert_array_equal(part[key], value[lo:hi], err_msg=key)
@@ -248,6 +302,7 @@ def test_a_process_reads_only_its_rows():
     np.testing.assert_array_equal(got["src"], batcher.batch_at(2)["src"])
     # a length curriculum passes the row slice on, in its phases and after them
     from anatomy.data.curriculum import Curriculum
+
     curriculum = Curriculum(batcher, ((3, 6),), token_budget=8 * B)
     for k in range(6):
         log.clear()
@@ -256,10 +311,12 @@ def test_a_process_reads_only_its_rows():
             assert log == rows_of_batch(batcher, k - 3)[2:6]
         for key, value in curriculum.batch_at(k).items():
             np.testing.assert_array_equal(part[key], value[2:6], err_msg=key)
+
     # a loader whose iterate cannot take a row slice (e.g. a wrapper) is sliced after reading
     class Whole:
         def iterate(self, start):
             return batcher.iterate(start)
+
     got = next(distributed.local_batches(Whole(), b_sh)(2))
     np.testing.assert_array_equal(got["tgt_out"], batcher.batch_at(2)["tgt_out"])
 

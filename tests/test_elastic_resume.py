@@ -8,6 +8,7 @@ Losses and parameters must equal an uninterrupted 4-step run on (4, 2) within fl
 (sums over devices are reordered; rnnsearch has no zero-gradient bias for Adam to amplify, see
 tests/test_sharding_models.py).
 """
+
 import shutil
 
 import jax
@@ -18,8 +19,7 @@ from anatomy import sharding as sh
 from anatomy import train as T
 from anatomy.seq2seq import build_model
 
-CONFIG = dict(cell="lstm", d_emb=16, d_enc=16, d_dec=16, d_attn=16, d_readout=16,
-              dropout_rate=0.1)
+CONFIG = dict(cell="lstm", d_emb=16, d_enc=16, d_dec=16, d_attn=16, d_readout=16, dropout_rate=0.1)
 VOCAB, B, S, TGT, FIRST, STEPS = 20, 8, 6, 5, 2, 4
 
 
@@ -32,22 +32,32 @@ def batches(start):
         src = np.where(np.arange(S) < src_len[:, None], r.integers(4, VOCAB, (B, S)), 0)
         tgt_out = np.where(np.arange(TGT) < tgt_len[:, None], r.integers(4, VOCAB, (B, TGT)), 0)
         tgt_in = np.concatenate([np.ones((B, 1), np.int64), tgt_out[:, :-1]], axis=1)
-        yield {"src": src.astype(np.int32), "src_len": src_len.astype(np.int32),
-               "tgt_in": tgt_in.astype(np.int32), "tgt_out": tgt_out.astype(np.int32),
-               "tgt_len": tgt_len.astype(np.int32)}
+        yield {
+            "src": src.astype(np.int32),
+            "src_len": src_len.astype(np.int32),
+            "tgt_in": tgt_in.astype(np.int32),
+            "tgt_out": tgt_out.astype(np.int32),
+            "tgt_len": tgt_len.astype(np.int32),
+        }
         k += 1
 
 
 def setup(num_steps):
     config = T.default_train_config()
-    config.update(num_steps=num_steps, warmup_steps=1, decay="constant", log_every=1,
-                  checkpoint_every=FIRST, progress=False)  # constant: num_steps may grow
+    config.update(
+        num_steps=num_steps,
+        warmup_steps=1,
+        decay="constant",
+        log_every=1,
+        checkpoint_every=FIRST,
+        progress=False,
+    )  # constant: num_steps may grow
     return build_model("rnnsearch", CONFIG, VOCAB, VOCAB), config
 
 
 def kwargs_for(model, config, shape):
     if shape is None:
-        return {}                                          # one device, the unsharded step
+        return {}  # one device, the unsharded step
     mesh_config = sh.default_config()
     mesh_config.mesh_shape = shape
     return sh.train_kwargs(model, config, mesh_config)
@@ -58,8 +68,10 @@ def losses(workdir):
 
 
 def flat(tree):
-    return {jax.tree_util.keystr(p): np.asarray(x) for p, x in
-            jax.tree_util.tree_flatten_with_path(jax.device_get(tree))[0]}
+    return {
+        jax.tree_util.keystr(p): np.asarray(x)
+        for p, x in jax.tree_util.tree_flatten_with_path(jax.device_get(tree))[0]
+    }
 
 
 @pytest.fixture(scope="module")
@@ -82,13 +94,18 @@ def test_resume_on_another_mesh_continues_the_run(runs, shape, tmp_path):
     model, config = setup(STEPS)
     res = T.train(model, batches, config, str(workdir), **kwargs_for(model, config, shape))
     assert res.summary["resumed_from"] == FIRST and int(res.state.step) == STEPS
-    if shape is not None:   # the state lives on the new mesh
-        mesh_axes = {tuple(x.sharding.mesh.shape.values()) for x in jax.tree.leaves(res.state.params)}
+    if shape is not None:  # the state lives on the new mesh
+        mesh_axes = {
+            tuple(x.sharding.mesh.shape.values()) for x in jax.tree.leaves(res.state.params)
+        }
         assert mesh_axes == {shape}
     got = losses(workdir)
     assert sorted(got) == list(range(1, STEPS + 1))
-    np.testing.assert_allclose([got[k] for k in range(1, STEPS + 1)],
-                               [want_losses[k] for k in range(1, STEPS + 1)], rtol=1e-5)
+    np.testing.assert_allclose(
+        [got[k] for k in range(1, STEPS + 1)],
+        [want_losses[k] for k in range(1, STEPS + 1)],
+        rtol=1e-5,
+    )
     params = flat(res.state.params)
     assert sorted(params) == sorted(want_params)
     for name, want in want_params.items():
@@ -103,9 +120,9 @@ def test_orbax_restores_into_the_target_shardings(runs):
     tx = T.make_optimizer(config)
     like = T.create_state(model.init(jax.random.key(0)), tx)
     ckpt = T.Checkpointer(str(stopped / "checkpoints"))
-    saved, _ = ckpt.restore(like)                          # onto like's device
+    saved, _ = ckpt.restore(like)  # onto like's device
     for shape in ((8, 1), (2, 4), (1, 1)):
-        mesh = sh.make_mesh(shape, devices=jax.devices()[:shape[0] * shape[1]])
+        mesh = sh.make_mesh(shape, devices=jax.devices()[: shape[0] * shape[1]])
         s_sh, _ = sh.state_shardings(model, tx, mesh)
         state, _ = ckpt.restore(like, shardings=s_sh)
         for x, s, y in zip(jax.tree.leaves(state), jax.tree.leaves(s_sh), jax.tree.leaves(saved)):

@@ -1,5 +1,6 @@
 """launch.py: bad input (unknown experiment, config field, impossible config, the project's own
 BadInputError) is one clear error line; any other exception is a bug and keeps its traceback."""
+
 import os
 import subprocess
 import sys
@@ -8,8 +9,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _launch(*args):
-    return subprocess.run([sys.executable, "launch.py", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "launch.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_unknown_experiment(tmp_path):
@@ -20,17 +22,30 @@ def test_unknown_experiment(tmp_path):
 
 
 def test_unknown_config_field(tmp_path):
-    out = _launch("--experiment=rnn_vs_attn", "--config.train.no_such_field=3", f"--workdir={tmp_path}")
+    out = _launch(
+        "--experiment=rnn_vs_attn", "--config.train.no_such_field=3", f"--workdir={tmp_path}"
+    )
     assert out.returncode != 0
     assert "no_such_field" in out.stderr and "Traceback" not in out.stderr
-    assert not os.listdir(tmp_path)                  # nothing ran
+    assert not os.listdir(tmp_path)  # nothing ran
 
 
 def test_incomplete_distributed_flags(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
-    out = subprocess.run([sys.executable, "launch.py", "--experiment=rnn_vs_attn", "--num_processes=2",
-                          f"--workdir={tmp_path}"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120, env=env)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "launch.py",
+            "--experiment=rnn_vs_attn",
+            "--num_processes=2",
+            f"--workdir={tmp_path}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert out.returncode != 0
     assert "incomplete" in out.stderr and "coordinator_address" in out.stderr
     assert "Traceback" not in out.stderr and not os.listdir(tmp_path)
@@ -38,8 +53,12 @@ def test_incomplete_distributed_flags(tmp_path):
 
 def test_impossible_config_is_one_line_and_traceback_on_request(tmp_path):
     # The test suite fakes 8 devices; a 16-device mesh cannot fit, before anything compiles.
-    args = ("--experiment=rnn_vs_attn", "--config=experiments/configs/rnn_vs_attn.py:quick",
-            "--config.sharding.mesh_shape=(16,1)", f"--workdir={tmp_path}")
+    args = (
+        "--experiment=rnn_vs_attn",
+        "--config=experiments/configs/rnn_vs_attn.py:quick",
+        "--config.sharding.mesh_shape=(16,1)",
+        f"--workdir={tmp_path}",
+    )
     out = _launch(*args)
     assert out.returncode != 0
     assert "mesh shape (16, 1)" in out.stderr and "Traceback" not in out.stderr
@@ -65,8 +84,9 @@ app.run(launch.main, argv=launch.with_default_config(sys.argv), flags_parser=lau
 
 def _launch_raising(error, workdir):
     code = _RAISING.format(root=ROOT, workdir=workdir, error=error)
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_bad_input_error_is_one_line(tmp_path):

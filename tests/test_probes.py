@@ -1,4 +1,5 @@
 """Probes against slow, obvious twins: explicit Jacobian products, unrolled loops, NumPy loops."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,7 +13,10 @@ from anatomy.recurrence import LSTMState, get_cell, init_rnn, lstm_recur, run
 def test_input_grad_norms_match_explicit_jacobian_product(rng):
     """||∂L/∂x_t|| of a tiny tanh RNN vs Π ∂h_s/∂h_{s-1} built by hand in float64."""
     batch, n_time, d_in, hid = 2, 7, 3, 4
-    params = {k: jnp.asarray(v, jnp.float32) for k, v in init_rnn(jax.random.PRNGKey(1), d_in, hid).items()}
+    params = {
+        k: jnp.asarray(v, jnp.float32)
+        for k, v in init_rnn(jax.random.PRNGKey(1), d_in, hid).items()
+    }
     params["b"] = jnp.asarray(rng.normal(size=hid) * 0.1, jnp.float32)
     xs = rng.normal(size=(batch, n_time, d_in)).astype(np.float32)
     readout = rng.normal(size=hid).astype(np.float32)
@@ -57,8 +61,11 @@ def test_pascanu_bound_holds_for_every_step(rng):
 
 def test_clip_by_global_norm_matches_optax(rng):
     import optax
-    tree = {"a": jnp.asarray(rng.normal(size=(3, 4)), jnp.float32),
-            "b": jnp.asarray(rng.normal(size=5) * 10, jnp.float32)}
+
+    tree = {
+        "a": jnp.asarray(rng.normal(size=(3, 4)), jnp.float32),
+        "b": jnp.asarray(rng.normal(size=5) * 10, jnp.float32),
+    }
     ours, norm = probes.clip_by_global_norm(tree, 1.0)
     theirs, _ = optax.clip_by_global_norm(1.0).update(tree, optax.EmptyState())
     assert float(norm) == pytest.approx(float(optax.tree.norm(tree)), rel=1e-6)
@@ -87,8 +94,12 @@ def test_scan_cost_matches_unrolled_loop(lstm_setup):
         return jnp.stack(ys, axis=1)
 
     carry = LSTMState(jnp.ones((batch, 8)), jnp.ones((batch, 8)))
-    got = probes.scan_cost(lambda p, x: run(spec, p, x)[1], (params, xs),
-                           lstm_recur, (params, carry, jnp.ones((batch, 32))))
+    got = probes.scan_cost(
+        lambda p, x: run(spec, p, x)[1],
+        (params, xs),
+        lstm_recur,
+        (params, carry, jnp.ones((batch, 32))),
+    )
     want = probes.xla_cost(unrolled, params, xs)
     assert got["trip_count"] == n_time
     assert got["raw"]["flops"] < 0.5 * want["flops"]  # XLA alone counts the loop body once
@@ -102,7 +113,10 @@ def test_sequential_steps_lstm_linear_attention_none(lstm_setup):
     for n in (8, 16, 32):
         xs = jnp.ones((2, n, 8))
         g = jax.grad(lambda p, x: jnp.sum(run(spec, p, x)[1]))
-        hlo, jxp = probes.compiled_sequential_steps(g, params, xs), probes.jaxpr_sequential_steps(g, params, xs)
+        hlo, jxp = (
+            probes.compiled_sequential_steps(g, params, xs),
+            probes.jaxpr_sequential_steps(g, params, xs),
+        )
         assert hlo == jxp == 2 * n  # forward scan + backward scan
         steps.append(hlo)
     assert np.polyfit([8, 16, 32], steps, 1)[0] == pytest.approx(2.0)
@@ -119,12 +133,14 @@ def test_sequential_steps_multiply_through_nesting():
         def outer(c, _):
             c = jax.lax.scan(lambda ci, _: (jnp.sin(ci) * 1.01, None), c, None, length=5)[0]
             return c, None
+
         return jax.lax.scan(outer, x, None, length=3)[0]
+
     x = jnp.ones(4)
     assert probes.jaxpr_sequential_steps(nested, x) == 15
     assert probes.compiled_sequential_steps(nested, x) == 15
     loops = probes.while_loops(probes.compiled(nested, x).as_text())
-    assert sorted(l["trip_count"] for l in loops) == [3, 5]
+    assert sorted(loop["trip_count"] for loop in loops) == [3, 5]
 
 
 def test_timing_stats_arithmetic_on_injected_numbers():
@@ -213,15 +229,21 @@ def test_conv1d_matches_numpy_loop(rng, causal):
 
 def test_fits_recover_known_laws():
     n = np.array([16, 32, 64, 128.0])
-    f = probes.fit_power_law(n, 3 * n ** 1.7)
-    assert f["exponent"] == pytest.approx(1.7) and f["prefactor"] == pytest.approx(3) and f["r2"] > 0.999
+    f = probes.fit_power_law(n, 3 * n**1.7)
+    assert (
+        f["exponent"] == pytest.approx(1.7)
+        and f["prefactor"] == pytest.approx(3)
+        and f["r2"] > 0.999
+    )
     d = np.array([8, 32, 8, 32.0])
     nn = np.array([16, 16, 64, 64.0])
-    g = probes.fit_power_law_2d(nn, d, 2 * nn * d ** 2)
+    g = probes.fit_power_law_2d(nn, d, 2 * nn * d**2)
     assert g["exp_n"] == pytest.approx(1) and g["exp_d"] == pytest.approx(2)
     dist = np.arange(20.0)
-    r = probes.fit_rate(dist, np.where(dist < 15, 5 * 0.8 ** dist, 0.0))  # zeros dropped
+    r = probes.fit_rate(dist, np.where(dist < 15, 5 * 0.8**dist, 0.0))  # zeros dropped
     assert r["rate"] == pytest.approx(0.8) and r["n_points"] == 15
-    assert probes.verdict(1.1, 1.0, 0.15) == "agrees" and probes.verdict(1.3, 1.0, 0.15) == "differs"
+    assert (
+        probes.verdict(1.1, 1.0, 0.15) == "agrees" and probes.verdict(1.3, 1.0, 0.15) == "differs"
+    )
     with pytest.raises(ValueError, match="positive"):
         probes.fit_power_law([1, 2], [1, -1])

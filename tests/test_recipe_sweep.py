@@ -1,4 +1,5 @@
 """recipe_sweep's quick grid in-process (tiny rnn_vs_attn runs), and the length curriculum."""
+
 import json
 import math
 import os
@@ -33,8 +34,10 @@ def test_unknown_override_path_names_it():
 
 def _pairs(n=400, seed=0):
     rng = np.random.default_rng(seed)
-    return [(list(rng.integers(4, 50, k)), list(rng.integers(4, 50, k + rng.integers(0, 3))))
-            for k in rng.integers(1, 90, n)]
+    return [
+        (list(rng.integers(4, 50, k)), list(rng.integers(4, 50, k + rng.integers(0, 3))))
+        for k in rng.integers(1, 90, n)
+    ]
 
 
 def test_curriculum_phases_hold_only_short_pairs_then_the_full_batcher():
@@ -45,7 +48,7 @@ def test_curriculum_phases_hold_only_short_pairs_then_the_full_batcher():
         assert b["src"].shape[1] == 16 and b["src_len"].max() <= 16 and b["tgt_len"].max() <= 16
     for k in range(7, 12):
         assert cur.batch_at(k)["src"].shape[1] <= 32
-    for k in (12, 13, 40):                  # after the curriculum: the full order from batch 0
+    for k in (12, 13, 40):  # after the curriculum: the full order from batch 0
         np.testing.assert_array_equal(cur.batch_at(k)["src"], full.batch_at(k - 12)["src"])
     assert {tuple(b["src"].shape) for b in cur.iterate(0, 12)} <= set(full.shapes)
     resumed = next(cur.iterate(start_step=9))

@@ -1,5 +1,6 @@
 """anatomy.recurrence: cells vs float64 NumPy, scan vs a Python loop, hoisted vs plain,
 padding, reverse, jit, gradients. (torch and flax.linen twins: test_recurrence_refs.py.)"""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -16,6 +17,7 @@ LENGTHS = np.array([6, 2, 4])  # one full, two padded
 # ------------------------------------------------------------ float64 NumPy twins
 # Written from the equations, gate by gate; they share nothing with the JAX code.
 
+
 def _sig(a):
     return 1.0 / (1.0 + np.exp(-a))
 
@@ -29,8 +31,10 @@ def np_step(name, p, carry, x):
     if name == "lstm":
         h, c = carry
         b = p["b"]
-        a = [x @ wx[:, k * H:(k + 1) * H] + h @ wh[:, k * H:(k + 1) * H] + b[k * H:(k + 1) * H]
-             for k in range(4)]
+        a = [
+            x @ wx[:, k * H : (k + 1) * H] + h @ wh[:, k * H : (k + 1) * H] + b[k * H : (k + 1) * H]
+            for k in range(4)
+        ]
         i, f, g, o = _sig(a[0]), _sig(a[1]), np.tanh(a[2]), _sig(a[3])
         c = f * c + i * g
         h = o * np.tanh(c)
@@ -66,6 +70,7 @@ def np_sequence(name, p, xs, reverse=False):
 
 # ------------------------------------------------------------------------ helpers
 
+
 def rand_params(name, rng):
     """Random float32 parameters with the init's shapes (no zero biases)."""
     shapes = jax.tree_util.tree_map(jnp.shape, rec.get_cell(name).init(jax.random.key(0), D, H))
@@ -96,6 +101,7 @@ def data():
 
 # -------------------------------------------------------------------------- cells
 
+
 @pytest.mark.parametrize("name", NAMES)
 def test_cell_matches_numpy_float64(name, data, rng):
     params, _ = data
@@ -105,7 +111,9 @@ def test_cell_matches_numpy_float64(name, data, rng):
     carry = rec.LSTMState(*hc) if name == "lstm" else hc[0]
     spec = rec.get_cell(name)
     new, y = spec.cell(p, carry, x)
-    ref_carry, ref_y = np_step(name, to64(p), to64(tuple(carry) if name == "lstm" else carry), to64(x))
+    ref_carry, ref_y = np_step(
+        name, to64(p), to64(tuple(carry) if name == "lstm" else carry), to64(x)
+    )
     assert rel(y, ref_y) <= 1e-5
     for got, ref in zip(jax.tree_util.tree_leaves(new), jax.tree_util.tree_leaves(ref_carry)):
         assert rel(got, ref) <= 1e-5
@@ -127,12 +135,20 @@ def test_gru_variants_differ_and_flag_works(data):
 def test_inits_and_registry():
     key = jax.random.key(0)
     p = rec.init_lstm(key, D, H, forget_bias=2.0)
-    assert {k: v.shape for k, v in p.items()} == {"w_x": (D, 4 * H), "w_h": (H, 4 * H), "b": (4 * H,)}
+    assert {k: v.shape for k, v in p.items()} == {
+        "w_x": (D, 4 * H),
+        "w_h": (H, 4 * H),
+        "b": (4 * H,),
+    }
     np.testing.assert_array_equal(p["b"].reshape(4, H)[1], 2.0)
     assert float(jnp.abs(p["w_h"]).max()) <= 1 / np.sqrt(H)
     p = rec.init_gru(key, D, H)
     assert {k: v.shape for k, v in p.items()} == {
-        "w_x": (D, 3 * H), "w_h": (H, 3 * H), "b_x": (3 * H,), "b_h": (3 * H,)}
+        "w_x": (D, 3 * H),
+        "w_h": (H, 3 * H),
+        "b_x": (3 * H,),
+        "b_h": (3 * H,),
+    }
     assert rec.init_rnn(key, D, H)["w_h"].dtype == jnp.float32
     for name in NAMES:
         spec = rec.get_cell(name)
@@ -159,6 +175,7 @@ def test_bad_inputs_raise_value_error(data):
 
 # ----------------------------------------------------------------------- the scan
 
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("reverse", [False, True])
 def test_run_matches_numpy_per_sequence(name, reverse, data):
@@ -166,13 +183,22 @@ def test_run_matches_numpy_per_sequence(name, reverse, data):
     params, xs = data
     p64 = to64(params[name])
     for hoist in (True, False):
-        final, ys, carries = rec.run(name, params[name], xs, lengths=LENGTHS, reverse=reverse,
-                                     hoist=hoist, return_carries=True)
+        final, ys, carries = rec.run(
+            name,
+            params[name],
+            xs,
+            lengths=LENGTHS,
+            reverse=reverse,
+            hoist=hoist,
+            return_carries=True,
+        )
         for b, length in enumerate(LENGTHS):
             ref_carry, ref_ys = np_sequence(name, p64, to64(xs[b, :length]), reverse)
             assert rel(ys[b, :length], ref_ys) <= 1e-5
             assert np.all(np.asarray(ys[b, length:]) == 0.0)  # exactly zero past the length
-            for got, ref in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(ref_carry)):
+            for got, ref in zip(
+                jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(ref_carry)
+            ):
                 assert rel(got[b], ref[0]) <= 1e-5
             # per-step carries: the hidden part equals ys; zero past the length
             np.testing.assert_array_equal(rec.get_cell(name).hidden(carries)[b], ys[b])
@@ -187,7 +213,7 @@ def test_run_matches_numpy_per_sequence(name, reverse, data):
 def np_sequence_c(p, xs, reverse):
     """LSTM cell states c_t [T, H] of one unpadded sequence in float64."""
     carry, cs = np_zero("lstm", 1), np.zeros((len(xs), H))
-    for t in (range(len(xs))[::-1] if reverse else range(len(xs))):
+    for t in range(len(xs))[::-1] if reverse else range(len(xs)):
         carry, _ = np_step("lstm", p, carry, xs[t][None])
         cs[t] = carry[1][0]
     return cs
@@ -200,7 +226,9 @@ def test_scan_matches_python_loop_and_hoist_matches_plain(name, data):
     p = params[name]
     rng = np.random.default_rng(7)
     carry0 = jax.tree_util.tree_map(
-        lambda z: jnp.asarray(rng.normal(size=z.shape), jnp.float32), spec.zero_carry(B, H, jnp.float32))
+        lambda z: jnp.asarray(rng.normal(size=z.shape), jnp.float32),
+        spec.zero_carry(B, H, jnp.float32),
+    )
     carry, loop_ys = carry0, []
     for t in range(T):  # the slow, obvious twin: the plain cell in a Python loop
         carry, y = spec.cell(p, carry, xs[:, t])
@@ -228,11 +256,11 @@ def test_padding_equals_each_sequence_alone(name, data):
     for reverse in (False, True):
         final, ys = rec.run(name, params[name], noisy, lengths=LENGTHS, reverse=reverse)
         for b, n in enumerate(LENGTHS):
-            fa, ya = rec.run(name, params[name], xs[b:b + 1, :n], reverse=reverse)
-            np.testing.assert_allclose(ys[b:b + 1, :n], ya, rtol=1e-5, atol=1e-6)
+            fa, ya = rec.run(name, params[name], xs[b : b + 1, :n], reverse=reverse)
+            np.testing.assert_allclose(ys[b : b + 1, :n], ya, rtol=1e-5, atol=1e-6)
             assert np.all(np.asarray(ys[b, n:]) == 0.0)
             for a, c in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(fa)):
-                np.testing.assert_allclose(a[b:b + 1], c, rtol=1e-5, atol=1e-6)
+                np.testing.assert_allclose(a[b : b + 1], c, rtol=1e-5, atol=1e-6)
 
 
 def test_zero_length_keeps_carry0(data):
@@ -261,7 +289,7 @@ def test_bidirectional_is_forward_concat_backward(data):
 
 def test_jit_equals_no_jit(data):
     params, xs = data
-    fn = lambda p, x, n: rec.run("lstm", p, x, lengths=n, reverse=True)  # noqa: E731
+    fn = lambda p, x, n: rec.run("lstm", p, x, lengths=n, reverse=True)
     eager = fn(params["lstm"], xs, LENGTHS)
     jitted = jax.jit(fn)(params["lstm"], xs, LENGTHS)
     for a, b in zip(jax.tree_util.tree_leaves(eager), jax.tree_util.tree_leaves(jitted)):
@@ -281,7 +309,7 @@ def test_gradients_check_grads(name):
         @jax.jit  # FD evaluates the loss many times: compile it once
         def loss(p, xs):
             final, ys = rec.run(name, p, xs, lengths=lengths, reverse=True)
-            return jnp.sum(ys ** 2) + jnp.sum(jax.tree_util.tree_leaves(final)[0])
+            return jnp.sum(ys**2) + jnp.sum(jax.tree_util.tree_leaves(final)[0])
 
         check_grads(loss, (p, xs), order=2, modes=["rev"], atol=1e-5, rtol=1e-5)
 

@@ -1,4 +1,5 @@
 """anatomy.recurrence.quasi: associative scan vs sequential scan vs a float64 NumPy loop."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -65,7 +66,7 @@ def test_sru_layer_vs_numpy(gates):
         _, hs_seq = rec.sru(p, xs, c0, lengths=LENGTHS, parallel=False)
         w = p["w"].astype(np.float64)
         x64 = xs.astype(np.float64)
-        zz, af, ar = x64 @ w[:, :H], x64 @ w[:, H:2 * H], x64 @ w[:, 2 * H:]
+        zz, af, ar = x64 @ w[:, :H], x64 @ w[:, H : 2 * H], x64 @ w[:, 2 * H :]
         ff = 1 / (1 + np.exp(-(af + p["b"][:H])))
         rr = 1 / (1 + np.exp(-(ar + p["b"][H:])))
         cs = np_quasi(ff, zz, c0, LENGTHS)

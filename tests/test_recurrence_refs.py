@@ -1,4 +1,5 @@
 """anatomy.recurrence vs torch.nn.LSTM / torch.nn.GRU (float64) and flax.linen cells, mapped weights."""
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -24,7 +25,7 @@ def rand_params(name, rng):
 
 def load_torch(module, params, suffix=""):
     """Copy our params into a float64 torch RNN layer (weights transposed: torch is [G*H, D])."""
-    t = lambda a: torch.tensor(np.asarray(a, np.float64))  # noqa: E731
+    t = lambda a: torch.tensor(np.asarray(a, np.float64))
     with torch.no_grad():
         getattr(module, "weight_ih_l0" + suffix).copy_(t(params["w_x"]).T)
         getattr(module, "weight_hh_l0" + suffix).copy_(t(params["w_h"]).T)
@@ -68,8 +69,11 @@ def test_bidirectional_packed_vs_torch(name, torch_cls, data):
     load_torch(layer, p_fw)
     load_torch(layer, p_bw, "_reverse")
     packed = torch.nn.utils.rnn.pack_padded_sequence(
-        torch.tensor(xs, dtype=torch.float64), torch.tensor(LENGTHS), batch_first=True,
-        enforce_sorted=False)
+        torch.tensor(xs, dtype=torch.float64),
+        torch.tensor(LENGTHS),
+        batch_first=True,
+        enforce_sorted=False,
+    )
     with torch.no_grad():
         out, hn = layer(packed)
     out, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=T)
@@ -89,7 +93,9 @@ def _flax_init(module, carry, x):
 
 
 def _randomize(tree, rng):
-    return jax.tree_util.tree_map(lambda a: jnp.asarray(rng.normal(0, 0.5, a.shape), jnp.float32), tree)
+    return jax.tree_util.tree_map(
+        lambda a: jnp.asarray(rng.normal(0, 0.5, a.shape), jnp.float32), tree
+    )
 
 
 @pytest.mark.parametrize("cls", [nn.LSTMCell, nn.OptimizedLSTMCell])
@@ -138,5 +144,10 @@ def test_gru_cell_vs_flax(data):
         ho, _ = rec.gru_cell(ours, ho, xs[:, t], reset_after=True)
         assert rel(ho, hf) <= 1e-5
     # the paper variant is a different function
-    assert rel(rec.gru_cell(ours, h, xs[:, 0], reset_after=False)[0],
-               module.apply({"params": fp}, h, xs[:, 0])[0]) > 1e-3
+    assert (
+        rel(
+            rec.gru_cell(ours, h, xs[:, 0], reset_after=False)[0],
+            module.apply({"params": fp}, h, xs[:, 0])[0],
+        )
+        > 1e-3
+    )

@@ -1,4 +1,5 @@
 """report: the chapter's table from measurements, through launch.py; verdicts; malformed inputs."""
+
 import json
 import pathlib
 import re
@@ -14,8 +15,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def launch(workdir, *overrides):
-    cmd = [sys.executable, "launch.py", "--experiment=report",
-           "--config=experiments/configs/report.py:quick", f"--workdir={workdir}", *overrides]
+    cmd = [
+        sys.executable,
+        "launch.py",
+        "--experiment=report",
+        "--config=experiments/configs/report.py:quick",
+        f"--workdir={workdir}",
+        *overrides,
+    ]
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
@@ -36,8 +43,11 @@ def test_quick_report_has_every_row_with_a_verdict(quick_report):
     assert all(r["verdict"] != report.MISSING and r["measured"] != "—" for r in measured)
     # serial steps and exponents are exact / compile-time: they hold even on a quick preset
     by_name = {r["property"]: r for r in rows}
-    for name in ("distance between any two positions", "per-layer time complexity",
-                 "incremental decode latency"):
+    for name in (
+        "distance between any two positions",
+        "per-layer time complexity",
+        "incremental decode latency",
+    ):
         assert by_name[name]["verdict"] == report.HOLDS, by_name[name]
     assert set(results["sources"]) == set(report_config.EXPERIMENTS)
     assert all(s["status"] == "ran" for s in results["sources"].values())
@@ -49,7 +59,7 @@ def test_quick_report_has_every_row_with_a_verdict(quick_report):
 def test_quick_report_links_point_at_files(quick_report):
     text = (quick_report / "report.md").read_text()
     links = re.findall(r"\]\(([^)]+)\)", text)
-    assert any(l.endswith(".png") for l in links) and any(l.endswith("report.md") for l in links)
+    assert any(x.endswith(".png") for x in links) and any(x.endswith("report.md") for x in links)
     for link in links:
         assert (quick_report / link).is_file(), link
     results = json.loads((quick_report / "results.json").read_text())
@@ -96,7 +106,9 @@ def test_malformed_results_json_is_a_clear_error(quick_report, tmp_path, capsys)
     (bad / "results.json").write_text(json.dumps({"fits": {}}))
     c = _collect_config(quick_report, complexity=bad)
     c.rerun = False
-    with pytest.raises(ValueError, match=r"complexity/results.json is malformed: missing key 'fits\.recurrent'"):
+    with pytest.raises(
+        ValueError, match=r"complexity/results.json is malformed: missing key 'fits\.recurrent'"
+    ):
         report.run(c, str(tmp_path / "out"))
     assert "report: running" not in capsys.readouterr().out
 
@@ -125,7 +137,7 @@ def test_decay_bottleneck_and_quality_verdicts():
     assert report.decay_verdict(0.999, 0.9, 100, False) == report.FAILS
     assert report.quality_cost_verdict(97.0, 200.0, 96.5, 300.0) == report.HOLDS
     assert report.quality_cost_verdict(97.0, 400.0, 96.5, 300.0) == report.CAVEAT  # level, slower
-    assert report.quality_cost_verdict(90.0, 200.0, 96.5, 300.0) == report.FAILS   # behind, cheaper
+    assert report.quality_cost_verdict(90.0, 200.0, 96.5, 300.0) == report.FAILS  # behind, cheaper
     assert report.quality_cost_verdict(90.0, 400.0, 96.5, 300.0) == report.FAILS
     assert report.quality_cost_verdict(2.0, 200.0, 1.5, 300.0) == report.FAILS  # nothing learned
 
@@ -139,15 +151,19 @@ def test_bottleneck_verdict_needs_rnnenc_to_learn_then_fall():
     assert report.bottleneck_verdict(90.0, 5.0, short, flat) == report.HOLDS
     # the floor: an RNNenc that never learned shows no bottleneck, whatever the attention models do
     assert report.bottleneck_verdict(floor - 0.1, 0.0, short, flat) == report.NOT_SHOWN
-    assert report.bottleneck_verdict(3.3, 4.1, short, flat) == report.NOT_SHOWN   # issue 10's run
+    assert report.bottleneck_verdict(3.3, 4.1, short, flat) == report.NOT_SHOWN  # issue 10's run
     # the gap: learned, but did not fall with length
     assert report.bottleneck_verdict(90.0, 90.0 - drop + 0.1, short, flat) == report.FAILS
     # learned and fell, but attention only slightly ahead on long sources: a caveat
-    assert report.bottleneck_verdict(99.0, 70.0, short, {"rnnsearch": 80.0, "transformer": 79.5}) \
+    assert (
+        report.bottleneck_verdict(99.0, 70.0, short, {"rnnsearch": 80.0, "transformer": 79.5})
         == report.CAVEAT
+    )
     # learned and fell, but attention collapsed as well and is behind
-    assert report.bottleneck_verdict(99.0, 30.0, short, {"rnnsearch": 20.0, "transformer": 90.0}) \
+    assert (
+        report.bottleneck_verdict(99.0, 30.0, short, {"rnnsearch": 20.0, "transformer": 90.0})
         == report.FAILS
+    )
     assert report.bottleneck_verdict(float("nan"), 5.0, short, flat) == report.NOT_SHOWN
     assert report.bottleneck_verdict(90.0, 5.0, short, {}) == report.NOT_SHOWN
 
@@ -155,8 +171,16 @@ def test_bottleneck_verdict_needs_rnnenc_to_learn_then_fall():
 def test_bottleneck_row_says_why_it_is_not_shown():
     def entry(bl):
         return {"bleu_by_length": {"1-10": bl[0], "61+": bl[1]}, "n_seeds": 3}
-    r = {"rnn_vs_attn": {"models": {"rnnenc": entry((3.3, 4.1)), "rnnsearch": entry((99.0, 98.5)),
-                                    "transformer": entry((98.4, 50.0))}}}
+
+    r = {
+        "rnn_vs_attn": {
+            "models": {
+                "rnnenc": entry((3.3, 4.1)),
+                "rnnsearch": entry((99.0, 98.5)),
+                "transformer": entry((98.4, 50.0)),
+            }
+        }
+    }
     _, verdict, why = report._bottleneck(r)
     assert verdict == report.NOT_SHOWN and "did not learn short sentences" in why
     assert "means of 3 seeds" in why
@@ -164,6 +188,7 @@ def test_bottleneck_row_says_why_it_is_not_shown():
 
 def test_recall_must_be_well_above_chance():
     from experiments import long_range
+
     chance = 1 / 8
     floor = chance + long_range.ABOVE_CHANCE * (1 - chance)
     assert report.recall_ok(0.95, [0.40, 0.30], chance)
@@ -175,7 +200,9 @@ def test_recall_must_be_well_above_chance():
     assert not report.recall_ok(0.80, [0.90], chance)
     assert not report.recall_ok(float("nan"), [0.1], chance)
     assert not report.recall_ok(0.95, [], chance)
-    assert long_range.well_above_chance(0.6, chance) and not long_range.well_above_chance(0.5, chance)
+    assert long_range.well_above_chance(0.6, chance) and not long_range.well_above_chance(
+        0.5, chance
+    )
     assert report.NOT_SHOWN in report.VERDICTS and report.NOT_SHOWN in report.thresholds_markdown()
 
 

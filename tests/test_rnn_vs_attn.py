@@ -1,4 +1,5 @@
 """Smoke test of rnn_vs_attn:quick and translate through launch.py (subprocesses, as a user runs them)."""
+
 import json
 import math
 import os
@@ -10,17 +11,38 @@ import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-KEYS = ("params", "train_seconds", "tokens_per_second", "final_loss", "valid_loss", "bleu",
-        "bleu_by_length", "decode_tokens_per_second")
-PLOTS = ("bleu_by_length.png", "loss_vs_steps.png", "loss_vs_time.png", "valid_loss.png",
-         "valid_loss_vs_time.png", "attention_rnnsearch.png", "attention_transformer.png")
-TIMING = ("wall_time", "tokens_per_second", "valid_seconds")   # the only fields that may differ
+KEYS = (
+    "params",
+    "train_seconds",
+    "tokens_per_second",
+    "final_loss",
+    "valid_loss",
+    "bleu",
+    "bleu_by_length",
+    "decode_tokens_per_second",
+)
+PLOTS = (
+    "bleu_by_length.png",
+    "loss_vs_steps.png",
+    "loss_vs_time.png",
+    "valid_loss.png",
+    "valid_loss_vs_time.png",
+    "attention_rnnsearch.png",
+    "attention_transformer.png",
+)
+TIMING = ("wall_time", "tokens_per_second", "valid_seconds")  # the only fields that may differ
 MODELS = ("rnnenc", "rnnsearch", "transformer")
 
 
 def launch(*args, stdin=None, timeout=300):
-    out = subprocess.run([sys.executable, "launch.py", *args], cwd=ROOT, input=stdin,
-                         capture_output=True, text=True, timeout=timeout)
+    out = subprocess.run(
+        [sys.executable, "launch.py", *args],
+        cwd=ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert out.returncode == 0, out.stderr[-4000:]
     return out
 
@@ -28,8 +50,11 @@ def launch(*args, stdin=None, timeout=300):
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     workdir = str(tmp_path_factory.mktemp("rnn_vs_attn"))
-    out = launch("--experiment=rnn_vs_attn",
-                 f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick", f"--workdir={workdir}")
+    out = launch(
+        "--experiment=rnn_vs_attn",
+        f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
+        f"--workdir={workdir}",
+    )
     return workdir, out.stdout
 
 
@@ -37,8 +62,12 @@ def quick_run(tmp_path_factory):
 def seeds_run(tmp_path_factory):
     """The quick preset with two seeds: seed 0 must be quick_run to the digit."""
     workdir = str(tmp_path_factory.mktemp("rnn_vs_attn_seeds"))
-    out = launch("--experiment=rnn_vs_attn", f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
-                 "--config.seeds=2", f"--workdir={workdir}")
+    out = launch(
+        "--experiment=rnn_vs_attn",
+        f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
+        "--config.seeds=2",
+        f"--workdir={workdir}",
+    )
     return workdir, out.stdout
 
 
@@ -62,16 +91,25 @@ def test_results_json_has_every_key_finite(quick_run):
             assert k in r, (name, k)
         for k in KEYS[:-2] + KEYS[-1:]:
             assert isinstance(r[k], (int, float)) and math.isfinite(r[k]), (name, k, r[k])
-        assert set(r["bleu_by_length"]) == {"1-10", "11-20", "21-30", "31-40", "41-50", "51-60", "61+"}
+        assert set(r["bleu_by_length"]) == {
+            "1-10",
+            "11-20",
+            "21-30",
+            "31-40",
+            "41-50",
+            "51-60",
+            "61+",
+        }
         assert all(0 <= v <= 100 for v in r["bleu_by_length"].values())
         assert r["params"] > 1000 and r["train_seconds"] > 0 and r["final_loss"] > 0
-        assert name in stdout                                  # the table is printed
+        assert name in stdout  # the table is printed
         assert os.path.isdir(os.path.join(workdir, name, "checkpoints", "30"))
     assert "| model |" in stdout
 
 
 def test_plots_and_report_are_sane(quick_run):
     import matplotlib.image as mpimg
+
     workdir, _ = quick_run
     for name in PLOTS:
         img = mpimg.imread(os.path.join(workdir, name))
@@ -85,24 +123,44 @@ def test_plots_and_report_are_sane(quick_run):
 
 def test_translate_from_flag_and_stdin(quick_run):
     workdir, _ = quick_run
-    out = launch("--experiment=translate", f"--workdir={workdir}", "--config.model=rnnsearch",
-                 "--config.sentences=the cat sleeps .|a dog sees the cat .")
+    out = launch(
+        "--experiment=translate",
+        f"--workdir={workdir}",
+        "--config.model=rnnsearch",
+        "--config.sentences=the cat sleeps .|a dog sees the cat .",
+    )
     assert len(out.stdout.strip().splitlines()) == 2
-    out = launch("--experiment=translate", f"--workdir={workdir}", "--config.model=rnnenc",
-                 stdin="the cat sleeps .\n\nthe dogs run .\nthe end .\n")
+    out = launch(
+        "--experiment=translate",
+        f"--workdir={workdir}",
+        "--config.model=rnnenc",
+        stdin="the cat sleeps .\n\nthe dogs run .\nthe end .\n",
+    )
     assert len(out.stdout.strip().splitlines()) == 3
 
 
 def test_translate_unknown_model_is_a_clear_error(quick_run):
     workdir, _ = quick_run
-    out = subprocess.run([sys.executable, "launch.py", "--experiment=translate", f"--workdir={workdir}",
-                          "--config.model=luong", "--config.sentences=x"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "launch.py",
+            "--experiment=translate",
+            f"--workdir={workdir}",
+            "--config.model=luong",
+            "--config.sentences=x",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode != 0 and "No trained model 'luong'" in out.stderr
 
 
 def test_presets_keep_one_token_budget_and_name_the_choices():
     from experiments.configs.rnn_vs_attn import get_config
+
     default, full = get_config(), get_config("full")
     # 'full' differs only in the lexicon and the number of steps, not in the models
     assert (default.data.toy.lexicon_scale, full.data.toy.lexicon_scale) == (0.1, 1.0)
@@ -114,11 +172,12 @@ def test_presets_keep_one_token_budget_and_name_the_choices():
 
 def test_seeds_equal_time_and_bahdanau_presets():
     from experiments.configs.rnn_vs_attn import get_config
+
     default = get_config()
     assert default.seeds == 1 and get_config("seeds").seeds == 3
     assert default.train.eval_every > 0 and default.train.eval_every % default.train.log_every == 0
     t = get_config("equal_time").train
-    assert t.max_train_seconds > 0 and t.num_steps > default.train.num_steps   # the clock stops it
+    assert t.max_train_seconds > 0 and t.num_steps > default.train.num_steps  # the clock stops it
     bahdanau = get_config("bahdanau")
     assert sorted(bahdanau.models) == sorted(f"{m}-{n}" for m in MODELS for n in (30, 50))
     assert bahdanau.model.to_dict() == default.model.to_dict()
@@ -130,7 +189,7 @@ def test_validation_records_present_and_finite(quick_run):
         with open(os.path.join(workdir, name, "metrics.jsonl")) as f:
             recs = [json.loads(line) for line in f]
         valid = [r for r in recs if "valid_loss" in r]
-        assert [r["step"] for r in valid] == [10, 20, 30], name          # quick: eval_every 10
+        assert [r["step"] for r in valid] == [10, 20, 30], name  # quick: eval_every 10
         for r in valid:
             assert math.isfinite(r["valid_loss"]) and r["valid_loss"] > 0, r
             assert 0 <= r["valid_accuracy"] <= 1 and r["valid_tokens"] > 0, r
@@ -146,15 +205,18 @@ def test_seeds_keep_every_row_and_their_mean(seeds_run):
         entry = results["models"][name]
         seeds = entry["seeds"]
         assert entry["n_seeds"] == 2 and len(seeds) == 2 and entry["train_seed"] == [0, 1]
-        for sub in ("", "seed1"):        # seed 0 where a one-seed run keeps it, then seed<s>
+        for sub in ("", "seed1"):  # seed 0 where a one-seed run keeps it, then seed<s>
             assert os.path.isdir(os.path.join(workdir, name, sub, "checkpoints", "30"))
         for key in ("bleu", "final_loss", "valid_loss", "train_seconds"):
             values = [r[key] for r in seeds]
             assert entry[key] == pytest.approx(np.mean(values), rel=1e-12), (name, key)
-            assert entry["std"][key] == pytest.approx(np.std(values, ddof=1), rel=1e-12), (name, key)
+            assert entry["std"][key] == pytest.approx(np.std(values, ddof=1), rel=1e-12), (
+                name,
+                key,
+            )
         for lab, mean in entry["bleu_by_length"].items():
             assert mean == pytest.approx(np.mean([r["bleu_by_length"][lab] for r in seeds]))
-        assert seeds[0]["final_loss"] != seeds[1]["final_loss"]      # another init: other numbers
+        assert seeds[0]["final_loss"] != seeds[1]["final_loss"]  # another init: other numbers
     assert "±" in stdout and "±" in open(os.path.join(workdir, "report.md")).read()
 
 
@@ -162,9 +224,16 @@ def test_seeds_run_in_a_one_seed_workdir_trains_only_the_new_seeds(quick_run, tm
     """seed 0 lives where the one-seed run put it, so adding seeds resumes it (no retraining)."""
     workdir = str(tmp_path / "grown")
     shutil.copytree(quick_run[0], workdir)
-    out = launch("--experiment=rnn_vs_attn", f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
-                 "--config.seeds=2", "--config.models=('rnnenc',)", f"--workdir={workdir}")
-    assert "[rnnenc/seed0] resumed from" in out.stderr and "[rnnenc/seed1] resumed" not in out.stderr
+    out = launch(
+        "--experiment=rnn_vs_attn",
+        f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
+        "--config.seeds=2",
+        "--config.models=('rnnenc',)",
+        f"--workdir={workdir}",
+    )
+    assert (
+        "[rnnenc/seed0] resumed from" in out.stderr and "[rnnenc/seed1] resumed" not in out.stderr
+    )
     entry = _results(workdir)["models"]["rnnenc"]
     assert entry["seeds"][0]["bleu"] == _results(quick_run[0])["models"]["rnnenc"]["bleu"]
     assert os.path.isdir(os.path.join(workdir, "rnnenc", "seed1", "checkpoints", "30"))
@@ -178,8 +247,16 @@ def test_same_seed_gives_identical_metrics(quick_run, seeds_run):
         first = _records(os.path.join(quick_run[0], name, "metrics.jsonl"))
         second = _records(os.path.join(seeds_run[0], name, "metrics.jsonl"))
         assert len(first) == 6 and first == second, name
-        for key in ("bleu", "bleu_by_length", "final_loss", "final_accuracy", "valid_loss",
-                    "params", "steps", "tokens"):
+        for key in (
+            "bleu",
+            "bleu_by_length",
+            "final_loss",
+            "final_accuracy",
+            "valid_loss",
+            "params",
+            "steps",
+            "tokens",
+        ):
             assert one[name][key] == again[key], (name, key)
 
 
@@ -188,6 +265,7 @@ def test_length_limited_models_train_on_short_sources_only():
     from anatomy.errors import BadInputError
     from experiments import rnn_vs_attn
     from experiments.configs.rnn_vs_attn import get_config
+
     assert rnn_vs_attn.model_spec("rnnsearch-30") == ("rnnsearch", 30)
     assert rnn_vs_attn.model_spec("transformer") == ("transformer", 0)
     for bad in ("rnnsearch-", "rnnsearch-0", "rnnsearch-x", "lstm-30"):
@@ -201,14 +279,26 @@ def test_length_limited_models_train_on_short_sources_only():
     assert longest(short) <= 30 < longest(full)
     valid = rnn_vs_attn._valid_batches(config, corpus, 1)
     assert len(valid) == config.eval.valid_batches
-    assert max(int(b["src_len"].max()) for b in D.eval_batches(corpus, "valid", config=config.data)) > 30
+    assert (
+        max(int(b["src_len"].max()) for b in D.eval_batches(corpus, "valid", config=config.data))
+        > 30
+    )
 
 
 def test_aggregate_over_seeds_on_constructed_rows():
     from experiments import rnn_vs_attn_report as R
-    rows = [{"train_seed": s, "bleu": b, "bleu_by_length": {"1-10": b + 1}, "valid_loss": None,
-             "examples": [[f"seed {s}"]], "stopped_by_time_budget": False}
-            for s, b in ((0, 10.0), (1, 20.0), (2, 60.0))]
+
+    rows = [
+        {
+            "train_seed": s,
+            "bleu": b,
+            "bleu_by_length": {"1-10": b + 1},
+            "valid_loss": None,
+            "examples": [[f"seed {s}"]],
+            "stopped_by_time_budget": False,
+        }
+        for s, b in ((0, 10.0), (1, 20.0), (2, 60.0))
+    ]
     agg = R.aggregate(rows)
     assert agg["bleu"] == 30.0 and agg["std"]["bleu"] == pytest.approx(np.std([10, 20, 60], ddof=1))
     assert agg["bleu_by_length"] == {"1-10": 31.0} and agg["train_seed"] == [0, 1, 2]

@@ -6,6 +6,7 @@ and report.md; a rerun with the same config resumes and reuses the BLEU cache; a
 config re-scores (one line naming the field); another train, model or data config stops with
 one line naming the field, before anything is trained or overwritten.
 """
+
 import json
 import os
 
@@ -28,13 +29,15 @@ def tsv(tmp_path_factory):
     for _ in range(200):
         src = list(rng.choice(words, rng.integers(2, 9)))
         lines.append(" ".join(src) + "\t" + " ".join(w.upper() for w in src))
-    lines[5] = " ".join(["w1"] * 120) + "\tW1"                       # over max_len: filtered
-    for k, (kind, line) in enumerate(BAD.items()):                  # 8 of each kind
+    lines[5] = " ".join(["w1"] * 120) + "\tW1"  # over max_len: filtered
+    for k, line in enumerate(BAD.values()):  # 8 of each kind
         for j in range(8):
             lines.insert(10 + 30 * j + k, line)
     path = tmp_path_factory.mktemp("corpus") / "user.tsv"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    first = {kind: [i + 1 for i, x in enumerate(lines) if x == line][:5] for kind, line in BAD.items()}
+    first = {
+        kind: [i + 1 for i, x in enumerate(lines) if x == line][:5] for kind, line in BAD.items()
+    }
     return str(path), first
 
 
@@ -97,9 +100,11 @@ def test_workdir_reuse_refusal_and_corpus_report(tsv, tmp_path, bleu_calls, caps
     lr.train.learning_rate = 1e-3
     width.model.rnnenc.d_hidden = 48
     data.data.valid_size = 12
-    for config, field in ((lr, "train.learning_rate: 0.002 -> 0.001"),
-                          (width, "model.config.d_hidden: 32 -> 48"),
-                          (data, "valid_size: 10 -> 12")):
+    for config, field in (
+        (lr, "train.learning_rate: 0.002 -> 0.001"),
+        (width, "model.config.d_hidden: 32 -> 48"),
+        (data, "valid_size: 10 -> 12"),
+    ):
         with pytest.raises(FingerprintMismatchError) as err:
             rnn_vs_attn.run(config, workdir)
         msg = str(err.value)

@@ -3,6 +3,7 @@ model overfits a tiny batch and decodes it back, beam search vs greedy and exhau
 
 All models are tiny (widths 16-32, vocab 14) so the file stays fast on 2 CPU cores.
 """
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,36 +12,92 @@ import pytest
 
 from anatomy import decode
 from anatomy.attention import any_overflow
-from anatomy.seq2seq import (BOS, EOS, MODELS, PAD, build_model, count_params,
-                             default_model_config)
+from anatomy.seq2seq import BOS, EOS, MODELS, PAD, build_model, count_params, default_model_config
 
 V = 14  # ids 0-3 are pad, bos, eos, unk; 4..13 are words
 
 TINY = {
     "rnnenc": {"cell": "lstm", "d_emb": 16, "d_hidden": 32},
-    "rnnsearch": {"cell": "gru", "d_emb": 16, "d_enc": 16, "d_dec": 32, "d_attn": 16,
-                  "d_readout": 32},
+    "rnnsearch": {
+        "cell": "gru",
+        "d_emb": 16,
+        "d_enc": 16,
+        "d_dec": 32,
+        "d_attn": 16,
+        "d_readout": 32,
+    },
     "luong": {"cell": "lstm", "d_emb": 16, "d_hidden": 32, "score": "general"},
-    "transformer": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_encoder_layers": 1,
-                    "n_decoder_layers": 1, "dropout_rate": 0.0},
+    "transformer": {
+        "d_model": 32,
+        "n_heads": 4,
+        "d_ff": 64,
+        "n_encoder_layers": 1,
+        "n_decoder_layers": 1,
+        "dropout_rate": 0.0,
+    },
 }
 
 # More variants for the cheap equivalence checks (random parameters, no training).
 VARIANTS = [(name, cfg) for name, cfg in TINY.items()] + [
-    ("rnnenc", {"cell": "gru", "d_emb": 8, "d_hidden": 12, "feed_context": True,
-                "reverse_source": True}),
-    ("rnnsearch", {"cell": "lstm", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8,
-                   "d_readout": 10}),
-    ("rnnsearch", {"cell": "gru", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8,
-                   "d_readout": 10, "readout_state": "previous"}),
-    ("rnnsearch", {"cell": "lstm", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8,
-                   "d_readout": 10, "readout": "maxout"}),
-    ("rnnsearch", {"cell": "gru_paper", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8,
-                   "d_readout": 10, "readout_state": "previous", "readout": "maxout"}),
+    (
+        "rnnenc",
+        {"cell": "gru", "d_emb": 8, "d_hidden": 12, "feed_context": True, "reverse_source": True},
+    ),
+    (
+        "rnnsearch",
+        {"cell": "lstm", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8, "d_readout": 10},
+    ),
+    (
+        "rnnsearch",
+        {
+            "cell": "gru",
+            "d_emb": 8,
+            "d_enc": 8,
+            "d_dec": 12,
+            "d_attn": 8,
+            "d_readout": 10,
+            "readout_state": "previous",
+        },
+    ),
+    (
+        "rnnsearch",
+        {
+            "cell": "lstm",
+            "d_emb": 8,
+            "d_enc": 8,
+            "d_dec": 12,
+            "d_attn": 8,
+            "d_readout": 10,
+            "readout": "maxout",
+        },
+    ),
+    (
+        "rnnsearch",
+        {
+            "cell": "gru_paper",
+            "d_emb": 8,
+            "d_enc": 8,
+            "d_dec": 12,
+            "d_attn": 8,
+            "d_readout": 10,
+            "readout_state": "previous",
+            "readout": "maxout",
+        },
+    ),
     ("luong", {"cell": "gru", "d_emb": 8, "d_hidden": 12, "score": "dot"}),
     ("luong", {"cell": "rnn", "d_emb": 8, "d_hidden": 12, "score": "concat", "d_attn": 6}),
-    ("transformer", {"d_model": 16, "n_heads": 2, "d_ff": 32, "pre_ln": True,
-                     "share_embeddings": True, "tie_output": False, "dropout_rate": 0.3}),
+    (
+        "transformer",
+        {
+            "d_model": 16,
+            "n_heads": 2,
+            "d_ff": 32,
+            "pre_ln": True,
+            "share_embeddings": True,
+            "tie_output": False,
+            "dropout_rate": 0.3,
+        },
+    ),
 ]
 VARIANT_IDS = [f"{n}-{i}" for i, (n, _) in enumerate(VARIANTS)]
 
@@ -49,13 +106,15 @@ def make_batch(srcs, tgts):
     """Pad lists of id lists into the batch layout of anatomy.data (pad 0, bos 1, eos 2)."""
     s_len = max(map(len, srcs))
     t_len = max(map(len, tgts)) + 1
-    batch = {"src": np.zeros((len(srcs), s_len), np.int32),
-             "tgt_in": np.zeros((len(srcs), t_len), np.int32),
-             "tgt_out": np.zeros((len(srcs), t_len), np.int32)}
+    batch = {
+        "src": np.zeros((len(srcs), s_len), np.int32),
+        "tgt_in": np.zeros((len(srcs), t_len), np.int32),
+        "tgt_out": np.zeros((len(srcs), t_len), np.int32),
+    }
     for i, (s, t) in enumerate(zip(srcs, tgts)):
-        batch["src"][i, :len(s)] = s
-        batch["tgt_in"][i, :len(t) + 1] = [BOS] + t
-        batch["tgt_out"][i, :len(t) + 1] = t + [EOS]
+        batch["src"][i, : len(s)] = s
+        batch["tgt_in"][i, : len(t) + 1] = [BOS] + t
+        batch["tgt_out"][i, : len(t) + 1] = t + [EOS]
     batch["src_len"] = np.array([len(s) for s in srcs], np.int32)
     batch["tgt_len"] = np.array([len(t) + 1 for t in tgts], np.int32)
     return batch
@@ -74,6 +133,7 @@ def batch():
 
 
 # ---------------------------------------------------------------- registry and configs
+
 
 def test_unknown_model_name_lists_choices():
     with pytest.raises(ValueError, match="unknown model 'lstm_seq2seq'.*rnnenc.*transformer"):
@@ -107,6 +167,7 @@ def test_default_param_counts_are_comparable():
 
 # ---------------------------------------------------------------- equivalences
 
+
 def stepwise_logits(model, params, batch):
     """Logits [B, T, V] from encode / init_state / step fed the teacher's tokens."""
     memory = model.encode(params, batch["src"], batch["src_len"])
@@ -127,16 +188,21 @@ def test_incremental_decoding_equals_teacher_forcing_and_padding_is_invisible(na
     # every leaf moved off its init (biases start at zero, LN scales at one), so a bias or a
     # scale that only one of the two paths applies changes the logits
     noise = np.random.default_rng(1)
-    params = jax.tree_util.tree_map(lambda p: p + 0.1 * noise.normal(size=p.shape).astype(p.dtype),
-                                    model.init(jax.random.key(1)))
+    params = jax.tree_util.tree_map(
+        lambda p: p + 0.1 * noise.normal(size=p.shape).astype(p.dtype),
+        model.init(jax.random.key(1)),
+    )
     # Three more source columns, and garbage ids (not pad) at every padded position.
     src = np.pad(batch["src"], ((0, 0), (0, 3)))
     padded = dict(batch, src=np.where(src == PAD, 7, src).astype(np.int32))
 
     @jax.jit  # one compilation for all three computations
     def everything(params, batch, padded):
-        return (model.apply(params, batch), stepwise_logits(model, params, batch),
-                model.apply(params, padded))
+        return (
+            model.apply(params, batch),
+            stepwise_logits(model, params, batch),
+            model.apply(params, padded),
+        )
 
     full, step, pad = map(np.asarray, everything(params, batch, padded))
     assert full.shape == batch["tgt_in"].shape + (V,)
@@ -153,21 +219,22 @@ def test_transformer_decode_state_is_per_row_and_flags_overflow(batch):
     params = model.init(jax.random.key(5))
     memory = model.encode(params, batch["src"], batch["src_len"])
     tgt = jnp.asarray(batch["tgt_in"])  # [B, T]
-    cat = lambda *trees: jax.tree.map(lambda *x: jnp.concatenate(x, 0), *trees)  # noqa: E731
+    cat = lambda *trees: jax.tree.map(lambda *x: jnp.concatenate(x, 0), *trees)
 
     def fed(row, n, cap=6):  # row's memory and its state after the first n teacher tokens
-        mem = jax.tree.map(lambda x: x[row:row + 1], memory)
+        mem = jax.tree.map(lambda x: x[row : row + 1], memory)
         state = model.init_state(params, mem, cap)
         for t in range(n):
-            _, state = model.step(params, mem, state, tgt[row:row + 1, t])
+            _, state = model.step(params, mem, state, tgt[row : row + 1, t])
         return mem, state
 
     (m0, s0), (m1, s1) = fed(0, 3), fed(1, 1)
     np.testing.assert_array_equal(cat(s0, s1)["pos"], [3, 1])
     nxt = jnp.stack([tgt[0, 3], tgt[1, 1]])  # [2]
     both, _ = model.step(params, cat(m0, m1), cat(s0, s1), nxt)
-    alone = jnp.concatenate([model.step(params, m0, s0, nxt[:1])[0],
-                             model.step(params, m1, s1, nxt[1:])[0]])
+    alone = jnp.concatenate(
+        [model.step(params, m0, s0, nxt[:1])[0], model.step(params, m1, s1, nxt[1:])[0]]
+    )
     full = model.apply(params, batch)  # [B, T, V]
     np.testing.assert_allclose(both, alone, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(both, jnp.stack([full[0, 3], full[1, 1]]), rtol=1e-5, atol=1e-5)
@@ -205,7 +272,9 @@ def test_attention_intermediates(batch):
     assert len(inter["cross_attention_layers"]) == 2
     assert inter["cross_attention"].shape == (3, 4, t_len, s_len)
     first, last = map(np.asarray, inter["cross_attention_layers"])
-    np.testing.assert_array_equal(inter["cross_attention"], last)  # 'cross_attention' is the last layer
+    np.testing.assert_array_equal(
+        inter["cross_attention"], last
+    )  # 'cross_attention' is the last layer
     assert not np.allclose(first, last)
     for w in (first, last):  # rows are distributions over the real source positions only
         np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-5)
@@ -219,6 +288,7 @@ def test_attention_intermediates(batch):
 
 
 # ---------------------------------------------------------------- training and decoding
+
 
 def overfit_batch():
     """8 pairs: the target is the source reversed with each word shifted by 3 (mod 10)."""
@@ -244,6 +314,7 @@ def train(model, batch, steps=300, lr=1e-2):
             grads = jax.grad(loss_fn)(params)
             updates, opt = tx.update(grads, opt, params)
             return optax.apply_updates(params, updates), opt
+
         params, _ = jax.lax.fori_loop(0, steps, body, (params, tx.init(params)))
         return params, loss_fn(params)
 
@@ -272,14 +343,18 @@ def test_overfits_and_decodes_its_targets(trained, name):
     t_len = batch["tgt_out"].shape[1]
     tokens = decode.greedy(model, params, batch["src"], batch["src_len"], t_len)
     np.testing.assert_array_equal(tokens, batch["tgt_out"])
-    beam1, scores = decode.beam_search(model, params, batch["src"], batch["src_len"], beam_size=1,
-                                  max_len=t_len)
+    beam1, scores = decode.beam_search(
+        model, params, batch["src"], batch["src_len"], beam_size=1, max_len=t_len
+    )
     np.testing.assert_array_equal(beam1, tokens)
     assert (np.asarray(scores) <= 0).all()
 
 
-PAPER_READOUTS = [{"readout_state": "previous"}, {"readout": "maxout"},
-                  {"readout_state": "previous", "readout": "maxout"}]
+PAPER_READOUTS = [
+    {"readout_state": "previous"},
+    {"readout": "maxout"},
+    {"readout_state": "previous", "readout": "maxout"},
+]
 
 
 @pytest.mark.parametrize("options", PAPER_READOUTS, ids=lambda o: "-".join(o.values()))
@@ -289,8 +364,7 @@ def test_rnnsearch_paper_readouts_overfit_and_decode(options):
     model = build_model("rnnsearch", dict(TINY["rnnsearch"], **options), V, V)
     params, loss = train(model, batch)
     assert float(loss) < 0.05, f"{options}: final loss {float(loss)}"
-    tokens = decode.greedy(model, params, batch["src"], batch["src_len"],
-                           batch["tgt_out"].shape[1])
+    tokens = decode.greedy(model, params, batch["src"], batch["src_len"], batch["tgt_out"].shape[1])
     np.testing.assert_array_equal(tokens, batch["tgt_out"])
     shapes = jax.tree.map(np.shape, params)
     pool = 2 if options.get("readout") == "maxout" else 1
@@ -320,9 +394,17 @@ def test_large_beam_finds_the_exhaustive_optimum(name):
     scale = {"rnnsearch": 3.0, "transformer": 0.7}[name]
     params = jax.tree_util.tree_map(lambda x: x * scale, params)
     b = random_batch(1, n=2)
-    tokens, scores = decode.beam_search(model, params, b["src"], b["src_len"],
-                                        beam_size=(v - 3) ** max_len, max_len=max_len, alpha=0.6)
-    ex_tokens, ex_scores = decode.exhaustive_search(model, params, b["src"], b["src_len"],
-                                                    max_len, alpha=0.6)
+    tokens, scores = decode.beam_search(
+        model,
+        params,
+        b["src"],
+        b["src_len"],
+        beam_size=(v - 3) ** max_len,
+        max_len=max_len,
+        alpha=0.6,
+    )
+    ex_tokens, ex_scores = decode.exhaustive_search(
+        model, params, b["src"], b["src_len"], max_len, alpha=0.6
+    )
     np.testing.assert_array_equal(tokens, ex_tokens)
     np.testing.assert_allclose(scores, ex_scores, rtol=1e-5)

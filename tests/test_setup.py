@@ -2,4 +2,4 @@ import jax
 
 
 def test_eight_fake_devices():
-  assert len(jax.devices()) == 8
+    assert len(jax.devices()) == 8

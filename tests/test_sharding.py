@@ -3,6 +3,7 @@
 The layer-level checks run an encoder layer and an LSTM scan with tensor-parallel
 parameters and data-parallel inputs, against the same functions on one device.
 """
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,9 +22,16 @@ def test_resolve_shape_fills_minus_one():
     assert sh.resolve_shape((2, 4), 8) == (2, 4)
 
 
-@pytest.mark.parametrize("shape, words", [((4, 4), "needs 16"), ((-1, 3), "not divisible"),
-                                          ((-1, -1), "at most one"), ((0, 8), "positive"),
-                                          ((3, 2), "needs 6")])
+@pytest.mark.parametrize(
+    "shape, words",
+    [
+        ((4, 4), "needs 16"),
+        ((-1, 3), "not divisible"),
+        ((-1, -1), "at most one"),
+        ((0, 8), "positive"),
+        ((3, 2), "needs 6"),
+    ],
+)
 def test_mesh_that_does_not_fit_is_a_clear_error(shape, words):
     with pytest.raises(ValueError, match=words):
         sh.make_mesh(shape, ("data", "model"))
@@ -46,9 +54,15 @@ def test_rule_table_names_the_layers_parameters():
     enc = init_encoder_layer(jax.random.key(0), 16, 4, 32)
     lstm = get_cell("lstm").init(jax.random.key(1), 8, 16)
     gru = get_cell("gru").init(jax.random.key(2), 8, 16)
-    tree = {"enc": enc, "lstm": lstm, "gru": gru, "src_emb": jnp.ones((11, 16)),
-            "out": {"w": jnp.ones((16, 11)), "b": jnp.ones((11,))},
-            "mystery": jnp.ones((3, 5)), "odd": {"w_x": jnp.ones(3), "w_h": jnp.ones((4, 4))}}
+    tree = {
+        "enc": enc,
+        "lstm": lstm,
+        "gru": gru,
+        "src_emb": jnp.ones((11, 16)),
+        "out": {"w": jnp.ones((16, 11)), "b": jnp.ones((11,))},
+        "mystery": jnp.ones((3, 5)),
+        "odd": {"w_x": jnp.ones(3), "w_h": jnp.ones((4, 4))},
+    }
     ax = sh.logical_axes(tree)
     assert ax["enc"]["self_attn"]["w_q"] == ("embed", "heads", "head_dim")
     assert ax["enc"]["self_attn"]["w_o"] == ("heads", "head_dim", "embed")
@@ -57,8 +71,8 @@ def test_rule_table_names_the_layers_parameters():
     assert ax["lstm"]["w_x"] == (None, "hidden") and ax["lstm"]["w_h"] == (None, "hidden")
     assert ax["gru"]["b_h"] == ("hidden",)
     assert ax["src_emb"] == ("vocab", "embed") and ax["out"]["w"] == ("embed", "vocab")
-    assert ax["mystery"] == (None, None)         # unknown: replicated
-    assert ax["odd"]["w_x"] == (None,)           # wrong rank for its row: replicated
+    assert ax["mystery"] == (None, None)  # unknown: replicated
+    assert ax["odd"]["w_x"] == (None,)  # wrong rank for its row: replicated
     mesh = sh.make_mesh((2, 4))
     specs = sh.param_specs(tree, mesh)
     assert specs["enc"]["self_attn"]["w_q"] == P(None, "model")
@@ -82,8 +96,14 @@ def test_logical_to_spec_divisibility_reuse_and_size_one_axes():
 
 def test_optimizer_state_mirrors_params():
     mesh = sh.make_mesh((2, 4))
-    params = {"ffn": {"w1": jnp.ones((4, 8)), "b1": jnp.ones(8), "w2": jnp.ones((8, 4)),
-                      "b2": jnp.ones(4)}}
+    params = {
+        "ffn": {
+            "w1": jnp.ones((4, 8)),
+            "b1": jnp.ones(8),
+            "w2": jnp.ones((8, 4)),
+            "b2": jnp.ones(4),
+        }
+    }
     tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-3))
     state = {"params": params, "opt": tx.init(params), "step": jnp.zeros((), jnp.int32)}
     placed, s_sh = sh.place_state(state, params, mesh)
@@ -100,8 +120,9 @@ def test_batch_that_does_not_divide_over_data_is_an_error_before_compiling():
     b_sh = sh.batch_sharding(mesh)
     bad = {"src": np.ones((6, 5), np.int32)}
     calls = []
-    step = sh.shard_eval_step(lambda p, b: calls.append(1) or jnp.sum(b["src"]), mesh,
-                              sh.replicated(mesh), b_sh)
+    step = sh.shard_eval_step(
+        lambda p, b: calls.append(1) or jnp.sum(b["src"]), mesh, sh.replicated(mesh), b_sh
+    )
     with pytest.raises(ValueError, match="size 6 does not divide over mesh axis .'data',. of 4"):
         step({}, bad)
     assert not calls  # never traced
@@ -115,8 +136,10 @@ def test_batch_that_does_not_divide_over_data_is_an_error_before_compiling():
 @pytest.fixture(scope="module")
 def layer_inputs():
     r = np.random.default_rng(0)
-    params = {"enc": init_encoder_layer(jax.random.key(0), 16, 4, 32),
-              "lstm": get_cell("lstm").init(jax.random.key(1), 16, 8)}
+    params = {
+        "enc": init_encoder_layer(jax.random.key(0), 16, 4, 32),
+        "lstm": get_cell("lstm").init(jax.random.key(1), 16, 8),
+    }
     # off the init (zero biases, unit LN scales), so a misplaced bias or scale shows
     params = jax.tree.map(lambda p: p + jnp.asarray(0.1 * r.normal(size=p.shape), p.dtype), params)
     x = jnp.asarray(r.normal(size=(8, 5, 16)), jnp.float32)
@@ -127,8 +150,8 @@ def layer_inputs():
 
 def _layers_loss(params, x, lengths):
     y = encoder_layer(params["enc"], x, padding_mask(lengths, x.shape[1]))  # [b, t, m]
-    _, hs = run("lstm", params["lstm"], y, lengths=lengths)                  # [b, t, H]
-    return jnp.mean(hs ** 2), hs
+    _, hs = run("lstm", params["lstm"], y, lengths=lengths)  # [b, t, H]
+    return jnp.mean(hs**2), hs
 
 
 @pytest.mark.parametrize("shape", [(2, 4)])
@@ -140,9 +163,9 @@ def test_layers_sharded_equal_single_device(layer_inputs, shape):
     assert p_sh["lstm"]["w_h"].spec == P(None, "model")
     b_sh = sh.batch_sharding(mesh)
     with jax.set_mesh(mesh):
-        (l1, h1), g1 = jax.jit(fn, in_shardings=(p_sh, b_sh, b_sh),
-                               out_shardings=((sh.replicated(mesh), b_sh), p_sh))(
-            sh.place(params, p_sh), x, lengths)
+        (l1, h1), g1 = jax.jit(
+            fn, in_shardings=(p_sh, b_sh, b_sh), out_shardings=((sh.replicated(mesh), b_sh), p_sh)
+        )(sh.place(params, p_sh), x, lengths)
     assert g1["lstm"]["w_x"].sharding.spec == P(None, "model")
     np.testing.assert_allclose(l1, l0, rtol=1e-6)
     np.testing.assert_allclose(h1, h0, rtol=1e-5, atol=1e-6)

@@ -8,6 +8,7 @@ devices). Not Adam here: it divides by sqrt(v), so a gradient that is zero in ex
 anatomy.train.train with sharding.train_kwargs (Adam, clipping, checkpoints, resume) is
 checked against one device in tests/test_distributed.py, on two processes.
 """
+
 import jax
 import numpy as np
 import optax
@@ -21,8 +22,9 @@ from anatomy.train.step import compile_train_step, make_train_step
 MESHES = [(8, 1), (4, 2), (2, 4), (1, 8)]
 CONFIGS = {
     "rnnsearch": dict(cell="lstm", d_emb=16, d_enc=16, d_dec=16, d_attn=16, d_readout=16),
-    "transformer": dict(d_model=32, n_heads=8, d_ff=64, n_encoder_layers=1, n_decoder_layers=1,
-                        dropout_rate=0.1),
+    "transformer": dict(
+        d_model=32, n_heads=8, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, dropout_rate=0.1
+    ),
 }
 VOCAB, B, S, T, STEPS = 24, 8, 7, 6, 2
 
@@ -38,9 +40,15 @@ def make_batches(seed=0):
         tgt = r.integers(4, VOCAB, (B, T))
         tgt_out = np.where(np.arange(T) < tgt_len[:, None], tgt, 0)
         tgt_in = np.concatenate([np.ones((B, 1), int), tgt_out[:, :-1]], axis=1)
-        out.append({"src": src.astype(np.int32), "src_len": src_len,
-                    "tgt_in": tgt_in.astype(np.int32), "tgt_out": tgt_out.astype(np.int32),
-                    "tgt_len": tgt_len})
+        out.append(
+            {
+                "src": src.astype(np.int32),
+                "src_len": src_len,
+                "tgt_in": tgt_in.astype(np.int32),
+                "tgt_out": tgt_out.astype(np.int32),
+                "tgt_len": tgt_len,
+            }
+        )
     return out
 
 
@@ -73,8 +81,9 @@ def reference(request):
 def _close(a, b, what):
     for (path, x), y in zip(jax.tree_util.tree_flatten_with_path(a)[0], jax.tree.leaves(b)):
         scale = max(float(np.max(np.abs(y))), 1e-3)
-        np.testing.assert_allclose(x, y, rtol=2e-5, atol=2e-5 * scale,
-                                   err_msg=f"{what} {jax.tree_util.keystr(path)}")
+        np.testing.assert_allclose(
+            x, y, rtol=2e-5, atol=2e-5 * scale, err_msg=f"{what} {jax.tree_util.keystr(path)}"
+        )
 
 
 @pytest.mark.parametrize("shape", MESHES)
@@ -93,14 +102,19 @@ def test_tensor_parallel_layouts(reference):
     name, model, tx, _, _ = reference
     _, p_sh = sh.state_shardings(model, tx, sh.make_mesh((2, 4)))
     specs = jax.tree.map(lambda s: s.spec, p_sh)
-    model_split = [p for p, s in jax.tree_util.tree_flatten_with_path(
-        specs, is_leaf=lambda s: isinstance(s, jax.sharding.PartitionSpec))[0] if "model" in s]
+    model_split = [
+        p
+        for p, s in jax.tree_util.tree_flatten_with_path(
+            specs, is_leaf=lambda s: isinstance(s, jax.sharding.PartitionSpec)
+        )[0]
+        if "model" in s
+    ]
     assert model_split, f"{name}: nothing is tensor-parallel"
     if name == "transformer":
         assert specs["encoder"][0]["self_attn"]["w_q"] == sh.logical_to_spec(
-            ("embed", "heads", "head_dim"), (32, 8, 4), sh.make_mesh((2, 4)), sh.DEFAULT_RULES)
+            ("embed", "heads", "head_dim"), (32, 8, 4), sh.make_mesh((2, 4)), sh.DEFAULT_RULES
+        )
         assert "model" in specs["decoder"][0]["ffn"]["w1"]
     else:
         assert specs["decoder"]["w_h"] == jax.sharding.PartitionSpec(None, "model")
     assert specs["tgt_emb"] == jax.sharding.PartitionSpec()
-

@@ -3,6 +3,7 @@
 The stand-in ('bigram') is an embedding + linear model implementing the Translator
 interface, so these tests do not depend on anatomy.seq2seq.
 """
+
 import os
 import signal
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 from anatomy import train as T
 
 V, D, B, L = 24, 16, 4, 8
-NAN_TOKEN = V - 1          # a batch whose src[0, 0] is this makes the stand-in's loss NaN
+NAN_TOKEN = V - 1  # a batch whose src[0, 0] is this makes the stand-in's loss NaN
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -30,17 +31,21 @@ class Bigram(NamedTuple):
 
 def bigram_model(dropout=0.1):
     """logits[b,t] = (E[tgt_in[b,t]] + mean_s E[src[b,s]]) @ W; NaN when src[0,0] == NAN_TOKEN."""
+
     def init(key):
         k1, k2 = jax.random.split(key)
-        return {"emb": jax.random.normal(k1, (V, D)) * 0.3, "out": {"w": jax.random.normal(k2, (D, V)) * 0.3}}
+        return {
+            "emb": jax.random.normal(k1, (V, D)) * 0.3,
+            "out": {"w": jax.random.normal(k2, (D, V)) * 0.3},
+        }
 
     def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
         src, tgt = jnp.asarray(batch["src"]), jnp.asarray(batch["tgt_in"])
-        h = params["emb"][tgt] + jnp.mean(params["emb"][src], axis=1, keepdims=True)   # [b,t,d]
+        h = params["emb"][tgt] + jnp.mean(params["emb"][src], axis=1, keepdims=True)  # [b,t,d]
         if not deterministic and dropout > 0:
             keep = jax.random.bernoulli(rng, 1 - dropout, h.shape)
             h = jnp.where(keep, h / (1 - dropout), 0.0)
-        logits = h @ params["out"]["w"]                                                 # [b,t,v]
+        logits = h @ params["out"]["w"]  # [b,t,v]
         return logits * jnp.where(src[0, 0] == NAN_TOKEN, jnp.nan, 1.0)
 
     return Bigram("bigram", init, apply)
@@ -70,8 +75,18 @@ def batches(start, nan_step=None, delay=0.0):
 
 def small_config(**kw):
     c = T.default_train_config()
-    c.update(dict(num_steps=40, warmup_steps=5, learning_rate=1e-2, log_every=5,
-                  checkpoint_every=10, keep_checkpoints=3, progress=False), **kw)
+    c.update(
+        dict(
+            num_steps=40,
+            warmup_steps=5,
+            learning_rate=1e-2,
+            log_every=5,
+            checkpoint_every=10,
+            keep_checkpoints=3,
+            progress=False,
+        ),
+        **kw,
+    )
     return c
 
 
@@ -109,10 +124,15 @@ def test_schedule_values(decay):
     lr, w, n, f = 2e-3, 10, 100, 0.1
     sched = T.make_schedule(lr, w, n, decay, f)
     for s in [0, 1, 5, 9, 10, 11, 37, 55, 99, 100]:
-        np.testing.assert_allclose(float(sched(s)), T.schedule_reference(s, lr, w, n, decay, f),
-                                   rtol=1e-5, atol=1e-12, err_msg=f"{decay} at step {s}")
-    assert float(sched(5)) == pytest.approx(lr / 2)           # half-way up the warmup
-    assert float(sched(w)) == pytest.approx(lr)               # the peak
+        np.testing.assert_allclose(
+            float(sched(s)),
+            T.schedule_reference(s, lr, w, n, decay, f),
+            rtol=1e-5,
+            atol=1e-12,
+            err_msg=f"{decay} at step {s}",
+        )
+    assert float(sched(5)) == pytest.approx(lr / 2)  # half-way up the warmup
+    assert float(sched(w)) == pytest.approx(lr)  # the peak
     end = {"rsqrt": lr * np.sqrt(w / n), "cosine": lr * f, "linear": lr * f, "constant": lr}[decay]
     assert float(sched(n)) == pytest.approx(end, rel=1e-5)
 
@@ -164,40 +184,62 @@ def test_train_writes_metrics_and_resumes(tmp_path):
 
 def test_resume_with_another_config_stops_naming_the_fields(tmp_path):
     from anatomy.fingerprint import FingerprintMismatchError, run_fingerprint
+
     model, workdir = bigram_model(), str(tmp_path)
     first = small_config(num_steps=10, decay="linear")
-    T.train(model, batches, first, workdir, fingerprint=run_fingerprint(first, model, data={"n": 1}))
+    T.train(
+        model, batches, first, workdir, fingerprint=run_fingerprint(first, model, data={"n": 1})
+    )
     ckpt_dir = os.path.join(workdir, "checkpoints")
     changes = [  # (train config, extra data part, the fields the one-line error must name)
         (small_config(num_steps=20, decay="linear"), 1, ["train.num_steps: 10 -> 20"]),
-        (small_config(num_steps=10, decay="linear", learning_rate=2e-2, seed=3), 1,
-         ["train.learning_rate: 0.01 -> 0.02", "train.seed: 0 -> 3"]),
+        (
+            small_config(num_steps=10, decay="linear", learning_rate=2e-2, seed=3),
+            1,
+            ["train.learning_rate: 0.01 -> 0.02", "train.seed: 0 -> 3"],
+        ),
         (small_config(num_steps=10, decay="linear"), 2, ["data.n: 1 -> 2"]),
     ]
     for config, n, fields in changes:
         with pytest.raises(FingerprintMismatchError) as err:
-            T.train(model, batches, config, workdir,
-                    fingerprint=run_fingerprint(config, model, data={"n": n}))
+            T.train(
+                model,
+                batches,
+                config,
+                workdir,
+                fingerprint=run_fingerprint(config, model, data={"n": n}),
+            )
         msg = str(err.value)
         assert "\n" not in msg and "another --workdir" in msg, msg
         for field in fields:
             assert field in msg, (field, msg)
-        assert msg.count(" -> ") == len(fields), msg          # nothing else is named
-        assert T.Checkpointer(ckpt_dir).steps() == [10]        # nothing was touched
+        assert msg.count(" -> ") == len(fields), msg  # nothing else is named
+        assert T.Checkpointer(ckpt_dir).steps() == [10]  # nothing was touched
     # fields that decide only what is logged, saved or shown may change: the run resumes
-    free = small_config(num_steps=10, decay="linear", log_every=2, checkpoint_every=3,
-                        keep_checkpoints=1, progress=True, max_train_seconds=100.0)
-    res = T.train(model, batches, free, workdir, fingerprint=run_fingerprint(free, model, data={"n": 1}))
+    free = small_config(
+        num_steps=10,
+        decay="linear",
+        log_every=2,
+        checkpoint_every=3,
+        keep_checkpoints=1,
+        progress=True,
+        max_train_seconds=100.0,
+    )
+    res = T.train(
+        model, batches, free, workdir, fingerprint=run_fingerprint(free, model, data={"n": 1})
+    )
     assert res.summary["resumed_from"] == 10
 
 
 def test_checkpoint_without_fingerprint_is_refused(tmp_path):
     from anatomy.fingerprint import FingerprintMismatchError
+
     model, config = bigram_model(), small_config(num_steps=10)
     state = T.create_state(model.init(jax.random.key(0)), T.make_optimizer(config))
     T.Checkpointer(os.path.join(tmp_path, "checkpoints")).save(
-        state._replace(step=jnp.int32(5)), {"seed": 0, "data_position": 5, "train_seconds": 0.0,
-                                            "tokens": 0.0, "last_metrics": {}})
+        state._replace(step=jnp.int32(5)),
+        {"seed": 0, "data_position": 5, "train_seconds": 0.0, "tokens": 0.0, "last_metrics": {}},
+    )
     with pytest.raises(FingerprintMismatchError, match="no fingerprint"):
         T.train(model, batches, config, str(tmp_path))
 
@@ -209,17 +251,24 @@ def test_validation_is_recorded_and_leaves_training_unchanged(tmp_path):
     """eval_every adds finite valid_* scalars to the log records at its steps and the end; the
     parameters and every training number are exactly those of a run without validation."""
     model = bigram_model()
-    held_out = [batch_at(10_000 + j) for j in range(3)]        # batches training never sees
+    held_out = [batch_at(10_000 + j) for j in range(3)]  # batches training never sees
     evaluate = T.make_validate(T.compile_eval_step(T.make_eval_step(model)), held_out)
-    on = T.train(model, batches, small_config(num_steps=22, eval_every=10), str(tmp_path / "on"),
-                 evaluate=evaluate)
+    on = T.train(
+        model,
+        batches,
+        small_config(num_steps=22, eval_every=10),
+        str(tmp_path / "on"),
+        evaluate=evaluate,
+    )
     off = T.train(model, batches, small_config(num_steps=22), str(tmp_path / "off"))
     jax.tree.map(np.testing.assert_array_equal, on.state.params, off.state.params)
     recs_on, recs_off = T.read_metrics(str(tmp_path / "on")), T.read_metrics(str(tmp_path / "off"))
     valid = [r for r in recs_on if "valid_loss" in r]
     assert [r["step"] for r in valid] == [10, 20, 22]
     for r in valid:
-        assert np.isfinite(r["valid_loss"]) and r["valid_loss"] > 0 and 0 <= r["valid_accuracy"] <= 1
+        assert (
+            np.isfinite(r["valid_loss"]) and r["valid_loss"] > 0 and 0 <= r["valid_accuracy"] <= 1
+        )
         assert r["valid_tokens"] == sum(float((b["tgt_out"] != 0).sum()) for b in held_out)
     strip = lambda r: {k: v for k, v in r.items() if k not in TIMING and not k.startswith("valid_")}
     assert [strip(r) for r in recs_on] == [strip(r) for r in recs_off]
@@ -231,8 +280,13 @@ def test_validation_is_recorded_and_leaves_training_unchanged(tmp_path):
     np.testing.assert_allclose(evaluate(on.state)["valid_loss"], want, rtol=1e-5)
     np.testing.assert_allclose(valid[-1]["valid_loss"], want, rtol=1e-5)
     with pytest.raises(ValueError, match="multiple of train.log_every"):
-        T.train(model, batches, small_config(num_steps=22, eval_every=7), str(tmp_path / "bad"),
-                evaluate=evaluate)
+        T.train(
+            model,
+            batches,
+            small_config(num_steps=22, eval_every=7),
+            str(tmp_path / "bad"),
+            evaluate=evaluate,
+        )
 
 
 # ---------------------------------------------------------------------------- NaN guard, corrupt
@@ -249,8 +303,8 @@ def nan_run(tmp_path_factory):
 def test_nan_stops_run_and_names_step_and_checkpoint(nan_run):
     workdir, msg = nan_run
     ckpt = T.Checkpointer(os.path.join(workdir, "checkpoints"))
-    assert "step 25" in msg and ckpt.path(20) in msg, msg      # batch 24 is the 25th step
-    assert ckpt.steps() == [10, 20]                            # nothing written at 25 or later
+    assert "step 25" in msg and ckpt.path(20) in msg, msg  # batch 24 is the 25th step
+    assert ckpt.steps() == [10, 20]  # nothing written at 25 or later
     like = T.create_state(bigram_model().init(jax.random.key(0)), T.make_optimizer(small_config()))
     for s in ckpt.steps():
         state, _ = ckpt.restore(like, s)
@@ -272,6 +326,7 @@ def test_checkpointer_refuses_non_finite_params(tmp_path):
 
 def test_corrupt_checkpoint_is_named_and_others_survive(nan_run, tmp_path):
     import shutil
+
     workdir = str(tmp_path / "w")
     shutil.copytree(nan_run[0], workdir)
     ckpt_dir = os.path.join(workdir, "checkpoints")
@@ -301,11 +356,16 @@ def _child(workdir, delay):
 
 def test_resume_after_sigkill_matches_uninterrupted(tmp_path):
     killed = str(tmp_path / "killed")
-    code = ("import sys; sys.path.insert(0, {tests!r}); import test_train; "
-            "test_train._child({wd!r}, {delay})")
+    code = (
+        "import sys; sys.path.insert(0, {tests!r}); import test_train; "
+        "test_train._child({wd!r}, {delay})"
+    )
     env = dict(os.environ, PYTHONPATH=ROOT)
-    cmd = lambda delay: [sys.executable, "-c", code.format(tests=os.path.join(ROOT, "tests"),
-                                                           wd=killed, delay=delay)]
+    cmd = lambda delay: [
+        sys.executable,
+        "-c",
+        code.format(tests=os.path.join(ROOT, "tests"), wd=killed, delay=delay),
+    ]
     proc = subprocess.Popen(cmd(0.05), cwd=ROOT, env=env, stderr=subprocess.PIPE)
     first = os.path.join(killed, "checkpoints", "10")
     deadline = time.time() + 120
@@ -315,15 +375,23 @@ def test_resume_after_sigkill_matches_uninterrupted(tmp_path):
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
     ckpt = T.Checkpointer(os.path.join(killed, "checkpoints"))
-    assert KILL_STEPS not in ckpt.steps()                     # it really was interrupted
+    assert KILL_STEPS not in ckpt.steps()  # it really was interrupted
     out = subprocess.run(cmd(0.0), cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "resumed from" in out.stderr
-    ref = T.train(bigram_model(), batches, small_config(num_steps=KILL_STEPS), str(tmp_path / "ref"))
+    ref = T.train(
+        bigram_model(), batches, small_config(num_steps=KILL_STEPS), str(tmp_path / "ref")
+    )
     like = T.create_state(bigram_model().init(jax.random.key(0)), T.make_optimizer(small_config()))
     resumed, _ = T.Checkpointer(os.path.join(killed, "checkpoints")).restore(like)
     assert int(resumed.step) == KILL_STEPS
-    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=0, atol=1e-6),
-                 resumed.params, ref.state.params)
-    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=0, atol=1e-6),
-                 resumed.opt_state, ref.state.opt_state)
+    jax.tree.map(
+        lambda a, b: np.testing.assert_allclose(a, b, rtol=0, atol=1e-6),
+        resumed.params,
+        ref.state.params,
+    )
+    jax.tree.map(
+        lambda a, b: np.testing.assert_allclose(a, b, rtol=0, atol=1e-6),
+        resumed.opt_state,
+        ref.state.opt_state,
+    )

@@ -8,17 +8,17 @@ LambdaLR, from the same initial weights on the same padded batches. torch runs i
 normalisation, the schedule's step count, the clipping, Adam's bias correction) shows up as
 a diverging loss curve or parameters.
 """
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
+from test_attention_torch import rel, t64, torch_layer_state
 
 from anatomy import train as T
 from anatomy.attention import sinusoidal
 from anatomy.seq2seq import build_model
-
-from test_attention_torch import rel, t64, torch_layer_state
 
 VS, VT, M, H, F, LAYERS = 11, 13, 16, 2, 32, 2
 STEPS, EPS_LS = 6, 0.1
@@ -38,9 +38,15 @@ def batches(rng, n):
         tgt = np.where(keep, tgt, 0)
         tgt_out = tgt[:, 1:].copy()
         tgt_out[np.arange(b), tgt_len - 1] = 2  # eos closes every target
-        out.append({"src": src.astype(np.int32), "src_len": src_len.astype(np.int32),
-                    "tgt_in": np.where(tgt_out != 0, tgt[:, :-1], 0).astype(np.int32),
-                    "tgt_out": tgt_out.astype(np.int32), "tgt_len": tgt_len.astype(np.int32)})
+        out.append(
+            {
+                "src": src.astype(np.int32),
+                "src_len": src_len.astype(np.int32),
+                "tgt_in": np.where(tgt_out != 0, tgt[:, :-1], 0).astype(np.int32),
+                "tgt_out": tgt_out.astype(np.int32),
+                "tgt_len": tgt_len.astype(np.int32),
+            }
+        )
     return out
 
 
@@ -52,8 +58,10 @@ def torch_state(params):
             state.update({f"{stack}.{i}.{k}": v for k, v in torch_layer_state(p, decoder).items()})
     for name in ("enc_ln", "dec_ln"):
         if name in params:
-            state[name + ".weight"], state[name + ".bias"] = (t64(params[name]["scale"]),
-                                                              t64(params[name]["bias"]))
+            state[name + ".weight"], state[name + ".bias"] = (
+                t64(params[name]["scale"]),
+                t64(params[name]["bias"]),
+            )
     return state
 
 
@@ -65,28 +73,41 @@ class TorchTransformer(torch.nn.Module):
         self.pre_ln = pre_ln
         self.src_emb, self.tgt_emb, self.out_bias = (
             torch.nn.Parameter(torch.empty(np.shape(params[n]), dtype=torch.float64))
-            for n in ("src_emb", "tgt_emb", "out_bias"))
-        layer = lambda cls: cls(M, H, F, dropout=0.0, activation="relu", batch_first=True,
-                                norm_first=pre_ln, layer_norm_eps=1e-5, dtype=torch.float64)
+            for n in ("src_emb", "tgt_emb", "out_bias")
+        )
+        layer = lambda cls: cls(
+            M,
+            H,
+            F,
+            dropout=0.0,
+            activation="relu",
+            batch_first=True,
+            norm_first=pre_ln,
+            layer_norm_eps=1e-5,
+            dtype=torch.float64,
+        )
         self.encoder = torch.nn.ModuleList(
-            layer(torch.nn.TransformerEncoderLayer) for _ in params["encoder"])
+            layer(torch.nn.TransformerEncoderLayer) for _ in params["encoder"]
+        )
         self.decoder = torch.nn.ModuleList(
-            layer(torch.nn.TransformerDecoderLayer) for _ in params["decoder"])
+            layer(torch.nn.TransformerDecoderLayer) for _ in params["decoder"]
+        )
         if pre_ln:
-            self.enc_ln, self.dec_ln = (torch.nn.LayerNorm(M, eps=1e-5, dtype=torch.float64)
-                                        for _ in range(2))
+            self.enc_ln, self.dec_ln = (
+                torch.nn.LayerNorm(M, eps=1e-5, dtype=torch.float64) for _ in range(2)
+            )
         self.load_state_dict(torch_state(params))  # strict: every parameter is mapped
 
     def forward(self, b):
         src, tgt = torch.tensor(b["src"]).long(), torch.tensor(b["tgt_in"]).long()
         s, t = src.shape[1], tgt.shape[1]
         pad = torch.tensor(np.arange(s)[None] >= b["src_len"][:, None])  # True = ignore
-        x = self.src_emb[src] * M ** 0.5 + t64(sinusoidal(s, M))
+        x = self.src_emb[src] * M**0.5 + t64(sinusoidal(s, M))
         for layer in self.encoder:
             x = layer(x, src_key_padding_mask=pad)
         if self.pre_ln:
             x = self.enc_ln(x)
-        y = self.tgt_emb[tgt] * M ** 0.5 + t64(sinusoidal(t, M))
+        y = self.tgt_emb[tgt] * M**0.5 + t64(sinusoidal(t, M))
         causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
         for layer in self.decoder:
             y = layer(y, x, tgt_mask=causal, memory_key_padding_mask=pad)
@@ -97,23 +118,51 @@ class TorchTransformer(torch.nn.Module):
 
 @pytest.mark.parametrize("pre_ln", [False, True])
 def test_transformer_training_matches_torch(rng, pre_ln):
-    model = build_model("transformer", {"d_model": M, "n_heads": H, "d_ff": F, "dropout_rate": 0.0,
-                                        "n_encoder_layers": LAYERS, "n_decoder_layers": LAYERS,
-                                        "pre_ln": pre_ln}, VS, VT)
+    model = build_model(
+        "transformer",
+        {
+            "d_model": M,
+            "n_heads": H,
+            "d_ff": F,
+            "dropout_rate": 0.0,
+            "n_encoder_layers": LAYERS,
+            "n_decoder_layers": LAYERS,
+            "pre_ln": pre_ln,
+        },
+        VS,
+        VT,
+    )
     params = model.init(jax.random.key(0))
+
     # Untrained LayerNorms are the identity and the output bias zero: perturb them, so that
     # their mapping to torch is tested too.
     def perturb(path, a):
         names = [getattr(k, "key", None) for k in path]
-        if any(isinstance(n, str) and n.endswith("ln") or n in ("ln1", "ln2", "ln3")
-               for n in names) or names[-1] == "out_bias":
+        if (
+            any(
+                isinstance(n, str) and n.endswith("ln") or n in ("ln1", "ln2", "ln3") for n in names
+            )
+            or names[-1] == "out_bias"
+        ):
             return a + jnp.asarray(rng.normal(size=a.shape) * 0.2, jnp.float32)
         return a
+
     params = jax.tree_util.tree_map_with_path(perturb, params)
 
     c = T.default_train_config()
-    c.update(dict(learning_rate=3e-3, warmup_steps=2, num_steps=STEPS, decay="constant",
-                  clip_norm=0.5, label_smoothing=EPS_LS, b1=0.9, b2=0.98, weight_decay=0.0))
+    c.update(
+        dict(
+            learning_rate=3e-3,
+            warmup_steps=2,
+            num_steps=STEPS,
+            decay="constant",
+            clip_norm=0.5,
+            label_smoothing=EPS_LS,
+            b1=0.9,
+            b2=0.98,
+            weight_decay=0.0,
+        )
+    )
     tx = T.make_optimizer(c)
     step = T.compile_train_step(T.make_train_step(model, tx, label_smoothing=EPS_LS), donate=False)
     state = T.create_state(params, tx)
@@ -138,7 +187,11 @@ def test_transformer_training_matches_torch(rng, pre_ln):
         assert abs(float(metrics["loss"]) - loss.item()) <= 1e-5 * loss.item(), i
         assert abs(float(metrics["grad_norm"]) - float(norm)) <= 1e-4 * float(norm), i
     assert clipped > 0  # the clipping branch was exercised
-    init, got, want = torch_state(params), torch_state(jax.device_get(state.params)), ref.state_dict()
+    init, got, want = (
+        torch_state(params),
+        torch_state(jax.device_get(state.params)),
+        ref.state_dict(),
+    )
     assert got.keys() == want.keys()
     moved = {}
     for name in want:
@@ -147,7 +200,7 @@ def test_transformer_training_matches_torch(rng, pre_ln):
             # The key bias (middle third) adds one constant to every score of a query: softmax
             # ignores it, so its gradient is zero in exact arithmetic and Adam turns rounding
             # noise (1e-8 in float32, 1e-17 in float64) into full-size steps. Not compared.
-            keep = np.r_[0:M, 2 * M:3 * M]
+            keep = np.r_[0:M, 2 * M : 3 * M]
             ours, start, theirs = ours[keep], start[keep], theirs[keep]
         assert np.any(theirs != start), name  # every compared tensor was trained
         moved[name] = rel(ours - start, theirs - start)

@@ -1,4 +1,5 @@
 """Smoke tests of the walls experiments through the real entry point, on their `quick` presets."""
+
 import json
 import math
 import pathlib
@@ -12,8 +13,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 def launch(name, workdir):
     """Run `launch.py --experiment=name` on its quick preset; returns results.json as a dict."""
-    cmd = [sys.executable, "launch.py", f"--experiment={name}",
-           f"--config=experiments/configs/{name}.py:quick", f"--workdir={workdir}"]
+    cmd = [
+        sys.executable,
+        "launch.py",
+        f"--experiment={name}",
+        f"--config=experiments/configs/{name}.py:quick",
+        f"--workdir={workdir}",
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     workdir = pathlib.Path(workdir)
@@ -30,8 +36,13 @@ def complexity(tmp_path_factory):
 
 def test_complexity_exponents_match_theory(complexity):
     fits = complexity["fits"]
-    for layer, axes in (("recurrent", "Nd"), ("attention_core", "Nd"), ("conv", ("N", "d", "k")),
-                        ("windowed_core", ("N", "d", "window")), ("attention_layer", "Nd")):
+    for layer, axes in (
+        ("recurrent", "Nd"),
+        ("attention_core", "Nd"),
+        ("conv", ("N", "d", "k")),
+        ("windowed_core", ("N", "d", "window")),
+        ("attention_layer", "Nd"),
+    ):
         for axis in axes:
             f = fits[layer][axis]
             assert abs(f["exponent"] - f["expected"]) <= 0.15, (layer, axis, f)
@@ -54,7 +65,9 @@ def test_gradient_decay_quick(tmp_path):
     for curve in res["rnn"].values():
         assert curve["fit"]["rate"] <= curve["pascanu_bound"] * 1.02
     clip = res["clipping"]
-    assert clip[-1]["grad_norm"] > clip[0]["grad_norm"] and clip[-1]["grad_norm_clipped"] <= 1.0 + 1e-6
+    assert (
+        clip[-1]["grad_norm"] > clip[0]["grad_norm"] and clip[-1]["grad_norm_clipped"] <= 1.0 + 1e-6
+    )
 
 
 def test_parallelism_quick(tmp_path):

@@ -4,32 +4,90 @@ for incremental decoding, sinusoidal positions and Transformer encoder/decoder l
 
 Everything is a pure function over explicit parameter dicts; shapes are batch-major.
 """
-from anatomy.attention.additive import (additive_attention, additive_scores, init_additive,
-                                        project_keys)
+
+from anatomy.attention.additive import (
+    additive_attention,
+    additive_scores,
+    init_additive,
+    project_keys,
+)
 from anatomy.attention.dot_product import scaled_dot_product
-from anatomy.attention.kv_cache import (KVCache, any_overflow, append, attend, cache_mask,
-                                        check_no_overflow, init_cache, raise_on_overflow)
-from anatomy.attention.layers import (decoder_layer, decoder_layer_step, decoder_memory_kv,
-                                      dropout, encoder_layer, ffn, init_decoder_cache,
-                                      init_decoder_layer, init_encoder_layer, init_ffn,
-                                      init_layer_norm, layer_norm)
+from anatomy.attention.kv_cache import (
+    KVCache,
+    any_overflow,
+    append,
+    attend,
+    cache_mask,
+    check_no_overflow,
+    init_cache,
+    raise_on_overflow,
+)
+from anatomy.attention.layers import (
+    decoder_layer,
+    decoder_layer_step,
+    decoder_memory_kv,
+    dropout,
+    encoder_layer,
+    ffn,
+    init_decoder_cache,
+    init_decoder_layer,
+    init_encoder_layer,
+    init_ffn,
+    init_layer_norm,
+    layer_norm,
+)
 from anatomy.attention.luong import KINDS as LUONG_KINDS
 from anatomy.attention.luong import init_luong, luong_attention, luong_scores
 from anatomy.attention.masks import causal_mask, combine_masks, masked_softmax, padding_mask
-from anatomy.attention.multihead import (init_mha, multi_head_attention, output_projection,
-                                         project_kv, project_q)
+from anatomy.attention.multihead import (
+    init_mha,
+    multi_head_attention,
+    output_projection,
+    project_kv,
+    project_q,
+)
 from anatomy.attention.positions import lookup as position_lookup
 from anatomy.attention.positions import sinusoidal
 
 __all__ = [
-    "KVCache", "LUONG_KINDS", "additive_attention", "additive_scores", "any_overflow",
-    "append", "attend", "cache_mask", "causal_mask", "check_no_overflow", "combine_masks",
-    "decoder_layer", "decoder_layer_step",
-    "decoder_memory_kv", "dropout", "encoder_layer", "ffn", "init_additive", "init_cache",
-    "init_decoder_cache", "init_decoder_layer", "init_encoder_layer", "init_ffn",
-    "init_layer_norm", "init_luong", "init_mha", "layer_norm", "luong_attention",
-    "luong_scores", "masked_softmax", "multi_head_attention", "output_projection",
-    "padding_mask", "position_lookup", "project_keys", "project_kv", "project_q",
-    "raise_on_overflow", "scaled_dot_product",
+    "KVCache",
+    "LUONG_KINDS",
+    "additive_attention",
+    "additive_scores",
+    "any_overflow",
+    "append",
+    "attend",
+    "cache_mask",
+    "causal_mask",
+    "check_no_overflow",
+    "combine_masks",
+    "decoder_layer",
+    "decoder_layer_step",
+    "decoder_memory_kv",
+    "dropout",
+    "encoder_layer",
+    "ffn",
+    "init_additive",
+    "init_cache",
+    "init_decoder_cache",
+    "init_decoder_layer",
+    "init_encoder_layer",
+    "init_ffn",
+    "init_layer_norm",
+    "init_luong",
+    "init_mha",
+    "layer_norm",
+    "luong_attention",
+    "luong_scores",
+    "masked_softmax",
+    "multi_head_attention",
+    "output_projection",
+    "padding_mask",
+    "position_lookup",
+    "project_keys",
+    "project_kv",
+    "project_q",
+    "raise_on_overflow",
+    "scaled_dot_product",
     "sinusoidal",
 ]

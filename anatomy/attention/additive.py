@@ -7,6 +7,7 @@
 U h_j does not depend on the decoder step, so `project_keys` computes it once per source
 sentence and the caller passes it explicitly to every step.
 """
+
 import jax
 import jax.numpy as jnp
 
@@ -39,7 +40,8 @@ def additive_scores(params, query, projected_keys):
     if query.ndim != 2 or projected_keys.ndim != 3:
         raise ValueError(
             f"additive attention: query must be [B, Dq] and projected_keys [B, K, A], "
-            f"got {query.shape} and {projected_keys.shape}")
+            f"got {query.shape} and {projected_keys.shape}"
+        )
     wq = query @ params["w_q"]  # [B, A]
     return jnp.tanh(wq[:, None, :] + projected_keys) @ params["v"]  # [B, K]
 

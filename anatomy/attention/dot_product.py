@@ -2,6 +2,7 @@
 
 Letters: b batch, q query positions, k key positions, h heads, d head dimension.
 """
+
 import jax.numpy as jnp
 
 from anatomy.attention.masks import masked_softmax
@@ -22,10 +23,14 @@ def scaled_dot_product(q, k, v, mask=None):
       weights of zero and an output of zero.
     """
     if q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
-        raise ValueError(f"scaled_dot_product: q, k, v must be [b, len, h, d], got "
-                         f"{q.shape}, {k.shape}, {v.shape}")
+        raise ValueError(
+            f"scaled_dot_product: q, k, v must be [b, len, h, d], got "
+            f"{q.shape}, {k.shape}, {v.shape}"
+        )
     if q.shape[-1] != k.shape[-1] or k.shape[:3] != v.shape[:3]:
-        raise ValueError(f"scaled_dot_product: incompatible shapes q {q.shape}, k {k.shape}, v {v.shape}")
+        raise ValueError(
+            f"scaled_dot_product: incompatible shapes q {q.shape}, k {k.shape}, v {v.shape}"
+        )
     scale = 1.0 / jnp.sqrt(jnp.asarray(q.shape[-1], q.dtype))
     logits = jnp.einsum("bqhd,bkhd->bhqk", q, k) * scale  # [b, h, q, k]
     weights = masked_softmax(logits, mask, axis=-1)  # [b, h, q, k]

@@ -11,6 +11,7 @@ axis (beam search does). A full cache never overwrites a slot: an append past ca
 writes nothing, leaves `length` at L and sets the sticky `overflow` flag (same shape as
 length); decoders check it with any_overflow / check_no_overflow.
 """
+
 from typing import NamedTuple
 
 import jax
@@ -23,6 +24,7 @@ from anatomy.attention.masks import combine_masks
 class KVCache(NamedTuple):
     """k [b, L, h, d], v [b, L, h, d]; length int32 [] or [b] (filled slots);
     overflow bool, the shape of length (True once an append found the cache full)."""
+
     k: jax.Array
     v: jax.Array
     length: jax.Array
@@ -36,8 +38,12 @@ def init_cache(batch, max_len, n_heads, d_head, dtype=jnp.float32, per_row=False
     """
     shape = (batch, max_len, n_heads, d_head)
     n = (batch,) if per_row else ()
-    return KVCache(jnp.zeros(shape, dtype), jnp.zeros(shape, dtype), jnp.zeros(n, jnp.int32),
-                   jnp.zeros(n, bool))
+    return KVCache(
+        jnp.zeros(shape, dtype),
+        jnp.zeros(shape, dtype),
+        jnp.zeros(n, jnp.int32),
+        jnp.zeros(n, bool),
+    )
 
 
 def append(cache, k_new, v_new):
@@ -51,13 +57,17 @@ def append(cache, k_new, v_new):
     write past capacity is dropped rather than clamped onto the last slot.
     """
     if k_new.ndim != 4 or k_new.shape[1] != 1 or v_new.shape[:2] != k_new.shape[:2]:
-        raise ValueError(f"append: k_new, v_new must be [b, 1, h, d], got {k_new.shape}, {v_new.shape}")
+        raise ValueError(
+            f"append: k_new, v_new must be [b, 1, h, d], got {k_new.shape}, {v_new.shape}"
+        )
     if k_new.shape[2:] != cache.k.shape[2:] or k_new.shape[0] != cache.k.shape[0]:
         raise ValueError(f"append: step shape {k_new.shape} does not fit cache {cache.k.shape}")
     b, cap = cache.k.shape[:2]
     if cache.length.shape not in ((), (b,)) or cache.overflow.shape != cache.length.shape:
-        raise ValueError(f"append: cache length must be [] or [{b}] with an overflow flag of "
-                         f"the same shape, got {cache.length.shape}, {cache.overflow.shape}")
+        raise ValueError(
+            f"append: cache length must be [] or [{b}] with an overflow flag of "
+            f"the same shape, got {cache.length.shape}, {cache.overflow.shape}"
+        )
     rows, slot = jnp.arange(b), jnp.broadcast_to(cache.length, (b,))  # [b], [b]
     k = cache.k.at[rows, slot].set(k_new[:, 0].astype(cache.k.dtype), mode="drop")
     v = cache.v.at[rows, slot].set(v_new[:, 0].astype(cache.v.dtype), mode="drop")
@@ -87,7 +97,7 @@ def attend(cache, q, mask=None):
 
 
 def _caches(tree):
-    is_cache = lambda x: isinstance(x, KVCache)  # noqa: E731
+    is_cache = lambda x: isinstance(x, KVCache)
     return [x for x in jax.tree_util.tree_leaves(tree, is_leaf=is_cache) if is_cache(x)]
 
 
@@ -105,5 +115,7 @@ def check_no_overflow(tree, what="decoding"):
 def raise_on_overflow(flag, what="decoding"):
     """Raise RuntimeError when the (concrete) bool `flag`, e.g. any_overflow(...), is set."""
     if bool(flag):
-        raise RuntimeError(f"{what}: a KV cache overflowed (more steps than its capacity); "
-                           f"size the cache for the longest sequence (init_state's max_len)")
+        raise RuntimeError(
+            f"{what}: a KV cache overflowed (more steps than its capacity); "
+            f"size the cache for the longest sequence (init_state's max_len)"
+        )

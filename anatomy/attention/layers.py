@@ -14,15 +14,21 @@ Parameter trees (all leaves float32):
     mha = init_mha(...) (see multihead.py); ln = {'scale': [m], 'bias': [m]};
     ffn = {'w1': [m, f], 'b1': [f], 'w2': [f, m], 'b2': [m]}
 """
+
 import jax
 import jax.numpy as jnp
 
 from anatomy.attention import kv_cache
-from anatomy.attention.multihead import (init_mha, multi_head_attention, output_projection,
-                                         project_kv, project_q)
-
+from anatomy.attention.multihead import (
+    init_mha,
+    multi_head_attention,
+    output_projection,
+    project_kv,
+    project_q,
+)
 
 # --- LayerNorm, FFN, dropout -------------------------------------------------------------
+
 
 def init_layer_norm(d_model):
     """{'scale': ones [m], 'bias': zeros [m]}."""
@@ -88,15 +94,29 @@ def _sublayer(x, fn, ln, *, pre_ln, eps, rate, rng):
 
 # --- encoder ----------------------------------------------------------------------------
 
+
 def init_encoder_layer(key, d_model, n_heads, d_ff):
     """Encoder layer params {'self_attn', 'ln1', 'ffn', 'ln2'} (see the module docstring)."""
     ka, kf = jax.random.split(key)
-    return {"self_attn": init_mha(ka, d_model, n_heads), "ln1": init_layer_norm(d_model),
-            "ffn": init_ffn(kf, d_model, d_ff), "ln2": init_layer_norm(d_model)}
+    return {
+        "self_attn": init_mha(ka, d_model, n_heads),
+        "ln1": init_layer_norm(d_model),
+        "ffn": init_ffn(kf, d_model, d_ff),
+        "ln2": init_layer_norm(d_model),
+    }
 
 
-def encoder_layer(params, x, mask=None, *, pre_ln=False, dropout_rate=0.0, rng=None,
-                  return_weights=False, eps=1e-5):
+def encoder_layer(
+    params,
+    x,
+    mask=None,
+    *,
+    pre_ln=False,
+    dropout_rate=0.0,
+    rng=None,
+    return_weights=False,
+    eps=1e-5,
+):
     """One Transformer encoder layer: self-attention then FFN, each with residual + LN.
 
     Args:
@@ -112,22 +132,36 @@ def encoder_layer(params, x, mask=None, *, pre_ln=False, dropout_rate=0.0, rng=N
     kw = dict(pre_ln=pre_ln, eps=eps, rate=dropout_rate)
     sa = params["self_attn"]
     x, w_self = _sublayer(
-        x, lambda z: multi_head_attention(sa, z, z, mask, return_weights=True),
-        params["ln1"], rng=r_res1, **kw)
+        x,
+        lambda z: multi_head_attention(sa, z, z, mask, return_weights=True),
+        params["ln1"],
+        rng=r_res1,
+        **kw,
+    )
     x, _ = _sublayer(
-        x, lambda z: (ffn(params["ffn"], z, dropout_rate=dropout_rate, rng=r_ffn), None),
-        params["ln2"], rng=r_res2, **kw)
+        x,
+        lambda z: (ffn(params["ffn"], z, dropout_rate=dropout_rate, rng=r_ffn), None),
+        params["ln2"],
+        rng=r_res2,
+        **kw,
+    )
     return (x, {"self_attn": w_self}) if return_weights else x
 
 
 # --- decoder ----------------------------------------------------------------------------
 
+
 def init_decoder_layer(key, d_model, n_heads, d_ff):
     """Decoder layer params {'self_attn', 'ln1', 'cross_attn', 'ln2', 'ffn', 'ln3'}."""
     ks, kc, kf = jax.random.split(key, 3)
-    return {"self_attn": init_mha(ks, d_model, n_heads), "ln1": init_layer_norm(d_model),
-            "cross_attn": init_mha(kc, d_model, n_heads), "ln2": init_layer_norm(d_model),
-            "ffn": init_ffn(kf, d_model, d_ff), "ln3": init_layer_norm(d_model)}
+    return {
+        "self_attn": init_mha(ks, d_model, n_heads),
+        "ln1": init_layer_norm(d_model),
+        "cross_attn": init_mha(kc, d_model, n_heads),
+        "ln2": init_layer_norm(d_model),
+        "ffn": init_ffn(kf, d_model, d_ff),
+        "ln3": init_layer_norm(d_model),
+    }
 
 
 def decoder_memory_kv(params, memory):
@@ -138,8 +172,20 @@ def decoder_memory_kv(params, memory):
     return project_kv(params["cross_attn"], memory)
 
 
-def decoder_layer(params, y, memory, self_mask=None, cross_mask=None, *, pre_ln=False,
-                  dropout_rate=0.0, rng=None, return_weights=False, eps=1e-5, memory_kv=None):
+def decoder_layer(
+    params,
+    y,
+    memory,
+    self_mask=None,
+    cross_mask=None,
+    *,
+    pre_ln=False,
+    dropout_rate=0.0,
+    rng=None,
+    return_weights=False,
+    eps=1e-5,
+    memory_kv=None,
+):
     """One Transformer decoder layer: masked self-attention, cross-attention, FFN.
 
     Args:
@@ -160,15 +206,26 @@ def decoder_layer(params, y, memory, self_mask=None, cross_mask=None, *, pre_ln=
     kw = dict(pre_ln=pre_ln, eps=eps, rate=dropout_rate)
     sa, ca = params["self_attn"], params["cross_attn"]
     y, w_self = _sublayer(
-        y, lambda z: multi_head_attention(sa, z, z, self_mask, return_weights=True),
-        params["ln1"], rng=r1, **kw)
+        y,
+        lambda z: multi_head_attention(sa, z, z, self_mask, return_weights=True),
+        params["ln1"],
+        rng=r1,
+        **kw,
+    )
     y, w_cross = _sublayer(
-        y, lambda z: multi_head_attention(ca, z, None, cross_mask, kv=memory_kv,
-                                          return_weights=True),
-        params["ln2"], rng=r2, **kw)
+        y,
+        lambda z: multi_head_attention(ca, z, None, cross_mask, kv=memory_kv, return_weights=True),
+        params["ln2"],
+        rng=r2,
+        **kw,
+    )
     y, _ = _sublayer(
-        y, lambda z: (ffn(params["ffn"], z, dropout_rate=dropout_rate, rng=r_ffn), None),
-        params["ln3"], rng=r3, **kw)
+        y,
+        lambda z: (ffn(params["ffn"], z, dropout_rate=dropout_rate, rng=r_ffn), None),
+        params["ln3"],
+        rng=r3,
+        **kw,
+    )
     return (y, {"self_attn": w_self, "cross_attn": w_cross}) if return_weights else y
 
 
@@ -178,8 +235,7 @@ def init_decoder_cache(params, batch, max_len, dtype=jnp.float32):
     return kv_cache.init_cache(batch, max_len, n_heads, d_head, dtype)
 
 
-def decoder_layer_step(params, y_t, cache, memory_kv, cross_mask=None, *, pre_ln=False,
-                       eps=1e-5):
+def decoder_layer_step(params, y_t, cache, memory_kv, cross_mask=None, *, pre_ln=False, eps=1e-5):
     """Incremental decoding: one new target position through a decoder layer (no dropout).
 
     The step's self-attention keys/values are appended to `cache` and the query attends
@@ -205,8 +261,10 @@ def decoder_layer_step(params, y_t, cache, memory_kv, cross_mask=None, *, pre_ln
 
     y, (w_self, new_cache) = _sublayer(y_t, self_attn, params["ln1"], **kw)
     y, w_cross = _sublayer(
-        y, lambda z: multi_head_attention(ca, z, None, cross_mask, kv=memory_kv,
-                                          return_weights=True),
-        params["ln2"], **kw)
+        y,
+        lambda z: multi_head_attention(ca, z, None, cross_mask, kv=memory_kv, return_weights=True),
+        params["ln2"],
+        **kw,
+    )
     y, _ = _sublayer(y, lambda z: (ffn(params["ffn"], z), None), params["ln3"], **kw)
     return y, new_cache, {"self_attn": w_self, "cross_attn": w_cross}

@@ -1,10 +1,11 @@
 """Multiplicative attention (Luong, Pham & Manning, EMNLP 2015), the three score functions.
 
-    dot:     score(s, h_j) = sᵀ h_j                    (needs Dq == Dk; no parameters)
-    general: score(s, h_j) = sᵀ W h_j                  W: [Dq, Dk]
-    concat:  score(s, h_j) = vᵀ tanh(W [s; h_j])       W: [Dq + Dk, A], v: [A]
-    α_j = softmax_j(score), masked keys get α_j = 0;  c = Σ_j α_j v_j
+dot:     score(s, h_j) = sᵀ h_j                    (needs Dq == Dk; no parameters)
+general: score(s, h_j) = sᵀ W h_j                  W: [Dq, Dk]
+concat:  score(s, h_j) = vᵀ tanh(W [s; h_j])       W: [Dq + Dk, A], v: [A]
+α_j = softmax_j(score), masked keys get α_j = 0;  c = Σ_j α_j v_j
 """
+
 import jax
 import jax.numpy as jnp
 
@@ -44,11 +45,15 @@ def luong_scores(params, query, keys, *, kind):
     """Scores [B, K] for query [B, Dq] and keys [B, K, Dk] (letters: b batch, k keys)."""
     _check_kind(kind)
     if query.ndim != 2 or keys.ndim != 3:
-        raise ValueError(f"Luong attention: query must be [B, Dq] and keys [B, K, Dk], "
-                         f"got {query.shape} and {keys.shape}")
+        raise ValueError(
+            f"Luong attention: query must be [B, Dq] and keys [B, K, Dk], "
+            f"got {query.shape} and {keys.shape}"
+        )
     if kind == "dot":
         if query.shape[-1] != keys.shape[-1]:
-            raise ValueError(f"Luong 'dot' needs Dq == Dk, got {query.shape[-1]} and {keys.shape[-1]}")
+            raise ValueError(
+                f"Luong 'dot' needs Dq == Dk, got {query.shape[-1]} and {keys.shape[-1]}"
+            )
         return jnp.einsum("bd,bkd->bk", query, keys)
     if kind == "general":
         return jnp.einsum("bq,qd,bkd->bk", query, params["w"], keys)

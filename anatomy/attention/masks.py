@@ -4,6 +4,7 @@ Convention: a mask is boolean and True means "this query may attend to this key"
 Masks broadcast against attention logits of shape [b, h, q, k]
 (b batch, h heads, q query positions, k key positions).
 """
+
 import jax
 import jax.numpy as jnp
 

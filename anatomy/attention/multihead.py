@@ -9,6 +9,7 @@ Letters: b batch, q query positions, k key positions, m model dim, h heads, d he
 The parameter layout is flax.linen.MultiHeadDotProductAttention's
 (query/key/value kernels [m,h,d], out kernel [h,d,m]).
 """
+
 import jax
 import jax.numpy as jnp
 
@@ -35,8 +36,12 @@ def init_mha(key, d_model, n_heads, d_head=None, bias=True):
         / jnp.sqrt(n_heads * d_head),
     }
     if bias:
-        p.update(b_q=jnp.zeros((n_heads, d_head)), b_k=jnp.zeros((n_heads, d_head)),
-                 b_v=jnp.zeros((n_heads, d_head)), b_o=jnp.zeros((d_model,)))
+        p.update(
+            b_q=jnp.zeros((n_heads, d_head)),
+            b_k=jnp.zeros((n_heads, d_head)),
+            b_v=jnp.zeros((n_heads, d_head)),
+            b_o=jnp.zeros((d_model,)),
+        )
     return p
 
 
@@ -57,8 +62,10 @@ def project_kv(params, x_kv):
     """
     if x_kv.ndim != 3:
         raise ValueError(f"project_kv: x_kv must be [b, k, m], got shape {x_kv.shape}")
-    return (_proj(x_kv, params["w_k"], params.get("b_k")),
-            _proj(x_kv, params["w_v"], params.get("b_v")))
+    return (
+        _proj(x_kv, params["w_k"], params.get("b_k")),
+        _proj(x_kv, params["w_v"], params.get("b_v")),
+    )
 
 
 def output_projection(params, o):

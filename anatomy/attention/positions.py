@@ -1,10 +1,11 @@
 """Sinusoidal positional encoding (Vaswani et al. 2017, section 3.5).
 
-    PE[pos, 2i]   = sin(pos / 10000^(2i / d_model))
-    PE[pos, 2i+1] = cos(pos / 10000^(2i / d_model))
+PE[pos, 2i]   = sin(pos / 10000^(2i / d_model))
+PE[pos, 2i+1] = cos(pos / 10000^(2i / d_model))
 """
-import numpy as np
+
 import jax.numpy as jnp
+import numpy as np
 
 
 def sinusoidal(length, d_model, dtype=jnp.float32):

@@ -103,23 +103,78 @@ Batch layout: dict of numpy int32 arrays, pad = 0, every array of a bucket has a
     L is the bucket's padded length (>= max(src_len, tgt_len)), B = token_budget // L.
 """
 
-from anatomy.data.batching import (Batcher, bucket_boundaries, collate, eval_batches,
-                                   eval_batches_from_pairs, make_batcher)
-from anatomy.data.corpus import (Corpus, corpus_report, default_config, describe_corpus_report,
-                                 load_corpus)
-from anatomy.data.readers import read_text_pair, read_tfds, read_tsv
-from anatomy.data.toy_wmt import (LENGTH_BUCKETS, bucket_label, generate_pairs, generate_splits,
-                                  generate_stratified, length_bucket, translate)
+from anatomy.data.batching import (
+    Batcher,
+    bucket_boundaries,
+    collate,
+    eval_batches,
+    eval_batches_from_pairs,
+    make_batcher,
+)
+from anatomy.data.corpus import (
+    Corpus,
+    corpus_report,
+    default_config,
+    describe_corpus_report,
+    load_corpus,
+)
 from anatomy.data.lexicon import make_lexicon
-from anatomy.data.vocab import (BOS, EOS, PAD, UNK, CorpusError, SentencePieceVocab, Vocab,
-                                build_word_vocab, detokenize, load_vocab, train_sentencepiece)
+from anatomy.data.readers import read_text_pair, read_tfds, read_tsv
+from anatomy.data.toy_wmt import (
+    LENGTH_BUCKETS,
+    bucket_label,
+    generate_pairs,
+    generate_splits,
+    generate_stratified,
+    length_bucket,
+    translate,
+)
+from anatomy.data.vocab import (
+    BOS,
+    EOS,
+    PAD,
+    UNK,
+    CorpusError,
+    SentencePieceVocab,
+    Vocab,
+    build_word_vocab,
+    detokenize,
+    load_vocab,
+    train_sentencepiece,
+)
 
 __all__ = [
-    'BOS', 'EOS', 'PAD', 'UNK', 'LENGTH_BUCKETS', 'Batcher', 'Corpus', 'CorpusError',
-    'SentencePieceVocab', 'Vocab', 'bucket_boundaries', 'bucket_label', 'build_word_vocab',
-    'collate', 'corpus_report', 'default_config', 'describe_corpus_report', 'detokenize',
-    'eval_batches', 'eval_batches_from_pairs',
-    'generate_pairs', 'generate_splits', 'generate_stratified', 'length_bucket', 'load_corpus',
-    'load_vocab', 'make_batcher', 'make_lexicon', 'read_text_pair', 'read_tfds', 'read_tsv',
-    'train_sentencepiece', 'translate',
+    "BOS",
+    "EOS",
+    "PAD",
+    "UNK",
+    "LENGTH_BUCKETS",
+    "Batcher",
+    "Corpus",
+    "CorpusError",
+    "SentencePieceVocab",
+    "Vocab",
+    "bucket_boundaries",
+    "bucket_label",
+    "build_word_vocab",
+    "collate",
+    "corpus_report",
+    "default_config",
+    "describe_corpus_report",
+    "detokenize",
+    "eval_batches",
+    "eval_batches_from_pairs",
+    "generate_pairs",
+    "generate_splits",
+    "generate_stratified",
+    "length_bucket",
+    "load_corpus",
+    "load_vocab",
+    "make_batcher",
+    "make_lexicon",
+    "read_text_pair",
+    "read_tfds",
+    "read_tsv",
+    "train_sentencepiece",
+    "translate",
 ]

@@ -13,6 +13,7 @@ Batch dict (numpy int32, pad = 0):
     src [B, L], src_len [B], tgt_in [B, L] (bos + target), tgt_out [B, L] (target + eos),
     tgt_len [B] (= len(target) + 1); eval batches add index [B] (-1 on padding rows).
 """
+
 import itertools
 import logging
 
@@ -31,7 +32,7 @@ def bucket_boundaries(max_len, boundaries=()):
     base = boundaries or DEFAULT_BOUNDARIES
     out = sorted({b for b in base if b < top} | {top})
     if any(b <= 0 for b in out):
-        raise BadInputError(f'bucket boundaries must be positive, got {boundaries}')
+        raise BadInputError(f"bucket boundaries must be positive, got {boundaries}")
     return tuple(out)
 
 
@@ -56,15 +57,21 @@ def collate(pairs, rows, length, index=None):
     tgt_len = np.zeros((b,), np.int32)
     for j, r in enumerate(rows):
         s, t = pairs[r]
-        src[j, :len(s)] = s
+        src[j, : len(s)] = s
         tgt_in[j, 0] = BOS
-        tgt_in[j, 1:len(t) + 1] = t
-        tgt_out[j, :len(t)] = t
+        tgt_in[j, 1 : len(t) + 1] = t
+        tgt_out[j, : len(t)] = t
         tgt_out[j, len(t)] = EOS
         src_len[j], tgt_len[j] = len(s), len(t) + 1
-    batch = {'src': src, 'src_len': src_len, 'tgt_in': tgt_in, 'tgt_out': tgt_out, 'tgt_len': tgt_len}
+    batch = {
+        "src": src,
+        "src_len": src_len,
+        "tgt_in": tgt_in,
+        "tgt_out": tgt_out,
+        "tgt_len": tgt_len,
+    }
     if index is not None:
-        batch['index'] = np.asarray(index, np.int32)
+        batch["index"] = np.asarray(index, np.int32)
     return batch
 
 
@@ -81,30 +88,46 @@ class Batcher:
     a multiple of m that respects the budget whenever token_budget // L >= m.
     """
 
-    def __init__(self, pairs, *, token_budget=1024, boundaries=(), max_len=160, seed=0,
-                 shuffle=True, batch_multiple=1):
+    def __init__(
+        self,
+        pairs,
+        *,
+        token_budget=1024,
+        boundaries=(),
+        max_len=160,
+        seed=0,
+        shuffle=True,
+        batch_multiple=1,
+    ):
         if int(batch_multiple) != batch_multiple or batch_multiple < 1:
-            raise ValueError(f'batch_multiple must be a positive int, got {batch_multiple!r}')
+            raise ValueError(f"batch_multiple must be a positive int, got {batch_multiple!r}")
         self.pairs, self.seed, self.shuffle = pairs, seed, shuffle
         self.batch_multiple = int(batch_multiple)
         self.boundaries = bucket_boundaries(max_len, boundaries)
         if token_budget < self.boundaries[-1]:
-            raise BadInputError(f'token_budget={token_budget} is smaller than the longest bucket '
-                                f'({self.boundaries[-1]} tokens); raise it or lower max_len')
+            raise BadInputError(
+                f"token_budget={token_budget} is smaller than the longest bucket "
+                f"({self.boundaries[-1]} tokens); raise it or lower max_len"
+            )
         keep, self.n_filtered = _filter(pairs, max_len)
         if self.n_filtered:
-            logging.warning('batching: %d of %d pairs exceed max_len=%d and are filtered',
-                            self.n_filtered, len(pairs), max_len)
+            logging.warning(
+                "batching: %d of %d pairs exceed max_len=%d and are filtered",
+                self.n_filtered,
+                len(pairs),
+                max_len,
+            )
         if len(keep) == 0:
-            raise BadInputError(f'no pair fits max_len={max_len}')
+            raise BadInputError(f"no pair fits max_len={max_len}")
         need = np.asarray([max(len(pairs[i][0]), len(pairs[i][1]) + 1) for i in keep])
         which = np.searchsorted(np.asarray(self.boundaries), need)  # smallest boundary >= need
         self.buckets = []  # (L, B, example indices)
         for j, length in enumerate(self.boundaries):
             idx = keep[which == j]
             if len(idx):
-                self.buckets.append((length, round_batch(token_budget // length,
-                                                         self.batch_multiple), idx))
+                self.buckets.append(
+                    (length, round_batch(token_budget // length, self.batch_multiple), idx)
+                )
         self.shapes = [(b, length) for length, b, _ in self.buckets]
         self.steps_per_epoch = sum(-(-len(idx) // b) for _, b, idx in self.buckets)
         self._cached = (None, None)
@@ -120,7 +143,7 @@ class Batcher:
                 order = np.random.default_rng([self.seed, epoch, j]).permutation(idx)
             n_batches = -(-len(order) // b)
             order = np.resize(order, n_batches * b)  # wrap around to fill the last batch
-            plan += [(length, order[i * b:(i + 1) * b]) for i in range(n_batches)]
+            plan += [(length, order[i * b : (i + 1) * b]) for i in range(n_batches)]
         if self.shuffle:
             perm = np.random.default_rng([self.seed, epoch]).permutation(len(plan))
             plan = [plan[i] for i in perm]
@@ -135,9 +158,9 @@ class Batcher:
         and the result equals batch_at(k)[lo:hi] leaf by leaf.
         """
         if k < 0:
-            raise ValueError(f'batch index must be >= 0, got {k}')
+            raise ValueError(f"batch index must be >= 0, got {k}")
         epoch, i = divmod(int(k), self.steps_per_epoch)
-        length, rows = self._plan(epoch)[i]        # example indices only: nothing read yet
+        length, rows = self._plan(epoch)[i]  # example indices only: nothing read yet
         if row_slice is not None:
             lo, hi = row_slice(len(rows))
             rows = rows[lo:hi]
@@ -147,8 +170,7 @@ class Batcher:
         """grain.MapDataset whose item i is batch_at(start_step + i, row_slice) (random access,
         resumable)."""
         stop = start_step + (num_steps if num_steps is not None else 1000 * self.steps_per_epoch)
-        return grain.MapDataset.range(start_step, stop).map(
-            lambda k: self.batch_at(k, row_slice))
+        return grain.MapDataset.range(start_step, stop).map(lambda k: self.batch_at(k, row_slice))
 
     def iterate(self, start_step=0, num_steps=None, prefetch=0, row_slice=None):
         """Iterator over batches start_step, start_step + 1, ... (infinite if num_steps is None).
@@ -158,9 +180,16 @@ class Batcher:
         """
         if prefetch:
             ds = self.dataset(start_step, num_steps, row_slice)
-            return iter(ds.to_iter_dataset(grain.ReadOptions(num_threads=prefetch,
-                                                             prefetch_buffer_size=2 * prefetch)))
-        steps = itertools.count(start_step) if num_steps is None else range(start_step, start_step + num_steps)
+            return iter(
+                ds.to_iter_dataset(
+                    grain.ReadOptions(num_threads=prefetch, prefetch_buffer_size=2 * prefetch)
+                )
+            )
+        steps = (
+            itertools.count(start_step)
+            if num_steps is None
+            else range(start_step, start_step + num_steps)
+        )
         return (self.batch_at(k, row_slice) for k in steps)
 
 
@@ -172,11 +201,17 @@ def eval_batches_from_pairs(pairs, *, token_budget=1024, boundaries=(), max_len=
     """
     bounds = bucket_boundaries(max_len, boundaries)
     if token_budget < bounds[-1]:
-        raise BadInputError(f'token_budget={token_budget} is smaller than the longest bucket {bounds[-1]}')
+        raise BadInputError(
+            f"token_budget={token_budget} is smaller than the longest bucket {bounds[-1]}"
+        )
     keep, n_filtered = _filter(pairs, max_len)
     if n_filtered:
-        logging.warning('evaluation: %d of %d pairs exceed max_len=%d: filtered, not truncated',
-                        n_filtered, len(pairs), max_len)
+        logging.warning(
+            "evaluation: %d of %d pairs exceed max_len=%d: filtered, not truncated",
+            n_filtered,
+            len(pairs),
+            max_len,
+        )
     need = np.asarray([max(len(pairs[i][0]), len(pairs[i][1]) + 1) for i in keep], np.int64)
     which = np.searchsorted(np.asarray(bounds), need)
     batches = []
@@ -184,30 +219,46 @@ def eval_batches_from_pairs(pairs, *, token_budget=1024, boundaries=(), max_len=
         idx = keep[which == j]
         b = token_budget // length
         for start in range(0, len(idx), b):
-            rows = list(idx[start:start + b])
+            rows = list(idx[start : start + b])
             index = rows + [-1] * (b - len(rows))
             rows = rows + [rows[0]] * (b - len(rows))
             batches.append(collate(pairs, rows, length, index=index))
     return batches, n_filtered
 
 
-def eval_batches(corpus, split='test', *, token_budget=None, max_len=None, boundaries=None,
-                 config=None):
+def eval_batches(
+    corpus, split="test", *, token_budget=None, max_len=None, boundaries=None, config=None
+):
     """Evaluation batches of a corpus split (see eval_batches_from_pairs); the number of pairs
     filtered for length goes to corpus.report['filtered'][split] (and a warning)."""
-    get = lambda value, key, default: value if value is not None else (
-        config[key] if config is not None and key in config else default)
+    get = lambda value, key, default: (
+        value
+        if value is not None
+        else (config[key] if config is not None and key in config else default)
+    )
     batches, n_filtered = eval_batches_from_pairs(
-        corpus.encode(split), token_budget=get(token_budget, 'token_budget', 1024),
-        boundaries=tuple(get(boundaries, 'bucket_boundaries', ())),
-        max_len=get(max_len, 'max_len', corpus.max_len))
-    corpus.report.setdefault('filtered', {})[split] = n_filtered
+        corpus.encode(split),
+        token_budget=get(token_budget, "token_budget", 1024),
+        boundaries=tuple(get(boundaries, "bucket_boundaries", ())),
+        max_len=get(max_len, "max_len", corpus.max_len),
+    )
+    corpus.report.setdefault("filtered", {})[split] = n_filtered
     return batches
 
 
-def make_batcher(corpus, split='train', *, token_budget=None, seed=None, max_len=None,
-                 boundaries=None, shuffle=True, batch_multiple=None, max_src_len=None,
-                 config=None):
+def make_batcher(
+    corpus,
+    split="train",
+    *,
+    token_budget=None,
+    seed=None,
+    max_len=None,
+    boundaries=None,
+    shuffle=True,
+    batch_multiple=None,
+    max_src_len=None,
+    config=None,
+):
     """Batcher over corpus.encode(split); unset arguments come from config (a data config).
 
     batch_multiple (default config.batch_multiple, else 1): rows per batch are a multiple of
@@ -215,18 +266,33 @@ def make_batcher(corpus, split='train', *, token_budget=None, seed=None, max_len
     with at most that many source tokens (default config.train_max_src_len for split 'train',
     else 0 = all: Bahdanau et al.'s RNNsearch-30/-50 train on short sentences, test on all).
     """
-    get = lambda value, key, default: value if value is not None else (
-        config[key] if config is not None and key in config else default)
+    get = lambda value, key, default: (
+        value
+        if value is not None
+        else (config[key] if config is not None and key in config else default)
+    )
     pairs = corpus.encode(split)
-    limit = max_src_len if max_src_len is not None else (
-        get(None, 'train_max_src_len', 0) if split == 'train' else 0)
+    limit = (
+        max_src_len
+        if max_src_len is not None
+        else (get(None, "train_max_src_len", 0) if split == "train" else 0)
+    )
     if limit:
         kept = [p for p in pairs if len(p[0]) <= limit]
-        logging.info('batching: %d of %d %s pairs have more than %d source tokens: left out',
-                     len(pairs) - len(kept), len(pairs), split, limit)
+        logging.info(
+            "batching: %d of %d %s pairs have more than %d source tokens: left out",
+            len(pairs) - len(kept),
+            len(pairs),
+            split,
+            limit,
+        )
         pairs = kept
-    return Batcher(pairs, token_budget=get(token_budget, 'token_budget', 1024),
-                   boundaries=tuple(get(boundaries, 'bucket_boundaries', ())),
-                   max_len=get(max_len, 'max_len', corpus.max_len),
-                   seed=get(seed, 'seed', 0), shuffle=shuffle,
-                   batch_multiple=get(batch_multiple, 'batch_multiple', 1))
+    return Batcher(
+        pairs,
+        token_budget=get(token_budget, "token_budget", 1024),
+        boundaries=tuple(get(boundaries, "bucket_boundaries", ())),
+        max_len=get(max_len, "max_len", corpus.max_len),
+        seed=get(seed, "seed", 0),
+        shuffle=shuffle,
+        batch_multiple=get(batch_multiple, "batch_multiple", 1),
+    )

@@ -1,4 +1,5 @@
 """load_corpus(config) -> Corpus: one entry point for toy_wmt, TSV, text pairs and tfds corpora."""
+
 import dataclasses
 import hashlib
 import logging
@@ -9,95 +10,108 @@ import time
 import ml_collections
 import numpy as np
 
-from anatomy.data import lexicon as lx
 from anatomy import fingerprint as fpr
 from anatomy.data import batching, readers, toy_wmt
-from anatomy.data.vocab import (SPECIALS, CorpusError, Vocab, build_word_vocab, load_vocab,
-                                train_sentencepiece)
+from anatomy.data import lexicon as lx
+from anatomy.data.vocab import (
+    SPECIALS,
+    CorpusError,
+    Vocab,
+    build_word_vocab,
+    load_vocab,
+    train_sentencepiece,
+)
 
-NAMES = ('toy_wmt', 'tsv', 'text_pair', 'tfds')
+NAMES = ("toy_wmt", "tsv", "text_pair", "tfds")
 
 
 def default_config():
     """The data config (experiments embed it as config.data); every field is documented here."""
     c = ml_collections.ConfigDict()
-    c.name = 'toy_wmt'          # 'toy_wmt' | 'tsv' | 'text_pair' | 'tfds'
-    c.seed = 0                  # corpus generation, splitting and batch shuffling seed
+    c.name = "toy_wmt"  # 'toy_wmt' | 'tsv' | 'text_pair' | 'tfds'
+    c.seed = 0  # corpus generation, splitting and batch shuffling seed
     c.toy = ml_collections.ConfigDict()
-    c.toy.train_size = 30000    # training pairs
-    c.toy.valid_size = 1000     # validation pairs (same length mix as train)
+    c.toy.train_size = 30000  # training pairs
+    c.toy.valid_size = 1000  # validation pairs (same length mix as train)
     c.toy.test_per_bucket = 100  # test pairs per LENGTH_BUCKETS bucket (stratified)
-    c.toy.max_src_len = 120     # longest generated source (tokens, incl. the full stop)
+    c.toy.max_src_len = 120  # longest generated source (tokens, incl. the full stop)
     c.toy.length_weights = toy_wmt.DEFAULT_LENGTH_WEIGHTS  # train/valid mix over LENGTH_BUCKETS
-    c.toy.lexicon_scale = 1.0   # multiplies every open word class (1.0: 1,063 source words)
-    c.toy.via_tfds = False      # True: build the tfds array_record dataset and read it back
-    c.train_path = ''           # tsv: `source<TAB>target` UTF-8 files
-    c.valid_path = ''           # '' = split valid_size pairs off the training file
-    c.test_path = ''            # '' = split test_size pairs off the training file
-    c.train_src = ''            # text_pair: aligned files, one sentence a line
-    c.train_tgt = ''
-    c.valid_src = ''
-    c.valid_tgt = ''
-    c.test_src = ''
-    c.test_tgt = ''
-    c.valid_size = 1000         # user corpora: held-out sizes when no file is given
+    c.toy.lexicon_scale = 1.0  # multiplies every open word class (1.0: 1,063 source words)
+    c.toy.via_tfds = False  # True: build the tfds array_record dataset and read it back
+    c.train_path = ""  # tsv: `source<TAB>target` UTF-8 files
+    c.valid_path = ""  # '' = split valid_size pairs off the training file
+    c.test_path = ""  # '' = split test_size pairs off the training file
+    c.train_src = ""  # text_pair: aligned files, one sentence a line
+    c.train_tgt = ""
+    c.valid_src = ""
+    c.valid_tgt = ""
+    c.test_src = ""
+    c.test_tgt = ""
+    c.valid_size = 1000  # user corpora: held-out sizes when no file is given
     c.test_size = 1000
-    c.tfds_name = 'wmt14_translate/de-en'  # tfds: dataset name (array_record via data_source)
-    c.tfds_data_dir = ''        # '' = tfds default (~/tensorflow_datasets)
-    c.src_key = 'en'            # tfds feature holding the source
-    c.tgt_key = 'de'            # tfds feature holding the target
-    c.tfds_valid_split = 'validation'
-    c.tfds_test_split = 'test'
-    c.max_train_examples = 0    # tfds / user corpora: cap on training pairs (0 = all)
-    c.vocab = 'word'            # 'word' | 'sentencepiece'
-    c.vocab_size = 8000         # sentencepiece size; cap for word vocabs of user corpora (0 = none)
-    c.shared_vocab = False      # one vocabulary for both sides
-    c.max_len = 160             # pairs longer than this (tokens; target + eos) are filtered, counted
-    c.train_max_src_len = 0     # > 0: train only on pairs with at most this many source tokens
-                                # (Bahdanau's -30/-50; valid and test keep every length)
-    c.token_budget = 1024       # padded tokens per batch: B * L <= token_budget
-    c.bucket_boundaries = ()    # padded lengths; () = multiples of 8 up to max_len
+    c.tfds_name = "wmt14_translate/de-en"  # tfds: dataset name (array_record via data_source)
+    c.tfds_data_dir = ""  # '' = tfds default (~/tensorflow_datasets)
+    c.src_key = "en"  # tfds feature holding the source
+    c.tgt_key = "de"  # tfds feature holding the target
+    c.tfds_valid_split = "validation"
+    c.tfds_test_split = "test"
+    c.max_train_examples = 0  # tfds / user corpora: cap on training pairs (0 = all)
+    c.vocab = "word"  # 'word' | 'sentencepiece'
+    c.vocab_size = 8000  # sentencepiece size; cap for word vocabs of user corpora (0 = none)
+    c.shared_vocab = False  # one vocabulary for both sides
+    c.max_len = 160  # pairs longer than this (tokens; target + eos) are filtered, counted
+    c.train_max_src_len = 0  # > 0: train only on pairs with at most this many source tokens
+    # (Bahdanau's -30/-50; valid and test keep every length)
+    c.token_budget = 1024  # padded tokens per batch: B * L <= token_budget
+    c.bucket_boundaries = ()  # padded lengths; () = multiples of 8 up to max_len
     return c
 
 
 @dataclasses.dataclass
 class Corpus:
     """Splits of (source, target) strings plus vocabularies; see load_corpus."""
+
     name: str
     splits: dict
     src_vocab: object
     tgt_vocab: object
     report: dict
     max_len: int = 160
-    fingerprint: dict = None   # data_fingerprint(config): what the splits were made from
+    fingerprint: dict = None  # data_fingerprint(config): what the splits were made from
 
-    def test_by_bucket(self, split='test'):
+    def test_by_bucket(self, split="test"):
         """{'1-10': [(src, tgt), ...], ..., '61+': [...]} by source length in tokens
         (whitespace for word vocabularies, pieces for sentencepiece)."""
         out = {toy_wmt.bucket_label(lo, hi): [] for lo, hi in toy_wmt.LENGTH_BUCKETS}
         labels = list(out)
         for src, tgt in self.splits[split]:
-            n = len(self.src_vocab.encode(src)) if self.src_vocab.kind != 'word' else len(src.split())
+            n = (
+                len(self.src_vocab.encode(src))
+                if self.src_vocab.kind != "word"
+                else len(src.split())
+            )
             out[labels[toy_wmt.length_bucket(n)]].append((src, tgt))
         return out
 
     def encode(self, split):
         """[(src_ids, tgt_ids)] as int32 arrays without bos/eos, in corpus order."""
         sv, tv = self.src_vocab, self.tgt_vocab
-        return [(np.asarray(sv.encode(s), np.int32), np.asarray(tv.encode(t), np.int32))
-                for s, t in self.splits[split]]
+        return [
+            (np.asarray(sv.encode(s), np.int32), np.asarray(tv.encode(t), np.int32))
+            for s, t in self.splits[split]
+        ]
 
 
 def _hold_out(pairs, n_valid, n_test, seed):
     """(train, valid, test): valid/test drawn from the distinct pairs, and every copy of a
     held-out pair left out of train, so a repeated line never lands on both sides."""
-    unique = list(dict.fromkeys(pairs))          # first occurrences, in corpus order
+    unique = list(dict.fromkeys(pairs))  # first occurrences, in corpus order
     order = list(range(len(unique)))
-    random.Random(f'holdout/{seed}').shuffle(order)
+    random.Random(f"holdout/{seed}").shuffle(order)
     n_valid = min(n_valid, len(unique) // 10)
     n_test = min(n_test, len(unique) // 10)
     pick = lambda idx: [unique[i] for i in sorted(idx)]
-    valid, test = pick(order[:n_valid]), pick(order[n_valid:n_valid + n_test])
+    valid, test = pick(order[:n_valid]), pick(order[n_valid : n_valid + n_test])
     held = set(valid) | set(test)
     return [p for p in pairs if p not in held], valid, test
 
@@ -105,42 +119,57 @@ def _hold_out(pairs, n_valid, n_test, seed):
 def _read_splits(config, workdir):
     """{'train','valid','test'} pairs and per-file reports for config.name."""
     name = config.name
-    if name == 'toy_wmt':
+    if name == "toy_wmt":
         t = config.toy
-        params = dict(seed=config.seed, train_size=t.train_size, valid_size=t.valid_size,
-                      test_per_bucket=t.test_per_bucket, max_src_len=t.max_src_len,
-                      length_weights=tuple(t.length_weights), lexicon_scale=t.lexicon_scale)
+        params = dict(
+            seed=config.seed,
+            train_size=t.train_size,
+            valid_size=t.valid_size,
+            test_per_bucket=t.test_per_bucket,
+            max_src_len=t.max_src_len,
+            length_weights=tuple(t.length_weights),
+            lexicon_scale=t.lexicon_scale,
+        )
         if t.via_tfds:
             from anatomy.data import toy_wmt_tfds
-            data_dir = config.tfds_data_dir or os.path.join(workdir or '.', 'tfds')
+
+            data_dir = config.tfds_data_dir or os.path.join(workdir or ".", "tfds")
             return toy_wmt_tfds.read_toy_wmt(data_dir, **params), {}
         return toy_wmt.generate_splits(**params), {}
-    if name == 'tfds':
-        kw = dict(data_dir=config.tfds_data_dir or None, src_key=config.src_key or None,
-                  tgt_key=config.tgt_key or None)
-        train, r = readers.read_tfds(config.tfds_name, 'train', max_examples=config.max_train_examples, **kw)
+    if name == "tfds":
+        kw = dict(
+            data_dir=config.tfds_data_dir or None,
+            src_key=config.src_key or None,
+            tgt_key=config.tgt_key or None,
+        )
+        train, r = readers.read_tfds(
+            config.tfds_name, "train", max_examples=config.max_train_examples, **kw
+        )
         valid, rv = readers.read_tfds(config.tfds_name, config.tfds_valid_split, **kw)
         test, rt = readers.read_tfds(config.tfds_name, config.tfds_test_split, **kw)
-        return {'train': train, 'valid': valid, 'test': test}, {'train': r, 'valid': rv, 'test': rt}
-    if name == 'tsv':
-        read = lambda split: readers.read_tsv(config[f'{split}_path'])
-        have = {'valid': config.valid_path, 'test': config.test_path}
-    elif name == 'text_pair':
-        read = lambda split: readers.read_text_pair(config[f'{split}_src'], config[f'{split}_tgt'])
-        have = {'valid': config.valid_src, 'test': config.test_src}
+        return {"train": train, "valid": valid, "test": test}, {"train": r, "valid": rv, "test": rt}
+    if name == "tsv":
+        read = lambda split: readers.read_tsv(config[f"{split}_path"])
+        have = {"valid": config.valid_path, "test": config.test_path}
+    elif name == "text_pair":
+        read = lambda split: readers.read_text_pair(config[f"{split}_src"], config[f"{split}_tgt"])
+        have = {"valid": config.valid_src, "test": config.test_src}
     else:
-        raise CorpusError(f'unknown corpus name {name!r}; choose one of {NAMES}')
-    train, report = read('train')
+        raise CorpusError(f"unknown corpus name {name!r}; choose one of {NAMES}")
+    train, report = read("train")
     if config.max_train_examples:
-        train = train[:config.max_train_examples]
-    reports = {'train': report}
+        train = train[: config.max_train_examples]
+    reports = {"train": report}
     held_train, held_valid, held_test = _hold_out(
-        train, 0 if have['valid'] else config.valid_size, 0 if have['test'] else config.test_size,
-        config.seed)
+        train,
+        0 if have["valid"] else config.valid_size,
+        0 if have["test"] else config.test_size,
+        config.seed,
+    )
     # training lines left out because they repeat a held-out valid/test pair
-    report['held_out_repeats'] = len(train) - len(held_train) - len(held_valid) - len(held_test)
-    splits = {'train': held_train}
-    for split, held in (('valid', held_valid), ('test', held_test)):
+    report["held_out_repeats"] = len(train) - len(held_train) - len(held_valid) - len(held_test)
+    splits = {"train": held_train}
+    for split, held in (("valid", held_valid), ("test", held_test)):
         if have[split]:
             splits[split], reports[split] = read(split)
         else:
@@ -149,19 +178,19 @@ def _read_splits(config, workdir):
 
 
 def _vocab_files(config, workdir):
-    tag = 'spm' if config.vocab == 'sentencepiece' else 'vocab'
-    ext = '.model' if config.vocab == 'sentencepiece' else '.txt'
+    tag = "spm" if config.vocab == "sentencepiece" else "vocab"
+    ext = ".model" if config.vocab == "sentencepiece" else ".txt"
     if config.shared_vocab:
-        path = os.path.join(workdir, f'shared_{tag}{ext}')
+        path = os.path.join(workdir, f"shared_{tag}{ext}")
         return path, path
-    return (os.path.join(workdir, f'src_{tag}{ext}'), os.path.join(workdir, f'tgt_{tag}{ext}'))
+    return (os.path.join(workdir, f"src_{tag}{ext}"), os.path.join(workdir, f"tgt_{tag}{ext}"))
 
 
 def _make_vocab(config, texts, path, closed):
     """One vocabulary: the toy lexicon's closed word list, a word count, or sentencepiece."""
-    if config.vocab == 'sentencepiece':
-        return train_sentencepiece(texts, config.vocab_size, path[:-len('.model')])
-    if config.vocab != 'word':
+    if config.vocab == "sentencepiece":
+        return train_sentencepiece(texts, config.vocab_size, path[: -len(".model")])
+    if config.vocab != "word":
         raise CorpusError(f"unknown vocab {config.vocab!r}; choose 'word' or 'sentencepiece'")
     if closed is not None:
         return Vocab(list(SPECIALS) + closed)
@@ -169,23 +198,29 @@ def _make_vocab(config, texts, path, closed):
 
 
 # Data fields that shape batches only, never the splits or the vocabulary built from them.
-BATCHING_FIELDS = ('max_len', 'token_budget', 'bucket_boundaries', 'batch_multiple',
-                   'train_max_src_len')
-VOCAB_FINGERPRINT = 'vocab_fingerprint.json'
+BATCHING_FIELDS = (
+    "max_len",
+    "token_budget",
+    "bucket_boundaries",
+    "batch_multiple",
+    "train_max_src_len",
+)
+VOCAB_FINGERPRINT = "vocab_fingerprint.json"
 
 
 def _corpus_files(config):
     """The user files config names for its corpus kind (their contents are fingerprinted)."""
-    keys = {'tsv': ('train_path', 'valid_path', 'test_path'),
-            'text_pair': ('train_src', 'train_tgt', 'valid_src', 'valid_tgt', 'test_src',
-                          'test_tgt')}.get(config.name, ())
+    keys = {
+        "tsv": ("train_path", "valid_path", "test_path"),
+        "text_pair": ("train_src", "train_tgt", "valid_src", "valid_tgt", "test_src", "test_tgt"),
+    }.get(config.name, ())
     return [config[k] for k in keys if config[k]]
 
 
 def _sha256(path):
     h = hashlib.sha256()
-    with open(path, 'rb') as f:
-        for block in iter(lambda: f.read(1 << 20), b''):
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()[:16]
 
@@ -194,7 +229,7 @@ def data_fingerprint(config):
     """What a corpus is made from: the data config, plus the sha256 of every user file it reads
     (an edited file under the same name is another corpus). See anatomy.fingerprint."""
     fp = fpr.flatten(config.to_dict())
-    fp['files'] = {p: _sha256(p) for p in _corpus_files(config) if os.path.isfile(p)}
+    fp["files"] = {p: _sha256(p) for p in _corpus_files(config) if os.path.isfile(p)}
     return fp
 
 
@@ -206,31 +241,34 @@ def vocab_fingerprint(data_fp):
 def _check_saved_vocab(workdir, paths, data_fp):
     """Stop (FingerprintMismatchError, one line) unless the vocab in workdir was built from
     this data config; vocab files without a fingerprint are refused too."""
-    fpr.check(f'the vocabulary {", ".join(sorted(set(paths)))}',
-              fpr.read(os.path.join(workdir, VOCAB_FINGERPRINT)), vocab_fingerprint(data_fp),
-              fresh=f'use another --workdir, or delete those files and {VOCAB_FINGERPRINT} '
-                    'to rebuild the vocabulary (and retrain: the checkpoints use it)')
+    fpr.check(
+        f"the vocabulary {', '.join(sorted(set(paths)))}",
+        fpr.read(os.path.join(workdir, VOCAB_FINGERPRINT)),
+        vocab_fingerprint(data_fp),
+        fresh=f"use another --workdir, or delete those files and {VOCAB_FINGERPRINT} "
+        "to rebuild the vocabulary (and retrain: the checkpoints use it)",
+    )
 
 
 def _vocabs(config, splits, workdir, data_fp):
     """(src_vocab, tgt_vocab): loaded from workdir when saved there before (for the same data
     config, see _check_saved_vocab), else built and saved with its fingerprint."""
     closed_src = closed_tgt = None
-    if config.name == 'toy_wmt' and config.vocab == 'word':
+    if config.name == "toy_wmt" and config.vocab == "word":
         lex = lx.make_lexicon(config.seed, scale=config.toy.lexicon_scale)
         closed_src, closed_tgt = lx.source_forms(lex), lx.target_forms(lex)
     if workdir:
         os.makedirs(workdir, exist_ok=True)
         src_path, tgt_path = _vocab_files(config, workdir)
     else:
-        tmp = os.path.join(os.environ.get('TMPDIR', '/tmp'), f'anatomy_vocab_{os.getpid()}')
+        tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"anatomy_vocab_{os.getpid()}")
         os.makedirs(tmp, exist_ok=True)
         src_path, tgt_path = _vocab_files(config, tmp)
     if workdir and os.path.exists(src_path) and os.path.exists(tgt_path):
         _check_saved_vocab(workdir, (src_path, tgt_path), data_fp)
         src = load_vocab(src_path)
         return src, (src if src_path == tgt_path else load_vocab(tgt_path))
-    train = splits['train']
+    train = splits["train"]
     if config.shared_vocab:
         closed = None if closed_src is None else sorted(set(closed_src) | set(closed_tgt))
         texts = [s for s, _ in train] + [t for _, t in train]
@@ -238,7 +276,7 @@ def _vocabs(config, splits, workdir, data_fp):
     else:
         src = _make_vocab(config, [s for s, _ in train], src_path, closed_src)
         tgt = _make_vocab(config, [t for _, t in train], tgt_path, closed_tgt)
-    if src.kind == 'word':
+    if src.kind == "word":
         src.save(src_path)
         tgt.save(tgt_path)
     if workdir:
@@ -259,21 +297,34 @@ def load_corpus(config=None, workdir=None):
         base.update(config)  # missing fields keep their defaults
     config = base
     if config.name not in NAMES:
-        raise CorpusError(f'unknown corpus name {config.name!r}; choose one of {NAMES}')
+        raise CorpusError(f"unknown corpus name {config.name!r}; choose one of {NAMES}")
     t0 = time.perf_counter()
     splits, reports = _read_splits(config, workdir)
     t1 = time.perf_counter()
     data_fp = data_fingerprint(config)
     src_vocab, tgt_vocab = _vocabs(config, splits, workdir, data_fp)
-    report = {'files': reports, 'sizes': {k: len(v) for k, v in splits.items()},
-              'read_seconds': t1 - t0, 'vocab_seconds': time.perf_counter() - t1,
-              'src_vocab_size': src_vocab.size, 'tgt_vocab_size': tgt_vocab.size}
-    logging.info('corpus %s: %s', config.name, report['sizes'])
-    corpus = Corpus(config.name, splits, src_vocab, tgt_vocab, report, max_len=config.max_len,
-                    fingerprint=data_fp)
+    report = {
+        "files": reports,
+        "sizes": {k: len(v) for k, v in splits.items()},
+        "read_seconds": t1 - t0,
+        "vocab_seconds": time.perf_counter() - t1,
+        "src_vocab_size": src_vocab.size,
+        "tgt_vocab_size": tgt_vocab.size,
+    }
+    logging.info("corpus %s: %s", config.name, report["sizes"])
+    corpus = Corpus(
+        config.name,
+        splits,
+        src_vocab,
+        tgt_vocab,
+        report,
+        max_len=config.max_len,
+        fingerprint=data_fp,
+    )
     # pairs over max_len per split: the batchers filter them (never truncate), counted here once
-    report['filtered'] = {split: batching.count_too_long(corpus.encode(split), config.max_len)
-                          for split in splits}
+    report["filtered"] = {
+        split: batching.count_too_long(corpus.encode(split), config.max_len) for split in splits
+    }
     return corpus
 
 
@@ -281,28 +332,41 @@ def corpus_report(corpus):
     """What was left out of a corpus, for results.json: per file the lines skipped by kind with
     their first line numbers, training lines repeating a held-out pair, and per split the
     pairs filtered for length (over max_len: never trained on, never scored)."""
-    files = corpus.report.get('files', {})
-    return {'skipped': {split: {k: r[k] for k in ('path', 'lines', 'skipped', 'first_bad_lines')
-                                if k in r} for split, r in files.items()},
-            'held_out_repeats': sum(r.get('held_out_repeats', 0) for r in files.values()),
-            'filtered_for_length': dict(corpus.report.get('filtered', {})),
-            'max_len': corpus.max_len}
+    files = corpus.report.get("files", {})
+    return {
+        "skipped": {
+            split: {k: r[k] for k in ("path", "lines", "skipped", "first_bad_lines") if k in r}
+            for split, r in files.items()
+        },
+        "held_out_repeats": sum(r.get("held_out_repeats", 0) for r in files.values()),
+        "filtered_for_length": dict(corpus.report.get("filtered", {})),
+        "max_len": corpus.max_len,
+    }
 
 
 def describe_corpus_report(summary):
     """One paragraph of report.md from corpus_report(...)."""
     parts = []
-    for split, r in summary['skipped'].items():
-        if r.get('skipped'):
-            kinds = '; '.join(f"{kind} {n} (first at line {', '.join(map(str, r['first_bad_lines'].get(kind, [])))})"
-                              for kind, n in r['skipped'].items())
-            parts.append(f"{split} `{r['path']}`: {sum(r['skipped'].values())} of {r['lines']} "
-                         f"lines skipped ({kinds})")
-    text = ('Skipped lines: ' + '. '.join(parts) + '.') if parts else 'No input line was skipped.'
-    if summary['held_out_repeats']:
-        text += (f" {summary['held_out_repeats']} training lines repeated a held-out valid/test "
-                 "pair and were left out of train.")
-    filtered = summary['filtered_for_length']
-    text += (f" Pairs over max_len={summary['max_len']} (filtered, never truncated): "
-             + ', '.join(f'{split} {n}' for split, n in filtered.items()) + '.')
+    for split, r in summary["skipped"].items():
+        if r.get("skipped"):
+            kinds = "; ".join(
+                f"{kind} {n} (first at line {', '.join(map(str, r['first_bad_lines'].get(kind, [])))})"
+                for kind, n in r["skipped"].items()
+            )
+            parts.append(
+                f"{split} `{r['path']}`: {sum(r['skipped'].values())} of {r['lines']} "
+                f"lines skipped ({kinds})"
+            )
+    text = ("Skipped lines: " + ". ".join(parts) + ".") if parts else "No input line was skipped."
+    if summary["held_out_repeats"]:
+        text += (
+            f" {summary['held_out_repeats']} training lines repeated a held-out valid/test "
+            "pair and were left out of train."
+        )
+    filtered = summary["filtered_for_length"]
+    text += (
+        f" Pairs over max_len={summary['max_len']} (filtered, never truncated): "
+        + ", ".join(f"{split} {n}" for split, n in filtered.items())
+        + "."
+    )
     return text

@@ -11,6 +11,7 @@ compilations) and the same tokens per step, so a curriculum changes the ORDER of
 training data, not the budget. After the last phase, step k is batch k - (curriculum steps)
 of the full Batcher. Deterministic and resumable like Batcher (iterate(start_step)).
 """
+
 import itertools
 
 from anatomy.data.batching import Batcher
@@ -25,16 +26,28 @@ class Curriculum:
         start = 0
         for steps, max_tokens in phases:
             if int(steps) <= 0 or int(max_tokens) <= 0:
-                raise BadInputError(f'curriculum phase (steps, max_tokens) must be positive, '
-                                    f'got {(steps, max_tokens)}')
-            keep = [p for p in batcher.pairs
-                    if 0 < len(p[0]) <= max_tokens and len(p[1]) + 1 <= max_tokens]
+                raise BadInputError(
+                    f"curriculum phase (steps, max_tokens) must be positive, "
+                    f"got {(steps, max_tokens)}"
+                )
+            keep = [
+                p
+                for p in batcher.pairs
+                if 0 < len(p[0]) <= max_tokens and len(p[1]) + 1 <= max_tokens
+            ]
             if not keep:
-                raise BadInputError(f'curriculum: no training pair has at most {max_tokens} tokens')
-            self.parts.append(Batcher(keep, token_budget=token_budget,
-                                      boundaries=batcher.boundaries, max_len=batcher.boundaries[-1],
-                                      seed=batcher.seed, shuffle=batcher.shuffle,
-                                      batch_multiple=batcher.batch_multiple))
+                raise BadInputError(f"curriculum: no training pair has at most {max_tokens} tokens")
+            self.parts.append(
+                Batcher(
+                    keep,
+                    token_budget=token_budget,
+                    boundaries=batcher.boundaries,
+                    max_len=batcher.boundaries[-1],
+                    seed=batcher.seed,
+                    shuffle=batcher.shuffle,
+                    batch_multiple=batcher.batch_multiple,
+                )
+            )
             self.phases.append((start, int(steps)))
             start += int(steps)
         self.curriculum_steps = start
@@ -49,6 +62,9 @@ class Curriculum:
 
     def iterate(self, start_step=0, num_steps=None, prefetch=0, row_slice=None):
         """Iterator over batches start_step, start_step + 1, ... (as Batcher.iterate)."""
-        steps = (itertools.count(start_step) if num_steps is None
-                 else range(start_step, start_step + num_steps))
+        steps = (
+            itertools.count(start_step)
+            if num_steps is None
+            else range(start_step, start_step + num_steps)
+        )
         return (self.batch_at(k, row_slice) for k in steps)

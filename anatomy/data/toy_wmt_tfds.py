@@ -5,6 +5,7 @@ No TensorFlow is needed: `build_toy_wmt(data_dir, ...)` prepares the splits and
 The builder config name encodes every generation parameter, so a different seed or size is a
 different dataset directory and a stale cache is never read.
 """
+
 import dataclasses
 
 import tensorflow_datasets as tfds
@@ -15,6 +16,7 @@ from anatomy.data import toy_wmt
 @dataclasses.dataclass
 class ToyWmtConfig(tfds.core.BuilderConfig):
     """Generation parameters of one toy_wmt variant (see toy_wmt.generate_splits)."""
+
     seed: int = 0
     train_size: int = 30000
     valid_size: int = 1000
@@ -24,47 +26,70 @@ class ToyWmtConfig(tfds.core.BuilderConfig):
     lexicon_scale: float = 1.0
 
 
-def make_config(seed=0, train_size=30000, valid_size=1000, test_per_bucket=100, max_src_len=120,
-                length_weights=toy_wmt.DEFAULT_LENGTH_WEIGHTS, lexicon_scale=1.0):
-    weights = '_'.join(f'{w:g}' for w in length_weights).replace('.', 'p')
-    name = f's{seed}_n{train_size}_v{valid_size}_t{test_per_bucket}_m{max_src_len}_w{weights}'
+def make_config(
+    seed=0,
+    train_size=30000,
+    valid_size=1000,
+    test_per_bucket=100,
+    max_src_len=120,
+    length_weights=toy_wmt.DEFAULT_LENGTH_WEIGHTS,
+    lexicon_scale=1.0,
+):
+    weights = "_".join(f"{w:g}" for w in length_weights).replace(".", "p")
+    name = f"s{seed}_n{train_size}_v{valid_size}_t{test_per_bucket}_m{max_src_len}_w{weights}"
     if lexicon_scale != 1.0:
-        name += f'_x{lexicon_scale:g}'.replace('.', 'p')
-    return ToyWmtConfig(name=name, seed=seed, train_size=train_size, valid_size=valid_size,
-                        test_per_bucket=test_per_bucket, max_src_len=max_src_len,
-                        length_weights=tuple(length_weights), lexicon_scale=lexicon_scale)
+        name += f"_x{lexicon_scale:g}".replace(".", "p")
+    return ToyWmtConfig(
+        name=name,
+        seed=seed,
+        train_size=train_size,
+        valid_size=valid_size,
+        test_per_bucket=test_per_bucket,
+        max_src_len=max_src_len,
+        length_weights=tuple(length_weights),
+        lexicon_scale=lexicon_scale,
+    )
 
 
 class ToyWmt(tfds.core.GeneratorBasedBuilder):
     """toy_wmt: English-like -> German-like pairs with an exact oracle (anatomy.data.toy_wmt)."""
-    VERSION = tfds.core.Version('1.0.0')
-    RELEASE_NOTES = {'1.0.0': 'First grammar.'}
+
+    VERSION = tfds.core.Version("1.0.0")
+    RELEASE_NOTES = {"1.0.0": "First grammar."}
     BUILDER_CONFIGS = [make_config()]
 
     def _info(self):
         return self.dataset_info_from_configs(
-            features=tfds.features.FeaturesDict({'source': tfds.features.Text(),
-                                                 'target': tfds.features.Text()}),
-            supervised_keys=('source', 'target'),
-            disable_shuffling=True)  # keep corpus order: test is grouped by length bucket
+            features=tfds.features.FeaturesDict(
+                {"source": tfds.features.Text(), "target": tfds.features.Text()}
+            ),
+            supervised_keys=("source", "target"),
+            disable_shuffling=True,
+        )  # keep corpus order: test is grouped by length bucket
 
     def _split_generators(self, dl_manager):
         c = self.builder_config
         splits = toy_wmt.generate_splits(
-            seed=c.seed, train_size=c.train_size, valid_size=c.valid_size,
-            test_per_bucket=c.test_per_bucket, max_src_len=c.max_src_len,
-            length_weights=c.length_weights, lexicon_scale=c.lexicon_scale)
+            seed=c.seed,
+            train_size=c.train_size,
+            valid_size=c.valid_size,
+            test_per_bucket=c.test_per_bucket,
+            max_src_len=c.max_src_len,
+            length_weights=c.length_weights,
+            lexicon_scale=c.lexicon_scale,
+        )
         return {name: self._generate_examples(pairs) for name, pairs in splits.items()}
 
     def _generate_examples(self, pairs):
         for i, (source, target) in enumerate(pairs):
-            yield i, {'source': source, 'target': target}
+            yield i, {"source": source, "target": target}
 
 
 def build_toy_wmt(data_dir, **params):
     """Generate and write toy_wmt (array_record) under data_dir once; returns the builder."""
-    builder = ToyWmt(config=make_config(**params), data_dir=str(data_dir),
-                     file_format='array_record')
+    builder = ToyWmt(
+        config=make_config(**params), data_dir=str(data_dir), file_format="array_record"
+    )
     builder.download_and_prepare()
     return builder
 
@@ -74,13 +99,16 @@ def read_toy_wmt(data_dir, **params):
     config = make_config(**params)
     build_toy_wmt(data_dir, **params)
     out = {}
-    for split in ('train', 'valid', 'test'):
-        source = tfds.data_source(f'toy_wmt/{config.name}', split=split, data_dir=str(data_dir),
-                                  download=False)
-        out[split] = [(_text(ex['source']), _text(ex['target'])) for ex in
-                      (source[i] for i in range(len(source)))]
+    for split in ("train", "valid", "test"):
+        source = tfds.data_source(
+            f"toy_wmt/{config.name}", split=split, data_dir=str(data_dir), download=False
+        )
+        out[split] = [
+            (_text(ex["source"]), _text(ex["target"]))
+            for ex in (source[i] for i in range(len(source)))
+        ]
     return out
 
 
 def _text(value):
-    return value.decode('utf-8') if isinstance(value, bytes) else str(value)
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)

@@ -3,6 +3,7 @@
 Both share the special ids pad=0, bos=1, eos=2, unk=3, encode text to a list of ids without
 bos/eos, and decode ids back to a plain string for sacrebleu (stopping at eos).
 """
+
 import collections
 import os
 import re
@@ -10,7 +11,7 @@ import re
 from anatomy.errors import BadInputError
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
-SPECIALS = ('<pad>', '<s>', '</s>', '<unk>')
+SPECIALS = ("<pad>", "<s>", "</s>", "<unk>")
 
 
 class CorpusError(BadInputError):
@@ -19,7 +20,8 @@ class CorpusError(BadInputError):
 
 class Vocab:
     """Word-level vocabulary: tokens[i] is the word of id i; ids 0..3 are the specials."""
-    kind = 'word'
+
+    kind = "word"
     pad, bos, eos, unk = PAD, BOS, EOS, UNK
 
     def __init__(self, tokens):
@@ -40,12 +42,13 @@ class Vocab:
 
     def decode(self, ids):
         """ids (any int sequence) -> str; stops at the first eos, drops pad and bos."""
-        return ' '.join(self.tokens[i] if 0 <= i < len(self.tokens) else SPECIALS[UNK]
-                        for i in content_ids(ids))
+        return " ".join(
+            self.tokens[i] if 0 <= i < len(self.tokens) else SPECIALS[UNK] for i in content_ids(ids)
+        )
 
     def save(self, path):
-        with open(path, 'w', encoding='utf-8') as f:
-            f.write('\n'.join(self.tokens) + '\n')
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(self.tokens) + "\n")
 
 
 def content_ids(ids):
@@ -62,11 +65,13 @@ def content_ids(ids):
 
 class SentencePieceVocab:
     """A sentencepiece model with the same special ids and encode/decode contract as Vocab."""
-    kind = 'sentencepiece'
+
+    kind = "sentencepiece"
     pad, bos, eos, unk = PAD, BOS, EOS, UNK
 
     def __init__(self, model_path):
         import sentencepiece as spm
+
         self.path = model_path
         self.sp = spm.SentencePieceProcessor(model_file=model_path)
 
@@ -82,7 +87,7 @@ class SentencePieceVocab:
 
     def save(self, path):
         if os.path.abspath(path) != os.path.abspath(self.path):
-            with open(self.path, 'rb') as src, open(path, 'wb') as dst:
+            with open(self.path, "rb") as src, open(path, "wb") as dst:
                 dst.write(src.read())
 
 
@@ -94,37 +99,47 @@ def build_word_vocab(texts, max_size=0, min_count=1):
     counts = collections.Counter(w for t in texts for w in t.split())
     words = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
     if max_size:
-        words = words[:max(0, max_size - len(SPECIALS))]
+        words = words[: max(0, max_size - len(SPECIALS))]
     return Vocab(list(SPECIALS) + words)
 
 
-def train_sentencepiece(texts, vocab_size, model_prefix, model_type='unigram'):
+def train_sentencepiece(texts, vocab_size, model_prefix, model_type="unigram"):
     """Train sentencepiece from an iterable of strings; writes model_prefix.model; returns it.
 
     Falls back to the largest size the data allows when vocab_size is too big for it.
     """
     import sentencepiece as spm
+
     texts = [t for t in texts if t.strip()]
     if not texts:
-        raise CorpusError(f'no text to train sentencepiece {model_prefix}')
-    kwargs = dict(model_prefix=model_prefix, model_type=model_type, pad_id=PAD, bos_id=BOS,
-                  eos_id=EOS, unk_id=UNK, character_coverage=1.0, minloglevel=2,
-                  hard_vocab_limit=False, num_threads=2)
+        raise CorpusError(f"no text to train sentencepiece {model_prefix}")
+    kwargs = dict(
+        model_prefix=model_prefix,
+        model_type=model_type,
+        pad_id=PAD,
+        bos_id=BOS,
+        eos_id=EOS,
+        unk_id=UNK,
+        character_coverage=1.0,
+        minloglevel=2,
+        hard_vocab_limit=False,
+        num_threads=2,
+    )
     spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), vocab_size=vocab_size, **kwargs)
-    return SentencePieceVocab(model_prefix + '.model')
+    return SentencePieceVocab(model_prefix + ".model")
 
 
 def load_vocab(path):
     """Load a vocabulary saved by Vocab.save (text, one token a line) or a sentencepiece .model."""
     if not os.path.exists(path):
-        raise CorpusError(f'vocabulary file not found: {path}')
-    if path.endswith('.model'):
+        raise CorpusError(f"vocabulary file not found: {path}")
+    if path.endswith(".model"):
         return SentencePieceVocab(path)
-    with open(path, encoding='utf-8') as f:
-        return Vocab([line.rstrip('\n') for line in f if line.rstrip('\n')])
+    with open(path, encoding="utf-8") as f:
+        return Vocab([line.rstrip("\n") for line in f if line.rstrip("\n")])
 
 
-_SPACE_BEFORE_PUNCT = re.compile(r' ([.,;:!?])(?= |$)')
+_SPACE_BEFORE_PUNCT = re.compile(r" ([.,;:!?])(?= |$)")
 
 
 def detokenize(tokens):
@@ -136,5 +151,5 @@ def detokenize(tokens):
     """
     if isinstance(tokens, str):
         tokens = tokens.split()
-    text = ' '.join(t for t in tokens if t not in SPECIALS)
-    return _SPACE_BEFORE_PUNCT.sub(r'\1', text)
+    text = " ".join(t for t in tokens if t not in SPECIALS)
+    return _SPACE_BEFORE_PUNCT.sub(r"\1", text)

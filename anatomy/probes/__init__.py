@@ -1,30 +1,74 @@
 """Probes: measure the three walls of the chapter.
 
-    gradients.py  ||∂L/∂x_t|| over distance, Pascanu's bound γ·σ_max(W_hh), clipping
-    cost.py       XLA cost analysis (FLOPs, bytes) with while-loop trip-count correction;
-                  serial steps read from the compiled HLO or the jaxpr
-    timing.py     warm-up + median wall time, process CPU time -> core utilisation
-    fitting.py    power-law exponents (log-log least squares), per-step rates
-    layers.py     1-D convolution and windowed (restricted) attention, for Table 1
+gradients.py  ||∂L/∂x_t|| over distance, Pascanu's bound γ·σ_max(W_hh), clipping
+cost.py       XLA cost analysis (FLOPs, bytes) with while-loop trip-count correction;
+              serial steps read from the compiled HLO or the jaxpr
+timing.py     warm-up + median wall time, process CPU time -> core utilisation
+fitting.py    power-law exponents (log-log least squares), per-step rates
+layers.py     1-D convolution and windowed (restricted) attention, for Table 1
 """
-from anatomy.probes.cost import (compiled, compiled_sequential_steps, cost_of, hlo_sequential_steps,
-                                 jaxpr_sequential_steps, scan_cost, while_loops, xla_cost)
+
+from anatomy.probes.cost import (
+    compiled,
+    compiled_sequential_steps,
+    cost_of,
+    hlo_sequential_steps,
+    jaxpr_sequential_steps,
+    scan_cost,
+    while_loops,
+    xla_cost,
+)
 from anatomy.probes.fitting import fit_power_law, fit_power_law_2d, fit_rate, verdict
-from anatomy.probes.gradients import (NONLINEARITY_DERIVATIVE_BOUND, by_distance,
-                                      clip_by_global_norm, global_norm, input_grad_norms,
-                                      pascanu_bound, random_orthogonal, scale_to_sigma,
-                                      sigma_max, spectral_radius)
-from anatomy.probes.layers import (conv1d, init_conv1d, window_indices, windowed_attention,
-                                   windowed_self_attention)
+from anatomy.probes.gradients import (
+    NONLINEARITY_DERIVATIVE_BOUND,
+    by_distance,
+    clip_by_global_norm,
+    global_norm,
+    input_grad_norms,
+    pascanu_bound,
+    random_orthogonal,
+    scale_to_sigma,
+    sigma_max,
+    spectral_radius,
+)
+from anatomy.probes.layers import (
+    conv1d,
+    init_conv1d,
+    window_indices,
+    windowed_attention,
+    windowed_self_attention,
+)
 from anatomy.probes.timing import n_cores, time_fn, timing_stats
 
 __all__ = [
-    "compiled", "compiled_sequential_steps", "cost_of", "hlo_sequential_steps", "jaxpr_sequential_steps",
-    "scan_cost", "while_loops", "xla_cost",
-    "fit_power_law", "fit_power_law_2d", "fit_rate", "verdict",
-    "NONLINEARITY_DERIVATIVE_BOUND", "by_distance", "clip_by_global_norm", "global_norm",
-    "input_grad_norms", "pascanu_bound", "random_orthogonal", "scale_to_sigma", "sigma_max",
+    "compiled",
+    "compiled_sequential_steps",
+    "cost_of",
+    "hlo_sequential_steps",
+    "jaxpr_sequential_steps",
+    "scan_cost",
+    "while_loops",
+    "xla_cost",
+    "fit_power_law",
+    "fit_power_law_2d",
+    "fit_rate",
+    "verdict",
+    "NONLINEARITY_DERIVATIVE_BOUND",
+    "by_distance",
+    "clip_by_global_norm",
+    "global_norm",
+    "input_grad_norms",
+    "pascanu_bound",
+    "random_orthogonal",
+    "scale_to_sigma",
+    "sigma_max",
     "spectral_radius",
-    "conv1d", "init_conv1d", "window_indices", "windowed_attention", "windowed_self_attention",
-    "n_cores", "time_fn", "timing_stats",
+    "conv1d",
+    "init_conv1d",
+    "window_indices",
+    "windowed_attention",
+    "windowed_self_attention",
+    "n_cores",
+    "time_fn",
+    "timing_stats",
 ]

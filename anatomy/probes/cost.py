@@ -11,6 +11,7 @@
   compiled program must run in sequence (trip counts, multiplied through nesting). An RNN
   has N of them forward and N backward; self-attention has none.
 """
+
 import json
 import re
 
@@ -44,8 +45,11 @@ def cost_of(executable):
     Returns: dict(flops, bytes, transcendentals) as floats (loop bodies counted once).
     """
     ca = _as_dict(executable.cost_analysis())
-    return {"flops": ca.get("flops", 0.0), "bytes": ca.get("bytes accessed", 0.0),
-            "transcendentals": ca.get("transcendentals", 0.0)}
+    return {
+        "flops": ca.get("flops", 0.0),
+        "bytes": ca.get("bytes accessed", 0.0),
+        "transcendentals": ca.get("transcendentals", 0.0),
+    }
 
 
 def xla_cost(fn, *args):
@@ -56,8 +60,10 @@ def xla_cost(fn, *args):
 # ------------------------------------------------------------------ HLO while loops
 
 _COMP_START = re.compile(r"^(?:ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$")
-_CALLEE = re.compile(r"\b(calls|to_apply|body|condition|true_computation|false_computation)="
-                     r"%?([\w.\-]+)")
+_CALLEE = re.compile(
+    r"\b(calls|to_apply|body|condition|true_computation|false_computation)="
+    r"%?([\w.\-]+)"
+)
 _BRANCHES = re.compile(r"branch_computations=\{([^}]*)\}")
 _TRIP = re.compile(r'"known_trip_count"\s*:\s*\{\s*"n"\s*:\s*"(\d+)"')
 
@@ -95,8 +101,13 @@ def while_loops(hlo_text):
                 continue
             body = re.search(r"\bbody=%?([\w.\-]+)", line)
             trip = _TRIP.search(line)
-            loops.append({"computation": name, "body": body.group(1) if body else None,
-                          "trip_count": int(trip.group(1)) if trip else None})
+            loops.append(
+                {
+                    "computation": name,
+                    "body": body.group(1) if body else None,
+                    "trip_count": int(trip.group(1)) if trip else None,
+                }
+            )
     return loops
 
 
@@ -144,9 +155,10 @@ def compiled_sequential_steps(fn, *args):
 
 # ------------------------------------------------------------------ jaxpr loops
 
+
 def _sub_jaxprs(params):
     for v in params.values():
-        for item in (v if isinstance(v, (tuple, list)) else (v,)):
+        for item in v if isinstance(v, (tuple, list)) else (v,):
             if isinstance(item, jex_core.ClosedJaxpr):
                 yield item.jaxpr
             elif isinstance(item, jex_core.Jaxpr):
@@ -162,7 +174,9 @@ def _jaxpr_steps(jaxpr):
             inner = max([_jaxpr_steps(j) for j in subs] or [0])
             total += int(eqn.params["length"]) * max(1, inner)
         elif name == "while":
-            raise ValueError("a while_loop's trip count is not in the jaxpr; use hlo_sequential_steps")
+            raise ValueError(
+                "a while_loop's trip count is not in the jaxpr; use hlo_sequential_steps"
+            )
         elif name == "cond":
             total += max([_jaxpr_steps(j) for j in subs] or [0])
         else:
@@ -180,6 +194,7 @@ def jaxpr_sequential_steps(fn, *args):
 
 # ------------------------------------------------------------------ loop-corrected cost
 
+
 def scan_cost(fn, args, step_fn, step_args):
     """Cost of a program with ONE serial loop, the loop body counted trip_count times.
 
@@ -193,7 +208,9 @@ def scan_cost(fn, args, step_fn, step_args):
     exe = compiled(fn, *args)
     loops = while_loops(exe.as_text())
     if len(loops) != 1 or loops[0]["trip_count"] is None:
-        raise ValueError(f"scan_cost expects exactly one while loop with a known trip count, got {loops}")
+        raise ValueError(
+            f"scan_cost expects exactly one while loop with a known trip count, got {loops}"
+        )
     trips = loops[0]["trip_count"]
     raw = cost_of(exe)
     step = xla_cost(step_fn, *step_args)

@@ -2,6 +2,7 @@
 
 Every fit returns plain floats so results can go straight into results.json.
 """
+
 import numpy as np
 
 
@@ -27,7 +28,7 @@ def fit_power_law(x, y):
     a, b = np.polyfit(lx, ly, 1)
     resid = ly - (a * lx + b)
     ss = np.sum((ly - ly.mean()) ** 2)
-    r2 = 1.0 - np.sum(resid ** 2) / ss if ss > 0 else 1.0
+    r2 = 1.0 - np.sum(resid**2) / ss if ss > 0 else 1.0
     return {"exponent": float(a), "prefactor": float(np.exp(b)), "r2": float(r2)}
 
 
@@ -49,9 +50,13 @@ def fit_power_law_2d(n, d, y):
     coef, *_ = np.linalg.lstsq(design, ly, rcond=None)
     resid = ly - design @ coef
     ss = np.sum((ly - ly.mean()) ** 2)
-    r2 = 1.0 - np.sum(resid ** 2) / ss if ss > 0 else 1.0
-    return {"exp_n": float(coef[0]), "exp_d": float(coef[1]), "prefactor": float(np.exp(coef[2])),
-            "r2": float(r2)}
+    r2 = 1.0 - np.sum(resid**2) / ss if ss > 0 else 1.0
+    return {
+        "exp_n": float(coef[0]),
+        "exp_d": float(coef[1]),
+        "prefactor": float(np.exp(coef[2])),
+        "r2": float(r2),
+    }
 
 
 def fit_rate(distance, norm, *, floor=0.0):
@@ -66,15 +71,25 @@ def fit_rate(distance, norm, *, floor=0.0):
     dist, nrm = _positive(distance, norm, "fit_rate")
     keep = np.isfinite(nrm) & (nrm > floor) & (nrm > 0)
     if keep.sum() < 2:
-        return {"rate": float("nan"), "log_rate": float("nan"), "prefactor": float("nan"),
-                "n_points": int(keep.sum()), "r2": float("nan")}
+        return {
+            "rate": float("nan"),
+            "log_rate": float("nan"),
+            "prefactor": float("nan"),
+            "n_points": int(keep.sum()),
+            "r2": float("nan"),
+        }
     dx, ly = dist[keep], np.log(nrm[keep])
     s, b = np.polyfit(dx, ly, 1)
     resid = ly - (s * dx + b)
     ss = np.sum((ly - ly.mean()) ** 2)
-    r2 = 1.0 - np.sum(resid ** 2) / ss if ss > 0 else 1.0
-    return {"rate": float(np.exp(s)), "log_rate": float(s), "prefactor": float(np.exp(b)),
-            "n_points": int(keep.sum()), "r2": float(r2)}
+    r2 = 1.0 - np.sum(resid**2) / ss if ss > 0 else 1.0
+    return {
+        "rate": float(np.exp(s)),
+        "log_rate": float(s),
+        "prefactor": float(np.exp(b)),
+        "n_points": int(keep.sum()),
+        "r2": float(r2),
+    }
 
 
 def verdict(measured, expected, tol):

@@ -8,6 +8,7 @@ For a recurrence h_t = φ(h_{t-1} W_h + x_t W_x + b) and a loss at the last step
 with γ the bound on |φ'| (1 for tanh, 1/4 for the sigmoid). σ_max·γ < 1 is sufficient
 for vanishing; > 1 is necessary (not sufficient) for exploding.
 """
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -56,8 +57,10 @@ def pascanu_bound(w_hh, nonlinearity="tanh"):
     Returns: float bound on ||∂h_t/∂h_{t-1}||.
     """
     if nonlinearity not in NONLINEARITY_DERIVATIVE_BOUND:
-        raise ValueError(f"unknown nonlinearity {nonlinearity!r}; choose one of "
-                         f"{sorted(NONLINEARITY_DERIVATIVE_BOUND)}")
+        raise ValueError(
+            f"unknown nonlinearity {nonlinearity!r}; choose one of "
+            f"{sorted(NONLINEARITY_DERIVATIVE_BOUND)}"
+        )
     return NONLINEARITY_DERIVATIVE_BOUND[nonlinearity] * sigma_max(w_hh)
 
 

@@ -9,6 +9,7 @@ h heads, d head dim, m model dim.
                 logits[b,h,t,w] = Σ_d q[b,t,h,d] · k[b,t+w-r,h,d] / √d             O(r·N·d)
 The windowed form gathers each query's 2r+1 keys, so its cost grows with r, not with N².
 """
+
 import jax
 import jax.numpy as jnp
 
@@ -37,8 +38,9 @@ def conv1d(params, x, *, causal=False):
         raise ValueError(f"conv1d: x must be [b, t, {params['w'].shape[1]}], got {x.shape}")
     width = params["w"].shape[0]
     pad = (width - 1, 0) if causal else ((width - 1) // 2, width // 2)
-    y = jax.lax.conv_general_dilated(x, params["w"], window_strides=(1,), padding=[pad],
-                                     dimension_numbers=("NWC", "WIO", "NWC"))  # [b, t, o]
+    y = jax.lax.conv_general_dilated(
+        x, params["w"], window_strides=(1,), padding=[pad], dimension_numbers=("NWC", "WIO", "NWC")
+    )  # [b, t, o]
     return y + params["b"]
 
 
@@ -61,8 +63,10 @@ def windowed_attention(q, k, v, radius):
     Returns: out [b, t, h, d], weights [b, h, t, 2r+1].
     """
     if q.ndim != 4 or k.shape != q.shape or v.shape[:3] != q.shape[:3]:
-        raise ValueError(f"windowed_attention: q, k, v must be [b, t, h, d] alike, got "
-                         f"{q.shape}, {k.shape}, {v.shape}")
+        raise ValueError(
+            f"windowed_attention: q, k, v must be [b, t, h, d] alike, got "
+            f"{q.shape}, {k.shape}, {v.shape}"
+        )
     if radius < 0:
         raise ValueError(f"windowed_attention: radius must be >= 0, got {radius}")
     idx, valid = window_indices(q.shape[1], radius)

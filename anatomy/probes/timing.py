@@ -7,6 +7,7 @@ How busy the cores are: utilisation = process CPU time / (wall time · cores). O
 this is the counterpart of the chapter's "one core of sixteen": a serial recurrence keeps
 about one core busy whatever the machine has.
 """
+
 import os
 import time
 
@@ -22,8 +23,9 @@ def n_cores():
         return os.cpu_count() or 1
 
 
-def time_fn(fn, *args, warmup=2, repeats=5, wall_clock=time.perf_counter,
-            cpu_clock=time.process_time):
+def time_fn(
+    fn, *args, warmup=2, repeats=5, wall_clock=time.perf_counter, cpu_clock=time.process_time
+):
     """Time fn(*args) (already jitted, or any function returning JAX arrays).
 
     Args:
@@ -64,11 +66,19 @@ def timing_stats(walls, cpus, cores):
     """
     walls, cpus = np.asarray(walls, np.float64), np.asarray(cpus, np.float64)
     if walls.ndim != 1 or walls.shape != cpus.shape or walls.size == 0:
-        raise ValueError(f"timing_stats: walls and cpus must be equal-length non-empty lists, "
-                         f"got shapes {walls.shape} and {cpus.shape}")
+        raise ValueError(
+            f"timing_stats: walls and cpus must be equal-length non-empty lists, "
+            f"got shapes {walls.shape} and {cpus.shape}"
+        )
     if cores < 1:
         raise ValueError(f"timing_stats: cores must be >= 1, got {cores}")
     ratio = float(np.sum(cpus) / max(np.sum(walls), 1e-12))
-    return {"median_s": float(np.median(walls)), "min_s": float(np.min(walls)),
-            "times_s": [float(w) for w in walls], "cpu_s": float(np.median(cpus)),
-            "cpu_over_wall": ratio, "utilisation": ratio / cores, "cores": int(cores)}
+    return {
+        "median_s": float(np.median(walls)),
+        "min_s": float(np.min(walls)),
+        "times_s": [float(w) for w in walls],
+        "cpu_s": float(np.median(cpus)),
+        "cpu_over_wall": ratio,
+        "utilisation": ratio / cores,
+        "cores": int(cores),
+    }

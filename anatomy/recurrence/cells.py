@@ -18,6 +18,7 @@ Initialisation (all cells): weights ~ U(-1/sqrt(H), 1/sqrt(H)) as in
 ``torch.nn.RNN/LSTM/GRU``; biases are zero (the LSTM forget-gate bias is
 ``forget_bias``, 1.0 by default, Jozefowicz et al. 2015).
 """
+
 from typing import NamedTuple
 
 import jax
@@ -26,13 +27,16 @@ import jax.numpy as jnp
 
 class LSTMState(NamedTuple):
     """LSTM carry: hidden state h [B, H] and cell state c [B, H]."""
+
     h: jax.Array
     c: jax.Array
 
 
 def _check_dims(d_in, d_hidden):
     if int(d_in) < 1 or int(d_hidden) < 1:
-        raise ValueError(f"d_in and d_hidden must be positive, got d_in={d_in}, d_hidden={d_hidden}")
+        raise ValueError(
+            f"d_in and d_hidden must be positive, got d_in={d_in}, d_hidden={d_hidden}"
+        )
 
 
 def _uniform(key, shape, d_hidden, dtype):
@@ -50,6 +54,7 @@ def _project(params, x, bias_key):
 
 
 # --------------------------------------------------------------------------- RNN
+
 
 def init_rnn(key, d_in, d_hidden, dtype=jnp.float32):
     """Vanilla RNN parameters: {'w_x': [D, H], 'w_h': [H, H], 'b': [H]}."""
@@ -90,6 +95,7 @@ def rnn_zero_carry(batch, d_hidden, dtype=jnp.float32):
 
 
 # -------------------------------------------------------------------------- LSTM
+
 
 def init_lstm(key, d_in, d_hidden, forget_bias=1.0, dtype=jnp.float32):
     """LSTM parameters: {'w_x': [D, 4H], 'w_h': [H, 4H], 'b': [4H]}, gate order i, f, g, o.
@@ -143,6 +149,7 @@ def lstm_zero_carry(batch, d_hidden, dtype=jnp.float32):
 
 # --------------------------------------------------------------------------- GRU
 
+
 def init_gru(key, d_in, d_hidden, dtype=jnp.float32):
     """GRU parameters: {'w_x': [D, 3H], 'w_h': [H, 3H], 'b_x': [3H], 'b_h': [3H]}, gates r, z, n.
 
@@ -181,7 +188,7 @@ def gru_recur(params, carry, xw, *, reset_after=True):
         hr, hz = jnp.split(hw, 2, axis=-1)
         r = jax.nn.sigmoid(xr + hr)
         z = jax.nn.sigmoid(xz + hz)
-        n = jnp.tanh(xn + (r * h) @ w_h[:, 2 * n_hidden:] + b_h[2 * n_hidden:])
+        n = jnp.tanh(xn + (r * h) @ w_h[:, 2 * n_hidden :] + b_h[2 * n_hidden :])
     h = (1.0 - z) * n + z * h
     return h, h
 
@@ -220,6 +227,7 @@ def gru_zero_carry(batch, d_hidden, dtype=jnp.float32):
 
 # ---------------------------------------------------------------------- registry
 
+
 class CellSpec(NamedTuple):
     """Everything the scan runner needs to know about a cell.
 
@@ -231,6 +239,7 @@ class CellSpec(NamedTuple):
     zero_carry(batch, d_hidden, dtype) -> carry.
     hidden(carry) -> h [B, H].
     """
+
     name: str
     init: callable
     cell: callable
@@ -250,11 +259,19 @@ def _lstm_hidden(carry):
 
 CELLS = {
     "rnn": CellSpec("rnn", init_rnn, rnn_cell, rnn_project, rnn_recur, rnn_zero_carry, _identity),
-    "lstm": CellSpec("lstm", init_lstm, lstm_cell, lstm_project, lstm_recur, lstm_zero_carry,
-                     _lstm_hidden),
+    "lstm": CellSpec(
+        "lstm", init_lstm, lstm_cell, lstm_project, lstm_recur, lstm_zero_carry, _lstm_hidden
+    ),
     "gru": CellSpec("gru", init_gru, gru_cell, gru_project, gru_recur, gru_zero_carry, _identity),
-    "gru_paper": CellSpec("gru_paper", init_gru, gru_paper_cell, gru_project, gru_paper_recur,
-                          gru_zero_carry, _identity),
+    "gru_paper": CellSpec(
+        "gru_paper",
+        init_gru,
+        gru_paper_cell,
+        gru_project,
+        gru_paper_recur,
+        gru_zero_carry,
+        _identity,
+    ),
 }
 
 

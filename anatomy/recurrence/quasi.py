@@ -6,6 +6,7 @@ The linear recurrence c_t = a_t ⊙ c_{t-1} + b_t composes associatively:
 so all prefixes come out of one parallel scan; ``linear_recurrence_sequential`` is
 its serial twin with ``jax.lax.scan``.
 """
+
 import jax
 import jax.numpy as jnp
 
@@ -74,11 +75,15 @@ def init_sru(key, d_in, d_hidden, dtype=jnp.float32):
     """SRU parameters: {'w': [D, 3H] (blocks z, f, r), 'b': [2H] (f, r)}, plus 'w_skip' [D, H]
     when D != H (the highway connection then needs a projection). Weights ~ U(±1/sqrt(D))."""
     if int(d_in) < 1 or int(d_hidden) < 1:
-        raise ValueError(f"d_in and d_hidden must be positive, got d_in={d_in}, d_hidden={d_hidden}")
+        raise ValueError(
+            f"d_in and d_hidden must be positive, got d_in={d_in}, d_hidden={d_hidden}"
+        )
     k1, k2 = jax.random.split(key)
     bound = 1.0 / jnp.sqrt(jnp.asarray(d_in, dtype))
-    params = {"w": jax.random.uniform(k1, (d_in, 3 * d_hidden), dtype, -bound, bound),
-              "b": jnp.zeros((2 * d_hidden,), dtype)}
+    params = {
+        "w": jax.random.uniform(k1, (d_in, 3 * d_hidden), dtype, -bound, bound),
+        "b": jnp.zeros((2 * d_hidden,), dtype),
+    }
     if d_in != d_hidden:
         params["w_skip"] = jax.random.uniform(k2, (d_in, d_hidden), dtype, -bound, bound)
     return params

@@ -10,6 +10,7 @@ does the recurrent matmul h [B, H] x w_h [H, G*H] and elementwise gates. The
 plain path (``hoist=False``) calls the cell itself at each step; both use
 the same formulas (``cell = recur ∘ project``, see ``cells.py``).
 """
+
 import jax
 import jax.numpy as jnp
 
@@ -42,7 +43,8 @@ def _check_inputs(params, xs, lengths):
         raise ValueError(f"params must hold 'w_x' and 'w_h', got keys {sorted(params)}")
     if xs.shape[-1] != params["w_x"].shape[0]:
         raise ValueError(
-            f"xs feature size {xs.shape[-1]} does not match params w_x rows {params['w_x'].shape[0]}")
+            f"xs feature size {xs.shape[-1]} does not match params w_x rows {params['w_x'].shape[0]}"
+        )
     if lengths is not None:
         if lengths.shape != (xs.shape[0],):
             raise ValueError(f"lengths must have shape [B]=({xs.shape[0]},), got {lengths.shape}")
@@ -50,8 +52,17 @@ def _check_inputs(params, xs, lengths):
             raise ValueError(f"lengths must be integers, got dtype {lengths.dtype}")
 
 
-def run(name_or_spec, params, xs, *, lengths=None, carry0=None, reverse=False, hoist=True,
-        return_carries=False):
+def run(
+    name_or_spec,
+    params,
+    xs,
+    *,
+    lengths=None,
+    carry0=None,
+    reverse=False,
+    hoist=True,
+    return_carries=False,
+):
     """Run a cell over every time step of a batch of sequences with ``jax.lax.scan``.
 
     Args:
@@ -99,7 +110,9 @@ def run(name_or_spec, params, xs, *, lengths=None, carry0=None, reverse=False, h
         if not return_carries:
             return new_carry, y
         if m_t is not None:
-            step_carry = jax.tree_util.tree_map(lambda c: jnp.where(m, c, jnp.zeros_like(c)), new_carry)
+            step_carry = jax.tree_util.tree_map(
+                lambda c: jnp.where(m, c, jnp.zeros_like(c)), new_carry
+            )
         else:
             step_carry = new_carry
         return new_carry, (y, step_carry)

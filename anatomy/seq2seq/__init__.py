@@ -13,6 +13,7 @@
 Each model module defines default_config() -> ConfigDict and
 build(config, src_vocab_size, tgt_vocab_size) -> Translator; modules load on first use.
 """
+
 import importlib
 import operator
 
@@ -29,8 +30,18 @@ MODELS = {
     "transformer": "anatomy.seq2seq.transformer",
 }
 
-__all__ = ["MODELS", "Translator", "build_model", "default_model_config", "count_params",
-           "freeze_config", "PAD", "BOS", "EOS", "UNK"]
+__all__ = [
+    "MODELS",
+    "Translator",
+    "build_model",
+    "default_model_config",
+    "count_params",
+    "freeze_config",
+    "PAD",
+    "BOS",
+    "EOS",
+    "UNK",
+]
 
 
 def _module(name):
@@ -58,7 +69,9 @@ def build_model(name, model_config=None, src_vocab_size=None, tgt_vocab_size=Non
     overrides = {} if model_config is None else dict(model_config.items())
     unknown = sorted(set(overrides) - set(cfg.keys()))
     if unknown:
-        raise BadInputError(f"{name}: unknown config fields {unknown}; fields are {sorted(cfg.keys())}")
+        raise BadInputError(
+            f"{name}: unknown config fields {unknown}; fields are {sorted(cfg.keys())}"
+        )
     cfg.update(overrides)
     sizes = []
     for which, raw in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size)):

@@ -4,7 +4,9 @@ A Translator is a NamedTuple of pure functions closing over a static (frozen) co
 it is hashable and can be a static argument of jax.jit (anatomy/decode.py relies on that).
 Parameters are plain nested dicts of float32 arrays.
 """
-from typing import Callable, NamedTuple
+
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -27,6 +29,7 @@ class Translator(NamedTuple):
     init_state(params, memory, max_len) -> decoder state (pytree, leaves batch-leading).
     step(params, memory, state, tokens [B] int32) -> (logits [B, V], state).
     """
+
     name: str
     config: ml_collections.FrozenConfigDict
     src_vocab_size: int
@@ -45,7 +48,7 @@ def count_params(params):
 
 def init_embedding(key, vocab_size, d, scale=None):
     """Embedding table [V, d] ~ N(0, scale^2), scale defaulting to d^-1/2."""
-    scale = d ** -0.5 if scale is None else scale
+    scale = d**-0.5 if scale is None else scale
     return jax.random.normal(key, (vocab_size, d), jnp.float32) * scale
 
 
@@ -74,10 +77,16 @@ def check_batch(batch, name):
     if missing:
         raise ValueError(f"{name}.apply: batch lacks {missing}; it has {sorted(batch)}")
     src, src_len, tgt = (jnp.asarray(batch[k]) for k in ("src", "src_len", "tgt_in"))
-    if (src.ndim != 2 or tgt.ndim != 2 or src_len.shape != (src.shape[0],)
-            or tgt.shape[0] != src.shape[0]):
-        raise ValueError(f"{name}.apply: want src [B,S], src_len [B], tgt_in [B,T]; got "
-                         f"{src.shape}, {src_len.shape}, {tgt.shape}")
+    if (
+        src.ndim != 2
+        or tgt.ndim != 2
+        or src_len.shape != (src.shape[0],)
+        or tgt.shape[0] != src.shape[0]
+    ):
+        raise ValueError(
+            f"{name}.apply: want src [B,S], src_len [B], tgt_in [B,T]; got "
+            f"{src.shape}, {src_len.shape}, {tgt.shape}"
+        )
     return src, src_len, tgt
 
 
@@ -85,8 +94,9 @@ def check_src(src, src_len, name):
     """Validate encode's inputs: src [B, S] ints, src_len [B]."""
     src, src_len = jnp.asarray(src), jnp.asarray(src_len)
     if src.ndim != 2 or src_len.shape != (src.shape[0],):
-        raise ValueError(f"{name}.encode: want src [B,S], src_len [B]; got {src.shape}, "
-                         f"{src_len.shape}")
+        raise ValueError(
+            f"{name}.encode: want src [B,S], src_len [B]; got {src.shape}, {src_len.shape}"
+        )
     return src, src_len.astype(jnp.int32)
 
 
@@ -118,6 +128,7 @@ def teacher_forced_scan(recur, params, memory, state0, emb):
 
     emb [B, T, E] batch-major; returns `outs` with each leaf batch-major [B, T, ...].
     """
+
     def body(state, emb_t):
         return recur(params, memory, state, emb_t)
 

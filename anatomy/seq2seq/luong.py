@@ -11,6 +11,7 @@
 Unlike Bahdanau, the query is the CURRENT state h_t, and h̃_t is fed to the next step.
 Cells come from anatomy.recurrence, scores from anatomy.attention.luong.
 """
+
 import jax
 import jax.numpy as jnp
 import ml_collections
@@ -23,12 +24,12 @@ from anatomy.seq2seq import base
 def default_config():
     """Hyperparameters of the Luong translator (sized like rnnsearch's defaults)."""
     c = ml_collections.ConfigDict()
-    c.cell = "lstm"          # encoder and decoder cell: rnn / lstm / gru
-    c.d_emb = 128            # source and target embedding size
-    c.d_hidden = 256         # encoder = decoder hidden size (dot scores need them equal)
-    c.score = "general"      # alignment score: dot / general / concat
-    c.d_attn = 256           # hidden size of the concat score (unused by dot / general)
-    c.dropout_rate = 0.0     # on embeddings and h̃_t before the softmax layer, training only
+    c.cell = "lstm"  # encoder and decoder cell: rnn / lstm / gru
+    c.d_emb = 128  # source and target embedding size
+    c.d_hidden = 256  # encoder = decoder hidden size (dot scores need them equal)
+    c.score = "general"  # alignment score: dot / general / concat
+    c.d_attn = 256  # hidden size of the concat score (unused by dot / general)
+    c.dropout_rate = 0.0  # on embeddings and h̃_t before the softmax layer, training only
     return c
 
 
@@ -44,19 +45,20 @@ def build(config, src_vocab_size, tgt_vocab_size):
 
     def init(key):
         ks = jax.random.split(key, 7)
-        return {"src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb),
-                "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb),
-                "encoder": spec.init(ks[2], cfg.d_emb, h),
-                "decoder": spec.init(ks[3], cfg.d_emb + h, h),
-                "attn": init_luong(ks[4], cfg.score, h, h, cfg.d_attn),
-                "combine": base.init_dense(ks[5], 2 * h, h, bias=False),  # W_c
-                "out": base.init_dense(ks[6], h, tgt_vocab_size)}  # W_s
+        return {
+            "src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb),
+            "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb),
+            "encoder": spec.init(ks[2], cfg.d_emb, h),
+            "decoder": spec.init(ks[3], cfg.d_emb + h, h),
+            "attn": init_luong(ks[4], cfg.score, h, h, cfg.d_attn),
+            "combine": base.init_dense(ks[5], 2 * h, h, bias=False),  # W_c
+            "out": base.init_dense(ks[6], h, tgt_vocab_size),
+        }  # W_s
 
     def _encode(params, src, src_len, rng=None):
         x = dropout(params["src_emb"][src], cfg.dropout_rate, rng, rng is None)  # [B, S, E]
         carry, states = run(spec, params["encoder"], x, lengths=src_len)  # [B, S, H]
-        return {"states": states, "mask": base.source_mask(src_len, src.shape[1]),
-                "carry": carry}
+        return {"states": states, "mask": base.source_mask(src_len, src.shape[1]), "carry": carry}
 
     def encode(params, src, src_len):
         """memory = {'states' h̄ [B,S,H], 'mask' [B,S], 'carry' encoder final carry}."""
@@ -66,15 +68,19 @@ def build(config, src_vocab_size, tgt_vocab_size):
     def init_state(params, memory, max_len):
         """{'carry': the encoder's final carry, 'feed': h̃_0 = 0 [B, H]}."""
         states = memory["states"]
-        return {"carry": memory["carry"], "feed": jnp.zeros(states.shape[:1] + states.shape[2:],
-                                                            states.dtype)}
+        return {
+            "carry": memory["carry"],
+            "feed": jnp.zeros(states.shape[:1] + states.shape[2:], states.dtype),
+        }
 
     def _recur(params, memory, state, emb):
         """emb [B, E] -> (state, (h̃_t [B, H], a_t [B, S]))."""
-        carry, h_t = spec.cell(params["decoder"], state["carry"],
-                               jnp.concatenate([emb, state["feed"]], axis=-1))
-        ctx, a = luong_attention(params["attn"], h_t, memory["states"], memory["states"],
-                                 memory["mask"], kind=cfg.score)
+        carry, h_t = spec.cell(
+            params["decoder"], state["carry"], jnp.concatenate([emb, state["feed"]], axis=-1)
+        )
+        ctx, a = luong_attention(
+            params["attn"], h_t, memory["states"], memory["states"], memory["mask"], kind=cfg.score
+        )
         h_tilde = jnp.tanh(base.dense(params["combine"], jnp.concatenate([ctx, h_t], axis=-1)))
         return {"carry": carry, "feed": h_tilde}, (h_tilde, a)
 
@@ -87,7 +93,8 @@ def build(config, src_vocab_size, tgt_vocab_size):
         emb = dropout(params["tgt_emb"][tgt], cfg.dropout_rate, r_emb, r_emb is None)  # [B,T,E]
 
         h_tilde, a = base.teacher_forced_scan(
-            _recur, params, memory, init_state(params, memory, tgt.shape[1]), emb)  # [B, T, ·]
+            _recur, params, memory, init_state(params, memory, tgt.shape[1]), emb
+        )  # [B, T, ·]
         logits = base.dense(params["out"], dropout(h_tilde, cfg.dropout_rate, r_out, r_out is None))
         inter = {"alignments": a, "cross_attention": a, "attentional": h_tilde}
         return base.intermediates_or_logits(logits, inter, return_intermediates)
@@ -97,5 +104,6 @@ def build(config, src_vocab_size, tgt_vocab_size):
         state, (h_tilde, _) = _recur(params, memory, state, params["tgt_emb"][tokens])
         return base.dense(params["out"], h_tilde), state
 
-    return base.Translator("luong", cfg, src_vocab_size, tgt_vocab_size, init, apply, encode,
-                           init_state, step)
+    return base.Translator(
+        "luong", cfg, src_vocab_size, tgt_vocab_size, init, apply, encode, init_state, step
+    )

@@ -13,6 +13,7 @@ hidden size config.d_hidden. feed_context=True also concatenates h_S to every de
 input (Cho et al.'s "c" at every step); reverse_source=True reads the source backwards
 within its length (Sutskever et al.'s trick).
 """
+
 import jax
 import jax.numpy as jnp
 import ml_collections
@@ -25,14 +26,14 @@ from anatomy.seq2seq import base
 def default_config():
     """Hyperparameters of RNNenc (DESIGN.md's 'LSTM encoder-decoder, hidden 256')."""
     c = ml_collections.ConfigDict()
-    c.cell = "lstm"              # recurrent cell of encoder and decoder: rnn / lstm / gru
-    c.d_emb = 128                # source and target embedding size
-    c.d_hidden = 256             # encoder and decoder hidden size
-    c.feed_context = False       # also feed the encoder's final h to every decoder step (Cho)
-    c.reverse_source = False     # read the source backwards within its length (Sutskever)
-    c.dropout_rate = 0.0         # on embeddings and the decoder output, training only
-    c.emb_init_std = 0.0         # embedding init N(0, std^2); 0 = base.init_embedding's d_emb^-1/2
-    c.hoist = True               # scan.run's hoisted input projection (False: project per step)
+    c.cell = "lstm"  # recurrent cell of encoder and decoder: rnn / lstm / gru
+    c.d_emb = 128  # source and target embedding size
+    c.d_hidden = 256  # encoder and decoder hidden size
+    c.feed_context = False  # also feed the encoder's final h to every decoder step (Cho)
+    c.reverse_source = False  # read the source backwards within its length (Sutskever)
+    c.dropout_rate = 0.0  # on embeddings and the decoder output, training only
+    c.emb_init_std = 0.0  # embedding init N(0, std^2); 0 = base.init_embedding's d_emb^-1/2
+    c.hoist = True  # scan.run's hoisted input projection (False: project per step)
     return c
 
 
@@ -46,17 +47,20 @@ def build(config, src_vocab_size, tgt_vocab_size):
 
     def init(key):
         ks = jax.random.split(key, 5)
-        std = cfg.emb_init_std or None                   # None: d_emb^-1/2
-        return {"src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb, std),
-                "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb, std),
-                "encoder": spec.init(ks[2], cfg.d_emb, cfg.d_hidden),
-                "decoder": spec.init(ks[3], d_dec_in, cfg.d_hidden),
-                "out": base.init_dense(ks[4], cfg.d_hidden, tgt_vocab_size)}
+        std = cfg.emb_init_std or None  # None: d_emb^-1/2
+        return {
+            "src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb, std),
+            "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb, std),
+            "encoder": spec.init(ks[2], cfg.d_emb, cfg.d_hidden),
+            "decoder": spec.init(ks[3], d_dec_in, cfg.d_hidden),
+            "out": base.init_dense(ks[4], cfg.d_hidden, tgt_vocab_size),
+        }
 
     def _encode(params, src, src_len, rng=None):
         x = dropout(params["src_emb"][src], cfg.dropout_rate, rng, rng is None)  # [B, S, E]
-        carry, _ = run(spec, params["encoder"], x, lengths=src_len, reverse=cfg.reverse_source,
-                       hoist=cfg.hoist)
+        carry, _ = run(
+            spec, params["encoder"], x, lengths=src_len, reverse=cfg.reverse_source, hoist=cfg.hoist
+        )
         return {"carry": carry, "context": spec.hidden(carry)}  # context [B, H]
 
     def encode(params, src, src_len):
@@ -78,8 +82,9 @@ def build(config, src_vocab_size, tgt_vocab_size):
         r_enc, r_dec, r_out = base.dropout_keys(rng, 3, deterministic, cfg.dropout_rate)
         memory = _encode(params, src, src_len.astype(jnp.int32), r_enc)
         emb = dropout(params["tgt_emb"][tgt], cfg.dropout_rate, r_dec, r_dec is None)  # [B, T, E]
-        _, ys = run(spec, params["decoder"], _inputs(memory, emb), carry0=memory["carry"],
-                    hoist=cfg.hoist)
+        _, ys = run(
+            spec, params["decoder"], _inputs(memory, emb), carry0=memory["carry"], hoist=cfg.hoist
+        )
         logits = base.dense(params["out"], dropout(ys, cfg.dropout_rate, r_out, r_out is None))
         return base.intermediates_or_logits(logits, {"decoder_states": ys}, return_intermediates)
 
@@ -93,6 +98,6 @@ def build(config, src_vocab_size, tgt_vocab_size):
         state, h = spec.cell(params["decoder"], state, _inputs(memory, emb))
         return base.dense(params["out"], h), state
 
-    return base.Translator("rnnenc", cfg, src_vocab_size, tgt_vocab_size, init, apply, encode,
-                           init_state, step)
-
+    return base.Translator(
+        "rnnenc", cfg, src_vocab_size, tgt_vocab_size, init, apply, encode, init_state, step
+    )

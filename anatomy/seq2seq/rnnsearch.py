@@ -26,6 +26,7 @@ at init) where the paper's s_0 = tanh(W_s ←h_1) has none; the cell defaults to
 where the paper uses its gated unit (cell='gru_paper').
 apply(..., return_intermediates=True) returns the alignments α as [B, T, S].
 """
+
 import jax
 import jax.numpy as jnp
 import ml_collections
@@ -39,15 +40,15 @@ from anatomy.seq2seq import base
 def default_config():
     """Hyperparameters (DESIGN.md's 'bi-LSTM 128 encoder + Bahdanau attention, decoder 256')."""
     c = ml_collections.ConfigDict()
-    c.cell = "lstm"          # encoder and decoder cell: lstm / gru
-    c.d_emb = 128            # source and target embedding size
-    c.d_enc = 128            # encoder hidden size per direction (annotations are 2 * d_enc)
-    c.d_dec = 256            # decoder hidden size (s_i)
-    c.d_attn = 256           # additive attention's hidden size (v, W s, U h live here)
-    c.d_readout = 256        # deep-output layer size t_i
+    c.cell = "lstm"  # encoder and decoder cell: lstm / gru
+    c.d_emb = 128  # source and target embedding size
+    c.d_enc = 128  # encoder hidden size per direction (annotations are 2 * d_enc)
+    c.d_dec = 256  # decoder hidden size (s_i)
+    c.d_attn = 256  # additive attention's hidden size (v, W s, U h live here)
+    c.d_readout = 256  # deep-output layer size t_i
     c.readout_state = "current"  # state in the readout: current (s_i) / previous (s_{i-1}, paper)
-    c.readout = "tanh"       # readout nonlinearity: tanh / maxout (paper, pool 2 over 2·d_readout)
-    c.dropout_rate = 0.0     # on embeddings and t_i, training only
+    c.readout = "tanh"  # readout nonlinearity: tanh / maxout (paper, pool 2 over 2·d_readout)
+    c.dropout_rate = 0.0  # on embeddings and t_i, training only
     return c
 
 
@@ -55,11 +56,14 @@ def build(config, src_vocab_size, tgt_vocab_size):
     """The RNNsearch Translator (see base.Translator)."""
     if config.cell not in ("lstm", "gru", "gru_paper"):
         raise ValueError(f"rnnsearch: cell must be one of lstm/gru/gru_paper, got {config.cell!r}")
-    for field, choices in (("readout_state", ("current", "previous")),
-                           ("readout", ("tanh", "maxout"))):
+    for field, choices in (
+        ("readout_state", ("current", "previous")),
+        ("readout", ("tanh", "maxout")),
+    ):
         if config[field] not in choices:
-            raise BadInputError(f"rnnsearch: {field} must be one of {'/'.join(choices)}, "
-                                f"got {config[field]!r}")
+            raise BadInputError(
+                f"rnnsearch: {field} must be one of {'/'.join(choices)}, got {config[field]!r}"
+            )
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
     pool = 2 if cfg.readout == "maxout" else 1  # t̃_i has pool · d_readout units
@@ -67,25 +71,29 @@ def build(config, src_vocab_size, tgt_vocab_size):
 
     def init(key):
         ks = jax.random.split(key, 9)
-        return {"src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb),
-                "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb),
-                "enc_fw": spec.init(ks[2], cfg.d_emb, cfg.d_enc),
-                "enc_bw": spec.init(ks[3], cfg.d_emb, cfg.d_enc),
-                "init": base.init_dense(ks[4], cfg.d_enc, cfg.d_dec),
-                "attn": init_additive(ks[5], cfg.d_dec, d_ann, cfg.d_attn),
-                "decoder": spec.init(ks[6], cfg.d_emb + d_ann, cfg.d_dec),
-                "readout": base.init_dense(ks[7], cfg.d_dec + d_ann + cfg.d_emb,
-                                           pool * cfg.d_readout),
-                "out": base.init_dense(ks[8], cfg.d_readout, tgt_vocab_size)}
+        return {
+            "src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb),
+            "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb),
+            "enc_fw": spec.init(ks[2], cfg.d_emb, cfg.d_enc),
+            "enc_bw": spec.init(ks[3], cfg.d_emb, cfg.d_enc),
+            "init": base.init_dense(ks[4], cfg.d_enc, cfg.d_dec),
+            "attn": init_additive(ks[5], cfg.d_dec, d_ann, cfg.d_attn),
+            "decoder": spec.init(ks[6], cfg.d_emb + d_ann, cfg.d_dec),
+            "readout": base.init_dense(ks[7], cfg.d_dec + d_ann + cfg.d_emb, pool * cfg.d_readout),
+            "out": base.init_dense(ks[8], cfg.d_readout, tgt_vocab_size),
+        }
 
     def _encode(params, src, src_len, rng=None):
         x = dropout(params["src_emb"][src], cfg.dropout_rate, rng, rng is None)  # [B, S, E]
-        ann, (_, carry_bw) = bidirectional(spec, params["enc_fw"], params["enc_bw"], x,
-                                           lengths=src_len)  # ann [B, S, 2*d_enc]
-        return {"annotations": ann,
-                "keys": project_keys(params["attn"], ann),  # [B, S, A]
-                "mask": base.source_mask(src_len, src.shape[1]),  # [B, S]
-                "h_bw_first": spec.hidden(carry_bw)}  # [B, d_enc]
+        ann, (_, carry_bw) = bidirectional(
+            spec, params["enc_fw"], params["enc_bw"], x, lengths=src_len
+        )  # ann [B, S, 2*d_enc]
+        return {
+            "annotations": ann,
+            "keys": project_keys(params["attn"], ann),  # [B, S, A]
+            "mask": base.source_mask(src_len, src.shape[1]),  # [B, S]
+            "h_bw_first": spec.hidden(carry_bw),
+        }  # [B, d_enc]
 
     def encode(params, src, src_len):
         """memory = {'annotations' [B,S,2E], 'keys' U h [B,S,A], 'mask' [B,S], 'h_bw_first' [B,E]}."""
@@ -101,8 +109,9 @@ def build(config, src_vocab_size, tgt_vocab_size):
         """emb [B, E] -> (carry, (s_i [B, D], c_i [B, 2E], α_i [B, S], r_i [B, D])),
         r_i the state the readout reads (s_i or s_{i-1}, config.readout_state)."""
         s_prev = spec.hidden(carry)  # [B, D]
-        ctx, alpha = additive_attention(params["attn"], s_prev, memory["keys"],
-                                        memory["annotations"], memory["mask"])
+        ctx, alpha = additive_attention(
+            params["attn"], s_prev, memory["keys"], memory["annotations"], memory["mask"]
+        )
         carry, s = spec.cell(params["decoder"], carry, jnp.concatenate([emb, ctx], axis=-1))
         return carry, (s, ctx, alpha, s if cfg.readout_state == "current" else s_prev)
 
@@ -124,10 +133,15 @@ def build(config, src_vocab_size, tgt_vocab_size):
         emb = dropout(params["tgt_emb"][tgt], cfg.dropout_rate, r_emb, r_emb is None)  # [B,T,E]
 
         s, ctx, alpha, r = base.teacher_forced_scan(
-            _recur, params, memory, init_state(params, memory, tgt.shape[1]), emb)  # [B, T, ·]
+            _recur, params, memory, init_state(params, memory, tgt.shape[1]), emb
+        )  # [B, T, ·]
         logits = _readout(params, r, ctx, emb, r_out)
-        inter = {"alignments": alpha, "cross_attention": alpha, "decoder_states": s,
-                 "contexts": ctx}
+        inter = {
+            "alignments": alpha,
+            "cross_attention": alpha,
+            "decoder_states": s,
+            "contexts": ctx,
+        }
         return base.intermediates_or_logits(logits, inter, return_intermediates)
 
     def step(params, memory, state, tokens):
@@ -136,5 +150,6 @@ def build(config, src_vocab_size, tgt_vocab_size):
         state, (_, ctx, _, r) = _recur(params, memory, state, emb)
         return _readout(params, r, ctx, emb), state
 
-    return base.Translator("rnnsearch", cfg, src_vocab_size, tgt_vocab_size, init, apply,
-                           encode, init_state, step)
+    return base.Translator(
+        "rnnsearch", cfg, src_vocab_size, tgt_vocab_size, init, apply, encode, init_state, step
+    )

@@ -13,51 +13,73 @@ encode precomputes each decoder layer's cross-attention k/v [b, s, h, d]; the st
 one per-row KV cache per decoder layer and each row's position, so a step costs O(t · m)
 per layer; stepping past init_state's max_len sets the caches' overflow flags.
 """
+
 import jax
 import jax.numpy as jnp
 import ml_collections
 
-from anatomy.attention import (causal_mask, decoder_layer, decoder_layer_step,
-                               decoder_memory_kv, dropout, encoder_layer, init_cache,
-                               init_decoder_layer, init_encoder_layer, init_layer_norm,
-                               layer_norm, padding_mask, position_lookup, sinusoidal)
+from anatomy.attention import (
+    causal_mask,
+    decoder_layer,
+    decoder_layer_step,
+    decoder_memory_kv,
+    dropout,
+    encoder_layer,
+    init_cache,
+    init_decoder_layer,
+    init_encoder_layer,
+    init_layer_norm,
+    layer_norm,
+    padding_mask,
+    position_lookup,
+    sinusoidal,
+)
 from anatomy.seq2seq import base
 
 
 def default_config():
     """Hyperparameters (DESIGN.md's 'Transformer d=128, 2+2 layers, FFN 512')."""
     c = ml_collections.ConfigDict()
-    c.d_model = 128           # model width m (embeddings, residual stream)
-    c.n_heads = 4             # attention heads h (head dim d = m / h)
-    c.d_ff = 512              # FFN inner width
-    c.n_encoder_layers = 2    # N encoder layers
-    c.n_decoder_layers = 2    # N decoder layers
-    c.pre_ln = False          # False: post-LN (paper); True: pre-LN + final LayerNorms
-    c.dropout_rate = 0.1      # residual, embedding and FFN dropout, training only
+    c.d_model = 128  # model width m (embeddings, residual stream)
+    c.n_heads = 4  # attention heads h (head dim d = m / h)
+    c.d_ff = 512  # FFN inner width
+    c.n_encoder_layers = 2  # N encoder layers
+    c.n_decoder_layers = 2  # N decoder layers
+    c.pre_ln = False  # False: post-LN (paper); True: pre-LN + final LayerNorms
+    c.dropout_rate = 0.1  # residual, embedding and FFN dropout, training only
     c.share_embeddings = False  # one table for source, target and output (equal vocabs)
-    c.tie_output = True       # output projection = target embedding transposed (+ bias)
+    c.tie_output = True  # output projection = target embedding transposed (+ bias)
     return c
 
 
 def build(config, src_vocab_size, tgt_vocab_size):
     """The Transformer Translator (see base.Translator)."""
     if config.d_model % config.n_heads:
-        raise ValueError(f"transformer: d_model={config.d_model} not divisible by "
-                         f"n_heads={config.n_heads}")
+        raise ValueError(
+            f"transformer: d_model={config.d_model} not divisible by n_heads={config.n_heads}"
+        )
     if config.share_embeddings and src_vocab_size != tgt_vocab_size:
-        raise ValueError(f"transformer: share_embeddings needs equal vocab sizes, got "
-                         f"{src_vocab_size} and {tgt_vocab_size}")
+        raise ValueError(
+            f"transformer: share_embeddings needs equal vocab sizes, got "
+            f"{src_vocab_size} and {tgt_vocab_size}"
+        )
     cfg = base.freeze(config)
     m, rate = cfg.d_model, cfg.dropout_rate
 
     def init(key):
         k_src, k_tgt, k_out, k_enc, k_dec = jax.random.split(key, 5)
-        p = {"tgt_emb": base.init_embedding(k_tgt, tgt_vocab_size, m),
-             "encoder": [init_encoder_layer(k, m, cfg.n_heads, cfg.d_ff)
-                         for k in jax.random.split(k_enc, cfg.n_encoder_layers)],
-             "decoder": [init_decoder_layer(k, m, cfg.n_heads, cfg.d_ff)
-                         for k in jax.random.split(k_dec, cfg.n_decoder_layers)],
-             "out_bias": jnp.zeros((tgt_vocab_size,), jnp.float32)}
+        p = {
+            "tgt_emb": base.init_embedding(k_tgt, tgt_vocab_size, m),
+            "encoder": [
+                init_encoder_layer(k, m, cfg.n_heads, cfg.d_ff)
+                for k in jax.random.split(k_enc, cfg.n_encoder_layers)
+            ],
+            "decoder": [
+                init_decoder_layer(k, m, cfg.n_heads, cfg.d_ff)
+                for k in jax.random.split(k_dec, cfg.n_decoder_layers)
+            ],
+            "out_bias": jnp.zeros((tgt_vocab_size,), jnp.float32),
+        }
         if not cfg.share_embeddings:
             p["src_emb"] = base.init_embedding(k_src, src_vocab_size, m)
         if not (cfg.tie_output or cfg.share_embeddings):
@@ -75,15 +97,19 @@ def build(config, src_vocab_size, tgt_vocab_size):
         return y @ w + params["out_bias"]
 
     def _encode(params, src, src_len, rng=None, weights=False):
-        rngs = [None] * (cfg.n_encoder_layers + 1) if rng is None else list(
-            jax.random.split(rng, cfg.n_encoder_layers + 1))
+        rngs = (
+            [None] * (cfg.n_encoder_layers + 1)
+            if rng is None
+            else list(jax.random.split(rng, cfg.n_encoder_layers + 1))
+        )
         table = params["tgt_emb"] if cfg.share_embeddings else params["src_emb"]
         x = _embed(table, src, sinusoidal(src.shape[1], m), rngs[0])  # [b, s, m]
         mask = padding_mask(src_len, src.shape[1])  # [b, 1, 1, s]
         self_w = []
         for p_layer, r in zip(params["encoder"], rngs[1:]):
-            x, w = encoder_layer(p_layer, x, mask, pre_ln=cfg.pre_ln, dropout_rate=rate, rng=r,
-                                 return_weights=True)
+            x, w = encoder_layer(
+                p_layer, x, mask, pre_ln=cfg.pre_ln, dropout_rate=rate, rng=r, return_weights=True
+            )
             self_w.append(w["self_attn"])
         if cfg.pre_ln:
             x = layer_norm(params["enc_ln"], x)
@@ -93,8 +119,10 @@ def build(config, src_vocab_size, tgt_vocab_size):
         """memory = {'kv': per decoder layer (k, v) [b, s, h, d], 'mask': [b, s] bool}."""
         src, src_len = base.check_src(src, src_len, "transformer")
         x, mask, _ = _encode(params, src, src_len)
-        return {"kv": tuple(decoder_memory_kv(p_layer, x) for p_layer in params["decoder"]),
-                "mask": mask[:, 0, 0, :]}
+        return {
+            "kv": tuple(decoder_memory_kv(p_layer, x) for p_layer in params["decoder"]),
+            "mask": mask[:, 0, 0, :],
+        }
 
     def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
         """Teacher-forced logits [b, t, V]. Intermediates: 'cross_attention' (last layer)
@@ -109,15 +137,27 @@ def build(config, src_vocab_size, tgt_vocab_size):
         self_mask = causal_mask(t_len, t_len)  # [1, 1, t, t]
         cross_w, self_w = [], []
         for p_layer, r in zip(params["decoder"], rngs[1:]):
-            y, w = decoder_layer(p_layer, y, x, self_mask, src_mask, pre_ln=cfg.pre_ln,
-                                 dropout_rate=rate, rng=r, return_weights=True)
+            y, w = decoder_layer(
+                p_layer,
+                y,
+                x,
+                self_mask,
+                src_mask,
+                pre_ln=cfg.pre_ln,
+                dropout_rate=rate,
+                rng=r,
+                return_weights=True,
+            )
             cross_w.append(w["cross_attn"])
             self_w.append(w["self_attn"])
         if cfg.pre_ln:
             y = layer_norm(params["dec_ln"], y)
-        inter = {"cross_attention": cross_w[-1], "cross_attention_layers": tuple(cross_w),
-                 "decoder_self_attention_layers": tuple(self_w),
-                 "encoder_self_attention_layers": tuple(enc_w)}
+        inter = {
+            "cross_attention": cross_w[-1],
+            "cross_attention_layers": tuple(cross_w),
+            "decoder_self_attention_layers": tuple(self_w),
+            "encoder_self_attention_layers": tuple(enc_w),
+        }
         return base.intermediates_or_logits(_logits(params, y), inter, return_intermediates)
 
     def init_state(params, memory, max_len):
@@ -128,8 +168,10 @@ def build(config, src_vocab_size, tgt_vocab_size):
         cache lengths), so states can be reordered or concatenated along the batch axis.
         """
         b = memory["mask"].shape[0]
-        caches = tuple(init_cache(b, max_len, cfg.n_heads, m // cfg.n_heads, per_row=True)
-                       for _ in range(cfg.n_decoder_layers))
+        caches = tuple(
+            init_cache(b, max_len, cfg.n_heads, m // cfg.n_heads, per_row=True)
+            for _ in range(cfg.n_decoder_layers)
+        )
         return {"caches": caches, "pos": jnp.zeros((b,), jnp.int32)}
 
     def step(params, memory, state, tokens):
@@ -151,5 +193,6 @@ def build(config, src_vocab_size, tgt_vocab_size):
             y = layer_norm(params["dec_ln"], y)
         return _logits(params, y[:, 0]), {"caches": tuple(new_caches), "pos": pos + 1}
 
-    return base.Translator("transformer", cfg, src_vocab_size, tgt_vocab_size, init, apply,
-                           encode, init_state, step)
+    return base.Translator(
+        "transformer", cfg, src_vocab_size, tgt_vocab_size, init, apply, encode, init_state, step
+    )

@@ -20,22 +20,77 @@ Public API
     train_kwargs(model, train_config, sharding_config) -> {'train_step', 'state_shardings'} for
         anatomy.train.train(model, batches, config.train, workdir, **kwargs)
 """
-from anatomy.sharding.mesh import (axis_size, default_config, make_mesh, mesh_from_config,
-                                   resolve_shape)
-from anatomy.sharding.place import (batch_sharding, batch_spec, check_batch_divides,
-                                    mirror_shardings, param_shardings, place, place_state,
-                                    replicated, row_slice, shard_batch, tree_specs)
-from anatomy.sharding.rules import (DEFAULT_RULES, PARAM_AXES, logical_axes, logical_to_spec,
-                                    module_kind, param_specs)
-from anatomy.sharding.steps import (as_global_batch, ensure_placed, setup_train,
-                                    shard_eval_step, shard_train_step, sharded_init, sharded_steps,
-                                    state_shardings, train_kwargs)
+
+from anatomy.sharding.mesh import (
+    axis_size,
+    default_config,
+    make_mesh,
+    mesh_from_config,
+    resolve_shape,
+)
+from anatomy.sharding.place import (
+    batch_sharding,
+    batch_spec,
+    check_batch_divides,
+    mirror_shardings,
+    param_shardings,
+    place,
+    place_state,
+    replicated,
+    row_slice,
+    shard_batch,
+    tree_specs,
+)
+from anatomy.sharding.rules import (
+    DEFAULT_RULES,
+    PARAM_AXES,
+    logical_axes,
+    logical_to_spec,
+    module_kind,
+    param_specs,
+)
+from anatomy.sharding.steps import (
+    as_global_batch,
+    ensure_placed,
+    setup_train,
+    shard_eval_step,
+    shard_train_step,
+    sharded_init,
+    sharded_steps,
+    state_shardings,
+    train_kwargs,
+)
 
 __all__ = [
-    "DEFAULT_RULES", "PARAM_AXES", "as_global_batch", "axis_size", "batch_sharding", "batch_spec",
-    "check_batch_divides", "default_config", "ensure_placed", "logical_axes", "logical_to_spec", "make_mesh",
-    "mesh_from_config", "mirror_shardings", "module_kind", "param_shardings", "param_specs",
-    "place", "place_state", "replicated", "resolve_shape", "row_slice", "setup_train",
-    "shard_batch", "shard_eval_step", "shard_train_step", "sharded_init", "sharded_steps", "state_shardings", "train_kwargs",
+    "DEFAULT_RULES",
+    "PARAM_AXES",
+    "as_global_batch",
+    "axis_size",
+    "batch_sharding",
+    "batch_spec",
+    "check_batch_divides",
+    "default_config",
+    "ensure_placed",
+    "logical_axes",
+    "logical_to_spec",
+    "make_mesh",
+    "mesh_from_config",
+    "mirror_shardings",
+    "module_kind",
+    "param_shardings",
+    "param_specs",
+    "place",
+    "place_state",
+    "replicated",
+    "resolve_shape",
+    "row_slice",
+    "setup_train",
+    "shard_batch",
+    "shard_eval_step",
+    "shard_train_step",
+    "sharded_init",
+    "sharded_steps",
+    "state_shardings",
+    "train_kwargs",
     "tree_specs",
 ]

@@ -8,10 +8,11 @@ A mesh that does not fit the device count is a ValueError here, before anything 
 Axes are `AxisType.Auto`: shardings come from the jit's in/out shardings and XLA's
 propagation (the models are plain einsum code, not written for explicit sharding).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import jax
 import ml_collections
@@ -24,9 +25,9 @@ from anatomy.sharding.rules import DEFAULT_RULES
 def default_config() -> ml_collections.ConfigDict:
     """The `config.sharding` block (a comment per field)."""
     c = ml_collections.ConfigDict()
-    c.mesh_shape = (-1, 1)           # devices per mesh axis; one -1 takes every device left over
+    c.mesh_shape = (-1, 1)  # devices per mesh axis; one -1 takes every device left over
     c.mesh_axes = ("data", "model")  # names of the mesh axes, in order
-    c.rules = DEFAULT_RULES          # (logical axis, mesh axis or None) pairs; see rules.py
+    c.rules = DEFAULT_RULES  # (logical axis, mesh axis or None) pairs; see rules.py
     return c
 
 
@@ -43,17 +44,21 @@ def resolve_shape(shape: Sequence[int], n_devices: int) -> tuple[int, ...]:
     fixed = math.prod(s for s in shape if s != -1)
     if -1 in shape:
         if n_devices % fixed:
-            raise BadInputError(f"mesh shape {shape} does not fit {n_devices} devices: "
-                                f"{n_devices} is not divisible by {fixed}")
+            raise BadInputError(
+                f"mesh shape {shape} does not fit {n_devices} devices: "
+                f"{n_devices} is not divisible by {fixed}"
+            )
         shape = tuple(n_devices // fixed if s == -1 else s for s in shape)
     if math.prod(shape) != n_devices:
-        raise BadInputError(f"mesh shape {shape} needs {math.prod(shape)} devices, "
-                            f"but {n_devices} are available")
+        raise BadInputError(
+            f"mesh shape {shape} needs {math.prod(shape)} devices, but {n_devices} are available"
+        )
     return shape
 
 
-def make_mesh(shape: Sequence[int], axes: Sequence[str] = ("data", "model"),
-              devices: Sequence | None = None) -> Mesh:
+def make_mesh(
+    shape: Sequence[int], axes: Sequence[str] = ("data", "model"), devices: Sequence | None = None
+) -> Mesh:
     """A Mesh of `shape` (one -1 allowed) named `axes`, over `devices` (default: all, every process).
 
     Uses jax.make_mesh, which orders devices for the hardware's topology (rings on TPU).

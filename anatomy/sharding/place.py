@@ -9,9 +9,11 @@
 Works the same with one process or many: placement goes through
 jax.make_array_from_callback / make_array_from_process_local_data, never through one device.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -39,8 +41,11 @@ def replicated(mesh) -> NamedSharding:
 
 def param_shardings(params, mesh, rules: Sequence = DEFAULT_RULES):
     """A tree like `params` of NamedSharding (from the rule table in rules.py)."""
-    return jax.tree.map(lambda s: NamedSharding(mesh, s), param_specs(params, mesh, rules),
-                        is_leaf=lambda s: isinstance(s, PartitionSpec))
+    return jax.tree.map(
+        lambda s: NamedSharding(mesh, s),
+        param_specs(params, mesh, rules),
+        is_leaf=lambda s: isinstance(s, PartitionSpec),
+    )
 
 
 def mirror_shardings(tree, params, params_sh):
@@ -73,10 +78,12 @@ def place(tree, shardings):
     Each process supplies the FULL value (identical everywhere, e.g. from the same seed) and
     only its addressable shards are copied; works across processes.
     """
+
     def put(x, s):
         if isinstance(x, jax.Array) and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
-            return jax.random.wrap_key_data(put(jax.random.key_data(x), s),
-                                            impl=jax.random.key_impl(x))
+            return jax.random.wrap_key_data(
+                put(jax.random.key_data(x), s), impl=jax.random.key_impl(x)
+            )
         if isinstance(x, jax.Array) and x.is_fully_addressable and s.is_fully_addressable:
             return jax.device_put(x, s)
         host = _host_value(x)
@@ -94,6 +101,7 @@ def _host_value(x) -> np.ndarray:
     if x.is_fully_replicated:
         return np.asarray(x.addressable_data(0))
     from jax.experimental import multihost_utils
+
     return np.asarray(multihost_utils.process_allgather(x, tiled=True))
 
 
@@ -110,8 +118,10 @@ def batch_spec(mesh, rules: Sequence = DEFAULT_RULES) -> PartitionSpec:
         names = (target,) if isinstance(target, str) else tuple(target)
         for n in names:
             if n not in mesh.shape:
-                raise BadInputError(f"rule 'batch' -> {target!r}: mesh axis {n!r} is not in "
-                                    f"the mesh {dict(mesh.shape)}")
+                raise BadInputError(
+                    f"rule 'batch' -> {target!r}: mesh axis {n!r} is not in "
+                    f"the mesh {dict(mesh.shape)}"
+                )
     return PartitionSpec(target)
 
 
@@ -159,18 +169,25 @@ def data_processes(sharding: NamedSharding) -> int:
     return len(spans)
 
 
-def row_slice(sharding: NamedSharding, global_batch: int, process: int | None = None) -> tuple[int, int]:
+def row_slice(
+    sharding: NamedSharding, global_batch: int, process: int | None = None
+) -> tuple[int, int]:
     """(start, stop): the rows of a global batch that `process` (default: this one) must load."""
     process = jax.process_index() if process is None else process
-    rows = [idx[0] for d, idx in sharding.devices_indices_map((global_batch,)).items()
-            if d.process_index == process]
+    rows = [
+        idx[0]
+        for d, idx in sharding.devices_indices_map((global_batch,)).items()
+        if d.process_index == process
+    ]
     starts = [r.start or 0 for r in rows]
     stops = [global_batch if r.stop is None else r.stop for r in rows]
     start, stop = min(starts), max(stops)
     covered = sum(b - a for a, b in sorted(set(zip(starts, stops))))
     if covered != stop - start:
-        raise ValueError(f"process {process}'s rows of the batch are not contiguous: "
-                         f"{sorted(set(zip(starts, stops)))}")
+        raise ValueError(
+            f"process {process}'s rows of the batch are not contiguous: "
+            f"{sorted(set(zip(starts, stops)))}"
+        )
     return start, stop
 
 

@@ -10,13 +10,16 @@ mlp (FFN width f, additive-attention width A), hidden (recurrent gate width G*H)
 vocab. DEFAULT_RULES gives data parallelism over 'data' and tensor parallelism over 'model'
 for attention heads, FFN/attention MLPs and the recurrent gate matmuls.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 from jax.sharding import PartitionSpec
+
 from anatomy.errors import BadInputError
 
 # (logical axis, mesh axis or None). Config may replace this (config.sharding.rules).
@@ -33,11 +36,11 @@ DEFAULT_RULES = (
 
 # What kind of module a dict of parameters is, from its keys (first match wins).
 MODULE_KINDS = (
-    ("recurrent", {"w_x", "w_h"}),           # anatomy.recurrence cells (rnn/lstm/gru)
+    ("recurrent", {"w_x", "w_h"}),  # anatomy.recurrence cells (rnn/lstm/gru)
     ("multihead", {"w_q", "w_k", "w_v", "w_o"}),  # anatomy.attention.init_mha
-    ("ffn", {"w1", "w2"}),                   # anatomy.attention.init_ffn
-    ("additive", {"w_q", "w_k", "v"}),       # Bahdanau: W s, U h, v
-    ("luong_concat", {"w", "v"}),            # Luong 'concat': v^T tanh(W [s; h])
+    ("ffn", {"w1", "w2"}),  # anatomy.attention.init_ffn
+    ("additive", {"w_q", "w_k", "v"}),  # Bahdanau: W s, U h, v
+    ("luong_concat", {"w", "v"}),  # Luong 'concat': v^T tanh(W [s; h])
     ("layer_norm", {"scale", "bias"}),
 )
 # A 2-D leaf whose name ends in 'emb' or 'embedding' is a token embedding [V, m].
@@ -47,33 +50,33 @@ OUTPUT_NAMES = ("out", "output", "logits", "proj_out")
 
 # (module kind, leaf name) -> logical axes, one per dimension (rank is checked).
 PARAM_AXES = {
-    ("embedding", "*"): ("vocab", "embed"),             # [V, m]
-    ("output", "w"): ("embed", "vocab"),                # [d, V]
-    ("output", "b"): ("vocab",),                        # [V]
-    (None, "out"): ("embed", "vocab"),                  # a bare output matrix [m, V]
-    (None, "out_bias"): ("vocab",),                     # [V]
+    ("embedding", "*"): ("vocab", "embed"),  # [V, m]
+    ("output", "w"): ("embed", "vocab"),  # [d, V]
+    ("output", "b"): ("vocab",),  # [V]
+    (None, "out"): ("embed", "vocab"),  # a bare output matrix [m, V]
+    (None, "out_bias"): ("vocab",),  # [V]
     ("multihead", "w_q"): ("embed", "heads", "head_dim"),  # [m, h, d]
     ("multihead", "w_k"): ("embed", "heads", "head_dim"),
     ("multihead", "w_v"): ("embed", "heads", "head_dim"),
-    ("multihead", "b_q"): ("heads", "head_dim"),        # [h, d]
+    ("multihead", "b_q"): ("heads", "head_dim"),  # [h, d]
     ("multihead", "b_k"): ("heads", "head_dim"),
     ("multihead", "b_v"): ("heads", "head_dim"),
     ("multihead", "w_o"): ("heads", "head_dim", "embed"),  # [h, d, m]
-    ("multihead", "b_o"): ("embed",),                   # [m]
-    ("ffn", "w1"): ("embed", "mlp"),                    # [m, f]
-    ("ffn", "b1"): ("mlp",),                            # [f]
-    ("ffn", "w2"): ("mlp", "embed"),                    # [f, m]
-    ("ffn", "b2"): ("embed",),                          # [m]
-    ("recurrent", "w_x"): (None, "hidden"),             # [d_in, G*H]
-    ("recurrent", "w_h"): (None, "hidden"),             # [H, G*H]
-    ("recurrent", "b"): ("hidden",),                    # [G*H]
-    ("recurrent", "b_x"): ("hidden",),                  # GRU [3H]
-    ("recurrent", "b_h"): ("hidden",),                  # GRU [3H]
-    ("additive", "w_q"): (None, "mlp"),                 # [Dq, A]
-    ("additive", "w_k"): (None, "mlp"),                 # [Dk, A]
-    ("additive", "v"): ("mlp",),                        # [A]
-    ("luong_concat", "w"): (None, "mlp"),               # [Dq+Dk, A]
-    ("luong_concat", "v"): ("mlp",),                    # [A]
+    ("multihead", "b_o"): ("embed",),  # [m]
+    ("ffn", "w1"): ("embed", "mlp"),  # [m, f]
+    ("ffn", "b1"): ("mlp",),  # [f]
+    ("ffn", "w2"): ("mlp", "embed"),  # [f, m]
+    ("ffn", "b2"): ("embed",),  # [m]
+    ("recurrent", "w_x"): (None, "hidden"),  # [d_in, G*H]
+    ("recurrent", "w_h"): (None, "hidden"),  # [H, G*H]
+    ("recurrent", "b"): ("hidden",),  # [G*H]
+    ("recurrent", "b_x"): ("hidden",),  # GRU [3H]
+    ("recurrent", "b_h"): ("hidden",),  # GRU [3H]
+    ("additive", "w_q"): (None, "mlp"),  # [Dq, A]
+    ("additive", "w_k"): (None, "mlp"),  # [Dk, A]
+    ("additive", "v"): ("mlp",),  # [A]
+    ("luong_concat", "w"): (None, "mlp"),  # [Dq+Dk, A]
+    ("luong_concat", "v"): ("mlp",),  # [A]
     ("layer_norm", "scale"): ("embed",),
     ("layer_norm", "bias"): ("embed",),
 }
@@ -103,6 +106,7 @@ def logical_axes(params) -> Any:
 
     Unknown leaves get (None,) * ndim, i.e. replicated. Walks nested dicts, lists and tuples.
     """
+
     def walk(node, name, kind):
         if isinstance(node, dict):
             sub = module_kind(node, name)
@@ -126,8 +130,9 @@ def rules_dict(rules: Sequence) -> dict:
     return out
 
 
-def logical_to_spec(axes: Sequence, shape: Sequence[int], mesh, rules: Sequence,
-                    *, strict: bool = False) -> PartitionSpec:
+def logical_to_spec(
+    axes: Sequence, shape: Sequence[int], mesh, rules: Sequence, *, strict: bool = False
+) -> PartitionSpec:
     """PartitionSpec for an array of `shape` whose dimensions carry logical `axes`.
 
     A dimension maps to the mesh axis its rule names (absent / None: not sharded). A mesh
@@ -141,16 +146,20 @@ def logical_to_spec(axes: Sequence, shape: Sequence[int], mesh, rules: Sequence,
         names = () if target is None else ((target,) if isinstance(target, str) else target)
         for n in names:
             if n not in mesh.shape:
-                raise BadInputError(f"rule {logical!r} -> {target!r}: mesh axis {n!r} is not in "
-                                    f"the mesh {dict(mesh.shape)}")
+                raise BadInputError(
+                    f"rule {logical!r} -> {target!r}: mesh axis {n!r} is not in "
+                    f"the mesh {dict(mesh.shape)}"
+                )
         names = tuple(n for n in names if mesh.shape[n] > 1 and n not in used)
         n_dev = 1
         for n in names:
             n_dev *= mesh.shape[n]
         if names and size % n_dev:
             if strict:
-                raise BadInputError(f"dimension {dim} ({logical!r}) of size {size} does not divide "
-                                    f"over mesh axis {names} of {n_dev} devices")
+                raise BadInputError(
+                    f"dimension {dim} ({logical!r}) of size {size} does not divide "
+                    f"over mesh axis {names} of {n_dev} devices"
+                )
             names = ()
         used.update(names)
         spec.append(None if not names else names[0] if len(names) == 1 else names)
@@ -162,6 +171,9 @@ def logical_to_spec(axes: Sequence, shape: Sequence[int], mesh, rules: Sequence,
 def param_specs(params, mesh, rules: Sequence = DEFAULT_RULES):
     """PartitionSpecs for every leaf of `params` (logical_axes + logical_to_spec)."""
     axes = logical_axes(params)
-    return jax.tree.map(lambda a, x: logical_to_spec(a, x.shape, mesh, rules), axes, params,
-                        is_leaf=lambda t: isinstance(t, tuple) and all(
-                            e is None or isinstance(e, str) for e in t))
+    return jax.tree.map(
+        lambda a, x: logical_to_spec(a, x.shape, mesh, rules),
+        axes,
+        params,
+        is_leaf=lambda t: isinstance(t, tuple) and all(e is None or isinstance(e, str) for e in t),
+    )

@@ -7,25 +7,41 @@ The jits themselves are anatomy.train.step.compile_train_step / compile_eval_ste
 that wires jit and donation); this module only supplies shardings and turns host batches into
 global arrays.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import jax
 
-from anatomy.sharding.place import (batch_sharding, mirror_shardings, param_shardings, place,
-                                    replicated, shard_batch)
+from anatomy.sharding.place import (
+    batch_sharding,
+    mirror_shardings,
+    param_shardings,
+    place,
+    replicated,
+    shard_batch,
+)
 from anatomy.sharding.rules import DEFAULT_RULES
 
 
 def _compile(fn, *, donate: bool, in_shardings, out_shardings):
     from anatomy.train.step import compile_train_step  # lazy: train imports optax, orbax
-    return compile_train_step(fn, donate=donate, in_shardings=in_shardings,
-                              out_shardings=out_shardings)
+
+    return compile_train_step(
+        fn, donate=donate, in_shardings=in_shardings, out_shardings=out_shardings
+    )
 
 
-def shard_train_step(train_step: Callable, mesh, state_shardings, batch_sharding_,
-                     *, donate: bool = True, global_batch: int | None = None) -> Callable:
+def shard_train_step(
+    train_step: Callable,
+    mesh,
+    state_shardings,
+    batch_sharding_,
+    *,
+    donate: bool = True,
+    global_batch: int | None = None,
+) -> Callable:
     """Wrap a pure train_step(state, batch, rng) -> (state, metrics) for `mesh`.
 
     Returns step(state, batch, rng) -> (state, metrics): state must already be placed with
@@ -35,9 +51,12 @@ def shard_train_step(train_step: Callable, mesh, state_shardings, batch_sharding
     axis before the first compilation. `.jitted` is the underlying jax.jit function.
     """
     rep = replicated(mesh)
-    jitted = _compile(train_step, donate=donate,
-                      in_shardings=(state_shardings, batch_sharding_, rep),
-                      out_shardings=(state_shardings, rep))
+    jitted = _compile(
+        train_step,
+        donate=donate,
+        in_shardings=(state_shardings, batch_sharding_, rep),
+        out_shardings=(state_shardings, rep),
+    )
 
     def step(state, batch, rng):
         batch = as_global_batch(batch, batch_sharding_, global_batch)
@@ -50,12 +69,15 @@ def shard_train_step(train_step: Callable, mesh, state_shardings, batch_sharding
     return step
 
 
-def shard_eval_step(eval_step: Callable, mesh, params_shardings, batch_sharding_,
-                    *, global_batch: int | None = None) -> Callable:
+def shard_eval_step(
+    eval_step: Callable, mesh, params_shardings, batch_sharding_, *, global_batch: int | None = None
+) -> Callable:
     """Wrap eval_step(params, batch) -> metrics: params sharded, batch rows over data, no donation."""
     from anatomy.train.step import compile_eval_step  # lazy, as in _compile
-    jitted = compile_eval_step(eval_step, in_shardings=(params_shardings, batch_sharding_),
-                               out_shardings=replicated(mesh))
+
+    jitted = compile_eval_step(
+        eval_step, in_shardings=(params_shardings, batch_sharding_), out_shardings=replicated(mesh)
+    )
 
     def step(params, batch):
         batch = as_global_batch(batch, batch_sharding_, global_batch)
@@ -96,6 +118,7 @@ def sharded_init(init_fn: Callable, mesh, rules: Sequence = DEFAULT_RULES) -> Ca
     Returns f(*args) -> (params, params_shardings). Shapes come from jax.eval_shape, so the
     same code works on one device or a pod slice.
     """
+
     def f(*args):
         shapes = jax.eval_shape(init_fn, *args)
         sh = param_shardings(shapes, mesh, rules)
@@ -108,14 +131,22 @@ def sharded_init(init_fn: Callable, mesh, rules: Sequence = DEFAULT_RULES) -> Ca
 def state_shardings(model, tx, mesh, rules: Sequence = DEFAULT_RULES):
     """(TrainState shardings, params shardings) from shapes alone (jax.eval_shape, no init)."""
     from anatomy.train.state import create_state
+
     shapes = jax.eval_shape(lambda k: create_state(model.init(k), tx), jax.random.key(0))
     p_sh = param_shardings(shapes.params, mesh, rules)
     return mirror_shardings(shapes, shapes.params, p_sh), p_sh
 
 
-def sharded_steps(model, tx, mesh, rules: Sequence = DEFAULT_RULES, *,
-                  label_smoothing: float = 0.0, compute_dtype: str = "float32",
-                  global_batch: int | None = None):
+def sharded_steps(
+    model,
+    tx,
+    mesh,
+    rules: Sequence = DEFAULT_RULES,
+    *,
+    label_smoothing: float = 0.0,
+    compute_dtype: str = "float32",
+    global_batch: int | None = None,
+):
     """(train_step, eval_step, state_shardings) for a Translator `model` and optax `tx`.
 
     train_step(state, rows, rng) -> (state, metrics) and eval_step(params, rows) -> metrics
@@ -123,35 +154,67 @@ def sharded_steps(model, tx, mesh, rules: Sequence = DEFAULT_RULES, *,
     process's rows of each batch as numpy.
     """
     from anatomy.train.step import make_eval_step, make_train_step
+
     s_sh, p_sh = state_shardings(model, tx, mesh, rules)
     b_sh = batch_sharding(mesh, rules)
-    step = shard_train_step(make_train_step(model, tx, label_smoothing=label_smoothing,
-                                            compute_dtype=compute_dtype),
-                            mesh, s_sh, b_sh, global_batch=global_batch)
-    eval_step = shard_eval_step(make_eval_step(model, compute_dtype=compute_dtype), mesh, p_sh,
-                                b_sh, global_batch=global_batch)
+    step = shard_train_step(
+        make_train_step(model, tx, label_smoothing=label_smoothing, compute_dtype=compute_dtype),
+        mesh,
+        s_sh,
+        b_sh,
+        global_batch=global_batch,
+    )
+    eval_step = shard_eval_step(
+        make_eval_step(model, compute_dtype=compute_dtype),
+        mesh,
+        p_sh,
+        b_sh,
+        global_batch=global_batch,
+    )
     return step, eval_step, s_sh
 
 
-def setup_train(model, tx, mesh, rules: Sequence = DEFAULT_RULES, *, key, params=None,
-                label_smoothing: float = 0.0, compute_dtype: str = "float32",
-                global_batch: int | None = None):
+def setup_train(
+    model,
+    tx,
+    mesh,
+    rules: Sequence = DEFAULT_RULES,
+    *,
+    key,
+    params=None,
+    label_smoothing: float = 0.0,
+    compute_dtype: str = "float32",
+    global_batch: int | None = None,
+):
     """Everything a sharded run needs, for a Translator `model` and optax `tx`.
 
     Returns (state, train_step, eval_step): state a TrainState born sharded (params from
     model.init(key) inside one jit, or `params` when given), the steps from sharded_steps.
     """
     from anatomy.train.state import create_state
-    step, eval_step, s_sh = sharded_steps(model, tx, mesh, rules, label_smoothing=label_smoothing,
-                                          compute_dtype=compute_dtype, global_batch=global_batch)
-    make = (lambda k: create_state(model.init(k), tx)) if params is None else (
-        lambda p: create_state(p, tx))
+
+    step, eval_step, s_sh = sharded_steps(
+        model,
+        tx,
+        mesh,
+        rules,
+        label_smoothing=label_smoothing,
+        compute_dtype=compute_dtype,
+        global_batch=global_batch,
+    )
+    make = (
+        (lambda k: create_state(model.init(k), tx))
+        if params is None
+        else (lambda p: create_state(p, tx))
+    )
     with jax.set_mesh(mesh):
         state = jax.jit(make, out_shardings=s_sh)(key if params is None else params)
     return state, step, eval_step
 
 
-def train_kwargs(model, train_config, sharding_config=None, *, global_batch: int | None = None) -> dict:
+def train_kwargs(
+    model, train_config, sharding_config=None, *, global_batch: int | None = None
+) -> dict:
     """Keyword arguments that make anatomy.train.train run sharded:
 
         train(model, batches, config.train, workdir,
@@ -167,9 +230,15 @@ def train_kwargs(model, train_config, sharding_config=None, *, global_batch: int
     """
     from anatomy.sharding.mesh import default_config, mesh_from_config
     from anatomy.train.optim import make_optimizer
+
     cfg = default_config() if sharding_config is None else sharding_config
-    step, _, s_sh = sharded_steps(model, make_optimizer(train_config), mesh_from_config(cfg),
-                                  tuple(cfg.rules), label_smoothing=train_config.label_smoothing,
-                                  compute_dtype=train_config.compute_dtype,
-                                  global_batch=global_batch)
+    step, _, s_sh = sharded_steps(
+        model,
+        make_optimizer(train_config),
+        mesh_from_config(cfg),
+        tuple(cfg.rules),
+        label_smoothing=train_config.label_smoothing,
+        compute_dtype=train_config.compute_dtype,
+        global_batch=global_batch,
+    )
     return {"train_step": step, "state_shardings": s_sh}

@@ -30,6 +30,7 @@ Public API
     MetricsWriter, read_metrics, Progress
     corpus_bleu, decode_ids, evaluate_bleu (overall and per LENGTH_BUCKETS label)
 """
+
 from anatomy.train.checkpoint import Checkpointer, CorruptCheckpointError, NonFiniteStateError
 from anatomy.train.evaluate import corpus_bleu, decode_ids, evaluate_bleu
 from anatomy.train.loop import NonFiniteLossError, TrainResult, default_train_config, train
@@ -37,14 +38,39 @@ from anatomy.train.losses import sequence_loss, smoothed_cross_entropy
 from anatomy.train.metrics import MetricsWriter, Progress, read_metrics
 from anatomy.train.optim import make_optimizer, make_schedule, schedule_reference
 from anatomy.train.state import TrainState, all_finite, create_state
-from anatomy.train.step import (compile_eval_step, compile_train_step, make_eval_step,
-                                make_train_step)
+from anatomy.train.step import (
+    compile_eval_step,
+    compile_train_step,
+    make_eval_step,
+    make_train_step,
+)
 from anatomy.train.validate import make_validate
 
 __all__ = [
-    "Checkpointer", "CorruptCheckpointError", "NonFiniteStateError", "NonFiniteLossError",
-    "TrainResult", "TrainState", "MetricsWriter", "Progress", "all_finite", "compile_eval_step",
-    "compile_train_step", "corpus_bleu", "create_state", "decode_ids", "default_train_config",
-    "evaluate_bleu", "make_eval_step", "make_optimizer", "make_validate", "make_schedule", "make_train_step",
-    "read_metrics", "schedule_reference", "sequence_loss", "smoothed_cross_entropy", "train",
+    "Checkpointer",
+    "CorruptCheckpointError",
+    "NonFiniteStateError",
+    "NonFiniteLossError",
+    "TrainResult",
+    "TrainState",
+    "MetricsWriter",
+    "Progress",
+    "all_finite",
+    "compile_eval_step",
+    "compile_train_step",
+    "corpus_bleu",
+    "create_state",
+    "decode_ids",
+    "default_train_config",
+    "evaluate_bleu",
+    "make_eval_step",
+    "make_optimizer",
+    "make_validate",
+    "make_schedule",
+    "make_train_step",
+    "read_metrics",
+    "schedule_reference",
+    "sequence_loss",
+    "smoothed_cross_entropy",
+    "train",
 ]

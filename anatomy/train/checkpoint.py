@@ -6,6 +6,7 @@ process killed mid-save leaves the previous checkpoints intact. Non-finite param
 never written; a checkpoint that cannot be read raises CorruptCheckpointError naming it and
 touches nothing on disk.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,8 +32,9 @@ def _abstract(tree, shardings=None):
     whatever mesh wrote it (elastic resume)."""
     if shardings is None:
         shardings = jax.tree.map(lambda x: getattr(x, "sharding", None), tree)
-    return jax.tree.map(lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s), tree,
-                        shardings)
+    return jax.tree.map(
+        lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s), tree, shardings
+    )
 
 
 class Checkpointer:
@@ -40,10 +42,12 @@ class Checkpointer:
 
     def __init__(self, directory: str, *, max_to_keep: int | None = 3):
         self.directory = os.path.abspath(directory)
-        options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True,
-                                               enable_async_checkpointing=False)
-        self.manager = ocp.CheckpointManager(self.directory, options=options,
-                                             item_names=("state", "meta"))
+        options = ocp.CheckpointManagerOptions(
+            max_to_keep=max_to_keep, create=True, enable_async_checkpointing=False
+        )
+        self.manager = ocp.CheckpointManager(
+            self.directory, options=options, item_names=("state", "meta")
+        )
 
     def steps(self) -> list[int]:
         """Steps with a finished checkpoint, ascending."""
@@ -67,10 +71,15 @@ class Checkpointer:
         if not all_finite((state.params, state.opt_state)):
             raise NonFiniteStateError(
                 f"Refusing to write checkpoint {self.path(step)}: parameters or optimiser state "
-                "contain NaN/Inf.")
-        self.manager.save(step, args=ocp.args.Composite(
-            state=ocp.args.StandardSave(as_dict(state)), meta=ocp.args.JsonSave(dict(meta))),
-            force=True)
+                "contain NaN/Inf."
+            )
+        self.manager.save(
+            step,
+            args=ocp.args.Composite(
+                state=ocp.args.StandardSave(as_dict(state)), meta=ocp.args.JsonSave(dict(meta))
+            ),
+            force=True,
+        )
         self.manager.wait_until_finished()
         return self.path(step)
 
@@ -78,17 +87,21 @@ class Checkpointer:
         """The JSON meta of the checkpoint at `step` (default latest), without reading arrays."""
         step = self.latest_step() if step is None else step
         if step is None or step not in self.steps():
-            raise FileNotFoundError(f"No checkpoint at step {step} in {self.directory} "
-                                    f"(have {self.steps()})")
+            raise FileNotFoundError(
+                f"No checkpoint at step {step} in {self.directory} (have {self.steps()})"
+            )
         try:
             out = self.manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))
         except Exception as e:  # orbax raises many kinds
-            raise CorruptCheckpointError(f"Cannot read the meta of checkpoint {self.path(step)} "
-                                         f"({type(e).__name__}: {str(e)[:300]})") from e
+            raise CorruptCheckpointError(
+                f"Cannot read the meta of checkpoint {self.path(step)} "
+                f"({type(e).__name__}: {str(e)[:300]})"
+            ) from e
         return dict(out["meta"])
 
-    def restore(self, like: TrainState, step: int | None = None, *,
-                shardings: TrainState | None = None) -> tuple[TrainState, dict]:
+    def restore(
+        self, like: TrainState, step: int | None = None, *, shardings: TrainState | None = None
+    ) -> tuple[TrainState, dict]:
         """Restore the checkpoint at `step` (default: latest) into the structure of `like`.
 
         `like` gives shapes and dtypes (an abstract target for StandardRestore); `shardings`
@@ -98,14 +111,20 @@ class Checkpointer:
         """
         step = self.latest_step() if step is None else step
         if step is None or step not in self.steps():
-            raise FileNotFoundError(f"No checkpoint at step {step} in {self.directory} "
-                                    f"(have {self.steps()})")
+            raise FileNotFoundError(
+                f"No checkpoint at step {step} in {self.directory} (have {self.steps()})"
+            )
         path = self.path(step)
         try:
-            out = self.manager.restore(step, args=ocp.args.Composite(
-                state=ocp.args.StandardRestore(_abstract(
-                    as_dict(like), None if shardings is None else as_dict(shardings))),
-                meta=ocp.args.JsonRestore()))
+            out = self.manager.restore(
+                step,
+                args=ocp.args.Composite(
+                    state=ocp.args.StandardRestore(
+                        _abstract(as_dict(like), None if shardings is None else as_dict(shardings))
+                    ),
+                    meta=ocp.args.JsonRestore(),
+                ),
+            )
             state, meta = from_dict(out["state"]), dict(out["meta"])
         except Exception as e:  # orbax / tensorstore raise many kinds
             others = [s for s in self.steps() if s != step]
@@ -113,9 +132,12 @@ class Checkpointer:
                 f"Checkpoint {path} is corrupt or incompatible and cannot be restored "
                 f"({type(e).__name__}: {str(e)[:300]}). Nothing was deleted; other checkpoints "
                 f"in {self.directory}: steps {others}. Move {path} away to resume from an "
-                "earlier one.") from e
+                "earlier one."
+            ) from e
         if int(state.step) != step:
-            raise CorruptCheckpointError(f"Checkpoint {path} holds step {int(state.step)}, not {step}.")
+            raise CorruptCheckpointError(
+                f"Checkpoint {path} holds step {int(state.step)}, not {step}."
+            )
         return state, meta
 
     def restore_params(self, like_params, step: int | None = None):
@@ -128,13 +150,21 @@ class Checkpointer:
             raise FileNotFoundError(f"No checkpoint in {self.directory}")
         target = {"params": _abstract(like_params)}
         try:
-            out = self.manager.restore(step, args=ocp.args.Composite(state=ocp.args.PyTreeRestore(
-                item=target, restore_args=ocp.checkpoint_utils.construct_restore_args(target),
-                partial_restore=True)))
+            out = self.manager.restore(
+                step,
+                args=ocp.args.Composite(
+                    state=ocp.args.PyTreeRestore(
+                        item=target,
+                        restore_args=ocp.checkpoint_utils.construct_restore_args(target),
+                        partial_restore=True,
+                    )
+                ),
+            )
         except Exception as e:
             raise CorruptCheckpointError(
                 f"Cannot read the parameters of checkpoint {self.path(step)} "
-                f"({type(e).__name__}: {str(e)[:300]})") from e
+                f"({type(e).__name__}: {str(e)[:300]})"
+            ) from e
         return out["state"]["params"]
 
     def close(self):

@@ -1,8 +1,9 @@
 """Evaluation: decode a test split and score it with sacrebleu, overall and per length bucket."""
+
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -10,6 +11,7 @@ import numpy as np
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """sacrebleu corpus BLEU (default 13a tokenisation) of detokenised strings; nan if empty."""
     import sacrebleu
+
     if not hypotheses:
         return float("nan")
     return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score)
@@ -19,9 +21,17 @@ def _round_up(n: int, m: int) -> int:
     return max(m, -(-n // m) * m)
 
 
-def decode_ids(model, params, sources: Sequence[np.ndarray], *, batch_size: int = 64,
-               extra_len: int = 10, len_multiple: int = 32, beam_size: int = 0,
-               decode_fn: Callable | None = None) -> tuple[list[np.ndarray], dict]:
+def decode_ids(
+    model,
+    params,
+    sources: Sequence[np.ndarray],
+    *,
+    batch_size: int = 64,
+    extra_len: int = 10,
+    len_multiple: int = 32,
+    beam_size: int = 0,
+    decode_fn: Callable | None = None,
+) -> tuple[list[np.ndarray], dict]:
     """Translate token-id sequences; returns (list of output id arrays, stats).
 
     sources: list of int arrays (no bos/eos). Sentences are sorted by length and decoded in
@@ -31,43 +41,59 @@ def decode_ids(model, params, sources: Sequence[np.ndarray], *, batch_size: int 
     stats: {'sentences', 'output_tokens', 'seconds', 'tokens_per_second'} (compile included).
     """
     from anatomy import decode
+
     eos = 2
     order = np.argsort([len(s) for s in sources], kind="stable")
     out: list = [None] * len(sources)
     n_tokens, t0 = 0, time.perf_counter()
     for i in range(0, len(order), batch_size):
-        idx = order[i:i + batch_size]
+        idx = order[i : i + batch_size]
         s_len = _round_up(max(len(sources[j]) for j in idx), len_multiple)
-        src = np.zeros((batch_size, s_len), np.int32)                 # [B, S], padding rows kept
+        src = np.zeros((batch_size, s_len), np.int32)  # [B, S], padding rows kept
         src_len = np.zeros((batch_size,), np.int32)
         for r, j in enumerate(idx):
-            src[r, :len(sources[j])] = sources[j]
+            src[r, : len(sources[j])] = sources[j]
             src_len[r] = len(sources[j])
-        src_len[len(idx):] = 1                                        # dummy rows: one pad token
+        src_len[len(idx) :] = 1  # dummy rows: one pad token
         max_len = s_len + extra_len
         if decode_fn is not None:
             tokens = decode_fn(model, params, src, src_len, max_len)
         elif beam_size and beam_size > 1:
-            tokens, _ = decode.beam_search(model, params, src, src_len, beam_size=beam_size,
-                                           max_len=max_len)
+            tokens, _ = decode.beam_search(
+                model, params, src, src_len, beam_size=beam_size, max_len=max_len
+            )
         else:
             tokens = decode.greedy(model, params, src, src_len, max_len)
-        tokens = np.asarray(tokens)                                   # [B, L]
+        tokens = np.asarray(tokens)  # [B, L]
         for r, j in enumerate(idx):
             row = tokens[r]
             stop = np.flatnonzero(row == eos)
-            row = row[:stop[0]] if stop.size else row
+            row = row[: stop[0]] if stop.size else row
             out[j] = row[row != 0]
             n_tokens += len(out[j]) + 1
     seconds = time.perf_counter() - t0
-    return out, {"sentences": len(sources), "output_tokens": n_tokens, "seconds": seconds,
-                 "tokens_per_second": n_tokens / max(seconds, 1e-9)}
+    return out, {
+        "sentences": len(sources),
+        "output_tokens": n_tokens,
+        "seconds": seconds,
+        "tokens_per_second": n_tokens / max(seconds, 1e-9),
+    }
 
 
-def evaluate_bleu(model, params, pairs_by_bucket: dict, src_vocab, tgt_vocab, *,
-                  max_per_bucket: int = 0, batch_size: int = 64, beam_size: int = 0,
-                  extra_len: int = 10, len_multiple: int = 32,
-                  decode_fn: Callable | None = None) -> dict:
+def evaluate_bleu(
+    model,
+    params,
+    pairs_by_bucket: dict,
+    src_vocab,
+    tgt_vocab,
+    *,
+    max_per_bucket: int = 0,
+    batch_size: int = 64,
+    beam_size: int = 0,
+    extra_len: int = 10,
+    len_multiple: int = 32,
+    decode_fn: Callable | None = None,
+) -> dict:
     """BLEU of `model` on (source, reference) string pairs grouped by source-length bucket.
 
     pairs_by_bucket: label -> list[(src_str, ref_str)] (anatomy.data Corpus.test_by_bucket()).
@@ -77,14 +103,23 @@ def evaluate_bleu(model, params, pairs_by_bucket: dict, src_vocab, tgt_vocab, *,
     label -> sentences, 'decode_tokens_per_second', 'examples': a few (src, ref, hyp)}.
     """
     from anatomy.data import detokenize
+
     labels, pairs = [], []
     for label, items in pairs_by_bucket.items():
         items = list(items)[:max_per_bucket] if max_per_bucket > 0 else list(items)
         labels += [label] * len(items)
         pairs += items
     sources = [np.asarray(src_vocab.encode(s), np.int32) for s, _ in pairs]
-    ids, stats = decode_ids(model, params, sources, batch_size=batch_size, beam_size=beam_size,
-                            extra_len=extra_len, len_multiple=len_multiple, decode_fn=decode_fn)
+    ids, stats = decode_ids(
+        model,
+        params,
+        sources,
+        batch_size=batch_size,
+        beam_size=beam_size,
+        extra_len=extra_len,
+        len_multiple=len_multiple,
+        decode_fn=decode_fn,
+    )
     hyps = [detokenize(tgt_vocab.decode([int(t) for t in x])) for x in ids]
     refs = [detokenize(t) for _, t in pairs]
     by_len, counts = {}, {}
@@ -93,8 +128,13 @@ def evaluate_bleu(model, params, pairs_by_bucket: dict, src_vocab, tgt_vocab, *,
         counts[label] = len(sel)
         if sel:
             by_len[label] = corpus_bleu([hyps[i] for i in sel], [refs[i] for i in sel])
-    return {"bleu": corpus_bleu(hyps, refs), "bleu_by_length": by_len, "count_by_length": counts,
-            "decode_tokens_per_second": stats["tokens_per_second"],
-            "decode_seconds": stats["seconds"],
-            "examples": [(pairs[i][0], refs[i], hyps[i]) for i in range(0, len(pairs),
-                                                                       max(1, len(pairs) // 5))]}
+    return {
+        "bleu": corpus_bleu(hyps, refs),
+        "bleu_by_length": by_len,
+        "count_by_length": counts,
+        "decode_tokens_per_second": stats["tokens_per_second"],
+        "decode_seconds": stats["seconds"],
+        "examples": [
+            (pairs[i][0], refs[i], hyps[i]) for i in range(0, len(pairs), max(1, len(pairs) // 5))
+        ],
+    }

@@ -7,12 +7,14 @@ pipeline's `batch k = f(seed, k)`), so the data position is just the step. The d
 of step k is fold_in(key(seed), k). Together with the checkpointed TrainState this makes a
 resumed run take exactly the steps an uninterrupted one takes.
 """
+
 from __future__ import annotations
 
 import math
 import os
 import time
-from typing import Any, Callable, Iterator, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import jax
 import ml_collections
@@ -35,6 +37,7 @@ class NonFiniteLossError(BadInputError, FloatingPointError):
 class TrainResult(NamedTuple):
     """state: the final TrainState; summary: steps, train_seconds, tokens, tokens_per_second,
     final_loss, final_accuracy, resumed_from (step or None)."""
+
     state: TrainState
     summary: dict
 
@@ -42,25 +45,25 @@ class TrainResult(NamedTuple):
 def default_train_config() -> ml_collections.ConfigDict:
     """The training fields every experiment's `config.train` carries (comment per field)."""
     c = ml_collections.ConfigDict()
-    c.seed = 0                 # parameter init, dropout RNG (data order is the data config's seed)
-    c.num_steps = 1000         # optimiser steps; training stops here (reproducible)
+    c.seed = 0  # parameter init, dropout RNG (data order is the data config's seed)
+    c.num_steps = 1000  # optimiser steps; training stops here (reproducible)
     c.max_train_seconds = 0.0  # > 0: also stop after this much training time (not reproducible)
-    c.learning_rate = 2e-3     # peak learning rate (Adam)
-    c.warmup_steps = 100       # linear warmup from 0
-    c.decay = "linear"         # after warmup: 'rsqrt' | 'cosine' | 'linear' | 'constant'
-    c.end_fraction = 0.0       # cosine/linear: final lr as a fraction of the peak
-    c.b1 = 0.9                 # Adam β1
-    c.b2 = 0.98                # Adam β2
-    c.weight_decay = 0.0       # decoupled weight decay (AdamW); 0 = plain Adam
-    c.clip_norm = 1.0          # global-norm gradient clipping; 0 = off
-    c.label_smoothing = 0.1    # ε of label smoothing in the loss
+    c.learning_rate = 2e-3  # peak learning rate (Adam)
+    c.warmup_steps = 100  # linear warmup from 0
+    c.decay = "linear"  # after warmup: 'rsqrt' | 'cosine' | 'linear' | 'constant'
+    c.end_fraction = 0.0  # cosine/linear: final lr as a fraction of the peak
+    c.b1 = 0.9  # Adam β1
+    c.b2 = 0.98  # Adam β2
+    c.weight_decay = 0.0  # decoupled weight decay (AdamW); 0 = plain Adam
+    c.clip_norm = 1.0  # global-norm gradient clipping; 0 = off
+    c.label_smoothing = 0.1  # ε of label smoothing in the loss
     c.compute_dtype = "float32"  # 'float32' | 'bfloat16' (forward/backward; master params stay f32)
-    c.log_every = 50           # metrics to metrics.jsonl / TensorBoard / stderr every N steps
-    c.eval_every = 0           # > 0: train(evaluate=...)'s validation every N steps (a multiple
-                               # of log_every) and at the end; 0 = off
-    c.checkpoint_every = 500   # orbax checkpoint every N steps (and always at the end)
-    c.keep_checkpoints = 2     # newest checkpoints kept
-    c.progress = True          # progress line with ETA on stderr
+    c.log_every = 50  # metrics to metrics.jsonl / TensorBoard / stderr every N steps
+    c.eval_every = 0  # > 0: train(evaluate=...)'s validation every N steps (a multiple
+    # of log_every) and at the end; 0 = off
+    c.checkpoint_every = 500  # orbax checkpoint every N steps (and always at the end)
+    c.keep_checkpoints = 2  # newest checkpoints kept
+    c.progress = True  # progress line with ETA on stderr
     return c
 
 
@@ -71,20 +74,32 @@ def _flush(pending: list, last_good: str) -> dict:
         if not math.isfinite(float(m["loss"])):
             raise NonFiniteLossError(
                 f"Non-finite loss ({float(m['loss'])}) at step {step}; training stopped and no "
-                f"checkpoint was written from these parameters. Last good checkpoint: {last_good}.")
+                f"checkpoint was written from these parameters. Last good checkpoint: {last_good}."
+            )
     tokens = np.array([float(m["tokens"]) for m in fetched])
     w = tokens / max(tokens.sum(), 1.0)
-    out = {k: float(np.sum(w * np.array([float(m[k]) for m in fetched])))
-           for k in ("loss", "nll", "accuracy")}
+    out = {
+        k: float(np.sum(w * np.array([float(m[k]) for m in fetched])))
+        for k in ("loss", "nll", "accuracy")
+    }
     out["grad_norm"] = float(np.mean([float(m["grad_norm"]) for m in fetched]))
     out["tokens"] = float(tokens.sum())
     return out
 
 
-def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str, *,
-          params: Any = None, name: str = "", train_step: Callable | None = None,
-          fingerprint: dict | None = None, state_shardings: Any = None,
-          evaluate: Callable[[TrainState], dict] | None = None) -> TrainResult:
+def train(
+    model,
+    batches: Callable[[int], Iterator[dict]],
+    config,
+    workdir: str,
+    *,
+    params: Any = None,
+    name: str = "",
+    train_step: Callable | None = None,
+    fingerprint: dict | None = None,
+    state_shardings: Any = None,
+    evaluate: Callable[[TrainState], dict] | None = None,
+) -> TrainResult:
     """Train `model` (a Translator: .init, .apply) on `batches` for config.num_steps steps.
 
     Writes into `workdir`: checkpoints/<step>/ (orbax), metrics.jsonl, tensorboard/ (the
@@ -108,25 +123,42 @@ def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str,
     the state only, so training takes the same steps with it or without it.
     """
     if evaluate is not None and config.eval_every > 0 and config.eval_every % config.log_every:
-        raise BadInputError(f"train.eval_every ({config.eval_every}) must be a multiple of "
-                            f"train.log_every ({config.log_every}): validation joins a log record")
+        raise BadInputError(
+            f"train.eval_every ({config.eval_every}) must be a multiple of "
+            f"train.log_every ({config.log_every}): validation joins a log record"
+        )
     tx = make_optimizer(config)
     init_key, dropout_key = jax.random.split(jax.random.key(config.seed))
     state = create_state(model.init(init_key) if params is None else params, tx)
     ckpt = Checkpointer(os.path.join(workdir, "checkpoints"), max_to_keep=config.keep_checkpoints)
     fingerprint = run_fingerprint(config, model) if fingerprint is None else fingerprint
-    meta = {"seed": int(config.seed), "data_position": 0, "train_seconds": 0.0, "tokens": 0.0,
-            "last_metrics": {}, "fingerprint": fingerprint}
+    meta = {
+        "seed": int(config.seed),
+        "data_position": 0,
+        "train_seconds": 0.0,
+        "tokens": 0.0,
+        "last_metrics": {},
+        "fingerprint": fingerprint,
+    }
     resumed_from = ckpt.latest_step()
     if resumed_from is not None:
-        check_fingerprint(f"the checkpoint {ckpt.path(resumed_from)}",
-                          ckpt.read_meta(resumed_from).get("fingerprint"), fingerprint,
-                          fresh=f"use another --workdir (or delete {workdir}) to train afresh")
+        check_fingerprint(
+            f"the checkpoint {ckpt.path(resumed_from)}",
+            ckpt.read_meta(resumed_from).get("fingerprint"),
+            fingerprint,
+            fresh=f"use another --workdir (or delete {workdir}) to train afresh",
+        )
         state, meta = ckpt.restore(state, shardings=state_shardings)
     step = int(state.step)
     if train_step is None:
-        train_step = compile_train_step(make_train_step(
-            model, tx, label_smoothing=config.label_smoothing, compute_dtype=config.compute_dtype))
+        train_step = compile_train_step(
+            make_train_step(
+                model,
+                tx,
+                label_smoothing=config.label_smoothing,
+                compute_dtype=config.compute_dtype,
+            )
+        )
     # With several processes every one runs this loop; only process 0 writes the metrics
     # (metrics.jsonl, TensorBoard) and the progress line, the others log nothing.
     lead = jax.process_index() == 0
@@ -134,15 +166,19 @@ def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str,
     show = bool(config.progress) and lead
     progress = Progress(config.num_steps, start=step, name=name or "train", enabled=show)
     if resumed_from is not None and show:
-        progress.stream.write(f"[{name or 'train'}] resumed from {ckpt.path(resumed_from)} "
-                              f"(step {step})\n")
-    last_good = (f"{ckpt.path(resumed_from)} (step {resumed_from})" if resumed_from is not None
-                 else "none yet")
+        progress.stream.write(
+            f"[{name or 'train'}] resumed from {ckpt.path(resumed_from)} (step {step})\n"
+        )
+    last_good = (
+        f"{ckpt.path(resumed_from)} (step {resumed_from})"
+        if resumed_from is not None
+        else "none yet"
+    )
     train_seconds, tokens_total = float(meta["train_seconds"]), float(meta["tokens"])
     pending = []
     data = batches(int(meta["data_position"])) if step < config.num_steps else iter(())
     budget_hit = False
-    interval_t0 = time.perf_counter()   # checkpoint writes are not counted as training time
+    interval_t0 = time.perf_counter()  # checkpoint writes are not counted as training time
     try:
         while step < config.num_steps and not budget_hit:
             batch = next(data)
@@ -152,25 +188,40 @@ def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str,
             elapsed = time.perf_counter() - interval_t0
             budget_hit = 0 < config.max_train_seconds <= train_seconds + elapsed
             done = step == config.num_steps or budget_hit
-            valid_due = (evaluate is not None and config.eval_every > 0
-                         and (step % config.eval_every == 0 or done))
+            valid_due = (
+                evaluate is not None
+                and config.eval_every > 0
+                and (step % config.eval_every == 0 or done)
+            )
             if not (step % config.log_every == 0 or step % config.checkpoint_every == 0 or done):
-                continue                  # (a valid_due step is a log step: checked above)
-            agg = _flush(pending, last_good)              # syncs on the device
+                continue  # (a valid_due step is a log step: checked above)
+            agg = _flush(pending, last_good)  # syncs on the device
             interval_s = time.perf_counter() - interval_t0
             train_seconds += interval_s
             tokens_total += agg["tokens"]
-            rec = dict(agg, tokens_per_second=agg["tokens"] / max(interval_s, 1e-9),
-                       wall_time=train_seconds, learning_rate=_lr(config, step))
-            if valid_due:             # after the clock stopped: not training time
+            rec = dict(
+                agg,
+                tokens_per_second=agg["tokens"] / max(interval_s, 1e-9),
+                wall_time=train_seconds,
+                learning_rate=_lr(config, step),
+            )
+            if valid_due:  # after the clock stopped: not training time
                 rec.update(_validate(evaluate, state))
             if writer is not None:
                 writer.write(step, rec)
-            progress.update(step, loss=agg["loss"], acc=agg["accuracy"],
-                            tok_s=rec["tokens_per_second"],
-                            **({"val_loss": rec["valid_loss"]} if "valid_loss" in rec else {}))
-            meta.update(data_position=step, train_seconds=train_seconds, tokens=tokens_total,
-                        last_metrics=rec)
+            progress.update(
+                step,
+                loss=agg["loss"],
+                acc=agg["accuracy"],
+                tok_s=rec["tokens_per_second"],
+                **({"val_loss": rec["valid_loss"]} if "valid_loss" in rec else {}),
+            )
+            meta.update(
+                data_position=step,
+                train_seconds=train_seconds,
+                tokens=tokens_total,
+                last_metrics=rec,
+            )
             pending = []
             if step % config.checkpoint_every == 0 or done:
                 last_good = f"{ckpt.save(state, meta)} (step {step})"
@@ -180,11 +231,16 @@ def train(model, batches: Callable[[int], Iterator[dict]], config, workdir: str,
             writer.close()
         ckpt.close()
     last = meta.get("last_metrics", {})
-    summary = {"steps": step, "train_seconds": train_seconds, "tokens": tokens_total,
-               "tokens_per_second": tokens_total / max(train_seconds, 1e-9),
-               "final_loss": last.get("loss", float("nan")),
-               "final_accuracy": last.get("accuracy", float("nan")),
-               "resumed_from": resumed_from, "stopped_by_time_budget": budget_hit}
+    summary = {
+        "steps": step,
+        "train_seconds": train_seconds,
+        "tokens": tokens_total,
+        "tokens_per_second": tokens_total / max(train_seconds, 1e-9),
+        "final_loss": last.get("loss", float("nan")),
+        "final_accuracy": last.get("accuracy", float("nan")),
+        "resumed_from": resumed_from,
+        "stopped_by_time_budget": budget_hit,
+    }
     return TrainResult(state, summary)
 
 
@@ -197,5 +253,11 @@ def _validate(evaluate: Callable[[TrainState], dict], state: TrainState) -> dict
 
 def _lr(config, step: int) -> float:
     """The learning rate used at `step` (for the logs)."""
-    return schedule_reference(step, config.learning_rate, config.warmup_steps, config.num_steps,
-                              config.decay, config.end_fraction)
+    return schedule_reference(
+        step,
+        config.learning_rate,
+        config.warmup_steps,
+        config.num_steps,
+        config.decay,
+        config.end_fraction,
+    )

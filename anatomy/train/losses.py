@@ -2,6 +2,7 @@
 
 Letters: b batch, t target positions, v vocabulary.
 """
+
 from __future__ import annotations
 
 import jax
@@ -21,10 +22,9 @@ def smoothed_cross_entropy(logits, targets, mask, label_smoothing: float = 0.0):
     unsmoothed -log p(y), also masked).
     """
     logits = logits.astype(jnp.float32)
-    v = logits.shape[-1]
-    logp = jax.nn.log_softmax(logits, axis=-1)                        # [b,t,v]
+    logp = jax.nn.log_softmax(logits, axis=-1)  # [b,t,v]
     nll = -jnp.take_along_axis(logp, targets[..., None], axis=-1)[..., 0]  # [b,t]
-    uniform = -jnp.mean(logp, axis=-1)                                # [b,t]: -Σ_v logp_v / V
+    uniform = -jnp.mean(logp, axis=-1)  # [b,t]: -Σ_v logp_v / V
     loss = (1.0 - label_smoothing) * nll + label_smoothing * uniform
     maskf = mask.astype(jnp.float32)
     return loss * maskf, nll * maskf
@@ -38,11 +38,15 @@ def sequence_loss(logits, batch, label_smoothing: float = 0.0):
     (argmax == target over real tokens), 'tokens' (count of real target tokens)).
     """
     targets = batch["tgt_out"]
-    mask = targets != PAD                                             # [b,t]
+    mask = targets != PAD  # [b,t]
     loss, nll = smoothed_cross_entropy(logits, targets, mask, label_smoothing)
     tokens = jnp.maximum(jnp.sum(mask), 1).astype(jnp.float32)
     correct = (jnp.argmax(logits, axis=-1) == targets) & mask
     mean_loss = jnp.sum(loss) / tokens
-    metrics = {"loss": mean_loss, "nll": jnp.sum(nll) / tokens,
-               "accuracy": jnp.sum(correct) / tokens, "tokens": jnp.sum(mask).astype(jnp.float32)}
+    metrics = {
+        "loss": mean_loss,
+        "nll": jnp.sum(nll) / tokens,
+        "accuracy": jnp.sum(correct) / tokens,
+        "tokens": jnp.sum(mask).astype(jnp.float32),
+    }
     return mean_loss, metrics

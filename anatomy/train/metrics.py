@@ -1,4 +1,5 @@
 """Training metrics: a JSONL file, TensorBoard event files, and a progress line on stderr."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,13 @@ class MetricsWriter:
     checkpoint by a run that was then killed) are dropped, so the file reads as one run.
     """
 
-    def __init__(self, workdir: str, resume_step: int = 0, tensorboard: bool = True,
-                 name: str = "metrics.jsonl"):
+    def __init__(
+        self,
+        workdir: str,
+        resume_step: int = 0,
+        tensorboard: bool = True,
+        name: str = "metrics.jsonl",
+    ):
         os.makedirs(workdir, exist_ok=True)
         self.path = os.path.join(workdir, name)
         kept = [r for r in read_metrics(workdir, name) if r["step"] <= resume_step]
@@ -34,6 +40,7 @@ class MetricsWriter:
         self._tb = None
         if tensorboard:
             from tensorboardX import SummaryWriter
+
             self._tb = SummaryWriter(logdir=os.path.join(workdir, "tensorboard"))
 
     def write(self, step: int, scalars: dict):
@@ -52,7 +59,7 @@ class MetricsWriter:
 
 def _tb_tag(key: str) -> str:
     """TensorBoard tag: 'valid_loss' -> 'valid/loss' (validation), anything else 'train/<key>'."""
-    return "valid/" + key[len("valid_"):] if key.startswith("valid_") else f"train/{key}"
+    return "valid/" + key[len("valid_") :] if key.startswith("valid_") else f"train/{key}"
 
 
 def _hms(seconds: float) -> str:
@@ -65,8 +72,9 @@ def _hms(seconds: float) -> str:
 class Progress:
     """A one-line progress report with ETA, printed to stderr at each update."""
 
-    def __init__(self, total: int, start: int = 0, name: str = "", enabled: bool = True,
-                 stream=None):
+    def __init__(
+        self, total: int, start: int = 0, name: str = "", enabled: bool = True, stream=None
+    ):
         self.total, self.start, self.name, self.enabled = total, start, name, enabled
         self.stream = stream or sys.stderr
         self.t0 = time.perf_counter()
@@ -81,5 +89,9 @@ class Progress:
         filled = int(width * step / max(self.total, 1))
         bar = "#" * filled + "." * (width - filled)
         vals = " ".join(f"{k} {v:.4g}" for k, v in scalars.items())
-        print(f"[{self.name}] [{bar}] {step}/{self.total} {vals} elapsed {_hms(elapsed)} "
-              f"ETA {_hms(eta)}", file=self.stream, flush=True)
+        print(
+            f"[{self.name}] [{bar}] {step}/{self.total} {vals} elapsed {_hms(elapsed)} "
+            f"ETA {_hms(eta)}",
+            file=self.stream,
+            flush=True,
+        )

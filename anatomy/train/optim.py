@@ -1,17 +1,24 @@
 """Learning-rate schedules and the optimiser: Adam(W) + global-norm clipping (optax)."""
+
 from __future__ import annotations
 
 import math
 
 import jax.numpy as jnp
 import optax
+
 from anatomy.errors import BadInputError
 
 DECAYS = ("rsqrt", "cosine", "linear", "constant")
 
 
-def make_schedule(learning_rate: float, warmup_steps: int, num_steps: int,
-                  decay: str = "rsqrt", end_fraction: float = 0.0):
+def make_schedule(
+    learning_rate: float,
+    warmup_steps: int,
+    num_steps: int,
+    decay: str = "rsqrt",
+    end_fraction: float = 0.0,
+):
     """A schedule step -> learning rate: linear warmup, then a decay.
 
     warmup (0 <= s < W):  lr·s/W       (W = warmup_steps; no warmup when W = 0)
@@ -24,7 +31,9 @@ def make_schedule(learning_rate: float, warmup_steps: int, num_steps: int,
     if decay not in DECAYS:
         raise BadInputError(f"Unknown learning-rate decay {decay!r}; choose one of {DECAYS}")
     if warmup_steps < 0 or num_steps <= 0:
-        raise BadInputError(f"Need warmup_steps >= 0 and num_steps > 0, got {warmup_steps}, {num_steps}")
+        raise BadInputError(
+            f"Need warmup_steps >= 0 and num_steps > 0, got {warmup_steps}, {num_steps}"
+        )
     w = int(warmup_steps)
     rest = max(num_steps - w, 1)
     warm = optax.linear_schedule(0.0, learning_rate, max(w, 1))
@@ -42,8 +51,14 @@ def make_schedule(learning_rate: float, warmup_steps: int, num_steps: int,
     return optax.join_schedules([warm, after], boundaries=[w])
 
 
-def schedule_reference(step: int, learning_rate: float, warmup_steps: int, num_steps: int,
-                       decay: str = "rsqrt", end_fraction: float = 0.0) -> float:
+def schedule_reference(
+    step: int,
+    learning_rate: float,
+    warmup_steps: int,
+    num_steps: int,
+    decay: str = "rsqrt",
+    end_fraction: float = 0.0,
+) -> float:
     """The same schedule in plain Python (the obvious twin the tests compare against)."""
     w, n = warmup_steps, num_steps
     if step < w:
@@ -52,7 +67,9 @@ def schedule_reference(step: int, learning_rate: float, warmup_steps: int, num_s
         return learning_rate * math.sqrt(max(w, 1) / max(step, max(w, 1)))
     frac = min((step - w) / max(n - w, 1), 1.0)
     if decay == "cosine":
-        return learning_rate * (end_fraction + (1 - end_fraction) * 0.5 * (1 + math.cos(math.pi * frac)))
+        return learning_rate * (
+            end_fraction + (1 - end_fraction) * 0.5 * (1 + math.cos(math.pi * frac))
+        )
     if decay == "linear":
         return learning_rate * (1 - (1 - end_fraction) * frac)
     return learning_rate
@@ -64,11 +81,19 @@ def make_optimizer(config) -> optax.GradientTransformation:
     Fields read: learning_rate, warmup_steps, num_steps, decay, end_fraction, b1, b2,
     weight_decay, clip_norm (0 = no clipping).
     """
-    schedule = make_schedule(config.learning_rate, config.warmup_steps, config.num_steps,
-                             config.decay, config.end_fraction)
+    schedule = make_schedule(
+        config.learning_rate,
+        config.warmup_steps,
+        config.num_steps,
+        config.decay,
+        config.end_fraction,
+    )
     parts = []
     if config.clip_norm and config.clip_norm > 0:
         parts.append(optax.clip_by_global_norm(config.clip_norm))
-    parts.append(optax.adamw(schedule, b1=config.b1, b2=config.b2, eps=1e-9,
-                             weight_decay=config.weight_decay))
+    parts.append(
+        optax.adamw(
+            schedule, b1=config.b1, b2=config.b2, eps=1e-9, weight_decay=config.weight_decay
+        )
+    )
     return optax.chain(*parts)

@@ -1,4 +1,5 @@
 """TrainState: everything that changes during training, as one pytree."""
+
 from __future__ import annotations
 
 from typing import Any, NamedTuple
@@ -14,6 +15,7 @@ class TrainState(NamedTuple):
     The data position and the dropout RNG are functions of `step` (batch k = f(seed, k),
     rng_k = fold_in(key(seed), k)), so this pytree plus the seed is the whole resumable state.
     """
+
     params: Any
     opt_state: Any
     step: jax.Array

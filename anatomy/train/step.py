@@ -5,9 +5,10 @@ jax.jit with buffer donation and `compile_eval_step` jax.jit without (both, when
 in/out shardings from anatomy.sharding).
 Steps retrace once per distinct batch shape, i.e. once per length bucket.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -22,17 +23,26 @@ COMPUTE_DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 
 def cast_floating(tree, dtype):
     """Cast every floating leaf of a pytree to `dtype` (ints untouched)."""
-    return jax.tree.map(lambda x: x.astype(dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x, tree)
+    return jax.tree.map(
+        lambda x: x.astype(dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x, tree
+    )
 
 
 def _compute_dtype(name: str):
     if name not in COMPUTE_DTYPES:
-        raise BadInputError(f"Unknown compute_dtype {name!r}; choose one of {sorted(COMPUTE_DTYPES)}")
+        raise BadInputError(
+            f"Unknown compute_dtype {name!r}; choose one of {sorted(COMPUTE_DTYPES)}"
+        )
     return COMPUTE_DTYPES[name]
 
 
-def make_train_step(model, tx: optax.GradientTransformation, *, label_smoothing: float = 0.0,
-                    compute_dtype: str = "float32") -> Callable:
+def make_train_step(
+    model,
+    tx: optax.GradientTransformation,
+    *,
+    label_smoothing: float = 0.0,
+    compute_dtype: str = "float32",
+) -> Callable:
     """A pure train step for a Translator `model` (see anatomy.seq2seq).
 
     train_step(state: TrainState, batch: dict of [B,S]/[B,T] int32, rng: PRNG key)
@@ -69,8 +79,9 @@ def make_eval_step(model, *, compute_dtype: str = "float32") -> Callable:
     return eval_step
 
 
-def compile_train_step(train_step: Callable, *, donate: bool = True,
-                       in_shardings=None, out_shardings=None) -> Callable:
+def compile_train_step(
+    train_step: Callable, *, donate: bool = True, in_shardings=None, out_shardings=None
+) -> Callable:
     """jax.jit the train step: donate the old state's buffers, optionally pin shardings.
 
     in_shardings / out_shardings follow jax.jit (e.g. NamedSharding trees from

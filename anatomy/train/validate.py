@@ -10,16 +10,18 @@ Over the real target tokens n_j of each batch j (pad excluded; eval_step's 'toke
 
 i.e. the token-weighted means a single batch holding every token would give.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import jax
 import numpy as np
 
 
-def make_validate(eval_step: Callable, batches: Sequence[dict], *,
-                  prefix: str = "valid_") -> Callable:
+def make_validate(
+    eval_step: Callable, batches: Sequence[dict], *, prefix: str = "valid_"
+) -> Callable:
     """evaluate(state) -> {prefix+'loss', prefix+'accuracy', prefix+'tokens'} as floats.
 
     eval_step(params, batch) -> metrics with 'nll', 'accuracy', 'tokens': a jitted one, e.g.
@@ -36,8 +38,10 @@ def make_validate(eval_step: Callable, batches: Sequence[dict], *,
         got = jax.device_get([eval_step(params, b) for b in batches])
         n = np.array([float(m["tokens"]) for m in got])
         w = n / max(n.sum(), 1.0)
-        return {prefix + "loss": float(np.sum(w * [float(m["nll"]) for m in got])),
-                prefix + "accuracy": float(np.sum(w * [float(m["accuracy"]) for m in got])),
-                prefix + "tokens": float(n.sum())}
+        return {
+            prefix + "loss": float(np.sum(w * [float(m["nll"]) for m in got])),
+            prefix + "accuracy": float(np.sum(w * [float(m["accuracy"]) for m in got])),
+            prefix + "tokens": float(n.sum()),
+        }
 
     return evaluate

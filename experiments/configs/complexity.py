@@ -2,6 +2,7 @@
 
 Presets: default (a few minutes at most on 2 cores; mostly compile time), 'quick' (tests).
 """
+
 import ml_collections
 
 
@@ -17,7 +18,13 @@ def get_config(preset=None):
     c.n_fixed = 256  # sequence length used along the d grid
     c.kernel_grid = [3, 5, 9, 17]  # convolution widths k, at (n_fixed, d_fixed)
     c.kernel_fixed = 3  # convolution width along the N and d grids
-    c.radius_grid = [2, 4, 8, 16, 32]  # windowed-attention radii r (2r+1 keys), at (n_fixed, d_fixed)
+    c.radius_grid = [
+        2,
+        4,
+        8,
+        16,
+        32,
+    ]  # windowed-attention radii r (2r+1 keys), at (n_fixed, d_fixed)
     c.radius_fixed = 4  # radius along the N and d grids
     c.tolerance = 0.15  # |fitted - expected exponent| within which the verdict is 'agrees'
     if preset == "quick":

@@ -2,6 +2,7 @@
 
 Presets: default (a minute or two on 2 cores), 'quick' (tests).
 """
+
 import ml_collections
 
 

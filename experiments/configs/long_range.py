@@ -2,6 +2,7 @@
 
 Presets: default (about 3-5 minutes on 2 cores), 'quick' (tests).
 """
+
 import ml_collections
 
 

@@ -2,6 +2,7 @@
 
 Presets: default (a couple of minutes on 2 cores), 'quick' (tests).
 """
+
 import ml_collections
 
 

@@ -9,6 +9,7 @@ writes sweep.md / sweep.json: final train token accuracy and BLEU overall / 1-10
 setting. The grids below are the ones run for issue 10 (README.md quotes their tables);
 'quick' is the smoke test's.
 """
+
 import ml_collections
 
 E, T = "model.rnnenc.", "model.transformer."
@@ -16,54 +17,110 @@ RE, RT = "train_by_model.rnnenc.", "train_by_model.transformer."
 
 # The rnn_vs_attn defaults before issue 10's sweep: the issue-10 grids start from them (each
 # setting's overrides on top), so rerunning a grid regenerates its table under today's defaults.
-BEFORE_ISSUE10 = {"curriculum.phases": (), E + "reverse_source": False, E + "emb_init_std": 0.0,
-                  T + "pre_ln": False, RE + "learning_rate": None, RT + "learning_rate": None,
-                  RT + "warmup_steps": None}
+BEFORE_ISSUE10 = {
+    "curriculum.phases": (),
+    E + "reverse_source": False,
+    E + "emb_init_std": 0.0,
+    T + "pre_ln": False,
+    RE + "learning_rate": None,
+    RT + "learning_rate": None,
+    RT + "warmup_steps": None,
+}
 
 # name -> (models, num_steps, eval.max_per_bucket, [(label, {path: value}), ...])
 GRIDS = {
-    "quick": (("rnnenc",), 6, 2, [("base", {}), ("curriculum", {"curriculum.phases": ((3, 32),),
-                                                              RE + "learning_rate": 1e-3})]),
+    "quick": (
+        ("rnnenc",),
+        6,
+        2,
+        [
+            ("base", {}),
+            ("curriculum", {"curriculum.phases": ((3, 32),), RE + "learning_rate": 1e-3}),
+        ],
+    ),
     # RNNenc at 800 steps: embedding init scale, source reversal, context feeding, LR, warmup.
-    "rnnenc_800": (("rnnenc",), 800, 30, [
-        ("std1", {E + "emb_init_std": 1.0}),
-        ("reverse", {E + "reverse_source": True}),
-        ("std1_reverse", {E + "emb_init_std": 1.0, E + "reverse_source": True}),
-        ("std1_reverse_lr5e-3", {E + "emb_init_std": 1.0, E + "reverse_source": True,
-                                 RE + "learning_rate": 5e-3}),
-        ("std1_reverse_feed", {E + "emb_init_std": 1.0, E + "reverse_source": True,
-                               E + "feed_context": True}),
-    ]),
+    "rnnenc_800": (
+        ("rnnenc",),
+        800,
+        30,
+        [
+            ("std1", {E + "emb_init_std": 1.0}),
+            ("reverse", {E + "reverse_source": True}),
+            ("std1_reverse", {E + "emb_init_std": 1.0, E + "reverse_source": True}),
+            (
+                "std1_reverse_lr5e-3",
+                {E + "emb_init_std": 1.0, E + "reverse_source": True, RE + "learning_rate": 5e-3},
+            ),
+            (
+                "std1_reverse_feed",
+                {E + "emb_init_std": 1.0, E + "reverse_source": True, E + "feed_context": True},
+            ),
+        ],
+    ),
     # Transformer at the default 2,000 steps (pre-LN + 400 warmup steps gave 83.8 BLEU, 69.0
     # on 61+, in the issue's full run): a length curriculum, a higher peak LR.
-    "transformer_2000": (("transformer",), 2000, 30, [
-        ("preln_wu400_cur", {T + "pre_ln": True, RT + "warmup_steps": 400,
-                             "curriculum.phases": ((200, 16), (200, 32))}),
-        ("preln_wu400_lr4e-3", {T + "pre_ln": True, RT + "warmup_steps": 400,
-                                RT + "learning_rate": 4e-3}),
-    ]),
+    "transformer_2000": (
+        ("transformer",),
+        2000,
+        30,
+        [
+            (
+                "preln_wu400_cur",
+                {
+                    T + "pre_ln": True,
+                    RT + "warmup_steps": 400,
+                    "curriculum.phases": ((200, 16), (200, 32)),
+                },
+            ),
+            (
+                "preln_wu400_lr4e-3",
+                {T + "pre_ln": True, RT + "warmup_steps": 400, RT + "learning_rate": 4e-3},
+            ),
+        ],
+    ),
     # Both levers together, and a higher peak LR with the curriculum.
-    "transformer_2000b": (("transformer",), 2000, 30, [
-        ("preln_wu400_lr4e-3_cur", {T + "pre_ln": True, RT + "warmup_steps": 400,
-                                    RT + "learning_rate": 4e-3,
-                                    "curriculum.phases": ((200, 16), (200, 32))}),
-        ("preln_wu400_lr6e-3_cur", {T + "pre_ln": True, RT + "warmup_steps": 400,
-                                    RT + "learning_rate": 6e-3,
-                                    "curriculum.phases": ((200, 16), (200, 32))}),
-    ]),
+    "transformer_2000b": (
+        ("transformer",),
+        2000,
+        30,
+        [
+            (
+                "preln_wu400_lr4e-3_cur",
+                {
+                    T + "pre_ln": True,
+                    RT + "warmup_steps": 400,
+                    RT + "learning_rate": 4e-3,
+                    "curriculum.phases": ((200, 16), (200, 32)),
+                },
+            ),
+            (
+                "preln_wu400_lr6e-3_cur",
+                {
+                    T + "pre_ln": True,
+                    RT + "warmup_steps": 400,
+                    RT + "learning_rate": 6e-3,
+                    "curriculum.phases": ((200, 16), (200, 32)),
+                },
+            ),
+        ],
+    ),
 }
 
 
 def get_config(preset=None):
     name = preset or "rnnenc_800"
     if name not in GRIDS:
-        raise ValueError(f"Unknown preset {preset!r} for recipe_sweep; choose one of {sorted(GRIDS)}")
+        raise ValueError(
+            f"Unknown preset {preset!r} for recipe_sweep; choose one of {sorted(GRIDS)}"
+        )
     models, steps, per_bucket, _ = GRIDS[name]
     c = ml_collections.ConfigDict()
-    c.grid = name                  # which GRIDS entry to run
-    c.base_preset = "quick" if name == "quick" else ""  # rnn_vs_attn preset every setting starts from
-    c.models = models              # rnn_vs_attn's config.models for every setting
-    c.num_steps = steps            # rnn_vs_attn's config.train.num_steps (same for every setting)
+    c.grid = name  # which GRIDS entry to run
+    c.base_preset = (
+        "quick" if name == "quick" else ""
+    )  # rnn_vs_attn preset every setting starts from
+    c.models = models  # rnn_vs_attn's config.models for every setting
+    c.num_steps = steps  # rnn_vs_attn's config.train.num_steps (same for every setting)
     c.max_per_bucket = per_bucket  # test sentences decoded per length bucket (0 = all)
     c.from_before_issue10 = name != "quick"  # apply BEFORE_ISSUE10 under every setting
     return c

@@ -4,10 +4,17 @@ Presets: default (collect runs/<name>/results.json where it exists, run the rest
 default configs), 'quick' (run every sub-experiment's quick preset into <workdir>/<name>/:
 the smoke test).
 """
+
 import ml_collections
 
-EXPERIMENTS = ("gradient_decay", "long_range", "parallelism", "complexity", "decode_cost",
-               "rnn_vs_attn")
+EXPERIMENTS = (
+    "gradient_decay",
+    "long_range",
+    "parallelism",
+    "complexity",
+    "decode_cost",
+    "rnn_vs_attn",
+)
 
 
 def get_config(preset=None):
@@ -19,8 +26,12 @@ def get_config(preset=None):
     c.sources = ml_collections.ConfigDict({name: f"runs/{name}" for name in EXPERIMENTS})
     c.preset = ""  # preset of the sub-experiments this report runs: '' (their defaults) or 'quick'
     c.rerun = False  # run every sub-experiment even where its results.json exists
-    c.run_missing = True  # run a sub-experiment whose results.json is missing (False: 'not measured')
-    c.copy_plots = True  # copy PNGs + report.md of sources outside the workdir into <workdir>/<name>/
+    c.run_missing = (
+        True  # run a sub-experiment whose results.json is missing (False: 'not measured')
+    )
+    c.copy_plots = (
+        True  # copy PNGs + report.md of sources outside the workdir into <workdir>/<name>/
+    )
     if preset == "quick":
         c.sources = ml_collections.ConfigDict({name: "" for name in EXPERIMENTS})
         c.preset = "quick"

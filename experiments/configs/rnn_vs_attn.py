@@ -41,6 +41,7 @@ quiet cores (train s: RNNenc 155, RNNsearch 323, Transformer 212; seed 0): RNNse
 Over 3 seeds (`:seeds`): Transformer 95.9 ± 0.4 (worst seed 95.5, 90.2 on 61+), RNNsearch
 99.0 ± 0.1, RNNenc 23.7 ± 0.6 (89.5 ± 0.2 on 1-10, 13.8 ± 0.8 on 61+).
 """
+
 import ml_collections
 
 from anatomy.data import default_config as data_config
@@ -51,30 +52,39 @@ MODELS = ("rnnenc", "rnnsearch", "transformer")
 PRESETS = ("", "full", "quick", "seeds", "equal_time", "bahdanau")
 
 # The recipe fields a model may set for itself (typed placeholders: overridable from flags).
-RECIPE_FIELDS = {"learning_rate": float, "warmup_steps": int, "decay": str, "end_fraction": float,
-                 "label_smoothing": float, "clip_norm": float, "b1": float, "b2": float,
-                 "weight_decay": float}
+RECIPE_FIELDS = {
+    "learning_rate": float,
+    "warmup_steps": int,
+    "decay": str,
+    "end_fraction": float,
+    "label_smoothing": float,
+    "clip_norm": float,
+    "b1": float,
+    "b2": float,
+    "weight_decay": float,
+}
 
 
 def recipe_overrides(**values):
     """A train_by_model block: every RECIPE_FIELDS entry None (inherit) unless given."""
     block = ml_collections.ConfigDict(
-        {k: ml_collections.config_dict.placeholder(t) for k, t in RECIPE_FIELDS.items()})
+        {k: ml_collections.config_dict.placeholder(t) for k, t in RECIPE_FIELDS.items()}
+    )
     block.update(values)
     return block
 
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()
-    c.models = MODELS          # translators to train, each in workdir/<name>/ (anatomy.seq2seq names;
-                               # '<name>-N': trained on sources of at most N tokens only)
-    c.seeds = 1                # > 1: every model trained with train.seed + s, s < seeds (mean ± std)
+    c.models = MODELS  # translators to train, each in workdir/<name>/ (anatomy.seq2seq names;
+    # '<name>-N': trained on sources of at most N tokens only)
+    c.seeds = 1  # > 1: every model trained with train.seed + s, s < seeds (mean ± std)
 
     # Data: passed as is to anatomy.data.load_corpus (toy_wmt, or name='tsv'/'text_pair'/'tfds').
     c.data = data_config()
-    c.data.token_budget = 1024          # ~1,000-token batches (DESIGN: batch size mattered most)
+    c.data.token_budget = 1024  # ~1,000-token batches (DESIGN: batch size mattered most)
     c.data.bucket_boundaries = (16, 32, 48, 64, 96, 128, 160)  # 7 shapes: 7 compilations per model
-    c.data.toy.lexicon_scale = 0.1      # ~250 / 360-word vocabularies (see the module docstring)
+    c.data.toy.lexicon_scale = 0.1  # ~250 / 360-word vocabularies (see the module docstring)
 
     # Length curriculum (anatomy.data.curriculum; Bengio et al. 2009), the same for every model:
     # phases ((steps, max tokens), ...) train first on short pairs only; () = none. Same steps,
@@ -93,8 +103,15 @@ def get_config(preset=None):
     # accuracy 0.32-0.33, 1-2 BLEU on 1-10 tokens), both 0.38 / 21 BLEU, both with peak LR 5e-3
     # 0.44 / 48 BLEU on 1-10 and 11 on 61+; feed_context (Cho et al.) lowered it (15 on 1-10).
     c.model.rnnenc = ml_collections.ConfigDict(
-        {"d_emb": 128, "d_hidden": 256, "feed_context": False, "reverse_source": True,
-         "emb_init_std": 1.0, "hoist": True})
+        {
+            "d_emb": 128,
+            "d_hidden": 256,
+            "feed_context": False,
+            "reverse_source": True,
+            "emb_init_std": 1.0,
+            "hoist": True,
+        }
+    )
     c.model.rnnsearch = ml_collections.ConfigDict({"d_emb": 128, "d_enc": 128, "d_dec": 256})
     # No dropout: 2,000 steps x 1,024 tokens is under two passes over toy_wmt; nothing to regularise.
     # 8 heads of 16 dims instead of 4 of 32 (same parameters): measured here, the cross-attention
@@ -102,7 +119,8 @@ def get_config(preset=None):
     # pre-LN (with 400 warmup steps and a 3x higher peak LR in train_by_model): measured at 2,000
     # steps, post-LN with 50 warmup steps gave 71.6 BLEU, pre-LN + 400 warmup 83.8 (issue 10).
     c.model.transformer = ml_collections.ConfigDict(
-        {"dropout_rate": 0.0, "n_heads": 8, "pre_ln": True})
+        {"dropout_rate": 0.0, "n_heads": 8, "pre_ln": True}
+    )
     c.model.luong = ml_collections.ConfigDict()
 
     # Training (anatomy.train.default_train_config): the same steps x token_budget for every
@@ -115,7 +133,7 @@ def get_config(preset=None):
     c.train.end_fraction = 0.05
     c.train.label_smoothing = 0.1
     c.train.log_every = 25
-    c.train.eval_every = 250            # validation loss/accuracy every N steps (0 = off)
+    c.train.eval_every = 250  # validation loss/accuracy every N steps (0 = off)
     c.train.checkpoint_every = 300
 
     # Per-model recipe: overrides of config.train for one model, each chosen by the same sweep
@@ -133,20 +151,20 @@ def get_config(preset=None):
 
     # Evaluation: greedy (beam_size 0) decoding of the test split, sacrebleu per length bucket.
     c.eval = ml_collections.ConfigDict()
-    c.eval.max_per_bucket = 0   # > 0: decode only the first N test sentences of each bucket
-    c.eval.batch_size = 100     # sentences decoded together
-    c.eval.beam_size = 0        # > 1: beam search with GNMT length penalty
-    c.eval.len_multiple = 32    # sources padded to a multiple of this (fewer compilations)
-    c.eval.extra_len = 16       # output budget = padded source length + extra_len
+    c.eval.max_per_bucket = 0  # > 0: decode only the first N test sentences of each bucket
+    c.eval.batch_size = 100  # sentences decoded together
+    c.eval.beam_size = 0  # > 1: beam search with GNMT length penalty
+    c.eval.len_multiple = 32  # sources padded to a multiple of this (fewer compilations)
+    c.eval.extra_len = 16  # output budget = padded source length + extra_len
     c.eval.attention_min_len = 50  # heatmaps: first test sentence with at least this many tokens
-    c.eval.valid_batches = 16   # validation while training: this many fixed valid batches
+    c.eval.valid_batches = 16  # validation while training: this many fixed valid batches
 
     # Scale-out (anatomy.sharding.default_config): mesh_shape (-1, 1) = every device on the data
     # axis (one device on a plain CPU run); batches are rounded to a multiple of the data axis.
     c.sharding = sharding_config()
 
     if preset == "full":
-        c.data.toy.lexicon_scale = 1.0   # 1,063 source words: 2,007 / 2,941-word vocabularies
+        c.data.toy.lexicon_scale = 1.0  # 1,063 source words: 2,007 / 2,941-word vocabularies
         c.train.num_steps = 3000
         c.train.checkpoint_every = 500
     elif preset == "quick":
@@ -154,16 +172,24 @@ def get_config(preset=None):
         c.data.toy.valid_size = 50
         c.data.toy.test_per_bucket = 3
         c.data.toy.max_src_len = 70
-        c.data.toy.lexicon_scale = 0.1   # ~250 / 360-word vocabularies: small softmax
+        c.data.toy.lexicon_scale = 0.1  # ~250 / 360-word vocabularies: small softmax
         c.data.max_len = 96
         c.data.token_budget = 384
         c.data.bucket_boundaries = (96,)
         c.model.rnnenc = ml_collections.ConfigDict({"d_emb": 32, "d_hidden": 32})
         c.model.rnnsearch = ml_collections.ConfigDict(
-            {"d_emb": 32, "d_enc": 16, "d_dec": 32, "d_attn": 32, "d_readout": 32})
+            {"d_emb": 32, "d_enc": 16, "d_dec": 32, "d_attn": 32, "d_readout": 32}
+        )
         c.model.transformer = ml_collections.ConfigDict(
-            {"d_model": 32, "n_heads": 2, "d_ff": 64, "n_encoder_layers": 1, "n_decoder_layers": 1,
-             "dropout_rate": 0.0})
+            {
+                "d_model": 32,
+                "n_heads": 2,
+                "d_ff": 64,
+                "n_encoder_layers": 1,
+                "n_decoder_layers": 1,
+                "dropout_rate": 0.0,
+            }
+        )
         c.train.num_steps = 30
         c.train.warmup_steps = 5
         c.train.log_every = 5
@@ -173,14 +199,14 @@ def get_config(preset=None):
         c.eval.attention_min_len = 40
         c.train.eval_every = 10
         c.eval.valid_batches = 2
-        c.curriculum.phases = ()                 # 30 steps: no room for a curriculum
-        for name in c.train_by_model:            # nor for 400 warmup steps
+        c.curriculum.phases = ()  # 30 steps: no room for a curriculum
+        for name in c.train_by_model:  # nor for 400 warmup steps
             c.train_by_model[name] = recipe_overrides()
     elif preset == "seeds":
         c.seeds = 3
     elif preset == "equal_time":
-        c.train.max_train_seconds = 180.0   # the same wall-clock training budget for every model
-        c.train.num_steps = 20000           # a cap the budget stops first (schedule horizon too)
+        c.train.max_train_seconds = 180.0  # the same wall-clock training budget for every model
+        c.train.num_steps = 20000  # a cap the budget stops first (schedule horizon too)
     elif preset == "bahdanau":
         c.models = tuple(f"{m}-{n}" for m in MODELS for n in (30, 50))
     elif preset not in (None, ""):

@@ -4,17 +4,18 @@
         --config.model=transformer --config.sentences='the cat sleeps .'
     echo 'the cat sleeps .' | python launch.py --experiment=translate --workdir=runs/rnn_vs_attn
 """
+
 import ml_collections
 
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()
-    c.from_workdir = ""        # the rnn_vs_attn workdir; '' = the --workdir given to launch.py
-    c.model = "transformer"    # which model subfolder of that workdir (rnnenc / rnnsearch / ...)
-    c.sentences = ""           # sentences separated by '|' ; '' = read one per line from stdin
-    c.beam_size = 0            # > 1: beam search (GNMT length penalty), else greedy
-    c.extra_len = 16           # output budget = padded source length + extra_len tokens
-    c.batch_size = 32          # sentences decoded together
+    c.from_workdir = ""  # the rnn_vs_attn workdir; '' = the --workdir given to launch.py
+    c.model = "transformer"  # which model subfolder of that workdir (rnnenc / rnnsearch / ...)
+    c.sentences = ""  # sentences separated by '|' ; '' = read one per line from stdin
+    c.beam_size = 0  # > 1: beam search (GNMT length penalty), else greedy
+    c.extra_len = 16  # output budget = padded source length + extra_len tokens
+    c.batch_size = 32  # sentences decoded together
     if preset not in (None, ""):
         raise ValueError(f"Unknown preset {preset!r} for translate (it has none)")
     return c
