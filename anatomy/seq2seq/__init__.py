@@ -12,27 +12,25 @@
 
 Each model module defines default_config() -> ConfigDict and
 build(config, src_vocab_size, tgt_vocab_size) -> Translator; modules load on first use.
+anatomy.seq2seq.registry registers each once (with its family and whether it cross-attends);
+MODELS is the registry's read-only view, name -> registry.ModelSpec.
 """
 
-import importlib
 import operator
 
 import ml_collections
 
 from anatomy.errors import BadInputError
+from anatomy.seq2seq import registry
 from anatomy.seq2seq.base import BOS, EOS, PAD, UNK, Translator, count_params
 from anatomy.seq2seq.base import freeze as freeze_config
 
-MODELS = {
-    "rnnenc": "anatomy.seq2seq.rnnenc",
-    "rnnsearch": "anatomy.seq2seq.rnnsearch",
-    "luong": "anatomy.seq2seq.luong",
-    "transformer": "anatomy.seq2seq.transformer",
-}
+MODELS = registry.SPECS
 
 __all__ = [
     "MODELS",
     "Translator",
+    "registry",
     "build_model",
     "default_model_config",
     "count_params",
@@ -47,7 +45,7 @@ __all__ = [
 def _module(name):
     if name not in MODELS:
         raise BadInputError(f"unknown model {name!r}; choose one of {sorted(MODELS)}")
-    return importlib.import_module(MODELS[name])
+    return MODELS[name].load()
 
 
 def default_model_config(name):
