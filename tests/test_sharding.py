@@ -13,7 +13,10 @@ from jax.sharding import PartitionSpec as P
 
 from anatomy import sharding as sh
 from anatomy.attention import encoder_layer, init_encoder_layer, padding_mask
+from anatomy.attention.layers import FFN_AXES
 from anatomy.recurrence import get_cell, run
+from anatomy.seq2seq.base import OUT_AXES, init_dense, init_embedding
+from anatomy.sharding.axes import declare, is_axes
 
 
 def test_resolve_shape_fills_minus_one():
@@ -50,20 +53,23 @@ def test_mesh_from_config_and_axis_errors():
         sh.logical_to_spec(("batch",), (8,), mesh, (("batch", "fsdp"),))
 
 
-def test_rule_table_names_the_layers_parameters():
-    enc = init_encoder_layer(jax.random.key(0), 16, 4, 32)
-    lstm = get_cell("lstm").init(jax.random.key(1), 8, 16)
-    gru = get_cell("gru").init(jax.random.key(2), 8, 16)
+def _layers_tree(key, extra=None):
+    k = jax.random.split(key, 5)
     tree = {
-        "enc": enc,
-        "lstm": lstm,
-        "gru": gru,
-        "src_emb": jnp.ones((11, 16)),
-        "out": {"w": jnp.ones((16, 11)), "b": jnp.ones((11,))},
-        "mystery": jnp.ones((3, 5)),
-        "odd": {"w_x": jnp.ones(3), "w_h": jnp.ones((4, 4))},
+        "enc": init_encoder_layer(k[0], 16, 4, 32),
+        "lstm": get_cell("lstm").init(k[1], 8, 16),
+        "gru": get_cell("gru").init(k[2], 8, 16),
+        "src_emb": init_embedding(k[3], 11, 16),
+        "out": init_dense(k[4], 16, 11, axes=OUT_AXES),
     }
-    ax = sh.logical_axes(tree)
+    return dict(tree, **(extra or {}))
+
+
+def test_inits_declare_their_parameters_axes():
+    ax = sh.logical_axes(_layers_tree, jax.random.key(0))
+    assert jax.tree.structure(ax, is_leaf=is_axes) == jax.tree.structure(
+        jax.eval_shape(_layers_tree, jax.random.key(0))
+    )
     assert ax["enc"]["self_attn"]["w_q"] == ("embed", "heads", "head_dim")
     assert ax["enc"]["self_attn"]["w_o"] == ("heads", "head_dim", "embed")
     assert ax["enc"]["ffn"]["w1"] == ("embed", "mlp") and ax["enc"]["ffn"]["w2"] == ("mlp", "embed")
@@ -71,14 +77,36 @@ def test_rule_table_names_the_layers_parameters():
     assert ax["lstm"]["w_x"] == (None, "hidden") and ax["lstm"]["w_h"] == (None, "hidden")
     assert ax["gru"]["b_h"] == ("hidden",)
     assert ax["src_emb"] == ("vocab", "embed") and ax["out"]["w"] == ("embed", "vocab")
-    assert ax["mystery"] == (None, None)  # unknown: replicated
-    assert ax["odd"]["w_x"] == (None,)  # wrong rank for its row: replicated
+    assert ax["out"]["b"] == ("vocab",)
     mesh = sh.make_mesh((2, 4))
-    specs = sh.param_specs(tree, mesh)
+    specs = sh.param_specs(jax.eval_shape(_layers_tree, jax.random.key(0)), mesh, axes=ax)
     assert specs["enc"]["self_attn"]["w_q"] == P(None, "model")
     assert specs["enc"]["ffn"]["b1"] == P("model")
     assert specs["lstm"]["w_h"] == P(None, "model")
-    assert specs["src_emb"] == P() and specs["mystery"] == P()
+    assert specs["src_emb"] == P()
+
+
+def test_an_undeclared_or_misdeclared_parameter_is_an_error_naming_it():
+    key = jax.random.key(0)
+    with pytest.raises(ValueError, match=r"\['mystery'\] \(shape \(3, 5\)\) has no declared"):
+        sh.logical_axes(lambda k: _layers_tree(k, {"mystery": jnp.ones((3, 5))}), key)
+    # arithmetic on a declared array makes a new, undeclared one
+    with pytest.raises(ValueError, match=r"\['lstm'\]\['w_h'\] .*no declared"):
+        sh.logical_axes(
+            lambda k: {"lstm": dict(get_cell("lstm").init(k, 4, 4), w_h=jnp.ones((4, 16)) * 2)}, key
+        )
+    with pytest.raises(ValueError, match=r"\['w_x'\] has shape \(3,\) but 2 logical axes"):
+        declare({"w_x": jnp.ones(3)}, {"w_x": (None, "hidden")})
+    with pytest.raises(ValueError, match=r"\['w_y'\] has no logical axes"):
+        declare({"w_x": jnp.ones(3), "w_y": jnp.ones(3)}, {"w_x": ("hidden",)})
+    shapes = jax.eval_shape(_layers_tree, key)
+    ax = sh.logical_axes(_layers_tree, key)
+    ax["lstm"]["b"] = (None, "hidden")
+    with pytest.raises(ValueError, match=r"\['lstm'\]\['b'\] has shape \(64,\) but"):
+        sh.param_specs(shapes, sh.make_mesh((2, 4)), axes=ax)
+    del ax["lstm"]
+    with pytest.raises(ValueError, match="do not match the parameters' structure"):
+        sh.param_specs(shapes, sh.make_mesh((2, 4)), axes=ax)
 
 
 def test_logical_to_spec_divisibility_reuse_and_size_one_axes():
@@ -106,7 +134,7 @@ def test_optimizer_state_mirrors_params():
     }
     tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-3))
     state = {"params": params, "opt": tx.init(params), "step": jnp.zeros((), jnp.int32)}
-    placed, s_sh = sh.place_state(state, params, mesh)
+    placed, s_sh = sh.place_state(state, params, mesh, axes={"ffn": dict(FFN_AXES)})
     specs = sh.tree_specs(placed)
     adam = specs["opt"][1][0]
     assert adam.mu["ffn"]["w1"] == P(None, "model") and adam.nu["ffn"]["w2"] == P("model")
@@ -159,7 +187,14 @@ def test_layers_sharded_equal_single_device(layer_inputs, shape):
     params, x, lengths, ((l0, h0), g0) = layer_inputs
     fn = jax.value_and_grad(_layers_loss, has_aux=True)
     mesh = sh.make_mesh(shape)
-    p_sh = sh.param_shardings(params, mesh)
+    axes = sh.logical_axes(
+        lambda k: {
+            "enc": init_encoder_layer(k, 16, 4, 32),
+            "lstm": get_cell("lstm").init(k, 16, 8),
+        },
+        jax.random.key(0),
+    )
+    p_sh = sh.param_shardings(params, mesh, axes=axes)
     assert p_sh["lstm"]["w_h"].spec == P(None, "model")
     b_sh = sh.batch_sharding(mesh)
     with jax.set_mesh(mesh):

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.attention.masks import masked_softmax
+from anatomy.sharding.axes import declare
 
 
 def _dense_init(key, shape, fan_in):
@@ -21,11 +22,12 @@ def _dense_init(key, shape, fan_in):
 def init_additive(key, d_query, d_key, d_attn):
     """Parameters {'w_q': [Dq, A], 'w_k': [Dk, A], 'v': [A]} (W, U and v above)."""
     kq, kk, kv = jax.random.split(key, 3)
-    return {
+    p = {
         "w_q": _dense_init(kq, (d_query, d_attn), d_query),
         "w_k": _dense_init(kk, (d_key, d_attn), d_key),
         "v": _dense_init(kv, (d_attn,), d_attn),
     }
+    return declare(p, {"w_q": (None, "mlp"), "w_k": (None, "mlp"), "v": ("mlp",)})
 
 
 def project_keys(params, keys):

@@ -26,13 +26,18 @@ from anatomy.attention.multihead import (
     project_kv,
     project_q,
 )
+from anatomy.sharding.axes import declare
+
+# Logical axes of the FFN (anatomy.sharding.axes): the inner width f is 'mlp'.
+FFN_AXES = {"w1": ("embed", "mlp"), "b1": ("mlp",), "w2": ("mlp", "embed"), "b2": ("embed",)}
 
 # --- LayerNorm, FFN, dropout -------------------------------------------------------------
 
 
 def init_layer_norm(d_model):
     """{'scale': ones [m], 'bias': zeros [m]}."""
-    return {"scale": jnp.ones((d_model,), jnp.float32), "bias": jnp.zeros((d_model,), jnp.float32)}
+    p = {"scale": jnp.ones((d_model,), jnp.float32), "bias": jnp.zeros((d_model,), jnp.float32)}
+    return declare(p, {"scale": ("embed",), "bias": ("embed",)})
 
 
 def layer_norm(params, x, eps=1e-5):
@@ -64,12 +69,13 @@ def dropout(x, rate, rng, deterministic=False):
 def init_ffn(key, d_model, d_ff):
     """{'w1': [m, f], 'b1': [f], 'w2': [f, m], 'b2': [m]}; weights N(0, 1/fan_in), biases 0."""
     k1, k2 = jax.random.split(key)
-    return {
+    p = {
         "w1": jax.random.normal(k1, (d_model, d_ff), jnp.float32) / jnp.sqrt(d_model),
         "b1": jnp.zeros((d_ff,), jnp.float32),
         "w2": jax.random.normal(k2, (d_ff, d_model), jnp.float32) / jnp.sqrt(d_ff),
         "b2": jnp.zeros((d_model,), jnp.float32),
     }
+    return declare(p, FFN_AXES)
 
 
 def ffn(params, x, *, dropout_rate=0.0, rng=None):

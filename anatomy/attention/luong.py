@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.attention.masks import masked_softmax
+from anatomy.sharding.axes import declare
 
 KINDS = ("dot", "general", "concat")
 
@@ -31,14 +32,16 @@ def init_luong(key, kind, d_query, d_key, d_attn=None):
             raise ValueError(f"Luong 'dot' needs d_query == d_key, got {d_query} and {d_key}")
         return {}
     if kind == "general":
-        return {"w": jax.random.normal(key, (d_query, d_key), jnp.float32) / jnp.sqrt(d_query)}
+        w = jax.random.normal(key, (d_query, d_key), jnp.float32) / jnp.sqrt(d_query)
+        return declare({"w": w}, {"w": (None, None)})  # [Dq, Dk]: never sharded
     d_attn = d_attn or d_query
     kw, kv = jax.random.split(key)
     d_cat = d_query + d_key
-    return {
+    p = {
         "w": jax.random.normal(kw, (d_cat, d_attn), jnp.float32) / jnp.sqrt(d_cat),
         "v": jax.random.normal(kv, (d_attn,), jnp.float32) / jnp.sqrt(d_attn),
     }
+    return declare(p, {"w": (None, "mlp"), "v": ("mlp",)})  # [Dq+Dk, A], [A]
 
 
 def luong_scores(params, query, keys, *, kind):

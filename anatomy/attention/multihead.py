@@ -14,6 +14,19 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.attention.dot_product import scaled_dot_product
+from anatomy.sharding.axes import declare
+
+# Logical axes (anatomy.sharding.axes): heads split over the mesh's 'model' axis by default.
+MHA_AXES = {
+    "w_q": ("embed", "heads", "head_dim"),  # [m, h, d]
+    "w_k": ("embed", "heads", "head_dim"),
+    "w_v": ("embed", "heads", "head_dim"),
+    "b_q": ("heads", "head_dim"),  # [h, d]
+    "b_k": ("heads", "head_dim"),
+    "b_v": ("heads", "head_dim"),
+    "w_o": ("heads", "head_dim", "embed"),  # [h, d, m]
+    "b_o": ("embed",),  # [m]
+}
 
 
 def init_mha(key, d_model, n_heads, d_head=None, bias=True):
@@ -42,7 +55,7 @@ def init_mha(key, d_model, n_heads, d_head=None, bias=True):
             b_v=jnp.zeros((n_heads, d_head)),
             b_o=jnp.zeros((d_model,)),
         )
-    return p
+    return declare(p, MHA_AXES)
 
 
 def _proj(x, w, b):

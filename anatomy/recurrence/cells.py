@@ -17,12 +17,26 @@ The plain cell is ``recur(params, carry, project(params, x))``.
 Initialisation (all cells): weights ~ U(-1/sqrt(H), 1/sqrt(H)) as in
 ``torch.nn.RNN/LSTM/GRU``; biases are zero (the LSTM forget-gate bias is
 ``forget_bias``, 1.0 by default, Jozefowicz et al. 2015).
+
+Logical axes (anatomy.sharding.axes): the gate dimension G*H is 'hidden' (split over the
+mesh's 'model' axis by default); the input dimension is never sharded.
 """
 
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+
+from anatomy.sharding.axes import declare
+
+# Every cell's parameters: w_x [D, G*H], w_h [H, G*H], b / b_x / b_h [G*H].
+CELL_AXES = {
+    "w_x": (None, "hidden"),
+    "w_h": (None, "hidden"),
+    "b": ("hidden",),
+    "b_x": ("hidden",),
+    "b_h": ("hidden",),
+}
 
 
 class LSTMState(NamedTuple):
@@ -60,11 +74,14 @@ def init_rnn(key, d_in, d_hidden, dtype=jnp.float32):
     """Vanilla RNN parameters: {'w_x': [D, H], 'w_h': [H, H], 'b': [H]}."""
     _check_dims(d_in, d_hidden)
     kx, kh = jax.random.split(key)
-    return {
-        "w_x": _uniform(kx, (d_in, d_hidden), d_hidden, dtype),
-        "w_h": _uniform(kh, (d_hidden, d_hidden), d_hidden, dtype),
-        "b": jnp.zeros((d_hidden,), dtype),
-    }
+    return declare(
+        {
+            "w_x": _uniform(kx, (d_in, d_hidden), d_hidden, dtype),
+            "w_h": _uniform(kh, (d_hidden, d_hidden), d_hidden, dtype),
+            "b": jnp.zeros((d_hidden,), dtype),
+        },
+        CELL_AXES,
+    )
 
 
 def rnn_project(params, x):
@@ -105,11 +122,14 @@ def init_lstm(key, d_in, d_hidden, forget_bias=1.0, dtype=jnp.float32):
     _check_dims(d_in, d_hidden)
     kx, kh = jax.random.split(key)
     b = jnp.zeros((4, d_hidden), dtype).at[1].set(forget_bias)  # [4, H], row 1 = forget gate
-    return {
-        "w_x": _uniform(kx, (d_in, 4 * d_hidden), d_hidden, dtype),
-        "w_h": _uniform(kh, (d_hidden, 4 * d_hidden), d_hidden, dtype),
-        "b": b.reshape(4 * d_hidden),  # [4H]
-    }
+    return declare(
+        {
+            "w_x": _uniform(kx, (d_in, 4 * d_hidden), d_hidden, dtype),
+            "w_h": _uniform(kh, (d_hidden, 4 * d_hidden), d_hidden, dtype),
+            "b": b.reshape(4 * d_hidden),  # [4H]
+        },
+        CELL_AXES,
+    )
 
 
 def lstm_project(params, x):
@@ -157,12 +177,15 @@ def init_gru(key, d_in, d_hidden, dtype=jnp.float32):
     """
     _check_dims(d_in, d_hidden)
     kx, kh = jax.random.split(key)
-    return {
-        "w_x": _uniform(kx, (d_in, 3 * d_hidden), d_hidden, dtype),
-        "w_h": _uniform(kh, (d_hidden, 3 * d_hidden), d_hidden, dtype),
-        "b_x": jnp.zeros((3 * d_hidden,), dtype),
-        "b_h": jnp.zeros((3 * d_hidden,), dtype),
-    }
+    return declare(
+        {
+            "w_x": _uniform(kx, (d_in, 3 * d_hidden), d_hidden, dtype),
+            "w_h": _uniform(kh, (d_hidden, 3 * d_hidden), d_hidden, dtype),
+            "b_x": jnp.zeros((3 * d_hidden,), dtype),
+            "b_h": jnp.zeros((3 * d_hidden,), dtype),
+        },
+        CELL_AXES,
+    )
 
 
 def gru_project(params, x):
@@ -238,6 +261,9 @@ class CellSpec(NamedTuple):
     recur(params, carry, xw [B, G*H]) -> (carry, y [B, H]).
     zero_carry(batch, d_hidden, dtype) -> carry.
     hidden(carry) -> h [B, H].
+    sequence: None, or for a linear recurrence (linear.py) its whole-sequence form
+      (params, xs [B, T, D], carry0, *, lengths, parallel) -> (final carry, ys [B, T, H]).
+    from_hidden: None, or (params, h0 [B, H]) -> a carry starting from the output h0.
     """
 
     name: str
@@ -247,6 +273,8 @@ class CellSpec(NamedTuple):
     recur: callable
     zero_carry: callable
     hidden: callable
+    sequence: callable = None
+    from_hidden: callable = None
 
 
 def _identity(carry):
@@ -276,12 +304,16 @@ CELLS = {
 
 
 def get_cell(name):
-    """The CellSpec registered as ``name`` ('rnn', 'lstm', 'gru', 'gru_paper').
+    """The CellSpec registered as ``name`` ('rnn', 'lstm', 'gru', 'gru_paper', or a linear
+    recurrence of linear.py: 'sru', 'qrnn', 'mingru', 'mamba').
 
     A CellSpec passes through unchanged, so functions can take either.
     """
     if isinstance(name, CellSpec):
         return name
-    if name not in CELLS:
-        raise ValueError(f"unknown cell {name!r}; choose one of {sorted(CELLS)}")
-    return CELLS[name]
+    from anatomy.recurrence.linear import LINEAR_CELLS  # builds on this module: import here
+
+    cells = {**CELLS, **LINEAR_CELLS}
+    if name not in cells:
+        raise ValueError(f"unknown cell {name!r}; choose one of {sorted(cells)}")
+    return cells[name]

@@ -12,7 +12,10 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
+from anatomy.sharding.axes import declare
+
 PAD, BOS, EOS, UNK = 0, 1, 2, 3  # the data package's Vocab uses the same ids
+OUT_AXES = ("embed", "vocab")  # logical axes of an output projection [d, V] (init_dense axes=)
 
 
 class Translator(NamedTuple):
@@ -47,17 +50,21 @@ def count_params(params):
 
 
 def init_embedding(key, vocab_size, d, scale=None):
-    """Embedding table [V, d] ~ N(0, scale^2), scale defaulting to d^-1/2."""
+    """Embedding table [V, d] ~ N(0, scale^2), scale defaulting to d^-1/2; axes (vocab, embed)."""
     scale = d**-0.5 if scale is None else scale
-    return jax.random.normal(key, (vocab_size, d), jnp.float32) * scale
+    return declare(jax.random.normal(key, (vocab_size, d), jnp.float32) * scale, ("vocab", "embed"))
 
 
-def init_dense(key, d_in, d_out, bias=True):
-    """{'w': [d_in, d_out] ~ N(0, 1/d_in), 'b': [d_out] zeros} (no 'b' when bias=False)."""
+def init_dense(key, d_in, d_out, bias=True, axes=(None, None)):
+    """{'w': [d_in, d_out] ~ N(0, 1/d_in), 'b': [d_out] zeros} (no 'b' when bias=False).
+
+    axes: the logical axes of w (b takes the second), e.g. ('embed', 'vocab') for an output
+    projection; the default (None, None) is never sharded.
+    """
     p = {"w": jax.random.normal(key, (d_in, d_out), jnp.float32) / jnp.sqrt(d_in)}
     if bias:
         p["b"] = jnp.zeros((d_out,), jnp.float32)
-    return p
+    return declare(p, {"w": tuple(axes), "b": tuple(axes)[1:]})
 
 
 def dense(p, x):

@@ -52,7 +52,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
             "decoder": spec.init(ks[3], cfg.d_emb + h, h),
             "attn": init_luong(ks[4], cfg.score, h, h, cfg.d_attn),
             "combine": base.init_dense(ks[5], 2 * h, h, bias=False),  # W_c
-            "out": base.init_dense(ks[6], h, tgt_vocab_size),
+            "out": base.init_dense(ks[6], h, tgt_vocab_size, axes=base.OUT_AXES),
         }  # W_s
 
     def _encode(params, src, src_len, rng=None):

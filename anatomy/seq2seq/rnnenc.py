@@ -8,8 +8,10 @@ state and generates from it alone; this fixed vector is the bottleneck the chapt
     decoder:  s_0 = h_S;  s_i = g(s_{i-1}, [E_tgt y_{i-1} (; h_S if feed_context)])
               p(y_i | y_<i, x) = softmax(W_o s_i + b_o)
 
-f, g are cells from anatomy.recurrence ('rnn', 'lstm', 'gru'; config.cell), with
-hidden size config.d_hidden. feed_context=True also concatenates h_S to every decoder
+f, g are cells from anatomy.recurrence ('rnn', 'lstm', 'gru', 'gru_paper', or a linear
+recurrence 'sru', 'qrnn', 'mingru', 'mamba'; config.cell), with hidden size config.d_hidden.
+A linear recurrence runs the encoder and the teacher-forced decoder with
+jax.lax.associative_scan and decodes one step at a time with its cell. feed_context=True also concatenates h_S to every decoder
 input (Cho et al.'s "c" at every step); reverse_source=True reads the source backwards
 within its length (Sutskever et al.'s trick).
 """
@@ -22,11 +24,13 @@ from anatomy.attention import dropout
 from anatomy.recurrence import get_cell, run
 from anatomy.seq2seq import base
 
+CELLS = ("rnn", "lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
+
 
 def default_config():
     """Hyperparameters of RNNenc (DESIGN.md's 'LSTM encoder-decoder, hidden 256')."""
     c = ml_collections.ConfigDict()
-    c.cell = "lstm"  # recurrent cell of encoder and decoder: rnn / lstm / gru
+    c.cell = "lstm"  # recurrent cell of encoder and decoder: one of CELLS
     c.d_emb = 128  # source and target embedding size
     c.d_hidden = 256  # encoder and decoder hidden size
     c.feed_context = False  # also feed the encoder's final h to every decoder step (Cho)
@@ -39,8 +43,8 @@ def default_config():
 
 def build(config, src_vocab_size, tgt_vocab_size):
     """The RNNenc Translator (see base.Translator)."""
-    if config.cell not in ("rnn", "lstm", "gru", "gru_paper"):
-        raise ValueError(f"rnnenc: cell must be one of rnn/lstm/gru/gru_paper, got {config.cell!r}")
+    if config.cell not in CELLS:
+        raise ValueError(f"rnnenc: cell must be one of {'/'.join(CELLS)}, got {config.cell!r}")
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
     d_dec_in = cfg.d_emb + (cfg.d_hidden if cfg.feed_context else 0)
@@ -53,7 +57,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
             "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb, std),
             "encoder": spec.init(ks[2], cfg.d_emb, cfg.d_hidden),
             "decoder": spec.init(ks[3], d_dec_in, cfg.d_hidden),
-            "out": base.init_dense(ks[4], cfg.d_hidden, tgt_vocab_size),
+            "out": base.init_dense(ks[4], cfg.d_hidden, tgt_vocab_size, axes=base.OUT_AXES),
         }
 
     def _encode(params, src, src_len, rng=None):

@@ -12,7 +12,10 @@
                t_i  = [max(t̃_{i,2k-1}, t̃_{i,2k})]_k  ('maxout': 2·d_readout -> d_readout)
                p(y_i | y_<i, x) = softmax(W_o t_i + b_o)
 
-g is a GRU or LSTM from anatomy.recurrence (config.cell; an LSTM starts with c_0 = 0).
+g is a GRU or LSTM from anatomy.recurrence (config.cell; an LSTM starts with c_0 = 0), or a
+linear recurrence ('sru', 'qrnn', 'mingru', 'mamba'; its carry starts from s_0 via the cell's
+from_hidden). With a linear recurrence the encoder runs with jax.lax.associative_scan; the
+decoder stays serial, since its input c_i depends on s_{i-1} through the attention.
 
 Where this departs from the paper (appendix A.2.2), by default: the paper's readout is
     t̃_i = U_o s_{i-1} + V_o E y_{i-1} + C_o c_i,   t_i = max-out over pairs of t̃_i,
@@ -36,11 +39,13 @@ from anatomy.errors import BadInputError
 from anatomy.recurrence import LSTMState, bidirectional, get_cell
 from anatomy.seq2seq import base
 
+CELLS = ("lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
+
 
 def default_config():
     """Hyperparameters (DESIGN.md's 'bi-LSTM 128 encoder + Bahdanau attention, decoder 256')."""
     c = ml_collections.ConfigDict()
-    c.cell = "lstm"  # encoder and decoder cell: lstm / gru
+    c.cell = "lstm"  # encoder and decoder cell: one of CELLS
     c.d_emb = 128  # source and target embedding size
     c.d_enc = 128  # encoder hidden size per direction (annotations are 2 * d_enc)
     c.d_dec = 256  # decoder hidden size (s_i)
@@ -54,8 +59,8 @@ def default_config():
 
 def build(config, src_vocab_size, tgt_vocab_size):
     """The RNNsearch Translator (see base.Translator)."""
-    if config.cell not in ("lstm", "gru", "gru_paper"):
-        raise ValueError(f"rnnsearch: cell must be one of lstm/gru/gru_paper, got {config.cell!r}")
+    if config.cell not in CELLS:
+        raise ValueError(f"rnnsearch: cell must be one of {'/'.join(CELLS)}, got {config.cell!r}")
     for field, choices in (
         ("readout_state", ("current", "previous")),
         ("readout", ("tanh", "maxout")),
@@ -80,7 +85,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
             "attn": init_additive(ks[5], cfg.d_dec, d_ann, cfg.d_attn),
             "decoder": spec.init(ks[6], cfg.d_emb + d_ann, cfg.d_dec),
             "readout": base.init_dense(ks[7], cfg.d_dec + d_ann + cfg.d_emb, pool * cfg.d_readout),
-            "out": base.init_dense(ks[8], cfg.d_readout, tgt_vocab_size),
+            "out": base.init_dense(ks[8], cfg.d_readout, tgt_vocab_size, axes=base.OUT_AXES),
         }
 
     def _encode(params, src, src_len, rng=None):
@@ -103,6 +108,8 @@ def build(config, src_vocab_size, tgt_vocab_size):
     def init_state(params, memory, max_len):
         """s_0 = tanh(W_init ←h_1 + b_init) (+ a zero LSTM cell state)."""
         h0 = jnp.tanh(base.dense(params["init"], memory["h_bw_first"]))  # [B, d_dec]
+        if spec.from_hidden is not None:  # a linear recurrence (anatomy.recurrence.linear)
+            return spec.from_hidden(params["decoder"], h0)
         return LSTMState(h0, jnp.zeros_like(h0)) if cfg.cell == "lstm" else h0
 
     def _recur(params, memory, carry, emb):

@@ -35,6 +35,7 @@ from anatomy.attention import (
     sinusoidal,
 )
 from anatomy.seq2seq import base
+from anatomy.sharding.axes import declare
 
 
 def default_config():
@@ -78,12 +79,14 @@ def build(config, src_vocab_size, tgt_vocab_size):
                 init_decoder_layer(k, m, cfg.n_heads, cfg.d_ff)
                 for k in jax.random.split(k_dec, cfg.n_decoder_layers)
             ],
-            "out_bias": jnp.zeros((tgt_vocab_size,), jnp.float32),
+            "out_bias": declare(jnp.zeros((tgt_vocab_size,), jnp.float32), ("vocab",)),
         }
         if not cfg.share_embeddings:
             p["src_emb"] = base.init_embedding(k_src, src_vocab_size, m)
         if not (cfg.tie_output or cfg.share_embeddings):
-            p["out"] = base.init_dense(k_out, m, tgt_vocab_size, bias=False)["w"]  # [m, V]
+            p["out"] = base.init_dense(k_out, m, tgt_vocab_size, False, base.OUT_AXES)[
+                "w"
+            ]  # [m, V]
         if cfg.pre_ln:
             p["enc_ln"], p["dec_ln"] = init_layer_norm(m), init_layer_norm(m)
         return p

@@ -4,16 +4,17 @@ Public API
     default_config() -> ConfigDict: mesh_shape (one -1 fills), mesh_axes, rules
     make_mesh(shape, axes=('data','model'), devices=None) -> Mesh   (ValueError if it does not fit)
     mesh_from_config(config) -> Mesh ; resolve_shape(shape, n_devices) ; axis_size(mesh, axis)
-    DEFAULT_RULES: (logical axis, mesh axis) pairs; PARAM_AXES: the parameter rule table
-    logical_axes(params) -> tree of logical-axis tuples ; logical_to_spec(axes, shape, mesh, rules)
-    param_specs / param_shardings(params, mesh, rules) -> PartitionSpec / NamedSharding trees
+    DEFAULT_RULES: (logical axis, mesh axis) pairs
+    declare(params, axes) -> params: how an init names its parameters' logical axes (axes.py)
+    logical_axes(init_fn, *args) -> tree of logical-axis tuples, as the inits declared them
+    logical_to_spec(axes, shape, mesh, rules)
+    param_specs / param_shardings(params, mesh, rules, axes=) -> PartitionSpec / NamedSharding
     mirror_shardings(tree, params, params_shardings): TrainState / optax state by path + shape
-    place(tree, shardings) ; place_state(state, params, mesh, rules) -> (state, shardings)
+    place(tree, shardings) ; place_state(state, params, mesh, rules, axes=) -> (state, shardings)
     batch_sharding(mesh, rules) ; shard_batch(local_rows, sharding, global_batch=None)
     row_slice(sharding, global_batch, process=None) -> (start, stop) rows a process loads
     shard_train_step(train_step, mesh, state_shardings, batch_sharding, donate=True)
     shard_eval_step(eval_step, mesh, params_shardings, batch_sharding)
-    sharded_init(init_fn, mesh, rules)(*args) -> (params, shardings)
     state_shardings(model, tx, mesh, rules) -> (TrainState shardings, params shardings)
     sharded_steps(model, tx, mesh, rules) -> (train_step, eval_step, state shardings)
     setup_train(model, tx, mesh, rules, key=...) -> (state, train_step, eval_step)
@@ -21,6 +22,7 @@ Public API
         anatomy.train.train(model, batches, config.train, workdir, **kwargs)
 """
 
+from anatomy.sharding.axes import declare
 from anatomy.sharding.mesh import (
     axis_size,
     default_config,
@@ -43,10 +45,8 @@ from anatomy.sharding.place import (
 )
 from anatomy.sharding.rules import (
     DEFAULT_RULES,
-    PARAM_AXES,
     logical_axes,
     logical_to_spec,
-    module_kind,
     param_specs,
 )
 from anatomy.sharding.steps import (
@@ -55,7 +55,6 @@ from anatomy.sharding.steps import (
     setup_train,
     shard_eval_step,
     shard_train_step,
-    sharded_init,
     sharded_steps,
     state_shardings,
     train_kwargs,
@@ -63,12 +62,12 @@ from anatomy.sharding.steps import (
 
 __all__ = [
     "DEFAULT_RULES",
-    "PARAM_AXES",
     "as_global_batch",
     "axis_size",
     "batch_sharding",
     "batch_spec",
     "check_batch_divides",
+    "declare",
     "default_config",
     "ensure_placed",
     "logical_axes",
@@ -76,7 +75,6 @@ __all__ = [
     "make_mesh",
     "mesh_from_config",
     "mirror_shardings",
-    "module_kind",
     "param_shardings",
     "param_specs",
     "place",
@@ -88,7 +86,6 @@ __all__ = [
     "shard_batch",
     "shard_eval_step",
     "shard_train_step",
-    "sharded_init",
     "sharded_steps",
     "state_shardings",
     "train_kwargs",

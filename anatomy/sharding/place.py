@@ -1,6 +1,7 @@
 """NamedShardings for parameters, optimiser/train state and batches, and placing values.
 
-    p_sh = param_shardings(params, mesh, rules)       # tree of NamedSharding like params
+    axes = logical_axes(model.init, key)               # as the inits declared them (axes.py)
+    p_sh = param_shardings(params, mesh, rules, axes=axes)  # tree of NamedSharding like params
     s_sh = mirror_shardings(state, params, p_sh)       # TrainState / optax state: by path + shape
     state = place(state, s_sh)                         # host or device values -> global arrays
     b_sh = batch_sharding(mesh, rules)                 # rows over the data axis
@@ -39,11 +40,11 @@ def replicated(mesh) -> NamedSharding:
     return NamedSharding(mesh, PartitionSpec())
 
 
-def param_shardings(params, mesh, rules: Sequence = DEFAULT_RULES):
-    """A tree like `params` of NamedSharding (from the rule table in rules.py)."""
+def param_shardings(params, mesh, rules: Sequence = DEFAULT_RULES, *, axes):
+    """A tree like `params` of NamedSharding, from their logical `axes` and `rules`."""
     return jax.tree.map(
         lambda s: NamedSharding(mesh, s),
-        param_specs(params, mesh, rules),
+        param_specs(params, mesh, rules, axes=axes),
         is_leaf=lambda s: isinstance(s, PartitionSpec),
     )
 
@@ -105,9 +106,10 @@ def _host_value(x) -> np.ndarray:
     return np.asarray(multihost_utils.process_allgather(x, tiled=True))
 
 
-def place_state(state, params, mesh, rules: Sequence = DEFAULT_RULES):
-    """(placed state, its shardings): shard a TrainState-like tree whose params are `params`."""
-    sh = mirror_shardings(state, params, param_shardings(params, mesh, rules))
+def place_state(state, params, mesh, rules: Sequence = DEFAULT_RULES, *, axes):
+    """(placed state, its shardings): shard a TrainState-like tree whose params are `params`
+    (with logical `axes`, a tree like params)."""
+    sh = mirror_shardings(state, params, param_shardings(params, mesh, rules, axes=axes))
     return place(state, sh), sh
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 import jax
 
+from anatomy.sharding.axes import trace
 from anatomy.sharding.place import (
     batch_sharding,
     mirror_shardings,
@@ -112,28 +113,14 @@ def as_global_batch(batch: dict, sharding, global_batch: int | None = None) -> d
     return shard_batch(jax.tree.map(lambda x: jax.device_get(x), batch), sharding, global_batch)
 
 
-def sharded_init(init_fn: Callable, mesh, rules: Sequence = DEFAULT_RULES) -> Callable:
-    """init_fn(*args) -> params, jitted so every parameter is born sharded (no host copy).
-
-    Returns f(*args) -> (params, params_shardings). Shapes come from jax.eval_shape, so the
-    same code works on one device or a pod slice.
-    """
-
-    def f(*args):
-        shapes = jax.eval_shape(init_fn, *args)
-        sh = param_shardings(shapes, mesh, rules)
-        with jax.set_mesh(mesh):
-            return jax.jit(init_fn, out_shardings=sh)(*args), sh
-
-    return f
-
-
 def state_shardings(model, tx, mesh, rules: Sequence = DEFAULT_RULES):
-    """(TrainState shardings, params shardings) from shapes alone (jax.eval_shape, no init)."""
+    """(TrainState shardings, params shardings) from shapes alone (jax.eval_shape, no init);
+    the parameters' logical axes are those model.init's layers declare (axes.trace)."""
     from anatomy.train.state import create_state
 
+    axes, _ = trace(model.init, jax.random.key(0))
     shapes = jax.eval_shape(lambda k: create_state(model.init(k), tx), jax.random.key(0))
-    p_sh = param_shardings(shapes.params, mesh, rules)
+    p_sh = param_shardings(shapes.params, mesh, rules, axes=axes)
     return mirror_shardings(shapes, shapes.params, p_sh), p_sh
 
 
