@@ -82,6 +82,22 @@ def _torch_impl(f, module_params, xs, g, note=""):
     return Impl(fwd, fwdbwd, note)
 
 
+def one_thread_call(fn):
+    """fn run with torch.set_num_threads(1) for the call (None stays None)."""
+    if fn is None:
+        return None
+
+    def call():
+        n = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return fn()
+        finally:
+            torch.set_num_threads(n)
+
+    return call
+
+
 def one_thread(impl):
     """The same torch implementation run with torch.set_num_threads(1) for the call.
 
@@ -89,23 +105,9 @@ def one_thread(impl):
     region for a thread the OS has descheduled; one thread never waits for a sibling.
     """
 
-    def wrap(fn):
-        if fn is None:
-            return None
-
-        def call():
-            n = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
-                return fn()
-            finally:
-                torch.set_num_threads(n)
-
-        return call
-
     return Impl(
-        wrap(impl.fwd),
-        wrap(impl.fwdbwd),
+        one_thread_call(impl.fwd),
+        one_thread_call(impl.fwdbwd),
         (impl.note + ", " if impl.note else "") + "1 thread",
         impl.canon,
         impl.fused,

@@ -41,6 +41,12 @@ def parse_args(argv):
     )
     ap.add_argument("--rounds", type=int, default=None, help="timed rounds per implementation")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--cases",
+        choices=("all", "layers", "translators"),
+        default="all",
+        help="which benchmarks: the layers, the translator-level ones, or both",
+    )
     return ap.parse_args(argv)
 
 
@@ -90,8 +96,11 @@ def _ratio(times, a, b):
     return float("nan")
 
 
-def render(meta, peak, cases, errors, paths, times):
-    """The generated markdown block (tables only; commentary lives outside it)."""
+def render(meta, peak, cases, errors, paths, times, translators=None):
+    """The generated markdown block (tables only; commentary lives outside it).
+
+    translators: optional markdown of the translator-level section, placed after the
+    matmul rate (it needs the peak) and before the layer tables."""
     from experiments.common import markdown_table
 
     labels = []
@@ -150,6 +159,10 @@ def render(meta, peak, cases, errors, paths, times):
         "the median underestimates what the cores can do).",
         "",
     ]
+    if translators:
+        parts += [translators, ""]
+    if not cases:
+        return "\n".join(parts)
 
     rows = []
     for (i, mode), t in times.items():
@@ -315,19 +328,33 @@ def main(argv=None):
         + ", ".join(f"{k} {v:.3g}, {peak[1][k]:.3g}" for k, v in peak[0].items())
     )
 
-    from benchmarks.cases import build_cases
+    translators = None
+    if args.cases in ("all", "translators"):
+        from benchmarks import report_translator as rt
+        from benchmarks.cases_translator import build_translator_cases, check_step_case
 
-    cases = build_cases(preset, seed=args.seed)
-    errors = check_all(cases, cfg["tol"])
-    log(
-        "equivalence: every pair within tolerance (worst "
-        f"{max(max(e['out'], e['dx'] or 0) for errs in errors for e in errs.values()):.1e})"
-    )
-    paths = torch_paths(cases)
-    times = time_all(cases, cfg["rounds"], cfg["target_s"], cfg["budget_s"], log)
+        t_cases = build_translator_cases(preset, seed=args.seed)
+        t_errors = [check_step_case(c, cfg["tol"]) for c in t_cases]
+        log(f"translators: equal work checked ({t_errors}); load {timing.load_average()}")
+        t_times = rt.time_step_cases(t_cases, cfg["rounds"], cfg["target_s"], cfg["budget_s"], log)
+        translators = rt.render_step_cases(
+            t_cases, t_errors, t_times, max(peak[1].values()), cfg["tol"]
+        )
+    cases, errors, paths, times = [], [], {}, {}
+    if args.cases in ("all", "layers"):
+        from benchmarks.cases import build_cases
+
+        cases = build_cases(preset, seed=args.seed)
+        errors = check_all(cases, cfg["tol"])
+        log(
+            "equivalence: every pair within tolerance (worst "
+            f"{max(max(e['out'], e['dx'] or 0) for errs in errors for e in errs.values()):.1e})"
+        )
+        paths = torch_paths(cases)
+        times = time_all(cases, cfg["rounds"], cfg["target_s"], cfg["budget_s"], log)
 
     meta.update(load_end=timing.load_average(), wall_s=time.perf_counter() - t_start)
-    block = render(meta, peak, cases, errors, paths, times)
+    block = render(meta, peak, cases, errors, paths, times, translators)
     if args.out == "-":
         print(block)
     else:

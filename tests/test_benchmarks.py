@@ -56,3 +56,70 @@ def test_check_catches_different_work():
 def test_unknown_preset():
     with pytest.raises(ValueError, match="unknown preset"):
         build_cases("huge")
+
+
+# --- translator-level cases: a whole train step, greedy decoding -----------------------------
+
+
+@pytest.fixture(scope="module")
+def translator_cases():
+    from benchmarks.cases_translator import build_translator_cases
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield {c.name: c for c in build_translator_cases("tiny", seed=0)}
+    torch.set_num_threads(n)
+
+
+@pytest.mark.parametrize(
+    "name, peers",
+    [
+        ("Transformer train step", ("torch", "flax")),
+        ("RNNsearch train step", ("torch",)),
+        ("greedy decoding", ("anatomy recompute", "torch recompute")),
+    ],
+)
+def test_translator_pairs_do_the_same_work(translator_cases, name, peers):
+    from benchmarks.cases_translator import check_step_case
+
+    case = translator_cases[name]
+    errors = check_step_case(case, TOL)
+    assert set(peers) <= set(errors)
+    for e in errors.values():
+        if "tokens" in e:
+            assert e["tokens"] == 0.0
+        else:  # loss AND every mapped gradient were compared
+            assert np.isfinite(e["loss"]) and np.isfinite(e["grads"])
+    assert case.tokens > 0
+
+
+def test_translator_check_catches_different_work(translator_cases):
+    from benchmarks.cases_translator import check_step_case
+
+    case = translator_cases["Transformer train step"]
+    torch_impl = case.impls["torch"]
+
+    def wrong_grad():  # one gradient tensor (the output bias) 2% off
+        got = torch_impl.check()
+        got["grads"]["out_bias"] = got["grads"]["out_bias"] * 1.02
+        return got
+
+    bad = case._replace(
+        impls={"anatomy": case.impls["anatomy"], "torch": torch_impl._replace(check=wrong_grad)}
+    )
+    with pytest.raises(AssertionError, match="torch differs from anatomy"):
+        check_step_case(bad, TOL)
+
+    dec = translator_cases["greedy decoding"]
+    rec = dec.impls["anatomy recompute"]
+
+    def wrong_token():
+        t = np.array(rec.check()["tokens"])
+        t[0, -1] += 1
+        return {"tokens": t}
+
+    bad = dec._replace(
+        impls={"anatomy": dec.impls["anatomy"], "r": rec._replace(check=wrong_token)}
+    )
+    with pytest.raises(AssertionError, match="r differs from anatomy"):
+        check_step_case(bad, TOL)
