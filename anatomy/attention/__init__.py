@@ -1,6 +1,7 @@
 """Attention, all positions at once: additive and multiplicative attention for RNN
-translators, scaled dot-product and multi-head attention as batched einsums, masks, a KV cache
-for incremental decoding, sinusoidal positions and Transformer encoder/decoder layers.
+translators, scaled dot-product and multi-head attention as batched einsums, sliding-window
+attention in O(r·N·d), chunked attention with an online softmax in O(N) memory, masks, a KV
+cache for incremental decoding, sinusoidal positions and Transformer encoder/decoder layers.
 
 Everything is a pure function over explicit parameter dicts; shapes are batch-major.
 """
@@ -11,6 +12,7 @@ from anatomy.attention.additive import (
     init_additive,
     project_keys,
 )
+from anatomy.attention.chunked import chunked_attention
 from anatomy.attention.dot_product import scaled_dot_product
 from anatomy.attention.kv_cache import (
     KVCache,
@@ -38,7 +40,13 @@ from anatomy.attention.layers import (
 )
 from anatomy.attention.luong import KINDS as LUONG_KINDS
 from anatomy.attention.luong import init_luong, luong_attention, luong_scores
-from anatomy.attention.masks import causal_mask, combine_masks, masked_softmax, padding_mask
+from anatomy.attention.masks import (
+    band_mask,
+    causal_mask,
+    combine_masks,
+    masked_softmax,
+    padding_mask,
+)
 from anatomy.attention.multihead import (
     init_mha,
     multi_head_attention,
@@ -48,6 +56,11 @@ from anatomy.attention.multihead import (
 )
 from anatomy.attention.positions import lookup as position_lookup
 from anatomy.attention.positions import sinusoidal
+from anatomy.attention.sliding_window import (
+    sliding_window_attention,
+    sliding_window_self_attention,
+    window_indices,
+)
 
 __all__ = [
     "KVCache",
@@ -57,9 +70,11 @@ __all__ = [
     "any_overflow",
     "append",
     "attend",
+    "band_mask",
     "cache_mask",
     "causal_mask",
     "check_no_overflow",
+    "chunked_attention",
     "combine_masks",
     "decoder_layer",
     "decoder_layer_step",
@@ -90,4 +105,7 @@ __all__ = [
     "raise_on_overflow",
     "scaled_dot_product",
     "sinusoidal",
+    "sliding_window_attention",
+    "sliding_window_self_attention",
+    "window_indices",
 ]

@@ -39,6 +39,20 @@ def causal_mask(q_len, k_len, offset=0):
     return (k_pos <= q_pos)[None, None]  # [1, 1, q, k]
 
 
+def band_mask(q_len, k_len, radius):
+    """Band (sliding-window) mask: query i may attend to keys j with |i - j| <= radius.
+
+    combine_masks(band_mask(q, k, r), causal_mask(q, k)) keeps j in [i - r, i].
+
+    Returns:
+      [1, 1, q, k] bool.
+    """
+    if radius < 0:
+        raise ValueError(f"band_mask: radius must be >= 0, got {radius}")
+    dist = jnp.arange(q_len)[:, None] - jnp.arange(k_len)[None, :]  # [q, k], i - j
+    return (jnp.abs(dist) <= radius)[None, None]  # [1, 1, q, k]
+
+
 def combine_masks(*masks):
     """Logical AND of masks (None entries skipped); None if all are None."""
     masks = [m for m in masks if m is not None]
