@@ -2,7 +2,10 @@
 
 cells.py  rnn / lstm / gru (reset after or before) cells, inits, zero carries, get_cell
 scan.py   run (lengths, reverse, hoisted input projection), bidirectional
-quasi.py  SRU / QRNN-style linear recurrences via jax.lax.associative_scan
+quasi.py  SRU / QRNN-style linear recurrences via jax.lax.associative_scan; SRU, QRNN cells
+mingru.py minGRU (Feng et al. 2024): gates from x only, a linear recurrence
+selective.py  a Mamba-style selective state-space layer (Gu & Dao 2023), simplified
+linear.py the linear recurrences as cells: 'sru', 'qrnn', 'mingru', 'mamba' for get_cell / run
 """
 
 from anatomy.recurrence.cells import (
@@ -28,14 +31,30 @@ from anatomy.recurrence.cells import (
     rnn_recur,
     rnn_zero_carry,
 )
+from anatomy.recurrence.linear import LINEAR_CELLS
+from anatomy.recurrence.mingru import (
+    init_mingru,
+    mingru,
+    mingru_cell,
+    mingru_project,
+    mingru_recur,
+)
 from anatomy.recurrence.quasi import (
+    QRNNState,
+    SRUState,
+    init_qrnn,
     init_sru,
     linear_recurrence,
     linear_recurrence_sequential,
+    qrnn,
+    qrnn_cell,
     quasi_recurrence,
     sru,
+    sru_cell,
+    sru_sequence,
 )
 from anatomy.recurrence.scan import bidirectional, reverse_padded, run
+from anatomy.recurrence.selective import MambaState, init_mamba, mamba, mamba_cell
 
 __all__ = [
     "CELLS",
@@ -67,4 +86,21 @@ __all__ = [
     "quasi_recurrence",
     "init_sru",
     "sru",
+    "sru_cell",
+    "sru_sequence",
+    "SRUState",
+    "init_qrnn",
+    "qrnn",
+    "qrnn_cell",
+    "QRNNState",
+    "init_mingru",
+    "mingru",
+    "mingru_cell",
+    "mingru_project",
+    "mingru_recur",
+    "init_mamba",
+    "mamba",
+    "mamba_cell",
+    "MambaState",
+    "LINEAR_CELLS",
 ]

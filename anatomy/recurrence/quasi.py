@@ -5,10 +5,24 @@ The linear recurrence c_t = a_t ⊙ c_{t-1} + b_t composes associatively:
     (a1, b1) ∘ (a2, b2) = (a1 ⊙ a2, a2 ⊙ b1 + b2)      (apply 1 first, then 2)
 so all prefixes come out of one parallel scan; ``linear_recurrence_sequential`` is
 its serial twin with ``jax.lax.scan``.
+
+SRU and QRNN are also cells, ``cell(params, carry, x) -> (carry, y)`` with the split
+``*_project`` (every matmul, hoistable over time) / ``*_recur`` (one elementwise step), for
+decoding one token at a time; ``*_sequence`` is the same layer over a whole sequence (the
+parallel or the serial scan). Their carries keep the last output h beside the state c, so
+a translator can read h (its attention query) from the carry as it does for an LSTM.
 """
+
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+
+from anatomy.sharding.axes import declare
+
+# Logical axes (anatomy.sharding.axes): the gate dimension is 'hidden', the input one unsharded.
+SRU_AXES = {"w": (None, "hidden"), "b": ("hidden",), "w_skip": (None, "hidden")}
+QRNN_AXES = {"w": (None, "hidden"), "w_prev": (None, "hidden"), "b": ("hidden",)}
 
 
 def _prepare(a, b, c0, lengths):
@@ -86,7 +100,100 @@ def init_sru(key, d_in, d_hidden, dtype=jnp.float32):
     }
     if d_in != d_hidden:
         params["w_skip"] = jax.random.uniform(k2, (d_in, d_hidden), dtype, -bound, bound)
-    return params
+    return declare(params, SRU_AXES)
+
+
+def _check_xs(xs, d_in, name):
+    xs = jnp.asarray(xs)
+    if xs.ndim != 3 or xs.shape[-1] != d_in:
+        raise ValueError(f"{name}: xs must be [B, T, D] with D={d_in}, got {xs.shape}")
+    return xs
+
+
+def valid_steps(lengths, n_time):
+    """[B, T, 1] bool, True at real steps (t < lengths[b]); None when lengths is None."""
+    if lengths is None:
+        return None
+    return (jnp.arange(n_time)[None, :] < jnp.asarray(lengths)[:, None])[..., None]
+
+
+def zero_padding(ys, lengths):
+    """ys [B, T, ...] with every step past each length set to exactly zero."""
+    valid = valid_steps(lengths, ys.shape[1])
+    if valid is None:
+        return ys
+    return jnp.where(valid.reshape(valid.shape + (1,) * (ys.ndim - 3)), ys, jnp.zeros_like(ys))
+
+
+def last_real(ys, lengths, y0):
+    """ys at each sequence's last real step, [B, ...]; y0 [B, ...] where a length is 0.
+
+    Without lengths: ys[:, -1].
+    """
+    if lengths is None:
+        return ys[:, -1]
+    lengths = jnp.asarray(lengths)
+    idx = jnp.clip(lengths - 1, 0, ys.shape[1] - 1).reshape((-1, 1) + (1,) * (ys.ndim - 2))
+    last = jnp.take_along_axis(ys, idx, axis=1)[:, 0]  # [B, ...]
+    return jnp.where((lengths > 0).reshape((-1,) + (1,) * (ys.ndim - 2)), last, y0)
+
+
+# ----------------------------------------------------------------------------- SRU
+
+
+class SRUState(NamedTuple):
+    """SRU carry: state c [B, H] and the last output h [B, H] (h does not feed back)."""
+
+    c: jax.Array
+    h: jax.Array
+
+
+def sru_project(params, x):
+    """Every matmul of the SRU: x [..., D] -> [z, a_f, a_r, skip] [..., 4H], skip = x W_skip
+    (or x itself when D = H)."""
+    if x.shape[-1] != params["w"].shape[0]:
+        raise ValueError(f"sru: input size {x.shape[-1]} != w rows {params['w'].shape[0]}")
+    skip = x @ params["w_skip"] if "w_skip" in params else x
+    return jnp.concatenate([x @ params["w"], skip], axis=-1)
+
+
+def _sru_gates(params, xw):
+    """xw [..., 4H] -> z, f, r, skip (each [..., H])."""
+    z, a_f, a_r, skip = jnp.split(xw, 4, axis=-1)
+    b_f, b_r = jnp.split(params["b"], 2)
+    return z, jax.nn.sigmoid(a_f + b_f), jax.nn.sigmoid(a_r + b_r), skip
+
+
+def sru_recur(params, carry, xw):
+    """One SRU step from the projected input xw [B, 4H]; see ``sru``."""
+    z, f, r, skip = _sru_gates(params, xw)
+    c = f * carry.c + (1.0 - f) * z
+    h = r * jnp.tanh(c) + (1.0 - r) * skip
+    return SRUState(c, h), h
+
+
+def sru_cell(params, carry, x):
+    """One SRU step, x [B, D] -> (SRUState(c_t, h_t), h_t); the formulas are ``sru``'s."""
+    return sru_recur(params, carry, sru_project(params, x))
+
+
+def sru_zero_carry(batch, d_hidden, dtype=jnp.float32):
+    """Initial SRU carry: SRUState(c=0, h=0), each [B, H]."""
+    z = jnp.zeros((batch, d_hidden), dtype)
+    return SRUState(z, z)
+
+
+def sru_sequence(params, xs, carry0=None, *, lengths=None, parallel=True):
+    """The SRU over a whole sequence: xs [B, T, D] -> (SRUState after the last real step,
+    hs [B, T, H], zero past each length); carry0 an SRUState or None (zeros)."""
+    xs = _check_xs(xs, params["w"].shape[0], "sru")
+    z, f, r, skip = _sru_gates(params, sru_project(params, xs))  # 4 x [B, T, H]
+    h0 = jnp.zeros_like(z[:, 0]) if carry0 is None else carry0.h
+    cs = quasi_recurrence(
+        f, z, None if carry0 is None else carry0.c, lengths=lengths, parallel=parallel
+    )
+    hs = r * jnp.tanh(cs) + (1.0 - r) * skip  # [B, T, H]
+    return SRUState(cs[:, -1], last_real(hs, lengths, h0)), zero_padding(hs, lengths)
 
 
 def sru(params, xs, c0=None, *, lengths=None, parallel=True):
@@ -101,17 +208,95 @@ def sru(params, xs, c0=None, *, lengths=None, parallel=True):
       (h is zero past each length, c frozen).
     Returns: (c_final [B, H], hs [B, T, H]).
     """
-    xs = jnp.asarray(xs)
-    if xs.ndim != 3 or xs.shape[-1] != params["w"].shape[0]:
-        raise ValueError(f"xs must be [B, T, D] with D={params['w'].shape[0]}, got {xs.shape}")
-    proj = xs @ params["w"]  # [B, T, 3H]
-    z, a_f, a_r = jnp.split(proj, 3, axis=-1)  # 3 x [B, T, H]
-    b_f, b_r = jnp.split(params["b"], 2)
-    f, r = jax.nn.sigmoid(a_f + b_f), jax.nn.sigmoid(a_r + b_r)
-    cs = quasi_recurrence(f, z, c0, lengths=lengths, parallel=parallel)
-    skip = xs @ params["w_skip"] if "w_skip" in params else xs  # [B, T, H]
-    hs = r * jnp.tanh(cs) + (1.0 - r) * skip
-    if lengths is not None:
-        valid = (jnp.arange(xs.shape[1])[None, :] < jnp.asarray(lengths)[:, None])[..., None]
-        hs = jnp.where(valid, hs, jnp.zeros_like(hs))
-    return cs[:, -1], hs
+    carry0 = None if c0 is None else SRUState(jnp.asarray(c0), jnp.zeros_like(c0))
+    state, hs = sru_sequence(params, xs, carry0, lengths=lengths, parallel=parallel)
+    return state.c, hs
+
+
+# ---------------------------------------------------------------------------- QRNN
+
+
+class QRNNState(NamedTuple):
+    """QRNN carry: state c [B, H], last output h [B, H], and the previous input's share of
+    the width-2 convolution, x_{t-1} W_prev [B, 3H] (zero before the first step)."""
+
+    c: jax.Array
+    h: jax.Array
+    xw_prev: jax.Array
+
+
+def init_qrnn(key, d_in, d_hidden, dtype=jnp.float32):
+    """QRNN parameters: {'w': [D, 3H] (x_t; blocks z, f, o), 'w_prev': [D, 3H] (x_{t-1}),
+    'b': [3H]}. Weights ~ U(±1/sqrt(2D)) (the convolution's fan-in is 2D)."""
+    if int(d_in) < 1 or int(d_hidden) < 1:
+        raise ValueError(
+            f"d_in and d_hidden must be positive, got d_in={d_in}, d_hidden={d_hidden}"
+        )
+    k1, k2 = jax.random.split(key)
+    bound = 1.0 / jnp.sqrt(jnp.asarray(2 * d_in, dtype))
+    shape = (d_in, 3 * d_hidden)
+    params = {
+        "w": jax.random.uniform(k1, shape, dtype, -bound, bound),
+        "w_prev": jax.random.uniform(k2, shape, dtype, -bound, bound),
+        "b": jnp.zeros((3 * d_hidden,), dtype),
+    }
+    return declare(params, QRNN_AXES)
+
+
+def qrnn_project(params, x):
+    """Every matmul of the QRNN: x [..., D] -> [x W, x W_prev] [..., 6H]."""
+    if x.shape[-1] != params["w"].shape[0]:
+        raise ValueError(f"qrnn: input size {x.shape[-1]} != w rows {params['w'].shape[0]}")
+    return jnp.concatenate([x @ params["w"], x @ params["w_prev"]], axis=-1)
+
+
+def _qrnn_gates(params, a):
+    """Pre-activations a [..., 3H] (x_t W + x_{t-1} W_prev) -> z, f, o (each [..., H])."""
+    a_z, a_f, a_o = jnp.split(a + params["b"], 3, axis=-1)
+    return jnp.tanh(a_z), jax.nn.sigmoid(a_f), jax.nn.sigmoid(a_o)
+
+
+def qrnn_recur(params, carry, xw):
+    """One QRNN step from the projected input xw [B, 6H]; see ``qrnn``."""
+    cur, prev = jnp.split(xw, 2, axis=-1)  # x_t W, x_t W_prev: each [B, 3H]
+    z, f, o = _qrnn_gates(params, cur + carry.xw_prev)
+    c = f * carry.c + (1.0 - f) * z
+    h = o * c
+    return QRNNState(c, h, prev), h
+
+
+def qrnn_cell(params, carry, x):
+    """One QRNN step, x [B, D] -> (QRNNState, h_t [B, H]); the formulas are ``qrnn``'s."""
+    return qrnn_recur(params, carry, qrnn_project(params, x))
+
+
+def qrnn_zero_carry(batch, d_hidden, dtype=jnp.float32):
+    """Initial QRNN carry: c = h = 0 [B, H], x_{-1} W_prev = 0 [B, 3H] (causal zero padding)."""
+    z = jnp.zeros((batch, d_hidden), dtype)
+    return QRNNState(z, z, jnp.zeros((batch, 3 * d_hidden), dtype))
+
+
+def qrnn(params, xs, carry0=None, *, lengths=None, parallel=True):
+    """Quasi-recurrent layer (Bradbury et al. 2017), convolution width 2, fo-pooling.
+
+        [a_z, a_f, a_o] = x_t W + x_{t-1} W_prev + b     (x_0 = 0: a causal convolution)
+        z_t = tanh(a_z)   f_t = σ(a_f)   o_t = σ(a_o)
+        c_t = f_t ⊙ c_{t-1} + (1 - f_t) ⊙ z_t            (the only serial part: elementwise)
+        h_t = o_t ⊙ c_t
+
+    Args: params from ``init_qrnn``; xs [B, T, D]; carry0 a QRNNState or None (zeros; its
+      xw_prev stands in for x_0 W_prev); lengths [B] or None (h zero past each length).
+    Returns: (QRNNState after the last real step, hs [B, T, H]).
+    """
+    xs = _check_xs(xs, params["w"].shape[0], "qrnn")
+    cur, prev = jnp.split(qrnn_project(params, xs), 2, axis=-1)  # [B, T, 3H] each
+    if carry0 is None:
+        carry0 = qrnn_zero_carry(xs.shape[0], cur.shape[-1] // 3, cur.dtype)
+    shifted = jnp.concatenate([carry0.xw_prev[:, None], prev[:, :-1]], axis=1)  # x_{t-1} W_prev
+    z, f, o = _qrnn_gates(params, cur + shifted)
+    cs = quasi_recurrence(f, z, carry0.c, lengths=lengths, parallel=parallel)
+    hs = o * cs  # [B, T, H]
+    final = QRNNState(
+        cs[:, -1], last_real(hs, lengths, carry0.h), last_real(prev, lengths, carry0.xw_prev)
+    )
+    return final, zero_padding(hs, lengths)

@@ -62,6 +62,7 @@ def run(
     reverse=False,
     hoist=True,
     return_carries=False,
+    parallel=True,
 ):
     """Run a cell over every time step of a batch of sequences with ``jax.lax.scan``.
 
@@ -78,6 +79,9 @@ def run(
         scan (fast path); False = call the plain cell inside the scan.
       return_carries: also return the carry after every step (e.g. LSTM cell states), a
         carry pytree with leaves [B, T, H], aligned like ys and zero past each length.
+      parallel: for a linear-recurrence cell (spec.sequence, linear.py: sru, qrnn, mingru,
+        mamba), which runs its own sequence form: jax.lax.associative_scan (True) or
+        jax.lax.scan (False). Ignored by the other cells.
 
     Returns:
       (final_carry, ys [B, T, H]), or (final_carry, ys, carries) with return_carries.
@@ -85,6 +89,8 @@ def run(
     spec = get_cell(name_or_spec)
     xs = jnp.asarray(xs)
     lengths = None if lengths is None else jnp.asarray(lengths)
+    if spec.sequence is not None:
+        return _run_sequence(spec, params, xs, lengths, carry0, reverse, parallel, return_carries)
     _check_inputs(params, xs, lengths)
     batch, n_time, _ = xs.shape
     d_hidden = params["w_h"].shape[0]
@@ -127,6 +133,18 @@ def run(
         return final, to_batch_major(outs)
     ys, carries = outs
     return final, to_batch_major(ys), jax.tree_util.tree_map(to_batch_major, carries)
+
+
+def _run_sequence(spec, params, xs, lengths, carry0, reverse, parallel, return_carries):
+    """``run`` for a linear-recurrence cell: its own sequence form, reversed like ``run``."""
+    if return_carries:
+        raise ValueError(f"run: return_carries is not supported for the cell {spec.name!r}")
+    if xs.ndim != 3:
+        raise ValueError(f"xs must be batch-major [B, T, D], got shape {xs.shape}")
+    if reverse:
+        xs = reverse_padded(xs, lengths)
+    final, ys = spec.sequence(params, xs, carry0, lengths=lengths, parallel=parallel)
+    return final, reverse_padded(ys, lengths) if reverse else ys
 
 
 def bidirectional(name_or_spec, params_fw, params_bw, xs, *, lengths=None, hoist=True):

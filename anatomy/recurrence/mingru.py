@@ -1,0 +1,88 @@
+"""minGRU (Feng et al. 2024, "Were RNNs All We Needed?"): a GRU whose gates read x only.
+
+    z_t = σ(x_t W_z + b_z)                     (update gate, [B, H])
+    h̃_t = x_t W_h + b_h                        (candidate, linear: no tanh, no reset gate)
+    h_t = (1 - z_t) ⊙ h_{t-1} + z_t ⊙ h̃_t
+
+No gate reads h_{t-1}, so the recurrence is linear, h_t = a_t ⊙ h_{t-1} + b_t with
+a_t = 1 - z_t and b_t = z_t ⊙ h̃_t: ``parallel=True`` computes it with
+``jax.lax.associative_scan`` (O(log T) depth, quasi.linear_recurrence), ``parallel=False``
+with ``jax.lax.scan`` (T serial steps). This is the paper's plain (not log-space) minGRU,
+one layer, without the stacked blocks' norm, residual or output projection.
+
+As a cell: ``mingru_cell(params, h, x) -> (h, h)`` for decoding one token at a time, split
+into ``mingru_project`` (x [..., D] -> [a_z, h̃] [..., 2H], hoistable) and ``mingru_recur``.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from anatomy.recurrence.quasi import (
+    _check_xs,
+    linear_recurrence,
+    linear_recurrence_sequential,
+    zero_padding,
+)
+from anatomy.sharding.axes import declare
+
+MINGRU_AXES = {"w": (None, "hidden"), "b": ("hidden",)}  # logical axes (anatomy.sharding.axes)
+
+
+def init_mingru(key, d_in, d_hidden, dtype=jnp.float32):
+    """minGRU parameters: {'w': [D, 2H] (blocks z, h̃), 'b': [2H]}, w ~ U(±1/sqrt(D)), b = 0."""
+    if int(d_in) < 1 or int(d_hidden) < 1:
+        raise ValueError(
+            f"d_in and d_hidden must be positive, got d_in={d_in}, d_hidden={d_hidden}"
+        )
+    bound = 1.0 / jnp.sqrt(jnp.asarray(d_in, dtype))
+    params = {
+        "w": jax.random.uniform(key, (d_in, 2 * d_hidden), dtype, -bound, bound),
+        "b": jnp.zeros((2 * d_hidden,), dtype),
+    }
+    return declare(params, MINGRU_AXES)
+
+
+def mingru_project(params, x):
+    """x [..., D] -> [a_z, h̃] = x W + b [..., 2H]."""
+    if x.shape[-1] != params["w"].shape[0]:
+        raise ValueError(f"mingru: input size {x.shape[-1]} != w rows {params['w'].shape[0]}")
+    return x @ params["w"] + params["b"]
+
+
+def _coefficients(xw):
+    """[a_z, h̃] [..., 2H] -> (a, b) of h_t = a ⊙ h_{t-1} + b: a = 1 - z, b = z ⊙ h̃."""
+    a_z, cand = jnp.split(xw, 2, axis=-1)
+    z = jax.nn.sigmoid(a_z)
+    return 1.0 - z, z * cand
+
+
+def mingru_recur(params, carry, xw):
+    """One step from the projected input xw [B, 2H]: h = (1 - z) ⊙ h + z ⊙ h̃."""
+    a, b = _coefficients(xw)
+    h = a * carry + b
+    return h, h
+
+
+def mingru_cell(params, carry, x):
+    """One minGRU step: carry h [B, H], x [B, D] -> (h_t, h_t)."""
+    return mingru_recur(params, carry, mingru_project(params, x))
+
+
+def mingru_zero_carry(batch, d_hidden, dtype=jnp.float32):
+    """Initial carry: h = 0 [B, H]."""
+    return jnp.zeros((batch, d_hidden), dtype)
+
+
+def mingru(params, xs, h0=None, *, lengths=None, parallel=True):
+    """The minGRU over a whole sequence.
+
+    Args: params from ``init_mingru``; xs [B, T, D]; h0 [B, H] or None (zeros); lengths [B]
+      or None (past its length a sequence's h stays frozen); parallel: associative scan
+      (True) or jax.lax.scan (False), the same values.
+    Returns: (h after the last real step [B, H], hs [B, T, H], zero past each length).
+    """
+    xs = _check_xs(xs, params["w"].shape[0], "mingru")
+    a, b = _coefficients(mingru_project(params, xs))  # [B, T, H] each
+    recurrence = linear_recurrence if parallel else linear_recurrence_sequential
+    hs = recurrence(a, b, h0, lengths=lengths)  # frozen past each length
+    return hs[:, -1], zero_padding(hs, lengths)
