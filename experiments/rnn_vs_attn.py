@@ -36,23 +36,19 @@ from anatomy import distributed, fingerprint, sharding
 from anatomy import train as T
 from anatomy.data.curriculum import Curriculum
 from anatomy.errors import BadInputError
-from anatomy.seq2seq import build_model, count_params
+from anatomy.seq2seq import build_model, count_params, registry
 from experiments import common
 from experiments import rnn_vs_attn_report as out
-
-MODELS = ("rnnenc", "rnnsearch", "luong", "transformer")
 
 
 def model_spec(name: str) -> tuple[str, int]:
     """'rnnsearch' -> ('rnnsearch', 0); 'rnnsearch-30' -> ('rnnsearch', 30): the architecture
-    and the longest training source (0 = every length; Bahdanau et al.'s RNNsearch-30)."""
-    base, dash, limit = name.partition("-")
-    if base not in MODELS or (dash and not (limit.isdigit() and int(limit) > 0)):
-        raise BadInputError(
-            f"rnn_vs_attn: unknown model {name!r}; choose one of {MODELS}, "
-            "optionally with '-N' (train on sources of at most N tokens)"
-        )
-    return base, int(limit or 0)
+    (any model of anatomy.seq2seq.registry) and the longest training source (0 = every
+    length; Bahdanau et al.'s RNNsearch-30)."""
+    try:
+        return registry.split_variant(name)
+    except BadInputError as e:
+        raise BadInputError(f"rnn_vs_attn: {e}") from None
 
 
 def _model_config(config, name):

@@ -124,3 +124,4 @@ register("rnnenc", "anatomy.seq2seq.rnnenc", family="recurrent", cross_attention
 register("rnnsearch", "anatomy.seq2seq.rnnsearch", family="recurrent", cross_attention=True)
 register("luong", "anatomy.seq2seq.luong", family="recurrent", cross_attention=True)
 register("transformer", "anatomy.seq2seq.transformer", family="attention", cross_attention=True)
+register("convs2s", "anatomy.seq2seq.convs2s", family="convolutional", cross_attention=True)
