@@ -8,8 +8,6 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
 
 def _jsonable(x: Any) -> Any:
     """Turn numpy / jax scalars and arrays into plain JSON; non-finite floats into null."""
@@ -85,13 +83,6 @@ def save_plot(fig, workdir: str, name: str) -> str:
     fig.savefig(os.path.join(workdir, name), dpi=110)
     plt.close(fig)
     return name
-
-
-def fit_power_law(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
-    """Least-squares fit of log y = a·log x + b; returns (exponent a, prefactor e^b)."""
-    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
-    a, b = np.polyfit(lx, ly, 1)
-    return float(a), float(np.exp(b))
 
 
 def grid_ticks(ax, values) -> None:

@@ -128,7 +128,7 @@ def measure(cfg):
 
 
 def fit_all(cfg, raw):
-    """Fitted exponents and their expected values: list of rows and a nested dict."""
+    """Fitted exponents and their expected values: a nested dict and a list of Claims."""
     fits, rows = {}, []
     tol = cfg.tolerance
     for layer, (_, exp_n, exp_d, label) in LAYERS.items():
@@ -146,7 +146,7 @@ def fit_all(cfg, raw):
             f["bytes_exponent"] = probes.fit_power_law(x, [p["bytes"] for p in pts])["exponent"]
             fits[layer][axis] = f
             rows.append(
-                (
+                probes.Claim(
                     f"{layer} {label}",
                     f"FLOPs ∝ {axis}^{expected:.2f}",
                     f"{axis}^{f['exponent']:.3f}",
@@ -163,7 +163,7 @@ def fit_all(cfg, raw):
         f["expected"] = expected
         fits[layer][xkey] = f
         rows.append(
-            (
+            probes.Claim(
                 f"{layer} {label}",
                 f"FLOPs ∝ {xkey}^1",
                 f"{xkey}^{f['exponent']:.3f}",
@@ -228,7 +228,7 @@ def run(config, workdir):
         "fits": fits,
         "raw": raw,
         "plots": [png],
-        "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows],
+        "table": probes.claims_json(rows),
     }
     common.write_json(workdir, results)
     notes = (
@@ -251,7 +251,7 @@ def run(config, workdir):
         workdir,
         "Per-layer complexity from XLA's cost analysis",
         [
-            ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
+            ("Claims", probes.claims_markdown(rows)),
             ("How it was measured", notes),
             ("Plot", f"![complexity]({png})"),
         ],

@@ -195,7 +195,7 @@ def run(config, workdir):
             else f[name]["flops_total"]["exponent"]
         )
         rows.append(
-            (
+            probes.Claim(
                 f"{name}: per-token cost {label}",
                 f"N^{expected:g}",
                 f"N^{got:.3f} (total N^{f[name]['flops_total']['exponent']:.3f}, "
@@ -205,7 +205,7 @@ def run(config, workdir):
         )
     got = f["rnn_vs_d"]["exponent"]
     rows.append(
-        (
+        probes.Claim(
             "rnn step against width d",
             "d^2",
             f"d^{got:.3f}",
@@ -216,12 +216,12 @@ def run(config, workdir):
     n_max = last["rnn"]["n"]
     order = last["rnn"]["flops"] < last["kv_cache"]["flops"] < last["recompute"]["flops"]
     rows.append(
-        (
+        probes.Claim(
             f"at N={n_max}: RNN < KV cache < recompute (FLOPs)",
             "ordered",
             f"{last['rnn']['flops']:.3g} < {last['kv_cache']['flops']:.3g} < "
             f"{last['recompute']['flops']:.3g}",
-            "agrees" if order else "differs",
+            probes.holds(order),
         )
     )
     results = {
@@ -231,7 +231,7 @@ def run(config, workdir):
         "flops_at_n1": base,
         "rnn_vs_d": rnn_d,
         "plots": [png],
-        "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows],
+        "table": probes.claims_json(rows),
     }
     common.write_json(workdir, results)
     table = common.markdown_table(
@@ -261,7 +261,7 @@ def run(config, workdir):
         workdir,
         "Decode cost per token: RNN step, KV cache, recomputation",
         [
-            ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
+            ("Claims", probes.claims_markdown(rows)),
             ("Measurements", table),
             ("How it was measured", notes),
             ("Plot", f"![decode_cost]({png})"),

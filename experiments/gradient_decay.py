@@ -24,7 +24,7 @@ from anatomy.attention import causal_mask, encoder_layer, init_encoder_layer, si
 from anatomy.errors import BadInputError
 from anatomy.recurrence import get_cell, init_rnn
 from anatomy.recurrence import run as run_cell
-from experiments import common
+from experiments import common, thresholds
 
 
 def _rnn_params(cfg, w_kind, sigma, dtype):
@@ -227,53 +227,49 @@ def plot(cfg, rnn, other, clip, workdir):
 
 
 def claims(cfg, rnn, other, clip):
+    """The experiment's claims (probes.Claim rows), judged on the fitted rates."""
     rows = []
     for label, c in rnn.items():
         rate, bound = c["fit"]["rate"], c["pascanu_bound"]
-        ok = np.isfinite(rate) and rate <= bound * 1.02
         kind = "vanishes" if rate < 0.99 else "explodes" if rate > 1.01 else "neither (≈1)"
         rows.append(
-            (
+            probes.Claim(
                 f"{label}: rate <= γ·σ_max (Pascanu)",
                 f"<= {bound:.3g} (ρ(W)={c['spectral_radius']:.3g})",
                 f"{rate:.4g}/step, {kind}",
-                "agrees" if ok else "differs",
+                probes.holds(np.isfinite(rate) and rate <= bound * 1.02),
             )
         )
     attn = other["attention"]
     sat1 = next(c for c in rnn.values() if c["regime"] == "saturating" and c["sigma"] == 1.0)
     for name in ("lstm", "lstm open gate", "gru", "gru open gate"):
         c = other[name]
-        ok = c["fit"]["rate"] > sat1["fit"]["rate"]
         rows.append(
-            (
+            probes.Claim(
                 f"{name}: gates ease decay (rate nearer 1 than the saturating RNN σ=1)",
                 f"> {sat1['fit']['rate']:.4g}",
                 f"{c['fit']['rate']:.4g}/step",
-                "agrees" if ok else "differs",
+                probes.holds(c["fit"]["rate"] > sat1["fit"]["rate"]),
             )
         )
-    ok = abs(np.log(attn["fit"]["rate"])) * cfg.fit_max_distance < np.log(10)
     rows.append(
-        (
+        probes.Claim(
             "self-attention: no decay with distance (O(1) path)",
             "rate ≈ 1",
             f"{attn['fit']['rate']:.5g}/step; far/near {attn['far_over_near']:.3g}",
-            "agrees" if ok else "differs",
+            probes.holds(thresholds.direct(attn["fit"]["rate"], cfg.fit_max_distance)),
         )
     )
     last = clip[-1]
     first = clip[0]
     grows = last["grad_norm"] > first["grad_norm"] * 10
     rows.append(
-        (
+        probes.Claim(
             f"exploding RNN σ={cfg.clip_sigma:g}: gradient grows with T; clipping bounds it",
             f"raw grows, clipped <= {cfg.clip_norm:g}",
             f"raw {first['grad_norm']:.3g} (T={first['length']}) -> {last['grad_norm']:.3g} "
             f"(T={last['length']}); clipped {last['grad_norm_clipped']:.3g}",
-            "agrees"
-            if grows and last["grad_norm_clipped"] <= cfg.clip_norm * (1 + 1e-6)
-            else "differs",
+            probes.holds(grows and last["grad_norm_clipped"] <= cfg.clip_norm * (1 + 1e-6)),
         )
     )
     return rows
@@ -292,7 +288,7 @@ def run(config, workdir):
         "other": other,
         "clipping": clip,
         "plots": pngs,
-        "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows],
+        "table": probes.claims_json(rows),
     }
     common.write_json(workdir, results)
     notes = (
@@ -319,7 +315,7 @@ def run(config, workdir):
         workdir,
         "Gradients over distance: vanishing, exploding, and direct paths",
         [
-            ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
+            ("Claims", probes.claims_markdown(rows)),
             ("How it was measured", notes),
             ("Plots", "\n\n".join(f"![{p}]({p})" for p in pngs)),
         ],

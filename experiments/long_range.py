@@ -18,20 +18,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from anatomy import probes
 from anatomy.attention import causal_mask, encoder_layer, init_encoder_layer, sinusoidal
 from anatomy.recurrence import get_cell
 from anatomy.recurrence import run as run_cell
-from experiments import common
-
-# "Well above chance": recall at least this fraction of the way from chance (1/V) to perfect,
-# acc >= 1/V + ABOVE_CHANCE·(1 − 1/V) (0.5625 for V = 8). A model at chance recalls nothing, so
-# matching another one at chance shows no long-range recall.
-ABOVE_CHANCE = 0.5
-
-
-def well_above_chance(accuracy: float, chance: float) -> bool:
-    """accuracy >= chance + ABOVE_CHANCE·(1 − chance); False for NaN."""
-    return bool(np.isfinite(accuracy) and accuracy >= chance + ABOVE_CHANCE * (1.0 - chance))
+from experiments import common, thresholds
 
 
 def count_params(tree):
@@ -175,34 +166,33 @@ def run(config, workdir):
     for name in config.models:
         a_near, a_far = acc_at(name, min(config.k_grid)), acc_at(name, k_far)
         rows.append(
-            (
+            probes.Claim(
                 f"{name}: accuracy k={min(config.k_grid)} -> k={k_far}",
                 "decays (recurrent) / flat (attention)",
                 f"{a_near:.3f} -> {a_far:.3f}",
-                "reported",
+                probes.REPORTED,
             )
         )
     if "transformer" in results:
-        best_rec = max((acc_at(n, k_far) for n in results if n != "transformer"), default=chance)
+        recurrent = [acc_at(n, k_far) for n in results if n != "transformer"]
+        best_rec = max(recurrent, default=chance)
         t_far = acc_at("transformer", k_far)
-        floor = chance + ABOVE_CHANCE * (1 - chance)
+        floor = chance + thresholds.ABOVE_CHANCE * (1 - chance)
         rows.append(
-            (
+            probes.Claim(
                 f"attention keeps long-range recall at k={k_far} (direct path)",
                 f"transformer >= every recurrent model, and >= {floor:.3f} (well above chance)",
                 f"{t_far:.3f} vs best recurrent {best_rec:.3f}",
-                "agrees"
-                if t_far >= best_rec - 0.02 and well_above_chance(t_far, chance)
-                else "differs",
+                probes.holds(thresholds.recall_ok(t_far, recurrent or [chance], chance)),
             )
         )
     if "rnn" in results and "lstm" in results:
         rows.append(
-            (
+            probes.Claim(
                 f"gated recurrence reaches further than the vanilla RNN (k={k_far})",
                 "lstm > rnn",
                 f"{acc_at('lstm', k_far):.3f} vs {acc_at('rnn', k_far):.3f}",
-                "agrees" if acc_at("lstm", k_far) > acc_at("rnn", k_far) else "differs",
+                probes.holds(acc_at("lstm", k_far) > acc_at("rnn", k_far)),
             )
         )
     out = {
@@ -211,7 +201,7 @@ def run(config, workdir):
         "chance": chance,
         "models": results,
         "plots": [png],
-        "table": [dict(zip(("claim", "expected", "measured", "verdict"), r)) for r in rows],
+        "table": probes.claims_json(rows),
     }
     common.write_json(workdir, out)
     acc_table = common.markdown_table(
@@ -230,7 +220,7 @@ def run(config, workdir):
         workdir,
         "Long-range recall: accuracy against distance k",
         [
-            ("Claims", common.markdown_table(("claim", "expected", "measured", "verdict"), rows)),
+            ("Claims", probes.claims_markdown(rows)),
             ("Accuracy", acc_table),
             ("How it was measured", notes),
             ("Plot", f"![long_range]({png})"),

@@ -16,156 +16,23 @@ import os
 import shutil
 from typing import NamedTuple
 
-import numpy as np
-
 from anatomy.errors import BadInputError
+from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, MISSING, NOT_SHOWN, VERDICTS  # noqa: F401
 from experiments import common
-from experiments.long_range import ABOVE_CHANCE, well_above_chance
-
-HOLDS, CAVEAT, FAILS, MISSING = "holds", "holds with a caveat", "does not hold here", "not measured"
-NOT_SHOWN = "not shown by this run"  # measured, but the run cannot test the claim (e.g. a
-# baseline that never learned cannot show a collapse)
-VERDICTS = (HOLDS, CAVEAT, FAILS, NOT_SHOWN, MISSING)
-
-# Thresholds behind every verdict (written out in report.md by thresholds_markdown()).
-EXPONENT_TOL = 0.15  # |fitted − theoretical exponent| <= this: holds
-EXPONENT_CAVEAT_TOL = 0.30  # ... <= this: holds with a caveat; beyond: does not hold
-STEPS_TOL = 0.05  # |serial steps per token − expected| <= this (the counts are exact)
-DECAY_FACTOR = 10.0  # 'decays': gradient norm falls more than 10x over the fit distance;
-# 'direct': it changes by less than 10x over the same distance
-RECALL_MARGIN = 0.02  # attention's recall at the largest k >= best recurrent − this,
-# and well above chance (long_range.ABOVE_CHANCE)
-ENC_SHORT_FLOOR = 40.0  # RNNenc learned: >= this BLEU on the shortest bucket (1-10 tokens) ...
-ENC_DROP = 25.0  # ... and the bottleneck bit: it falls by >= this to the longest bucket
-BLEU_GAP = 10.0  # no-attention BLEU on the longest bucket this far below attention's
-FLAT_RATIO = 0.8  # attention keeps >= this fraction of its shortest-bucket BLEU
-BLEU_TIE = 1.0  # BLEU within this counts as level
-MIN_BLEU = 10.0  # below this overall BLEU a model has not learned: no quality claim holds
-SPEEDUP_RANGE = (5.0, 10.0)  # the chapter's wall-clock claim: attention 5-10x faster ...
-SPEEDUP_N = 512  # ... at N = 512
-CORES_MARGIN = 0.1  # attention must keep this many more cores busy than the LSTM
-
-
-def thresholds_markdown() -> str:
-    return "\n".join(
-        [
-            f"* Exponents: |fitted − theory| ≤ {EXPONENT_TOL} holds, ≤ {EXPONENT_CAVEAT_TOL} holds "
-            "with a caveat, else does not hold (the worst exponent of the row decides).",
-            f"* Serial steps (exact counts from the compiled HLO): per-token slope within {STEPS_TOL} "
-            "of theory and zero loops in attention.",
-            f"* Decay: the gradient norm falls by more than {DECAY_FACTOR:g}x over the fitted "
-            f"distance (RNN) / changes by less than {DECAY_FACTOR:g}x (attention); recall at the "
-            f"largest k: attention ≥ best recurrent − {RECALL_MARGIN} and at least "
-            f"{ABOVE_CHANCE:.0%} of the way from chance (1/V) to perfect recall.",
-            f"* Bottleneck: only when RNNenc learned short sentences (≥ {ENC_SHORT_FLOOR:g} BLEU on the "
-            f"shortest bucket; else {NOT_SHOWN}) and then fell (≥ {ENC_DROP:g} BLEU lower on the "
-            f"longest; else it does not hold here): no-attention BLEU on the longest bucket ≥ "
-            f"{BLEU_GAP:g} below every "
-            f"attention model, each of which keeps ≥ {FLAT_RATIO:.0%} of its shortest-bucket BLEU.",
-            f"* Wall clock: LSTM/attention time ratio in [{SPEEDUP_RANGE[0]:g}, {SPEEDUP_RANGE[1]:g}] "
-            f"at N = {SPEEDUP_N} holds; attention faster at all (ratio > 1) holds with a caveat.",
-            f"* Parallel training: attention keeps ≥ {CORES_MARGIN} more cores busy than the LSTM, "
-            f"else a caveat.",
-            f"* Quality and cost: the Transformer's BLEU within {BLEU_TIE:g} of the best RNN model's "
-            f"or above holds when its training time is no longer, holds with a caveat when it is; "
-            f"behind in BLEU, or below {MIN_BLEU:g} BLEU for every model, it does not hold.",
-            f"* Verdicts: {', '.join(VERDICTS)}.",
-        ]
-    )
-
-
-def _finite(*xs) -> bool:
-    return all(x is not None and np.isfinite(x) for x in xs)
-
-
-def exponent_verdict(pairs) -> tuple[str, float]:
-    """[(fitted, theory), ...] -> (verdict, worst |fitted − theory|)."""
-    if not pairs or not all(_finite(m, e) for m, e in pairs):
-        return FAILS, float("nan")
-    dev = max(abs(m - e) for m, e in pairs)
-    return (HOLDS if dev <= EXPONENT_TOL else CAVEAT if dev <= EXPONENT_CAVEAT_TOL else FAILS), dev
-
-
-def steps_verdict(rnn_per_token, expected, attn_steps, *, cores=None) -> str:
-    """Serial steps: RNN slope per token vs `expected`, attention loops == 0.
-
-    cores=(lstm_cores_busy, attention_cores_busy): the structure holding but attention not
-    keeping more cores busy is a caveat.
-    """
-    if not _finite(rnn_per_token) or attn_steps != 0:
-        return FAILS
-    if abs(rnn_per_token - expected) > STEPS_TOL:
-        return CAVEAT if rnn_per_token > STEPS_TOL else FAILS  # serial, but not N per pass
-    if cores is not None and not cores[1] >= cores[0] + CORES_MARGIN:
-        return CAVEAT
-    return HOLDS
-
-
-def decay_verdict(rnn_rate, attn_rate, distance, recall) -> str:
-    """RNN gradient decays (rate^D < 1/DECAY_FACTOR), attention's does not; recall agrees."""
-    if not _finite(rnn_rate, attn_rate) or rnn_rate <= 0 or attn_rate <= 0:
-        return FAILS
-    limit = np.log(DECAY_FACTOR)
-    grads_ok = -np.log(rnn_rate) * distance > limit and abs(np.log(attn_rate)) * distance < limit
-    return HOLDS if grads_ok and recall else CAVEAT if grads_ok or recall else FAILS
-
-
-def recall_ok(t_acc, recurrent_accs, chance) -> bool:
-    """Attention's recall at the largest k: well above chance, and level with or above the best
-    recurrent model's (matching recurrent models that sit at chance shows nothing)."""
-    return (
-        _finite(t_acc)
-        and bool(recurrent_accs)
-        and well_above_chance(t_acc, chance)
-        and t_acc >= max(recurrent_accs) - RECALL_MARGIN
-    )
-
-
-def bottleneck_verdict(enc_short, enc_long, attn_short: dict, attn_long: dict) -> str:
-    """RNNenc learns short sentences and then collapses with length; attention models do not.
-
-    NOT_SHOWN unless RNNenc reached ENC_SHORT_FLOOR on the shortest bucket (a model that never
-    learned cannot show a bottleneck); FAILS when it learned and did not fall by ENC_DROP. Then:
-    no-attention BLEU on the longest bucket BLEU_GAP below every attention model, each of which
-    keeps FLAT_RATIO of its shortest-bucket BLEU.
-    """
-    if not attn_long or not _finite(enc_short, enc_long, *attn_long.values()):
-        return NOT_SHOWN
-    if enc_short < ENC_SHORT_FLOOR:
-        return NOT_SHOWN
-    if enc_short - enc_long < ENC_DROP:
-        return FAILS
-    best_gap = min(attn_long.values()) - enc_long
-    flat = all(
-        attn_short.get(m, 0) > 0 and attn_long[m] >= FLAT_RATIO * attn_short[m] for m in attn_long
-    )
-    if best_gap >= BLEU_GAP and flat:
-        return HOLDS
-    return CAVEAT if best_gap > 0 and (flat or best_gap >= BLEU_GAP) else FAILS
-
-
-def speedup_verdict(ratio, n) -> str:
-    """LSTM/attention wall-time ratio against the chapter's 5-10x at N = 512."""
-    if not _finite(ratio):
-        return FAILS
-    if SPEEDUP_RANGE[0] <= ratio <= SPEEDUP_RANGE[1] and n == SPEEDUP_N:
-        return HOLDS
-    return CAVEAT if ratio > 1.0 else FAILS
-
-
-def quality_cost_verdict(t_bleu, t_seconds, rnn_bleu, rnn_seconds) -> str:
-    """Transformer at least level in BLEU with the best RNN model, and trained no slower.
-
-    Quality is the claim's core: behind in BLEU it does not hold however cheap the training;
-    level but slower to train holds with a caveat.
-    """
-    if not _finite(t_bleu, t_seconds, rnn_bleu, rnn_seconds) or max(t_bleu, rnn_bleu) < MIN_BLEU:
-        return FAILS
-    level, cheaper = t_bleu >= rnn_bleu - BLEU_TIE, t_seconds <= rnn_seconds
-    if not level:
-        return FAILS
-    return HOLDS if cheaper else CAVEAT
-
+from experiments.thresholds import (  # noqa: F401  (the report's names, until the split)
+    ABOVE_CHANCE,
+    ENC_DROP,
+    ENC_SHORT_FLOOR,
+    _finite,
+    bottleneck_verdict,
+    decay_verdict,
+    exponent_verdict,
+    quality_cost_verdict,
+    recall_ok,
+    speedup_verdict,
+    steps_verdict,
+    thresholds_markdown,
+)
 
 # ---- the rows: each reads its sources' results (keys from the experiments' run()) --------
 
@@ -610,8 +477,8 @@ def _own_claims(results: dict | None) -> str:
     table = (results or {}).get("table")
     if not table:
         return "—"
-    agree = sum(r.get("verdict") == "agrees" for r in table)
-    return f"{agree}/{len(table)} agree"
+    agree = sum(r.get("verdict") == HOLDS for r in table)
+    return f"{agree}/{len(table)} hold"
 
 
 def build_rows(sources: dict[str, Source], links: dict[str, dict]) -> list[dict]:

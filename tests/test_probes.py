@@ -7,6 +7,7 @@ import pytest
 
 from anatomy import probes
 from anatomy.attention import init_mha, multi_head_attention, scaled_dot_product
+from anatomy.probes import claims
 from anatomy.recurrence import LSTMState, get_cell, init_rnn, lstm_recur, run
 
 
@@ -242,8 +243,42 @@ def test_fits_recover_known_laws():
     dist = np.arange(20.0)
     r = probes.fit_rate(dist, np.where(dist < 15, 5 * 0.8**dist, 0.0))  # zeros dropped
     assert r["rate"] == pytest.approx(0.8) and r["n_points"] == 15
-    assert (
-        probes.verdict(1.1, 1.0, 0.15) == "agrees" and probes.verdict(1.3, 1.0, 0.15) == "differs"
-    )
+    assert probes.verdict(1.1, 1.0, 0.15) == probes.HOLDS
+    assert probes.verdict(1.3, 1.0, 0.15) == probes.FAILS
+    assert probes.verdict(0.75, 1.0, 0.25) == probes.HOLDS  # the tolerance is inclusive
+    assert probes.verdict(float("nan"), 1.0, 0.15) == probes.FAILS
+    assert probes.verdict(None, 1.0, 0.15) == probes.FAILS
     with pytest.raises(ValueError, match="positive"):
         probes.fit_power_law([1, 2], [1, -1])
+
+
+def test_claims_have_one_vocabulary_and_one_writer():
+    c = probes.Claim("attention: no decay", "rate ≈ 1", "0.9999/step", probes.HOLDS)
+    d = probes.Claim("rnn: N steps | per token", "N^1", "N^1.30", probes.FAILS, "off by 0.3")
+    with pytest.raises(ValueError, match="'agrees' is not one of"):
+        probes.Claim("x", "y", "z", "agrees")
+    assert probes.holds(True) == probes.HOLDS and probes.holds(0) == probes.FAILS
+    rows = probes.claims_json([c, d])
+    assert rows[1] == {
+        "claim": "rnn: N steps | per token",
+        "expected": "N^1",
+        "measured": "N^1.30",
+        "verdict": probes.FAILS,
+        "detail": "off by 0.3",
+    }
+    assert claims.from_json(rows) == [c, d]
+    assert claims.from_json([{k: v for k, v in rows[0].items() if k != "detail"}]) == [c]
+    text = probes.claims_markdown([c, d]).splitlines()
+    assert text[0] == "| claim | expected | measured | verdict | detail |"
+    assert text[2] == "| attention: no decay | rate ≈ 1 | 0.9999/step | **holds** | — |"
+    assert text[3] == (
+        "| rnn: N steps \\| per token | N^1 | N^1.30 | **does not hold here** | off by 0.3 |"
+    )
+    assert len(text) == 4
+    plain = probes.claims_markdown([c], header=("", "a", "b", "c"), extra={"plots": ["p.png"]})
+    assert plain.splitlines()[0] == "|  | a | b | c | plots |" and "p.png |" in plain
+    assert "detail" not in probes.claims_markdown([c, d], details=False)
+    with pytest.raises(ValueError, match="'plots' has 2 cells for 1 claims"):
+        probes.claims_markdown([c], extra={"plots": ["a", "b"]})
+    assert claims.count([c, d, d]) == {probes.HOLDS: 1, probes.FAILS: 2}
+    assert claims.summary([c, d, d]) == "1 holds, 2 does not hold here"

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from experiments import report
+from experiments import report, thresholds
 from experiments.configs import report as report_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -187,10 +187,8 @@ def test_bottleneck_row_says_why_it_is_not_shown():
 
 
 def test_recall_must_be_well_above_chance():
-    from experiments import long_range
-
     chance = 1 / 8
-    floor = chance + long_range.ABOVE_CHANCE * (1 - chance)
+    floor = chance + thresholds.ABOVE_CHANCE * (1 - chance)
     assert report.recall_ok(0.95, [0.40, 0.30], chance)
     assert report.recall_ok(floor, [floor], chance)
     # level with recurrent models that sit at chance: no recall shown
@@ -200,9 +198,8 @@ def test_recall_must_be_well_above_chance():
     assert not report.recall_ok(0.80, [0.90], chance)
     assert not report.recall_ok(float("nan"), [0.1], chance)
     assert not report.recall_ok(0.95, [], chance)
-    assert long_range.well_above_chance(0.6, chance) and not long_range.well_above_chance(
-        0.5, chance
-    )
+    assert thresholds.well_above_chance(0.6, chance)
+    assert not thresholds.well_above_chance(0.5, chance)
     assert report.NOT_SHOWN in report.VERDICTS and report.NOT_SHOWN in report.thresholds_markdown()
 
 

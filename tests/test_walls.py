@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from anatomy import probes
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -26,7 +28,12 @@ def launch(name, workdir):
     assert list(workdir.glob("*.png")), "no PNG plot written"
     report = (workdir / "report.md").read_text()
     assert "| claim |" in report and "verdict" in report
-    return json.loads((workdir / "results.json").read_text())
+    results = json.loads((workdir / "results.json").read_text())
+    assert results["table"] and all(r["verdict"] in probes.VERDICTS for r in results["table"])
+    for row in results["table"]:  # each claim row is in report.md, verdict and all
+        assert f"| {row['claim']} |" in report.replace("\\|", "|")
+        assert f"**{row['verdict']}**" in report
+    return results
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +58,7 @@ def test_complexity_exponents_match_theory(complexity):
     raw = complexity["raw"]["recurrent"]["n"]
     assert [p["trip_count"] for p in raw] == [p["n"] for p in raw]  # read from HLO, equals N
     assert all(p["flops_uncorrected"] < p["flops"] for p in raw)
-    assert all(row["verdict"] == "agrees" for row in complexity["table"])
+    assert all(row["verdict"] == probes.HOLDS for row in complexity["table"])
 
 
 def test_gradient_decay_quick(tmp_path):

@@ -5,9 +5,24 @@ cost.py       XLA cost analysis (FLOPs, bytes) with while-loop trip-count correc
               serial steps read from the compiled HLO or the jaxpr
 timing.py     warm-up + median wall time, process CPU time -> core utilisation
 fitting.py    power-law exponents (log-log least squares), per-step rates
+claims.py     Claim rows, the one verdict vocabulary (HOLDS ... MISSING), their one writer
 layers.py     1-D convolution and windowed (restricted) attention, for Table 1
 """
 
+from anatomy.probes.claims import (
+    CAVEAT,
+    FAILS,
+    HOLDS,
+    MISSING,
+    NOT_SHOWN,
+    REPORTED,
+    VERDICTS,
+    Claim,
+    claims_json,
+    claims_markdown,
+    holds,
+    verdict,
+)
 from anatomy.probes.cost import (
     compiled,
     compiled_sequential_steps,
@@ -18,7 +33,7 @@ from anatomy.probes.cost import (
     while_loops,
     xla_cost,
 )
-from anatomy.probes.fitting import fit_power_law, fit_power_law_2d, fit_rate, verdict
+from anatomy.probes.fitting import fit_power_law, fit_power_law_2d, fit_rate
 from anatomy.probes.gradients import (
     NONLINEARITY_DERIVATIVE_BOUND,
     by_distance,
@@ -41,6 +56,17 @@ from anatomy.probes.layers import (
 from anatomy.probes.timing import n_cores, time_fn, timing_stats
 
 __all__ = [
+    "CAVEAT",
+    "FAILS",
+    "HOLDS",
+    "MISSING",
+    "NOT_SHOWN",
+    "REPORTED",
+    "VERDICTS",
+    "Claim",
+    "claims_json",
+    "claims_markdown",
+    "holds",
     "compiled",
     "compiled_sequential_steps",
     "cost_of",

@@ -12,7 +12,6 @@
   has N of them forward and N backward; self-attention has none.
 """
 
-import json
 import re
 
 import jax
@@ -217,8 +216,3 @@ def scan_cost(fn, args, step_fn, step_args):
     out = {k: raw[k] + (trips - 1) * step[k] for k in raw}
     out.update(trip_count=trips, raw=raw, step=step)
     return out
-
-
-def dumps_loops(hlo_text):
-    """A short JSON string of the while loops in an HLO module (for reports)."""
-    return json.dumps(while_loops(hlo_text))

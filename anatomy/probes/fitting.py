@@ -90,10 +90,3 @@ def fit_rate(distance, norm, *, floor=0.0):
         "n_points": int(keep.sum()),
         "r2": float(r2),
     }
-
-
-def verdict(measured, expected, tol):
-    """'agrees' if |measured - expected| <= tol, else 'differs' ('n/a' for a non-finite value)."""
-    if measured is None or not np.isfinite(measured):
-        return "n/a"
-    return "agrees" if abs(measured - expected) <= tol else "differs"
