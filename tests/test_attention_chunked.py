@@ -154,6 +154,31 @@ def test_serial_steps_are_the_number_of_blocks():
     assert probes.compiled_sequential_steps(full, x, x, x) == 0
 
 
+def test_multi_head_attention_chunked_impl_equals_dense(rng):
+    b, q_len, k_len, m, heads = 2, 9, 7, 8, 2
+    params = jax.tree.map(
+        lambda a: f32(rng.normal(size=a.shape) * 0.5), att.init_mha(jax.random.key(0), m, heads)
+    )
+    x_q, x_kv = f32(rng.normal(size=(b, q_len, m))), f32(rng.normal(size=(b, k_len, m)))
+    mask = att.padding_mask(jnp.array([7, 4]), k_len)
+
+    def loss(p, impl):
+        return jnp.sum(att.multi_head_attention(p, x_q, x_kv, mask, impl=impl) ** 2)
+
+    dense, chunked = (jax.jit(jax.value_and_grad(loss), static_argnums=1) for _ in range(2))
+    (l_d, g_d), (l_c, g_c) = dense(params, "dense"), chunked(params, "chunked")
+    np.testing.assert_allclose(l_c, l_d, rtol=1e-5)
+    # b_k's gradient is 0 in exact arithmetic (softmax ignores a shift shared by a row's
+    # logits), float32 noise in both: so the tolerance is relative to the largest gradient
+    scale = max(float(np.abs(g).max()) for g in jax.tree.leaves(g_d))
+    for a, b_ in zip(jax.tree.leaves(g_c), jax.tree.leaves(g_d)):
+        np.testing.assert_allclose(a, b_, rtol=1e-5, atol=1e-5 * scale)
+    with pytest.raises(ValueError, match="impl"):
+        att.multi_head_attention(params, x_q, x_kv, impl="flash")
+    with pytest.raises(ValueError, match="weights"):
+        att.multi_head_attention(params, x_q, x_kv, impl="chunked", return_weights=True)
+
+
 def test_bad_input_names_the_problem(rng):
     q, k, v = qkv(rng, 2, 4, 4, 1, 2)
     with pytest.raises(ValueError, match="block_k"):

@@ -13,6 +13,7 @@ The parameter layout is flax.linen.MultiHeadDotProductAttention's
 import jax
 import jax.numpy as jnp
 
+from anatomy.attention.chunked import chunked_attention
 from anatomy.attention.dot_product import scaled_dot_product
 from anatomy.sharding.axes import declare
 
@@ -87,7 +88,9 @@ def output_projection(params, o):
     return out if params.get("b_o") is None else out + params["b_o"]
 
 
-def multi_head_attention(params, x_q, x_kv, mask=None, *, kv=None, return_weights=False):
+def multi_head_attention(
+    params, x_q, x_kv, mask=None, *, kv=None, return_weights=False, impl="dense"
+):
     """Multi-head attention.
 
     Args:
@@ -96,18 +99,27 @@ def multi_head_attention(params, x_q, x_kv, mask=None, *, kv=None, return_weight
       x_kv: [b, k, m] keys'/values' inputs (ignored, may be None, when kv is given).
       mask: bool broadcastable to [b, h, q, k] (True = may attend), or None.
       kv: optional precomputed project_kv(params, x_kv) = (k [b,k,h,d], v [b,k,h,d]).
-      return_weights: also return the attention weights.
+      return_weights: also return the attention weights (impl="dense" only).
+      impl: "dense" (scaled_dot_product, the [b, h, q, k] weights in memory) or "chunked"
+        (chunked_attention: the same numbers by an online softmax in O(N) memory).
     Returns:
       out [b, q, m], or (out, weights [b, h, q, k]) if return_weights.
     """
     if x_q.ndim != 3:
         raise ValueError(f"multi_head_attention: x_q must be [b, q, m], got shape {x_q.shape}")
+    if impl not in ("dense", "chunked"):
+        raise ValueError(f"multi_head_attention: impl must be 'dense' or 'chunked', got {impl!r}")
+    if impl == "chunked" and return_weights:
+        raise ValueError("multi_head_attention: impl='chunked' never forms the weights to return")
     if kv is None:
         if x_kv is None:
             raise ValueError("multi_head_attention: give x_kv or kv")
         kv = project_kv(params, x_kv)
     k, v = kv
     q = project_q(params, x_q)  # [b, q, h, d]
-    o, weights = scaled_dot_product(q, k, v, mask)  # [b, q, h, d], [b, h, q, k]
+    if impl == "chunked":
+        o, weights = chunked_attention(q, k, v, mask), None  # [b, q, h, d]
+    else:
+        o, weights = scaled_dot_product(q, k, v, mask)  # [b, q, h, d], [b, h, q, k]
     out = output_projection(params, o)  # [b, q, m]
     return (out, weights) if return_weights else out
