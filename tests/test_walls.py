@@ -107,3 +107,13 @@ def test_long_range_quick(tmp_path):
     for m in models.values():
         assert len(m["accuracy"]) == len(res["k_grid"])
         assert all(0.0 <= a <= 1.0 for a in m["accuracy"])
+
+
+def test_attention_memory_quick(tmp_path):
+    res = launch("attention_memory", tmp_path)
+    fits = res["fits"]
+    for key, f in fits.items():  # compiled memory: chunked O(N), full O(N²), forward and backward
+        assert abs(f["exponent"] - (1.0 if key.startswith("chunked") else 2.0)) <= 0.15, key
+    assert len(fits) == 4 * len(res["config"]["heads_grid"])
+    assert all(err <= 1e-5 for err in res["equality"].values())  # the same numbers
+    assert all(row["verdict"] in (probes.HOLDS, probes.REPORTED) for row in res["table"])
