@@ -20,7 +20,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from anatomy import probes
-from anatomy.attention import init_mha, multi_head_attention, scaled_dot_product
+from anatomy.attention import (
+    init_mha,
+    multi_head_attention,
+    scaled_dot_product,
+    sliding_window_attention,
+    sliding_window_self_attention,
+)
 from anatomy.errors import BadInputError
 from anatomy.recurrence import get_cell
 from anatomy.recurrence import run as run_cell
@@ -81,14 +87,14 @@ def conv_cost(cfg, n, d, width=None):
 def windowed_core_cost(cfg, n, d, radius=None):
     q, k, v = _qkv(cfg, n, d)
     r = cfg.radius_fixed if radius is None else radius
-    return probes.xla_cost(lambda q, k, v: probes.windowed_attention(q, k, v, r)[0], q, k, v)
+    return probes.xla_cost(lambda q, k, v: sliding_window_attention(q, k, v, r)[0], q, k, v)
 
 
 def windowed_layer_cost(cfg, n, d):
     params = init_mha(jax.random.PRNGKey(cfg.seed), d, cfg.n_heads)
     x = _normal(jax.random.PRNGKey(cfg.seed + 1), (cfg.batch, n, d))
     r = cfg.radius_fixed
-    return probes.xla_cost(lambda p, x: probes.windowed_self_attention(p, x, r), params, x)
+    return probes.xla_cost(lambda p, x: sliding_window_self_attention(p, x, r), params, x)
 
 
 # layer -> (cost function, expected exponent along N, along d, label)

@@ -6,7 +6,7 @@ cost.py       XLA cost analysis (FLOPs, bytes) with while-loop trip-count correc
 timing.py     warm-up + median wall time, process CPU time -> core utilisation
 fitting.py    power-law exponents (log-log least squares), per-step rates
 claims.py     Claim rows, the one verdict vocabulary (HOLDS ... MISSING), their one writer
-layers.py     1-D convolution and windowed (restricted) attention, for Table 1
+layers.py     1-D convolution, for Table 1 (windowed attention: anatomy.attention)
 """
 
 from anatomy.probes.claims import (
@@ -49,9 +49,6 @@ from anatomy.probes.gradients import (
 from anatomy.probes.layers import (
     conv1d,
     init_conv1d,
-    window_indices,
-    windowed_attention,
-    windowed_self_attention,
 )
 from anatomy.probes.timing import n_cores, time_fn, timing_stats
 
@@ -91,9 +88,6 @@ __all__ = [
     "spectral_radius",
     "conv1d",
     "init_conv1d",
-    "window_indices",
-    "windowed_attention",
-    "windowed_self_attention",
     "n_cores",
     "time_fn",
     "timing_stats",
