@@ -148,6 +148,36 @@ def test_memory_and_flops_grow_with_r_times_n_not_n_squared(rng):
     assert 1.8 < wide / f1 < 2.4
 
 
+@pytest.mark.parametrize("per_row", [False, True])
+def test_rolling_cache_decoding_equals_causal_window_attention(rng, per_row):
+    """Token by token through a cache of r+1 slots == the whole sequence at once."""
+    b, t, h, d, r = 2, 11, 2, 3, 3
+    q, k, v = qkv(rng, b, t, t, h, d)
+    want, want_w = att.sliding_window_attention(q, k, v, r, causal=True)
+    cache = att.init_window_cache(b, r, h, d, per_row=per_row)
+    step = jax.jit(
+        lambda c, q_t, k_t, v_t: (
+            att.window_attend(att.window_append(c, k_t, v_t), q_t)
+            + (att.window_append(c, k_t, v_t),)
+        )
+    )
+    for i in range(t):
+        out, w, cache = step(cache, q[:, i : i + 1], k[:, i : i + 1], v[:, i : i + 1])
+        np.testing.assert_allclose(out[:, 0], want[:, i], rtol=1e-5, atol=1e-6, err_msg=str(i))
+        # the same weights, in slot order (token j sits in slot j mod (r+1))
+        slots = [j % (r + 1) for j in range(max(0, i - r), i + 1)]
+        got_w = np.asarray(w)[:, :, 0, slots]
+        np.testing.assert_allclose(
+            got_w, np.asarray(want_w)[:, :, i, r + 1 - len(slots) :], rtol=1e-5, atol=1e-6
+        )
+        np.testing.assert_allclose(np.asarray(w)[:, :, 0].sum(-1), 1.0, atol=1e-6)
+    assert cache.k.shape[1] == r + 1 and np.all(np.asarray(cache.length) == t)
+    with pytest.raises(ValueError, match="window_append"):
+        att.window_append(cache, k[:, :2], v[:, :2])
+    with pytest.raises(ValueError, match="window_attend"):
+        att.window_attend(cache, q[:, :2])
+
+
 def test_bad_input_names_the_problem(rng):
     q, k, v = qkv(rng, 1, 4, 4, 1, 2)
     with pytest.raises(ValueError, match="radius"):

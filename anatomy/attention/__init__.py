@@ -57,8 +57,11 @@ from anatomy.attention.multihead import (
 from anatomy.attention.positions import lookup as position_lookup
 from anatomy.attention.positions import sinusoidal
 from anatomy.attention.sliding_window import (
+    init_window_cache,
     sliding_window_attention,
     sliding_window_self_attention,
+    window_append,
+    window_attend,
     window_indices,
 )
 
@@ -91,6 +94,7 @@ __all__ = [
     "init_layer_norm",
     "init_luong",
     "init_mha",
+    "init_window_cache",
     "layer_norm",
     "luong_attention",
     "luong_scores",
@@ -107,5 +111,7 @@ __all__ = [
     "sinusoidal",
     "sliding_window_attention",
     "sliding_window_self_attention",
+    "window_append",
+    "window_attend",
     "window_indices",
 ]

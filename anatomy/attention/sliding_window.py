@@ -13,13 +13,20 @@ N×N matrix: Vaswani et al. (2017) Table 1's "restricted self-attention". It com
 numbers as scaled_dot_product under band_mask(q, k, r) (tests hold the two equal, gradients
 included). A radius past the sequence is cut to max(q, k) - 1, which changes nothing but the
 number of (empty) slots.
+
+Decoding with a causal window needs only the last r+1 keys: a rolling KV cache of r+1 slots
+(init_window_cache / window_append / window_attend) writes token t at slot t mod (r+1), so a
+new token costs O(r·d) however long the sequence already is. Slot order does not matter:
+softmax attention is a sum over keys, blind to their order.
 """
 
 import numbers
 
 import jax.numpy as jnp
 
-from anatomy.attention.masks import masked_softmax
+from anatomy.attention.dot_product import scaled_dot_product
+from anatomy.attention.kv_cache import KVCache, init_cache
+from anatomy.attention.masks import combine_masks, masked_softmax
 from anatomy.attention.multihead import output_projection, project_kv, project_q
 
 
@@ -109,3 +116,40 @@ def sliding_window_self_attention(params, x, radius, mask=None, *, causal=False)
     k, v = project_kv(params, x)  # [b, t, h, d] each
     o, _ = sliding_window_attention(project_q(params, x), k, v, radius, mask, causal=causal)
     return output_projection(params, o)  # [b, t, m]
+
+
+def init_window_cache(batch, radius, n_heads, d_head, dtype=jnp.float32, per_row=False):
+    """An empty rolling cache for causal window radius r: a KVCache of r+1 slots."""
+    return init_cache(batch, _check_radius(radius) + 1, n_heads, d_head, dtype, per_row)
+
+
+def window_append(cache, k_new, v_new):
+    """Write token t = length (k_new, v_new [b, 1, h, d]) at slot t mod L; the new cache.
+
+    The cache then holds the last min(t+1, L) tokens; length counts every token seen (it
+    grows past L) and nothing overflows: the oldest token is the one overwritten.
+    """
+    b, cap = cache.k.shape[:2]
+    if k_new.shape != (b, 1) + cache.k.shape[2:] or v_new.shape[:2] != (b, 1):
+        raise ValueError(
+            f"window_append: k_new, v_new must be [b, 1, h, d] = {[b, 1, *cache.k.shape[2:]]}, "
+            f"got {k_new.shape}, {v_new.shape}"
+        )
+    rows, slot = jnp.arange(b), jnp.broadcast_to(cache.length % cap, (b,))  # [b], [b]
+    k = cache.k.at[rows, slot].set(k_new[:, 0].astype(cache.k.dtype))
+    v = cache.v.at[rows, slot].set(v_new[:, 0].astype(cache.v.dtype))
+    return KVCache(k, v, cache.length + 1, cache.overflow)
+
+
+def window_attend(cache, q, mask=None):
+    """One query step q [b, 1, h, d] over a rolling cache (append the step first).
+
+    Equals row t of sliding_window_attention(..., radius=L-1, causal=True) over the whole
+    sequence. mask: optional bool broadcastable to [b, h, 1, L] over the slots.
+    Returns: out [b, 1, h, d], weights [b, h, 1, L] (zero at slots not yet written).
+    """
+    if q.ndim != 4 or q.shape[1] != 1:
+        raise ValueError(f"window_attend: q must be [b, 1, h, d], got shape {q.shape}")
+    filled = jnp.minimum(jnp.reshape(cache.length, (-1, 1, 1, 1)), cache.k.shape[1])
+    valid = jnp.arange(cache.k.shape[1])[None, None, None, :] < filled  # [1|b, 1, 1, L]
+    return scaled_dot_product(q, cache.k, cache.v, combine_masks(valid, mask))
