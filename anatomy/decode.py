@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from anatomy.attention.kv_cache import any_overflow, raise_on_overflow
-from anatomy.seq2seq.base import BOS, EOS, PAD, UNK
+from anatomy.tokens import BOS, EOS, PAD, UNK
 
 __all__ = ["greedy", "beam_search", "exhaustive_search", "length_penalty", "NEVER_GENERATED"]
 

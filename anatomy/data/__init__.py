@@ -16,7 +16,8 @@ Config (embedded by experiments as ``config.data``; every field commented in cor
     default_config() -> ml_collections.ConfigDict with fields
         name          'toy_wmt' | 'tsv' | 'text_pair' | 'tfds'
         seed          int; corpus generation, held-out splitting and batch shuffling seed
-        # toy_wmt (defaults: 30,000 / 1,000 / 7 x 100 pairs, sources of 3..120 tokens)
+        # toy_wmt (defaults, anatomy.data.defaults: 30,000 / 1,000 / 7 x 100 pairs, sources of
+        # 3..120 tokens)
         toy.train_size, toy.valid_size, toy.test_per_bucket, toy.max_src_len,
         toy.length_weights (one weight per LENGTH_BUCKETS entry: the train/valid length mix),
         toy.lexicon_scale (1.0: 1,063 source words, 2,007 source / 2,941 target word forms;
@@ -58,12 +59,15 @@ Corpus
     corpus_report(corpus) -> dict for results.json (skipped lines by kind with first line numbers,
         held-out repeats, pairs filtered for length per split); describe_corpus_report(it) -> str
 
-Toy corpus (anatomy.data.toy_wmt)
+Defaults (anatomy.data.defaults): SEED, TOKEN_BUDGET (1024), MAX_LEN (160), TRAIN_SIZE, ...,
+    written once and read by default_config(), the batchers and the generators below.
+
+Toy corpus (anatomy.data.toy_wmt; the trees in toy_grammar.py, the oracle in toy_oracle.py)
     make_lexicon(seed=0, **sizes, scale=1.0) -> Lexicon  (anatomy.data.lexicon)
     generate_pairs(n, *, seed, lexicon, length_weights, max_src_len) -> list[(src, tgt)]
     generate_stratified(per_bucket, *, seed, lexicon, max_src_len) -> list[(src, tgt)]
-    generate_splits(seed=0, train_size=30000, valid_size=1000, test_per_bucket=100,
-                    max_src_len=120, length_weights=..., lexicon_scale=1.0)
+    generate_splits(seed, train_size, valid_size, test_per_bucket, max_src_len,
+                    length_weights, lexicon_scale)   (defaults from anatomy.data.defaults)
         -> {'train','valid','test'} -> pairs
     translate(lexicon, sentence_tree) -> (src, tgt) is the oracle; see toy_wmt.py for the grammar.
     tfds (anatomy.data.toy_wmt_tfds): ToyWmt builder (array_record), build_toy_wmt(data_dir, **p),
@@ -77,7 +81,8 @@ Vocabularies (anatomy.data.vocab)
     detokenize(tokens_or_str) -> str   plain string for sacrebleu
 
 Batching (anatomy.data.batching)
-    Batcher(encoded_pairs, *, token_budget=1024, boundaries=(), max_len=160, seed=0, shuffle=True)
+    Batcher(encoded_pairs, *, token_budget=TOKEN_BUDGET, boundaries=(), max_len=MAX_LEN, seed=0,
+            shuffle=True)
         .batch_at(k) -> batch dict; pure function of (seed, k): resumed runs see the same batches
         .iterate(start_step=0) -> infinite iterator of batches k = start_step, start_step+1, ...
         .dataset(start_step=0) -> grain.MapDataset whose item i is batch_at(start_step + i)

@@ -20,6 +20,7 @@ import logging
 import grain
 import numpy as np
 
+from anatomy.data import defaults
 from anatomy.data.vocab import BOS, EOS
 from anatomy.errors import BadInputError
 
@@ -92,10 +93,10 @@ class Batcher:
         self,
         pairs,
         *,
-        token_budget=1024,
+        token_budget=defaults.TOKEN_BUDGET,
         boundaries=(),
-        max_len=160,
-        seed=0,
+        max_len=defaults.MAX_LEN,
+        seed=defaults.SEED,
         shuffle=True,
         batch_multiple=1,
     ):
@@ -193,7 +194,9 @@ class Batcher:
         return (self.batch_at(k, row_slice) for k in steps)
 
 
-def eval_batches_from_pairs(pairs, *, token_budget=1024, boundaries=(), max_len=160):
+def eval_batches_from_pairs(
+    pairs, *, token_budget=defaults.TOKEN_BUDGET, boundaries=(), max_len=defaults.MAX_LEN
+):
     """All pairs that fit max_len, once, grouped into fixed-shape bucket batches.
 
     Returns (batches, n_filtered). Each batch carries index [B] (position in pairs); padding
@@ -238,7 +241,7 @@ def eval_batches(
     )
     batches, n_filtered = eval_batches_from_pairs(
         corpus.encode(split),
-        token_budget=get(token_budget, "token_budget", 1024),
+        token_budget=get(token_budget, "token_budget", defaults.TOKEN_BUDGET),
         boundaries=tuple(get(boundaries, "bucket_boundaries", ())),
         max_len=get(max_len, "max_len", corpus.max_len),
     )
@@ -289,10 +292,10 @@ def make_batcher(
         pairs = kept
     return Batcher(
         pairs,
-        token_budget=get(token_budget, "token_budget", 1024),
+        token_budget=get(token_budget, "token_budget", defaults.TOKEN_BUDGET),
         boundaries=tuple(get(boundaries, "bucket_boundaries", ())),
         max_len=get(max_len, "max_len", corpus.max_len),
-        seed=get(seed, "seed", 0),
+        seed=get(seed, "seed", defaults.SEED),
         shuffle=shuffle,
         batch_multiple=get(batch_multiple, "batch_multiple", 1),
     )

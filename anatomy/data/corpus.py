@@ -11,7 +11,7 @@ import ml_collections
 import numpy as np
 
 from anatomy import fingerprint as fpr
-from anatomy.data import batching, readers, toy_wmt
+from anatomy.data import batching, defaults, readers, toy_wmt
 from anatomy.data import lexicon as lx
 from anatomy.data.vocab import (
     SPECIALS,
@@ -29,14 +29,16 @@ def default_config():
     """The data config (experiments embed it as config.data); every field is documented here."""
     c = ml_collections.ConfigDict()
     c.name = "toy_wmt"  # 'toy_wmt' | 'tsv' | 'text_pair' | 'tfds'
-    c.seed = 0  # corpus generation, splitting and batch shuffling seed
+    c.seed = defaults.SEED  # corpus generation, splitting and batch shuffling seed
     c.toy = ml_collections.ConfigDict()
-    c.toy.train_size = 30000  # training pairs
-    c.toy.valid_size = 1000  # validation pairs (same length mix as train)
-    c.toy.test_per_bucket = 100  # test pairs per LENGTH_BUCKETS bucket (stratified)
-    c.toy.max_src_len = 120  # longest generated source (tokens, incl. the full stop)
+    c.toy.train_size = defaults.TRAIN_SIZE  # training pairs (30,000)
+    c.toy.valid_size = defaults.VALID_SIZE  # validation pairs (same length mix as train)
+    c.toy.test_per_bucket = defaults.TEST_PER_BUCKET  # test pairs per LENGTH_BUCKETS bucket
+    c.toy.max_src_len = defaults.MAX_SRC_LEN  # longest generated source (tokens, with '.')
     c.toy.length_weights = toy_wmt.DEFAULT_LENGTH_WEIGHTS  # train/valid mix over LENGTH_BUCKETS
-    c.toy.lexicon_scale = 1.0  # multiplies every open word class (1.0: 1,063 source words)
+    c.toy.lexicon_scale = (
+        defaults.LEXICON_SCALE
+    )  # multiplies every open word class (1.0: 1,063 source words)
     c.toy.via_tfds = False  # True: build the tfds array_record dataset and read it back
     c.train_path = ""  # tsv: `source<TAB>target` UTF-8 files
     c.valid_path = ""  # '' = split valid_size pairs off the training file
@@ -47,8 +49,8 @@ def default_config():
     c.valid_tgt = ""
     c.test_src = ""
     c.test_tgt = ""
-    c.valid_size = 1000  # user corpora: held-out sizes when no file is given
-    c.test_size = 1000
+    c.valid_size = defaults.HELD_OUT_SIZE  # user corpora: held-out sizes when no file is given
+    c.test_size = defaults.HELD_OUT_SIZE
     c.tfds_name = "wmt14_translate/de-en"  # tfds: dataset name (array_record via data_source)
     c.tfds_data_dir = ""  # '' = tfds default (~/tensorflow_datasets)
     c.src_key = "en"  # tfds feature holding the source
@@ -59,10 +61,12 @@ def default_config():
     c.vocab = "word"  # 'word' | 'sentencepiece'
     c.vocab_size = 8000  # sentencepiece size; cap for word vocabs of user corpora (0 = none)
     c.shared_vocab = False  # one vocabulary for both sides
-    c.max_len = 160  # pairs longer than this (tokens; target + eos) are filtered, counted
+    c.max_len = (
+        defaults.MAX_LEN
+    )  # pairs longer than this (tokens; target + eos) are filtered, counted
     c.train_max_src_len = 0  # > 0: train only on pairs with at most this many source tokens
     # (Bahdanau's -30/-50; valid and test keep every length)
-    c.token_budget = 1024  # padded tokens per batch: B * L <= token_budget
+    c.token_budget = defaults.TOKEN_BUDGET  # padded tokens per batch: B * L <= token_budget
     c.bucket_boundaries = ()  # padded lengths; () = multiples of 8 up to max_len
     return c
 
@@ -76,7 +80,7 @@ class Corpus:
     src_vocab: object
     tgt_vocab: object
     report: dict
-    max_len: int = 160
+    max_len: int = defaults.MAX_LEN
     fingerprint: dict = None  # data_fingerprint(config): what the splits were made from
 
     def test_by_bucket(self, split="test"):

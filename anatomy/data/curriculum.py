@@ -2,7 +2,7 @@
 
     phases = ((200, 16), (200, 32))   # (steps, max tokens): 200 steps of pairs <= 16 tokens,
                                       # then 200 of pairs <= 32, then the whole corpus
-    batches = Curriculum(batcher, phases, token_budget=1024).iterate
+    batches = Curriculum(batcher, phases, token_budget=config.data.token_budget).iterate
 
 Step k of phase i is batch k - start_i of a Batcher over only the pairs whose padded need
 max(len(src), len(tgt) + 1) is at most that phase's max tokens, with the same token budget,

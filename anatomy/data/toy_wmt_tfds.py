@@ -10,30 +10,30 @@ import dataclasses
 
 import tensorflow_datasets as tfds
 
-from anatomy.data import toy_wmt
+from anatomy.data import defaults, toy_wmt
 
 
 @dataclasses.dataclass
 class ToyWmtConfig(tfds.core.BuilderConfig):
     """Generation parameters of one toy_wmt variant (see toy_wmt.generate_splits)."""
 
-    seed: int = 0
-    train_size: int = 30000
-    valid_size: int = 1000
-    test_per_bucket: int = 100
-    max_src_len: int = 120
+    seed: int = defaults.SEED
+    train_size: int = defaults.TRAIN_SIZE
+    valid_size: int = defaults.VALID_SIZE
+    test_per_bucket: int = defaults.TEST_PER_BUCKET
+    max_src_len: int = defaults.MAX_SRC_LEN
     length_weights: tuple = toy_wmt.DEFAULT_LENGTH_WEIGHTS
-    lexicon_scale: float = 1.0
+    lexicon_scale: float = defaults.LEXICON_SCALE
 
 
 def make_config(
-    seed=0,
-    train_size=30000,
-    valid_size=1000,
-    test_per_bucket=100,
-    max_src_len=120,
+    seed=defaults.SEED,
+    train_size=defaults.TRAIN_SIZE,
+    valid_size=defaults.VALID_SIZE,
+    test_per_bucket=defaults.TEST_PER_BUCKET,
+    max_src_len=defaults.MAX_SRC_LEN,
     length_weights=toy_wmt.DEFAULT_LENGTH_WEIGHTS,
-    lexicon_scale=1.0,
+    lexicon_scale=defaults.LEXICON_SCALE,
 ):
     weights = "_".join(f"{w:g}" for w in length_weights).replace(".", "p")
     name = f"s{seed}_n{train_size}_v{valid_size}_t{test_per_bucket}_m{max_src_len}_w{weights}"

@@ -9,9 +9,7 @@ import os
 import re
 
 from anatomy.errors import BadInputError
-
-PAD, BOS, EOS, UNK = 0, 1, 2, 3
-SPECIALS = ("<pad>", "<s>", "</s>", "<unk>")
+from anatomy.tokens import BOS, EOS, PAD, SPECIALS, UNK
 
 
 class CorpusError(BadInputError):

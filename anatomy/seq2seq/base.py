@@ -13,8 +13,8 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.sharding.axes import declare
+from anatomy.tokens import BOS, EOS, PAD, UNK  # noqa: F401  (re-exported)
 
-PAD, BOS, EOS, UNK = 0, 1, 2, 3  # the data package's Vocab uses the same ids
 OUT_AXES = ("embed", "vocab")  # logical axes of an output projection [d, V] (init_dense axes=)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-PAD = 0
+from anatomy.tokens import PAD
 
 
 def smoothed_cross_entropy(logits, targets, mask, label_smoothing: float = 0.0):
