@@ -4,6 +4,7 @@ The stand-in ('bigram') is an embedding + linear model implementing the Translat
 interface, so these tests do not depend on anatomy.seq2seq.
 """
 
+import math
 import os
 import signal
 import subprocess
@@ -119,6 +120,30 @@ def test_loss_matches_numpy(rng, eps):
 # ---------------------------------------------------------------------------- schedule
 
 
+def schedule_reference(
+    step: int,
+    learning_rate: float,
+    warmup_steps: int,
+    num_steps: int,
+    decay: str = "rsqrt",
+    end_fraction: float = 0.0,
+) -> float:
+    """make_schedule in plain Python: the obvious twin."""
+    w, n = warmup_steps, num_steps
+    if step < w:
+        return learning_rate * step / w
+    if decay == "rsqrt":
+        return learning_rate * math.sqrt(max(w, 1) / max(step, max(w, 1)))
+    frac = min((step - w) / max(n - w, 1), 1.0)
+    if decay == "cosine":
+        return learning_rate * (
+            end_fraction + (1 - end_fraction) * 0.5 * (1 + math.cos(math.pi * frac))
+        )
+    if decay == "linear":
+        return learning_rate * (1 - (1 - end_fraction) * frac)
+    return learning_rate
+
+
 @pytest.mark.parametrize("decay", ["rsqrt", "cosine", "linear", "constant"])
 def test_schedule_values(decay):
     lr, w, n, f = 2e-3, 10, 100, 0.1
@@ -126,7 +151,7 @@ def test_schedule_values(decay):
     for s in [0, 1, 5, 9, 10, 11, 37, 55, 99, 100]:
         np.testing.assert_allclose(
             float(sched(s)),
-            T.schedule_reference(s, lr, w, n, decay, f),
+            schedule_reference(s, lr, w, n, decay, f),
             rtol=1e-5,
             atol=1e-12,
             err_msg=f"{decay} at step {s}",
@@ -177,6 +202,21 @@ def test_train_writes_metrics_and_resumes(tmp_path):
     res2 = T.train(model, batches, small_config(num_steps=40, decay="constant"), str(tmp_path))
     assert res2.summary["resumed_from"] == 30 and int(res2.state.step) == 40
     assert [r["step"] for r in T.read_metrics(str(tmp_path))][-1] == 40
+
+
+def test_logged_learning_rate_is_the_one_that_trains(tmp_path):
+    """metrics.jsonl's learning_rate at step s: the optax schedule of make_optimizer at s
+    (config_schedule), equal to the plain-Python twin; warmup then linear decay."""
+    c = small_config(num_steps=12, warmup_steps=4, decay="linear", end_fraction=0.2, log_every=2)
+    T.train(bigram_model(), batches, c, str(tmp_path))
+    recs = T.read_metrics(str(tmp_path))
+    steps = [r["step"] for r in recs]
+    assert steps == list(range(2, 13, 2))
+    logged = [r["learning_rate"] for r in recs]
+    assert logged == [float(T.config_schedule(c)(s)) for s in steps]
+    ref = [schedule_reference(s, 1e-2, 4, 12, "linear", 0.2) for s in steps]
+    np.testing.assert_allclose(logged, ref, rtol=1e-6)
+    assert len(set(logged)) == len(logged)  # warmup and decay both visible: no constant stand-in
 
 
 # ---------------------------------------------------------------------------- fingerprints

@@ -23,7 +23,8 @@ Public API
     compile_train_step(train_step, *, donate=True, in_shardings=None, out_shardings=None)
         the ONE place jit, donation and shardings are wired
     make_eval_step / compile_eval_step; sequence_loss, smoothed_cross_entropy
-    make_schedule, schedule_reference, make_optimizer
+    make_schedule, config_schedule (the one the optimiser trains with and the loop logs),
+    make_optimizer
     Checkpointer(directory, max_to_keep) .save(state, meta) / .restore(like, step=None,
         shardings=None) / .read_meta(step=None)
         CorruptCheckpointError, NonFiniteStateError
@@ -36,7 +37,7 @@ from anatomy.train.evaluate import corpus_bleu, decode_ids, evaluate_bleu
 from anatomy.train.loop import NonFiniteLossError, TrainResult, default_train_config, train
 from anatomy.train.losses import sequence_loss, smoothed_cross_entropy
 from anatomy.train.metrics import MetricsWriter, Progress, read_metrics
-from anatomy.train.optim import make_optimizer, make_schedule, schedule_reference
+from anatomy.train.optim import config_schedule, make_optimizer, make_schedule
 from anatomy.train.state import TrainState, all_finite, create_state
 from anatomy.train.step import (
     compile_eval_step,
@@ -67,9 +68,9 @@ __all__ = [
     "make_optimizer",
     "make_validate",
     "make_schedule",
+    "config_schedule",
     "make_train_step",
     "read_metrics",
-    "schedule_reference",
     "sequence_loss",
     "smoothed_cross_entropy",
     "train",

@@ -25,7 +25,7 @@ from anatomy.fingerprint import check as check_fingerprint
 from anatomy.fingerprint import run_fingerprint
 from anatomy.train.checkpoint import Checkpointer
 from anatomy.train.metrics import MetricsWriter, Progress
-from anatomy.train.optim import make_optimizer, schedule_reference
+from anatomy.train.optim import config_schedule, make_optimizer
 from anatomy.train.state import TrainState, create_state
 from anatomy.train.step import compile_train_step, make_train_step
 
@@ -252,12 +252,5 @@ def _validate(evaluate: Callable[[TrainState], dict], state: TrainState) -> dict
 
 
 def _lr(config, step: int) -> float:
-    """The learning rate used at `step` (for the logs)."""
-    return schedule_reference(
-        step,
-        config.learning_rate,
-        config.warmup_steps,
-        config.num_steps,
-        config.decay,
-        config.end_fraction,
-    )
+    """The learning rate at `step` (for the logs), from the optax schedule that trains."""
+    return float(config_schedule(config)(step))

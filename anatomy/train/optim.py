@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import jax.numpy as jnp
 import optax
 
@@ -51,28 +49,16 @@ def make_schedule(
     return optax.join_schedules([warm, after], boundaries=[w])
 
 
-def schedule_reference(
-    step: int,
-    learning_rate: float,
-    warmup_steps: int,
-    num_steps: int,
-    decay: str = "rsqrt",
-    end_fraction: float = 0.0,
-) -> float:
-    """The same schedule in plain Python (the obvious twin the tests compare against)."""
-    w, n = warmup_steps, num_steps
-    if step < w:
-        return learning_rate * step / w
-    if decay == "rsqrt":
-        return learning_rate * math.sqrt(max(w, 1) / max(step, max(w, 1)))
-    frac = min((step - w) / max(n - w, 1), 1.0)
-    if decay == "cosine":
-        return learning_rate * (
-            end_fraction + (1 - end_fraction) * 0.5 * (1 + math.cos(math.pi * frac))
-        )
-    if decay == "linear":
-        return learning_rate * (1 - (1 - end_fraction) * frac)
-    return learning_rate
+def config_schedule(config):
+    """make_schedule from a train config (learning_rate, warmup_steps, num_steps, decay,
+    end_fraction): the schedule the optimiser trains with and the loop logs."""
+    return make_schedule(
+        config.learning_rate,
+        config.warmup_steps,
+        config.num_steps,
+        config.decay,
+        config.end_fraction,
+    )
 
 
 def make_optimizer(config) -> optax.GradientTransformation:
@@ -81,13 +67,7 @@ def make_optimizer(config) -> optax.GradientTransformation:
     Fields read: learning_rate, warmup_steps, num_steps, decay, end_fraction, b1, b2,
     weight_decay, clip_norm (0 = no clipping).
     """
-    schedule = make_schedule(
-        config.learning_rate,
-        config.warmup_steps,
-        config.num_steps,
-        config.decay,
-        config.end_fraction,
-    )
+    schedule = config_schedule(config)
     parts = []
     if config.clip_norm and config.clip_norm > 0:
         parts.append(optax.clip_by_global_norm(config.clip_norm))
