@@ -53,7 +53,7 @@ def _recompute_step(params, memory, ys):
     """The pre-LN decoder over the whole prefix ys [b, i] -> ys with the next token appended."""
     t, m = ys.shape[1], params["tgt_emb"].shape[1]
     y = params["tgt_emb"][ys] * jnp.sqrt(jnp.float32(m)) + sinusoidal(t, m)
-    cross = memory["mask"][:, None, None, :]
+    cross = memory["mask"]  # [b, 1, 1, s]
     for p_layer, kv in zip(params["decoder"], memory["kv"]):
         y = decoder_layer(p_layer, y, None, causal_mask(t, t), cross, pre_ln=True, memory_kv=kv)
     y = layer_norm(params["dec_ln"], y[:, -1])

@@ -156,7 +156,7 @@ def test_bad_configs_raise_clear_errors():
 
 
 def test_default_param_counts_are_comparable():
-    """DESIGN.md's sizes: each default model has 1.1M-1.9M parameters at 1,000 words."""
+    """docs/design.md's default sizes: each default model has 1.1M-1.9M parameters at 1,000 words."""
     counts = {}
     for name in MODELS:
         model = build_model(name, default_model_config(name), 1000, 1000)
@@ -229,7 +229,8 @@ def test_transformer_decode_state_is_per_row_and_flags_overflow(batch):
         return mem, state
 
     (m0, s0), (m1, s1) = fed(0, 3), fed(1, 1)
-    np.testing.assert_array_equal(cat(s0, s1)["pos"], [3, 1])
+    for cache in cat(s0, s1):  # every layer's cache: each row at its own position
+        np.testing.assert_array_equal(cache.length, [3, 1])
     nxt = jnp.stack([tgt[0, 3], tgt[1, 1]])  # [2]
     both, _ = model.step(params, cat(m0, m1), cat(s0, s1), nxt)
     alone = jnp.concatenate(

@@ -9,9 +9,10 @@
 Letters: b batch, s source / t target positions, m model dim, h heads, d head dim.
 Post-LN (the paper) by default, pre-LN with config.pre_ln. share_embeddings uses ONE
 table for source, target and output (needs equal vocabularies). Incremental decoding:
-encode precomputes each decoder layer's cross-attention k/v [b, s, h, d]; the state holds
-one per-row KV cache per decoder layer and each row's position, so a step costs O(t · m)
-per layer; stepping past init_state's max_len sets the caches' overflow flags.
+encode precomputes each decoder layer's cross-attention k/v [b, s, h, d] and keeps the
+source padding mask in the form attention reads it, [b, 1, 1, s]; the state is one per-row
+KVCache per decoder layer (a tuple), whose length is each row's position, so a step costs
+O(t · m) per layer; stepping past init_state's max_len sets the caches' overflow flags.
 """
 
 import jax
@@ -39,7 +40,7 @@ from anatomy.sharding.axes import declare
 
 
 def default_config():
-    """Hyperparameters (DESIGN.md's 'Transformer d=128, 2+2 layers, FFN 512')."""
+    """Hyperparameters (docs/design.md, 'Default sizes': d=128, 2+2 layers, FFN 512)."""
     c = ml_collections.ConfigDict()
     c.d_model = 128  # model width m (embeddings, residual stream)
     c.n_heads = 4  # attention heads h (head dim d = m / h)
@@ -119,12 +120,12 @@ def build(config, src_vocab_size, tgt_vocab_size):
         return x, mask, self_w
 
     def encode(params, src, src_len):
-        """memory = {'kv': per decoder layer (k, v) [b, s, h, d], 'mask': [b, s] bool}."""
+        """memory = {'kv': per decoder layer (k, v) [b, s, h, d], 'mask': [b, 1, 1, s] bool}."""
         src, src_len = base.check_src(src, src_len, "transformer")
         x, mask, _ = _encode(params, src, src_len)
         return {
             "kv": tuple(decoder_memory_kv(p_layer, x) for p_layer in params["decoder"]),
-            "mask": mask[:, 0, 0, :],
+            "mask": mask,
         }
 
     def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
@@ -164,37 +165,38 @@ def build(config, src_vocab_size, tgt_vocab_size):
         return base.intermediates_or_logits(_logits(params, y), inter, return_intermediates)
 
     def init_state(params, memory, max_len):
-        """{'caches': per decoder layer an empty per-row KVCache [b, max_len, h, d],
-        'pos': [b] int32, the position of the next token of each row}.
+        """Per decoder layer an empty per-row KVCache [b, max_len, h, d] (a tuple).
 
-        Every leaf is batch-leading and truly per row (each row has its own position and
-        cache lengths), so states can be reordered or concatenated along the batch axis.
+        Every leaf is batch-leading and truly per row (each row has its own cache length,
+        the position of its next token), so states can be reordered or concatenated along
+        the batch axis.
         """
         b = memory["mask"].shape[0]
-        caches = tuple(
+        return tuple(
             init_cache(b, max_len, cfg.n_heads, m // cfg.n_heads, per_row=True)
             for _ in range(cfg.n_decoder_layers)
         )
-        return {"caches": caches, "pos": jnp.zeros((b,), jnp.int32)}
 
     def step(params, memory, state, tokens):
-        """One target position per row: tokens [b] -> (logits [b, V], state, caches appended).
+        """One target position per row: tokens [b] -> (logits [b, V], caches appended).
 
-        Row r is embedded at its own position pos[r] (== its caches' length). Past the
-        capacity the cache sets its overflow flag (decode.py raises) and the position's
-        encoding is NaN, so the logits are NaN: an overflow cannot pass unnoticed.
+        Row r is embedded at its own position, its caches' length (int32 [b]). Past the
+        capacity L the cache keeps length L and sets its overflow flag (decode.py raises);
+        position L has no encoding (NaN), so the logits are NaN: an overflow cannot pass
+        unnoticed.
         """
-        pos, caches = state["pos"], state["caches"]
-        pe = position_lookup(sinusoidal(caches[0].k.shape[1], m), pos)[:, None, :]  # [b, 1, m]
+        pos, cap = state[0].length, state[0].k.shape[1]  # [b] int32, L
+        pe = position_lookup(sinusoidal(cap, m), pos)[:, None, :]  # [b, 1, m]; NaN at pos L
         y = _embed(params["tgt_emb"], tokens[:, None], pe, None)  # [b, 1, m]
-        cross_mask = memory["mask"][:, None, None, :]  # [b, 1, 1, s]
-        new_caches = []
-        for p_layer, cache, kv in zip(params["decoder"], caches, memory["kv"]):
-            y, cache, _ = decoder_layer_step(p_layer, y, cache, kv, cross_mask, pre_ln=cfg.pre_ln)
-            new_caches.append(cache)
+        caches = []
+        for p_layer, cache, kv in zip(params["decoder"], state, memory["kv"]):
+            y, cache, _ = decoder_layer_step(
+                p_layer, y, cache, kv, memory["mask"], pre_ln=cfg.pre_ln
+            )
+            caches.append(cache)
         if cfg.pre_ln:
             y = layer_norm(params["dec_ln"], y)
-        return _logits(params, y[:, 0]), {"caches": tuple(new_caches), "pos": pos + 1}
+        return _logits(params, y[:, 0]), tuple(caches)
 
     return base.Translator(
         "transformer", cfg, src_vocab_size, tgt_vocab_size, init, apply, encode, init_state, step
