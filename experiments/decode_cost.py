@@ -7,6 +7,8 @@
                (causal mask), keeping the last position                            O(N²·d) + O(N·d²)
     kv_fixed   the KV step with a cache of fixed capacity max(N) holding N tokens:
                XLA's static shapes attend over every slot, so its cost is flat in N
+    window     the step with causal sliding-window attention of radius r: a rolling cache
+               of r+1 slots (anatomy.attention.window_append), the last r+1 tokens     O(r·d) + O(d²)
 
 Exponents are fitted on the total per-token FLOPs and on the N-dependent part
 (total minus the same program's cost at N = 1, i.e. minus the O(d²) projections/FFN),
@@ -27,11 +29,14 @@ from anatomy.attention import (
     init_ffn,
     init_layer_norm,
     init_mha,
+    init_window_cache,
     layer_norm,
     multi_head_attention,
     output_projection,
     project_kv,
     project_q,
+    window_append,
+    window_attend,
 )
 from anatomy.recurrence import LSTMState, init_lstm, lstm_cell
 from experiments import common
@@ -53,6 +58,15 @@ def block_step(params, x_t, cache):
     k_t, v_t = project_kv(params["attn"], x_t)  # [b, 1, h, d] each
     cache = append(cache, k_t, v_t)
     o, _ = attend(cache, project_q(params["attn"], x_t))  # [b, 1, h, d]
+    y = layer_norm(params["ln1"], x_t + output_projection(params["attn"], o))
+    return layer_norm(params["ln2"], y + ffn(params["ffn"], y)), cache
+
+
+def block_window_step(params, x_t, cache):
+    """block_step with sliding-window attention over a rolling cache of r+1 slots."""
+    k_t, v_t = project_kv(params["attn"], x_t)  # [b, 1, h, d] each
+    cache = window_append(cache, k_t, v_t)
+    o, _ = window_attend(cache, project_q(params["attn"], x_t))  # [b, 1, h, d]
     y = layer_norm(params["ln1"], x_t + output_projection(params["attn"], o))
     return layer_norm(params["ln2"], y + ffn(params["ffn"], y)), cache
 
@@ -81,15 +95,27 @@ def programs(cfg, n, capacity=None):
         kv = jax.random.normal(jax.random.PRNGKey(cfg.seed + 2), (2, b, cap, h, d // h))
         return c._replace(k=kv[0], v=kv[1], length=jnp.asarray(n - 1, jnp.int32))
 
+    window = init_window_cache(b, cfg.window_radius, h, d // h)
+    kv_w = jax.random.normal(jax.random.PRNGKey(cfg.seed + 4), (2,) + window.k.shape)
+    window = window._replace(k=kv_w[0], v=kv_w[1], length=jnp.asarray(n - 1, jnp.int32))
     prefix = jax.random.normal(jax.random.PRNGKey(cfg.seed + 3), (b, n, d))
     out = {
         "rnn": (lambda p, c, x: lstm_cell(p, c, x), (lstm, carry, x_t[:, 0])),
         "kv_cache": (block_step, (block, x_t, filled_cache(n))),
         "recompute": (block_prefix, (block, prefix)),
+        "window": (block_window_step, (block, x_t, window)),
     }
     if capacity is not None:
         out["kv_fixed"] = (block_step, (block, x_t, filled_cache(capacity)))
     return out
+
+
+def window_step_flops(cfg, radius):
+    """XLA FLOPs of one sliding-window decoder step with a rolling cache of radius+1 slots."""
+    block = init_block(jax.random.PRNGKey(cfg.seed), cfg)
+    cache = init_window_cache(cfg.batch, radius, cfg.n_heads, cfg.d // cfg.n_heads)
+    x_t = jnp.ones((cfg.batch, 1, cfg.d))
+    return probes.xla_cost(block_window_step, block, x_t, cache)["flops"]
 
 
 def rnn_step_flops(cfg, d):
@@ -104,6 +130,7 @@ EXPECTED = {
     "kv_cache": (1.0, "O(N·d)"),
     "recompute": (2.0, "O(N²·d)"),
     "kv_fixed": (0.0, "O(L_max·d), flat in N"),
+    "window": (0.0, "O(r·d), flat in N"),
 }
 
 
@@ -186,6 +213,15 @@ def run(config, workdir):
     f = fits(config, raw, base)
     rnn_d = [{"d": d, "flops": rnn_step_flops(config, d)} for d in config.d_grid]
     f["rnn_vs_d"] = probes.fit_power_law([r["d"] for r in rnn_d], [r["flops"] for r in rnn_d])
+    # the window step's attention part against the window: total minus the r = 0 step
+    win0 = window_step_flops(config, 0)
+    win_r = [
+        {"radius": r, "slots": r + 1, "flops": window_step_flops(config, r)}
+        for r in config.window_radius_grid
+    ]
+    f["window_vs_r"] = probes.fit_power_law(
+        [w["slots"] for w in win_r], [w["flops"] - win0 for w in win_r]
+    )
     png = plot(config, raw, workdir)
     rows = []
     for name, (expected, label) in EXPECTED.items():
@@ -203,6 +239,16 @@ def run(config, workdir):
                 probes.verdict(got, expected, config.tolerance),
             )
         )
+    got = f["window_vs_r"]["exponent"]
+    rows.append(
+        probes.Claim(
+            "window step's attention against the window r+1: O(r·d)",
+            "(r+1)^1",
+            f"(r+1)^{got:.3f} over r = {config.window_radius_grid[0]}..{config.window_radius_grid[-1]}",
+            probes.verdict(got, 1.0, config.tolerance),
+            "FLOPs of the step minus the same step with one slot (r = 0)",
+        )
+    )
     got = f["rnn_vs_d"]["exponent"]
     rows.append(
         probes.Claim(
@@ -230,6 +276,7 @@ def run(config, workdir):
         "raw": raw,
         "flops_at_n1": base,
         "rnn_vs_d": rnn_d,
+        "window_vs_r": win_r,
         "plots": [png],
         "table": probes.claims_json(rows),
     }

@@ -13,6 +13,8 @@ def get_config(preset=None):
     c.d = 64  # model width (LSTM hidden size = Transformer d_model)
     c.n_heads = 4  # attention heads
     c.ffn_mult = 4  # Transformer FFN inner width = ffn_mult · d
+    c.window_radius = 63  # sliding-window decoder: attends to the last r+1 tokens (r+1 cache slots)
+    c.window_radius_grid = [15, 31, 63, 127, 255]  # radii for the window step's FLOPs against r
     c.n_grid = [128, 256, 512, 1024, 2048, 4096]  # position N of the generated token
     c.d_grid = [32, 64, 128, 256, 512]  # widths for the RNN step's FLOPs against d (O(d²))
     c.warmup = 2  # untimed calls before timing
@@ -21,6 +23,8 @@ def get_config(preset=None):
     if preset == "quick":
         c.d = 32
         c.n_grid = [64, 128, 256]
+        c.window_radius = 15
+        c.window_radius_grid = [15, 31, 63]
         c.d_grid = [32, 64, 128]
         c.repeats = 3
         c.warmup = 1
