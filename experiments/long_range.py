@@ -7,6 +7,8 @@ pair is trained from scratch for the same number of Adam steps, with every model
 the same parameter budget:
 
     rnn / lstm / gru   embedding -> anatomy.recurrence.run -> linear readout
+    mingru / mamba     the same, the cell a linear recurrence (gates from x only) that
+                       run computes with jax.lax.associative_scan
     transformer        embedding + sinusoidal positions -> causal pre-LN encoder layers
                        (anatomy.attention) -> linear readout
 """

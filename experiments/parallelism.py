@@ -1,9 +1,12 @@
-"""parallelism: an LSTM layer against a self-attention layer, forward + backward, against N.
+"""parallelism: an LSTM layer against a self-attention layer, forward + backward, against N;
+and a minGRU (a linear recurrence) computed with jax.lax.scan and jax.lax.associative_scan.
 
 Per N: median wall time of jit(grad(loss)) (warm-up first, block_until_ready), the number of
 serial loop iterations in the compiled program (``known_trip_count`` of its while loops in
 the optimised HLO, multiplied through nesting; cross-checked against the jaxpr's scan
-lengths), and how busy the cores were (process CPU time / (wall · cores)).
+lengths), its serial depth (the critical path of the optimised HLO, probes.depth:
+N·c for a scan, about c·log N for an associative scan, flat for attention), and how busy
+the cores were (process CPU time / (wall · cores)).
 """
 
 import os
@@ -14,7 +17,8 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.attention import init_mha, multi_head_attention
-from anatomy.recurrence import LSTMState, init_lstm, lstm_recur
+from anatomy.probes.depth import hlo_critical_path
+from anatomy.recurrence import LSTMState, init_lstm, init_mingru, lstm_recur
 from anatomy.recurrence import run as run_cell
 from experiments import common
 from experiments.thresholds import speedup_verdict
@@ -28,19 +32,39 @@ def _attention_loss(params, x):
     return jnp.sum(multi_head_attention(params, x, x) ** 2)
 
 
+def _mingru_loss(parallel):
+    def loss(params, x):
+        return jnp.sum(run_cell("mingru", params, x, parallel=parallel)[1] ** 2)
+
+    return loss
+
+
 LAYERS = {
     "lstm": (_lstm_loss, lambda key, cfg: init_lstm(key, cfg.d, cfg.d)),
     "attention": (_attention_loss, lambda key, cfg: init_mha(key, cfg.d, cfg.n_heads)),
+    # the same minGRU, its linear recurrence h_t = a_t ⊙ h_{t-1} + b_t computed two ways
+    "mingru_scan": (_mingru_loss(False), lambda key, cfg: init_mingru(key, cfg.d, cfg.d)),
+    "mingru_assoc": (_mingru_loss(True), lambda key, cfg: init_mingru(key, cfg.d, cfg.d)),
 }
 
 
 def _flops(name, exe, params, x):
     """FLOPs of one forward+backward pass.
 
-    Attention: XLA's count of the compiled gradient program (it has no loops). LSTM: its
-    loops are counted once by XLA, so 3 × the loop-corrected forward cost (scan_cost), the
-    usual estimate of forward + backward.
+    Attention and minGRU with the associative scan: XLA's count of the compiled gradient
+    program (it has no loops). LSTM and minGRU with jax.lax.scan: their loops are counted once
+    by XLA, so 3 × the loop-corrected forward cost (scan_cost), the usual estimate of
+    forward + backward.
     """
+    if name == "mingru_scan":
+        z = jnp.ones((x.shape[0], params["w"].shape[1] // 2))  # [B, H]
+        fwd = probes.scan_cost(
+            lambda p, x: run_cell("mingru", p, x, parallel=False)[1],
+            (params, x),
+            lambda h, a, b: a * h + b,  # one step: h_t = a_t ⊙ h_{t-1} + b_t
+            (z, z, z),
+        )
+        return 3.0 * fwd["flops"]
     if name != "lstm":
         return probes.cost_of(exe)["flops"]
     b, d = x.shape[0], params["w_h"].shape[0]
@@ -66,6 +90,7 @@ def measure(cfg):
             x = jax.random.normal(jax.random.PRNGKey(cfg.seed + n), (cfg.batch, n, cfg.d))
             exe = probes.compiled(grad, params, x)  # one compile: read its HLO, then time it
             hlo_steps = probes.hlo_sequential_steps(exe.as_text())
+            depth = hlo_critical_path(exe.as_text())
             jaxpr_steps = probes.jaxpr_sequential_steps(grad, params, x)
             t = probes.time_fn(exe, params, x, warmup=cfg.warmup, repeats=cfg.repeats)
             flops = _flops(name, exe, params, x)
@@ -74,6 +99,7 @@ def measure(cfg):
                     n=n,
                     steps_hlo=hlo_steps,
                     steps_jaxpr=jaxpr_steps,
+                    depth=depth,
                     flops=flops,
                     gflops_per_s=flops / t["median_s"] / 1e9,
                     **t,
@@ -104,16 +130,91 @@ def analyse(cfg, raw):
             "attention": at[n0]["utilisation"],
         },
         "ratio_by_n": {r["n"]: ls[r["n"]]["median_s"] / r["median_s"] for r in attn},
+        **_linear_analysis(raw),
     }
 
 
+def _linear_analysis(raw):
+    """minGRU scan vs associative scan: loop steps per token, depth against N and log2 N."""
+    scan, assoc = raw["mingru_scan"], raw["mingru_assoc"]
+    ns = np.array([r["n"] for r in scan], float)
+    d_assoc = np.array([r["depth"] for r in assoc], float)
+    slope, icpt = np.polyfit(np.log2(ns), d_assoc, 1)  # depth = icpt + slope · log2 N
+    resid = d_assoc - (icpt + slope * np.log2(ns))
+    r2 = 1.0 - float(np.sum(resid**2) / max(np.sum((d_assoc - d_assoc.mean()) ** 2), 1e-12))
+    return {
+        "mingru_scan_steps_per_token": float(np.polyfit(ns, [r["steps_hlo"] for r in scan], 1)[0]),
+        "mingru_assoc_max_steps": max(r["steps_hlo"] for r in assoc),
+        "depth_per_token": {
+            k: float(np.polyfit(ns, [r["depth"] for r in raw[k]], 1)[0])
+            for k in ("lstm", "mingru_scan")
+        },
+        "depth_exponent": {
+            k: probes.fit_power_law(ns, [r["depth"] for r in raw[k]])["exponent"]
+            for k in ("mingru_scan", "mingru_assoc")
+        },
+        "assoc_depth_per_doubling": float(slope),
+        "assoc_depth_log2_r2": r2,
+        "attention_depth_range": [
+            min(r["depth"] for r in raw["attention"]),
+            max(r["depth"] for r in raw["attention"]),
+        ],
+        "mingru_scan_over_assoc_time": {
+            r["n"]: r["median_s"] / t["median_s"] for r, t in zip(scan, assoc)
+        },
+    }
+
+
+def _linear_claims(a, raw, cores):
+    """The claims about the minGRU's two computations (scan, associative scan)."""
+    e_scan, e_assoc = a["depth_exponent"]["mingru_scan"], a["depth_exponent"]["mingru_assoc"]
+    r2, per_doubling = a["assoc_depth_log2_r2"], a["assoc_depth_per_doubling"]
+    n_max = max(r["n"] for r in raw["mingru_scan"])
+    ratio = a["mingru_scan_over_assoc_time"][n_max]
+    return [
+        probes.Claim(
+            "minGRU with jax.lax.scan: N serial steps (forward) + N (backward)",
+            "2 steps per token",
+            f"{a['mingru_scan_steps_per_token']:.3f} per token",
+            probes.verdict(a["mingru_scan_steps_per_token"], 2.0, 1e-6),
+        ),
+        probes.Claim(
+            "minGRU with jax.lax.associative_scan: no serial loop over positions",
+            "0",
+            str(a["mingru_assoc_max_steps"]),
+            probes.holds(a["mingru_assoc_max_steps"] == 0),
+        ),
+        probes.Claim(
+            "associative scan: serial depth grows as log N",
+            "depth ≈ a + b·log2 N (R² ≥ 0.98, far below N^1)",
+            f"+{per_doubling:.0f} ops per doubling of N (R² {r2:.3f}), N^{e_assoc:.2f}",
+            probes.holds(r2 >= 0.98 and e_assoc <= 0.5),
+            "depth = critical path of the optimised HLO of grad (anatomy.probes.depth)",
+        ),
+        probes.Claim(
+            "scan: serial depth grows linearly in N",
+            "N^1",
+            f"N^{e_scan:.2f} ({a['depth_per_token']['mingru_scan']:.1f} ops per token)",
+            probes.verdict(e_scan, 1.0, 0.1),
+        ),
+        probes.Claim(
+            f"minGRU time, jax.lax.scan over associative scan (N={n_max})",
+            "> 1 where the hardware runs the log N levels' work in parallel",
+            f"{ratio:.2f}x on {cores} CPU cores",
+            probes.REPORTED,
+            "the associative scan does about twice the combine work in log N levels",
+        ),
+    ]
+
+
 def plot(cfg, raw, workdir):
-    fig, axes = common.new_figure(1, 3, figsize=(15, 4.5))
+    fig, axes = common.new_figure(1, 4, figsize=(20, 4.5))
     for name, rows in raw.items():
         n = [r["n"] for r in rows]
         axes[0].loglog(n, [r["median_s"] for r in rows], "o-", label=name)
         axes[1].plot(n, [r["steps_hlo"] for r in rows], "o-", label=name)
         axes[2].plot(n, [r["utilisation"] for r in rows], "o-", label=name)
+        axes[3].loglog(n, [r["depth"] for r in rows], "o-", label=name)
     axes[0].set(
         xlabel="N",
         ylabel="forward+backward wall time (s)",
@@ -130,9 +231,15 @@ def plot(cfg, raw, workdir):
         ylim=(0, 1.05),
         title=f"core utilisation ({raw['lstm'][0]['cores']} cores)",
     )
+    axes[3].set(
+        xlabel="N",
+        ylabel="critical path (dependent ops, compiled HLO)",
+        title="serial depth: scan ∝ N, associative scan ∝ log N",
+    )
     for a in axes:
         a.legend()
     common.grid_ticks(axes[0], cfg.n_grid)
+    common.grid_ticks(axes[3], cfg.n_grid)
     return common.save_plot(fig, workdir, "parallelism.png")
 
 
@@ -194,6 +301,7 @@ def run(config, workdir):
             f"N^{te['attention']['exponent']:.2f}",
             probes.holds(te["attention"]["exponent"] > 1.0),
         ),
+        *_linear_claims(a, raw, cores),
     ]
     results = {
         "config": config.to_dict(),
@@ -236,6 +344,17 @@ def run(config, workdir):
             for r, t in zip(raw["lstm"], raw["attention"])
         ],
     )
+    linear_table = common.markdown_table(
+        ("N", "scan s", "assoc. s", "scan steps", "assoc. steps")
+        + ("scan depth", "assoc. depth", "LSTM depth", "attention depth"),
+        [
+            (s_["n"], s_["median_s"], a_["median_s"], s_["steps_hlo"], a_["steps_hlo"])
+            + (s_["depth"], a_["depth"], ls_["depth"], at_["depth"])
+            for s_, a_, ls_, at_ in zip(
+                raw["mingru_scan"], raw["mingru_assoc"], raw["lstm"], raw["attention"]
+            )
+        ],
+    )
     notes = (
         f"One LSTM layer (anatomy.recurrence, hidden {config.d}) and one multi-head self-attention "
         f"layer (anatomy.attention, d_model {config.d}, {config.n_heads} heads), batch "
@@ -257,7 +376,12 @@ def run(config, workdir):
         "ratios are the robust output. 1-minute load average before/after this run: "
         f"{a['load_average_before_after'][0]:.1f} / {a['load_average_before_after'][1]:.1f} "
         f"on {cores} cores; with a load above the core count the utilisation is depressed by "
-        "time spent waiting for a core, not only by serial work."
+        "time spent waiting for a core, not only by serial work.\n"
+        f"* **minGRU** (anatomy.recurrence.mingru, hidden {config.d}): its gates read x only, so "
+        "h_t = a_t ⊙ h_{t-1} + b_t is linear and runs either as jax.lax.scan (N steps) or "
+        "jax.lax.associative_scan (no loop; log2 N levels). **Depth** is the critical path of "
+        "the optimised gradient program: the longest chain of dependent HLO instructions, a "
+        "fused chain counted op by op, a loop as trips × its body's path."
     )
     common.write_report(
         workdir,
@@ -265,6 +389,7 @@ def run(config, workdir):
         [
             ("Claims", probes.claims_markdown(rows)),
             ("Measurements", table),
+            ("minGRU: scan vs associative scan", linear_table),
             ("How it was measured", notes),
             ("Plot", f"![parallelism]({png})"),
         ],

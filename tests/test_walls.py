@@ -86,6 +86,18 @@ def test_parallelism_quick(tmp_path):
     assert all(r["steps_hlo"] == 0 for r in attn)
     for r in lstm + attn:  # timings: presence and sign only (their values depend on machine load)
         assert r["median_s"] > 0 and math.isfinite(r["utilisation"]) and r["utilisation"] >= 0
+    # minGRU: jax.lax.scan has the 2N-trip loops, the associative scan none; its depth (the
+    # compiled critical path) grows by about a constant per doubling of N, the scan's doubles
+    scan, assoc = res["raw"]["mingru_scan"], res["raw"]["mingru_assoc"]
+    assert [r["steps_hlo"] for r in scan] == [2 * r["n"] for r in scan]
+    assert all(r["steps_hlo"] == 0 for r in assoc)
+    ns = [r["n"] for r in scan]
+    assert all(b == 2 * a for a, b in zip(ns, ns[1:]))  # the quick grid doubles
+    d_scan, d_assoc = [r["depth"] for r in scan], [r["depth"] for r in assoc]
+    per_doubling = [b - a for a, b in zip(d_assoc, d_assoc[1:])]
+    assert min(per_doubling) > 0 and max(per_doubling) <= 1.5 * min(per_doubling)
+    assert all(b >= 1.8 * a for a, b in zip(d_scan, d_scan[1:]))
+    assert d_assoc[-1] < d_scan[-1] / 3
 
 
 def test_decode_cost_quick(tmp_path):
@@ -101,7 +113,7 @@ def test_decode_cost_quick(tmp_path):
 def test_long_range_quick(tmp_path):
     res = launch("long_range", tmp_path)
     models = res["models"]
-    assert set(models) == {"rnn", "lstm", "gru", "transformer"}
+    assert set(models) == {"rnn", "lstm", "gru", "mingru", "mamba", "transformer"}
     counts = [m["params"] for m in models.values()]
     assert max(counts) <= 1.25 * min(counts)  # equal parameter budget, within width granularity
     for m in models.values():

@@ -1,4 +1,5 @@
-"""long_range: accuracy of recalling the token k steps back, RNN vs LSTM vs GRU vs Transformer.
+"""long_range: accuracy of recalling the token k steps back: RNN, LSTM, GRU, minGRU, Mamba-style
+selective SSM, Transformer.
 
 Presets: default (about 3-5 minutes on 2 cores), 'quick' (tests).
 """
@@ -12,7 +13,8 @@ def get_config(preset=None):
     c.vocab = 8  # symbols; chance accuracy is 1/vocab
     c.k_grid = [1, 2, 4, 8, 16, 32]  # recall distances k: the target at position t is x_{t-k}
     c.extra_length = 24  # sequence length = max(k_grid) + extra_length (the same for every k)
-    c.models = ["rnn", "lstm", "gru", "transformer"]  # architectures compared
+    # architectures compared; mingru / mamba: linear recurrences (anatomy.recurrence.linear)
+    c.models = ("rnn", "lstm", "gru", "mingru", "mamba", "transformer")  # a tuple: overridable
     c.param_budget = 12000  # every model's size is chosen to come closest to this count
     c.embed = 16  # embedding width of the recurrent models (the Transformer uses d_model)
     c.n_heads = 2  # Transformer heads
