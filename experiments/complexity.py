@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from anatomy import probes
+from anatomy import conv, probes
 from anatomy.attention import (
     init_mha,
     multi_head_attention,
@@ -79,9 +79,9 @@ def attention_layer_cost(cfg, n, d):
 
 
 def conv_cost(cfg, n, d, width=None):
-    params = probes.init_conv1d(jax.random.PRNGKey(cfg.seed), d, d, width or cfg.kernel_fixed)
+    params = conv.init_conv1d(jax.random.PRNGKey(cfg.seed), d, d, width or cfg.kernel_fixed)
     x = _normal(jax.random.PRNGKey(cfg.seed + 1), (cfg.batch, n, d))
-    return probes.xla_cost(probes.conv1d, params, x)
+    return probes.xla_cost(conv.conv1d, params, x)
 
 
 def windowed_core_cost(cfg, n, d, radius=None):

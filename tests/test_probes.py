@@ -184,26 +184,6 @@ def test_time_fn_times_each_call_with_the_clocks_it_is_given():
         probes.time_fn(f, a, repeats=0)
 
 
-@pytest.mark.parametrize("causal", [False, True])
-def test_conv1d_matches_numpy_loop(rng, causal):
-    width, b, t, di, do = 4, 2, 7, 3, 5
-    params = probes.init_conv1d(jax.random.PRNGKey(0), di, do, width)
-    params["b"] = jnp.asarray(rng.normal(size=do), jnp.float32)
-    x = rng.normal(size=(b, t, di)).astype(np.float32)
-    got = probes.conv1d(params, jnp.asarray(x), causal=causal)
-    w, bias = np.asarray(params["w"], np.float64), np.asarray(params["b"], np.float64)
-    left = width - 1 if causal else (width - 1) // 2
-    want = np.zeros((b, t, do)) + bias
-    for i in range(t):
-        for kk in range(width):
-            j = i + kk - left
-            if 0 <= j < t:
-                want[:, i] += x[:, j].astype(np.float64) @ w[kk]
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    with pytest.raises(ValueError, match="conv1d"):
-        probes.conv1d(params, jnp.ones((2, 7, di + 1)))
-
-
 def test_fits_recover_known_laws():
     n = np.array([16, 32, 64, 128.0])
     f = probes.fit_power_law(n, 3 * n**1.7)

@@ -6,7 +6,6 @@ cost.py       XLA cost analysis (FLOPs, bytes) with while-loop trip-count correc
 timing.py     warm-up + median wall time, process CPU time -> core utilisation
 fitting.py    power-law exponents (log-log least squares), per-step rates
 claims.py     Claim rows, the one verdict vocabulary (HOLDS ... MISSING), their one writer
-layers.py     1-D convolution, for Table 1 (windowed attention: anatomy.attention)
 """
 
 from anatomy.probes.claims import (
@@ -46,10 +45,6 @@ from anatomy.probes.gradients import (
     sigma_max,
     spectral_radius,
 )
-from anatomy.probes.layers import (
-    conv1d,
-    init_conv1d,
-)
 from anatomy.probes.timing import n_cores, time_fn, timing_stats
 
 __all__ = [
@@ -86,8 +81,6 @@ __all__ = [
     "scale_to_sigma",
     "sigma_max",
     "spectral_radius",
-    "conv1d",
-    "init_conv1d",
     "n_cores",
     "time_fn",
     "timing_stats",
