@@ -15,6 +15,8 @@ Exponents are fitted on the total per-token FLOPs and on the N-dependent part
 which is the part the O(·) claims are about.
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -53,8 +55,11 @@ def init_block(key, cfg):
     }
 
 
-def block_step(params, x_t, cache):
-    """x_t [b, 1, m] with a KVCache of past keys/values -> (out [b, 1, m], new cache)."""
+def block_step(params, x_t, cache, *, append=append, attend=attend):
+    """x_t [b, 1, m] with a KVCache of past keys/values -> (out [b, 1, m], new cache).
+
+    append/attend: the cache's two operations (window_append/window_attend: a rolling cache).
+    """
     k_t, v_t = project_kv(params["attn"], x_t)  # [b, 1, h, d] each
     cache = append(cache, k_t, v_t)
     o, _ = attend(cache, project_q(params["attn"], x_t))  # [b, 1, h, d]
@@ -62,13 +67,7 @@ def block_step(params, x_t, cache):
     return layer_norm(params["ln2"], y + ffn(params["ffn"], y)), cache
 
 
-def block_window_step(params, x_t, cache):
-    """block_step with sliding-window attention over a rolling cache of r+1 slots."""
-    k_t, v_t = project_kv(params["attn"], x_t)  # [b, 1, h, d] each
-    cache = window_append(cache, k_t, v_t)
-    o, _ = window_attend(cache, project_q(params["attn"], x_t))  # [b, 1, h, d]
-    y = layer_norm(params["ln1"], x_t + output_projection(params["attn"], o))
-    return layer_norm(params["ln2"], y + ffn(params["ffn"], y)), cache
+block_window_step = functools.partial(block_step, append=window_append, attend=window_attend)
 
 
 def block_prefix(params, xs):

@@ -29,25 +29,12 @@ import numbers
 import jax
 import jax.numpy as jnp
 
+from anatomy.attention.masks import as_mask4
+
 
 def _check_block(name, n):
     if n is not None and (not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1):
         raise ValueError(f"chunked_attention: {name} must be a positive int or None, got {n!r}")
-
-
-def _as_mask4(mask, shape):
-    """A mask broadcastable to [b, h, q, k] as a 4-D bool array whose axes are 1 or full."""
-    m = jnp.asarray(mask, bool)
-    if m.ndim > 4:
-        raise ValueError(f"chunked_attention: mask must broadcast to [b,h,q,k], got {m.shape}")
-    m = m.reshape((1,) * (4 - m.ndim) + m.shape)
-    for axis, (got, want) in enumerate(zip(m.shape, shape)):
-        if got not in (1, want):
-            raise ValueError(
-                f"chunked_attention: mask shape {mask.shape} does not broadcast to "
-                f"[b, h, q, k] = {list(shape)} (axis {axis})"
-            )
-    return m
 
 
 def _pad_axis(x, axis, size, value=0):
@@ -243,7 +230,7 @@ def chunked_attention(
                 f"{kv_lengths.dtype} {kv_lengths.shape}"
             )
     if mask is not None:
-        mask = _as_mask4(mask, (b, h, q_len, k_len))
+        mask = as_mask4(mask, (b, h, q_len, k_len), "chunked_attention")
         mask = _pad_axis(_pad_axis(mask, 2, q_pad, False), 3, k_pad, False)
     static = (q_len, k_len, bool(causal), bq, bk)
     out = _attention(

@@ -53,6 +53,24 @@ def band_mask(q_len, k_len, radius):
     return (jnp.abs(dist) <= radius)[None, None]  # [1, 1, q, k]
 
 
+def as_mask4(mask, shape, who="mask"):
+    """A mask broadcastable to [b, h, q, k] = shape, as 4-D bool whose axes are 1 or full.
+
+    Raises ValueError (naming `who`) for a mask of more axes or an axis that is neither.
+    """
+    m = jnp.asarray(mask, bool)
+    if m.ndim > 4:
+        raise ValueError(f"{who}: mask must broadcast to [b, h, q, k], got {m.shape}")
+    m = m.reshape((1,) * (4 - m.ndim) + m.shape)
+    for axis, (got, want) in enumerate(zip(m.shape, shape)):
+        if got not in (1, want):
+            raise ValueError(
+                f"{who}: mask shape {jnp.shape(mask)} does not broadcast to "
+                f"[b, h, q, k] = {list(shape)} (axis {axis})"
+            )
+    return m
+
+
 def combine_masks(*masks):
     """Logical AND of masks (None entries skipped); None if all are None."""
     masks = [m for m in masks if m is not None]

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 
 from anatomy.attention.dot_product import scaled_dot_product
 from anatomy.attention.kv_cache import KVCache, init_cache
-from anatomy.attention.masks import combine_masks, masked_softmax
+from anatomy.attention.masks import as_mask4, combine_masks, masked_softmax
 from anatomy.attention.multihead import output_projection, project_kv, project_q
 
 
@@ -51,18 +51,7 @@ def window_indices(q_len, k_len, radius, *, causal=False):
 
 def _window_mask(mask, idx, shape):
     """A mask broadcastable to [b, h, q, k], read at the window's keys -> [b|1, h|1, q|1, w|1]."""
-    m = jnp.asarray(mask, bool)
-    if m.ndim > 4:
-        raise ValueError(
-            f"sliding_window_attention: mask must broadcast to [b,h,q,k], got {m.shape}"
-        )
-    m = m.reshape((1,) * (4 - m.ndim) + m.shape)
-    for axis, (got, want) in enumerate(zip(m.shape, shape)):
-        if got not in (1, want):
-            raise ValueError(
-                f"sliding_window_attention: mask shape {mask.shape} does not broadcast to "
-                f"[b, h, q, k] = {list(shape)} (axis {axis})"
-            )
+    m = as_mask4(mask, shape, "sliding_window_attention")
     if m.shape[3] == 1:  # the same answer for every key
         return m
     if m.shape[2] == 1:  # a key mask (e.g. padding_mask): gather it per query window
