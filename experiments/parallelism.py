@@ -1,5 +1,7 @@
 """parallelism: an LSTM layer against a self-attention layer, forward + backward, against N;
-and a minGRU (a linear recurrence) computed with jax.lax.scan and jax.lax.associative_scan.
+a minGRU (a linear recurrence) computed with jax.lax.scan and jax.lax.associative_scan; and a
+stack of GLU convolutions (experiments/parallelism_conv.py: no loop, but a receptive field
+of 1 + L·(K-1) positions).
 
 Per N: median wall time of jit(grad(loss)) (warm-up first, block_until_ready), the number of
 serial loop iterations in the compiled program (``known_trip_count`` of its while loops in
@@ -16,11 +18,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from anatomy import probes
-from anatomy.attention import init_mha, multi_head_attention
+from anatomy.attention import init_mha, multi_head_attention, project_kv, project_q
+from anatomy.attention.chunked import chunked_attention
 from anatomy.probes.depth import hlo_critical_path
 from anatomy.recurrence import LSTMState, init_lstm, init_mingru, lstm_recur
 from anatomy.recurrence import run as run_cell
-from experiments import common
+from experiments import common, parallelism_conv
 from experiments.thresholds import speedup_verdict
 
 
@@ -45,6 +48,7 @@ LAYERS = {
     # the same minGRU, its linear recurrence h_t = a_t ⊙ h_{t-1} + b_t computed two ways
     "mingru_scan": (_mingru_loss(False), lambda key, cfg: init_mingru(key, cfg.d, cfg.d)),
     "mingru_assoc": (_mingru_loss(True), lambda key, cfg: init_mingru(key, cfg.d, cfg.d)),
+    "conv": (parallelism_conv.loss, parallelism_conv.init),  # ConvS2S's GLU blocks
 }
 
 
@@ -109,6 +113,26 @@ def measure(cfg):
     return out
 
 
+def chunked_steps(cfg):
+    """Serial loop trips of jit(grad) of chunked self-attention per N, from the compiled HLO.
+
+    chunked_attention scans key blocks of cfg.chunk_block_k keys, once forward and once in its
+    recomputing backward: 2·ceil(N / block_k) serial steps, each a whole block of keys.
+    """
+    params = init_mha(jax.random.PRNGKey(cfg.seed), cfg.d, cfg.n_heads)
+
+    def loss(p, x):
+        k, v = project_kv(p, x)
+        return jnp.sum(chunked_attention(project_q(p, x), k, v, block_k=cfg.chunk_block_k) ** 2)
+
+    rows = []
+    for n in cfg.n_grid:
+        x = jax.ShapeDtypeStruct((cfg.batch, n, cfg.d), jnp.float32)
+        steps = probes.compiled_sequential_steps(jax.grad(loss, argnums=(0, 1)), params, x)
+        rows.append({"n": n, "steps_hlo": steps, "key_blocks": -(-n // cfg.chunk_block_k)})
+    return rows
+
+
 def analyse(cfg, raw):
     lstm, attn = raw["lstm"], raw["attention"]
     ns = [r["n"] for r in lstm]
@@ -131,6 +155,7 @@ def analyse(cfg, raw):
         },
         "ratio_by_n": {r["n"]: ls[r["n"]]["median_s"] / r["median_s"] for r in attn},
         **_linear_analysis(raw),
+        **parallelism_conv.analysis(cfg, raw),
     }
 
 
@@ -247,6 +272,7 @@ def run(config, workdir):
     """Measure, analyse, write results.json, parallelism.png and report.md."""
     load_before = os.getloadavg()
     raw = measure(config)
+    chunked = chunked_steps(config)
     a = analyse(config, raw)
     a["load_average_before_after"] = [load_before[0], os.getloadavg()[0]]
     png = plot(config, raw, workdir)
@@ -269,6 +295,13 @@ def run(config, workdir):
             "0",
             str(a["attention_max_steps"]),
             probes.holds(a["attention_max_steps"] == 0),
+        ),
+        claim(
+            f"chunked attention: serial steps are its key blocks (block_k = {config.chunk_block_k}), not N",
+            "2·ceil(N / block_k) (forward + backward)",
+            ", ".join(f"N={r['n']}: {r['steps_hlo']}" for r in chunked),
+            probes.holds(all(r["steps_hlo"] == 2 * r["key_blocks"] for r in chunked)),
+            "loop trips of the compiled gradient; a block of keys per step, all queries at once",
         ),
         claim(
             f"attention trains 5-10x faster than an LSTM at N={n0} (chapter: N=512, GPU)",
@@ -302,11 +335,13 @@ def run(config, workdir):
             probes.holds(te["attention"]["exponent"] > 1.0),
         ),
         *_linear_claims(a, raw, cores),
+        *parallelism_conv.claims(config, a),
     ]
     results = {
         "config": config.to_dict(),
         "analysis": a,
         "raw": raw,
+        "chunked_attention_steps": chunked,
         "plots": [png],
         "table": probes.claims_json(rows),
     }

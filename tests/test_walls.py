@@ -84,6 +84,8 @@ def test_parallelism_quick(tmp_path):
     assert [r["steps_hlo"] for r in lstm] == [2 * r["n"] for r in lstm]
     assert [r["steps_jaxpr"] for r in lstm] == [r["steps_hlo"] for r in lstm]
     assert all(r["steps_hlo"] == 0 for r in attn)
+    chunked = res["chunked_attention_steps"]  # a loop over key blocks, forward and backward
+    assert [r["steps_hlo"] for r in chunked] == [2 * -(-r["n"] // 16) for r in chunked]
     for r in lstm + attn:  # timings: presence and sign only (their values depend on machine load)
         assert r["median_s"] > 0 and math.isfinite(r["utilisation"]) and r["utilisation"] >= 0
     # minGRU: jax.lax.scan has the 2N-trip loops, the associative scan none; its depth (the
