@@ -1,0 +1,190 @@
+"""report's sources: where each sub-experiment's results.json is, what it must contain,
+collecting or running it, and publishing its plots beside the report.
+
+REQUIRED names, per experiment, the key paths of results.json the report's rows read
+(experiments/report_rows.py); a collected file missing one fails with the file and the key.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import json
+import os
+import shutil
+from typing import NamedTuple
+
+from anatomy.errors import BadInputError
+
+# keys every collected results.json must have, read from each experiment's run();
+# '*' stands for every key of the dict at that level
+REQUIRED = {
+    "gradient_decay": [
+        ("config", "fit_max_distance"),
+        ("rates", "lstm"),
+        ("rates", "attention"),
+        ("rnn", "*", "regime"),
+        ("rnn", "*", "sigma"),
+        ("rnn", "*", "fit", "rate"),
+        ("other", "attention", "far_over_near"),
+    ],
+    "long_range": [
+        ("k_grid",),
+        ("chance",),
+        ("models", "*", "accuracy"),
+        ("models", "*", "params"),
+    ],
+    "parallelism": [
+        ("analysis", k)
+        for k in (
+            "lstm_steps_per_token",
+            "attention_max_steps",
+            "ratio_n",
+            "ratio_lstm_over_attention",
+        )
+    ]
+    + [
+        ("analysis", "utilisation_at_ratio_n", "lstm"),
+        ("analysis", "utilisation_at_ratio_n", "attention"),
+        ("raw", "lstm"),
+    ],
+    "complexity": [
+        ("fits", layer, axis, "exponent")
+        for layer in ("recurrent", "attention_core")
+        for axis in ("N", "d")
+    ],
+    "decode_cost": [
+        ("fits", "rnn", "flops_n_dependent", "exponent"),
+        ("fits", "kv_cache", "flops_n_dependent", "exponent"),
+        ("fits", "recompute", "flops_n_dependent", "exponent"),
+        ("fits", "rnn", "latency", "exponent"),
+        ("fits", "kv_cache", "latency", "exponent"),
+        ("fits", "rnn_vs_d", "exponent"),
+    ],
+    "rnn_vs_attn": [
+        ("models", "*", k)
+        for k in (
+            "params",
+            "train_seconds",
+            "tokens_per_second",
+            "bleu",
+            "bleu_by_length",
+            "count_by_length",
+        )
+    ],
+}
+
+
+class Source(NamedTuple):
+    """One sub-experiment's results: where from, how obtained ('collected' | 'ran' | 'missing')."""
+
+    name: str
+    workdir: str
+    status: str
+    results: dict | None
+
+
+def check_keys(results, name: str, path: str) -> None:
+    """Raise ValueError naming the file and the first key of REQUIRED[name] that is missing."""
+
+    def walk(node, keys, trail):
+        if not keys:
+            return
+        key, rest = keys[0], keys[1:]
+        if key == "*":
+            if not isinstance(node, dict) or not node:
+                raise BadInputError(
+                    f"report: {path} is malformed: {'.'.join(trail) or 'top level'} "
+                    "should be a non-empty dict (written by "
+                    f"experiments/{name}.py)"
+                )
+            for k, v in node.items():
+                walk(v, rest, trail + [k])
+            return
+        if not isinstance(node, dict) or key not in node:
+            raise BadInputError(
+                f"report: {path} is malformed: missing key {'.'.join(trail + [key])!r} "
+                f"(written by experiments/{name}.py; rerun it, or pass "
+                f"--config.rerun=True)"
+            )
+        walk(node[key], rest, trail + [key])
+
+    for keys in REQUIRED.get(name, []):
+        walk(results, list(keys), [])
+
+
+def load_results(name: str, workdir: str) -> dict:
+    """workdir/results.json of experiment `name`, checked against REQUIRED (clear errors)."""
+    path = os.path.join(workdir, "results.json")
+    if not os.path.isfile(path):
+        raise BadInputError(f"report: no results file {path} for experiment {name!r}")
+    try:
+        with open(path) as f:
+            results = json.load(f)
+    except json.JSONDecodeError as e:
+        raise BadInputError(
+            f"report: {path} is not valid JSON ({e}); rerun experiment {name!r}"
+        ) from e
+    check_keys(results, name, path)
+    return results
+
+
+def run_experiment(name: str, preset: str, workdir: str) -> dict:
+    """experiments.<name>.run(get_config(preset), workdir), in this process."""
+    config = importlib.import_module(f"experiments.configs.{name}").get_config(preset or None)
+    os.makedirs(workdir, exist_ok=True)
+    importlib.import_module(f"experiments.{name}").run(config, workdir)
+    return load_results(name, workdir)  # what was written, read back as a collected one would be
+
+
+def source_dir(config, name: str, workdir: str) -> str:
+    where = config.sources[name] if name in config.sources else ""
+    return where or os.path.join(workdir, name)
+
+
+def gather(config, workdir: str) -> dict[str, Source]:
+    """Collect every existing results.json first (a malformed one fails before any run), then run."""
+    unknown = [n for n in config.experiments if n not in REQUIRED]
+    if unknown:
+        raise BadInputError(
+            f"report: unknown experiments {unknown}; choose from {sorted(REQUIRED)}"
+        )
+    sources, to_run = {}, []
+    for name in config.experiments:
+        sub = source_dir(config, name, workdir)
+        if not config.rerun and os.path.isfile(os.path.join(sub, "results.json")):
+            sources[name] = Source(name, sub, "collected", load_results(name, sub))
+        elif config.rerun or config.run_missing:
+            to_run.append((name, sub))
+        else:
+            sources[name] = Source(name, sub, "missing", None)
+    for name, sub in to_run:
+        print(
+            f"report: running {name} ({config.preset or 'default'} preset) into {sub}", flush=True
+        )
+        sources[name] = Source(name, sub, "ran", run_experiment(name, config.preset, sub))
+    return {n: sources[n] for n in config.experiments}
+
+
+def publish(src: Source, workdir: str, copy: bool) -> dict:
+    """Links (relative to workdir) to the source's PNGs and report.md, copying them if needed.
+
+    A source inside the report's workdir is linked in place; one outside is copied into
+    workdir/<name>/ (copy=True) so the report folder stands alone, or linked by relative path.
+    """
+    sub, here = os.path.abspath(src.workdir), os.path.abspath(workdir)
+    files = sorted(glob.glob(os.path.join(sub, "*.png")))
+    report = os.path.join(sub, "report.md")
+    files += [report] if os.path.isfile(report) else []
+    inside = os.path.commonpath([sub, here]) == here
+    if copy and not inside:
+        dest = os.path.join(here, src.name)
+        os.makedirs(dest, exist_ok=True)
+        for f in files:
+            shutil.copy2(f, dest)
+        files = [os.path.join(dest, os.path.basename(f)) for f in files]
+    links = [os.path.relpath(f, here) for f in files]
+    return {
+        "plots": [p for p in links if p.endswith(".png")],
+        "report": next((p for p in links if p.endswith("report.md")), None),
+    }
