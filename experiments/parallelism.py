@@ -1,7 +1,5 @@
 """parallelism: an LSTM layer against a self-attention layer, forward + backward, against N;
-a minGRU (a linear recurrence) computed with jax.lax.scan and jax.lax.associative_scan; and a
-stack of GLU convolutions (experiments/parallelism_conv.py: no loop, but a receptive field
-of 1 + L·(K-1) positions).
+and a minGRU (a linear recurrence) computed with jax.lax.scan and jax.lax.associative_scan.
 
 Per N: median wall time of jit(grad(loss)) (warm-up first, block_until_ready), the number of
 serial loop iterations in the compiled program (``known_trip_count`` of its while loops in
@@ -23,7 +21,7 @@ from anatomy.attention.chunked import chunked_attention
 from anatomy.probes.depth import hlo_critical_path
 from anatomy.recurrence import LSTMState, init_lstm, init_mingru, lstm_recur
 from anatomy.recurrence import run as run_cell
-from experiments import common, parallelism_conv
+from experiments import common
 from experiments.thresholds import speedup_verdict
 
 
@@ -48,7 +46,6 @@ LAYERS = {
     # the same minGRU, its linear recurrence h_t = a_t ⊙ h_{t-1} + b_t computed two ways
     "mingru_scan": (_mingru_loss(False), lambda key, cfg: init_mingru(key, cfg.d, cfg.d)),
     "mingru_assoc": (_mingru_loss(True), lambda key, cfg: init_mingru(key, cfg.d, cfg.d)),
-    "conv": (parallelism_conv.loss, parallelism_conv.init),  # ConvS2S's GLU blocks
 }
 
 
@@ -155,7 +152,6 @@ def analyse(cfg, raw):
         },
         "ratio_by_n": {r["n"]: ls[r["n"]]["median_s"] / r["median_s"] for r in attn},
         **_linear_analysis(raw),
-        **parallelism_conv.analysis(cfg, raw),
     }
 
 
@@ -335,7 +331,6 @@ def run(config, workdir):
             probes.holds(te["attention"]["exponent"] > 1.0),
         ),
         *_linear_claims(a, raw, cores),
-        *parallelism_conv.claims(config, a),
     ]
     results = {
         "config": config.to_dict(),
