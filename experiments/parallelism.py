@@ -1,5 +1,7 @@
 """parallelism: an LSTM layer against a self-attention layer, forward + backward, against N;
-and a minGRU (a linear recurrence) computed with jax.lax.scan and jax.lax.associative_scan.
+a minGRU (a linear recurrence) computed with jax.lax.scan and jax.lax.associative_scan; and a
+stack of GLU convolutions (experiments/parallelism_conv.py: no loop, but a receptive field
+of 1 + L·(K-1) positions).
 
 Per N: median wall time of jit(grad(loss)) (warm-up first, block_until_ready), the number of
 serial loop iterations in the compiled program (``known_trip_count`` of its while loops in
@@ -21,8 +23,8 @@ from anatomy.attention.chunked import chunked_attention
 from anatomy.probes.depth import hlo_critical_path
 from anatomy.recurrence import LSTMState, init_lstm, init_mingru, lstm_recur
 from anatomy.recurrence import run as run_cell
-from experiments import common
-from experiments.thresholds import speedup_verdict
+from experiments import common, parallelism_conv
+from experiments.thresholds import LOG_DEPTH_EXPONENT, LOG_DEPTH_R2, speedup_verdict
 
 
 def _lstm_loss(params, x):
@@ -46,6 +48,7 @@ LAYERS = {
     # the same minGRU, its linear recurrence h_t = a_t ⊙ h_{t-1} + b_t computed two ways
     "mingru_scan": (_mingru_loss(False), lambda key, cfg: init_mingru(key, cfg.d, cfg.d)),
     "mingru_assoc": (_mingru_loss(True), lambda key, cfg: init_mingru(key, cfg.d, cfg.d)),
+    "conv": (parallelism_conv.loss, parallelism_conv.init),  # ConvS2S's GLU blocks
 }
 
 
@@ -152,6 +155,7 @@ def analyse(cfg, raw):
         },
         "ratio_by_n": {r["n"]: ls[r["n"]]["median_s"] / r["median_s"] for r in attn},
         **_linear_analysis(raw),
+        **parallelism_conv.analysis(cfg, raw),
     }
 
 
@@ -207,9 +211,9 @@ def _linear_claims(a, raw, cores):
         ),
         probes.Claim(
             "associative scan: serial depth grows as log N",
-            "depth ≈ a + b·log2 N (R² ≥ 0.98, far below N^1)",
+            f"depth ≈ a + b·log2 N (R² ≥ {LOG_DEPTH_R2}, ≤ N^{LOG_DEPTH_EXPONENT})",
             f"+{per_doubling:.0f} ops per doubling of N (R² {r2:.3f}), N^{e_assoc:.2f}",
-            probes.holds(r2 >= 0.98 and e_assoc <= 0.5),
+            probes.holds(r2 >= LOG_DEPTH_R2 and e_assoc <= LOG_DEPTH_EXPONENT),
             "depth = critical path of the optimised HLO of grad (anatomy.probes.depth)",
         ),
         probes.Claim(
@@ -331,6 +335,7 @@ def run(config, workdir):
             probes.holds(te["attention"]["exponent"] > 1.0),
         ),
         *_linear_claims(a, raw, cores),
+        *parallelism_conv.claims(config, a),
     ]
     results = {
         "config": config.to_dict(),

@@ -33,6 +33,8 @@ MIN_BLEU = 10.0  # below this overall BLEU a model has not learned: no quality c
 SPEEDUP_RANGE = (5.0, 10.0)  # the chapter's wall-clock claim: attention 5-10x faster ...
 SPEEDUP_N = 512  # ... at N = 512
 CORES_MARGIN = 0.1  # attention must keep this many more cores busy than the LSTM
+LOG_DEPTH_R2 = 0.98  # associative scan: depth = a + b·log2 N fits with R² >= this ...
+LOG_DEPTH_EXPONENT = 0.5  # ... and its power-law exponent in N is <= this (a scan's is 1)
 
 
 def thresholds_markdown() -> str:
@@ -58,6 +60,11 @@ def thresholds_markdown() -> str:
             f"* Quality and cost: the Transformer's BLEU within {BLEU_TIE:g} of the best RNN model's "
             f"or above holds when its training time is no longer, holds with a caveat when it is; "
             f"behind in BLEU, or below {MIN_BLEU:g} BLEU for every model, it does not hold.",
+            f"* Linear recurrences (minGRU): with jax.lax.scan {STEPS_TOL}-exact 2 loop steps "
+            "per token (fwd+bwd); with jax.lax.associative_scan no loop and a compiled depth "
+            f"a + b·log2 N (R² ≥ {LOG_DEPTH_R2}, N^e with e ≤ {LOG_DEPTH_EXPONENT}). Their "
+            f"recall: ≥ the LSTM's − {RECALL_MARGIN} at the farthest k where the LSTM is well "
+            f"above chance ({NOT_SHOWN} if it is at none).",
             f"* Verdicts: {', '.join(VERDICTS)}.",
         ]
     )
@@ -168,3 +175,21 @@ def quality_cost_verdict(t_bleu, t_seconds, rnn_bleu, rnn_seconds) -> str:
     if not level:
         return FAILS
     return HOLDS if cheaper else CAVEAT
+
+
+def log_depth_verdict(scan_steps_per_token, assoc_steps, r2, exponent) -> str:
+    """A linear recurrence two ways: jax.lax.scan runs 2 loop steps per token (fwd + bwd), the
+    associative scan none, with a compiled depth that grows as log N (R² >= LOG_DEPTH_R2 for
+    a + b·log2 N, power-law exponent <= LOG_DEPTH_EXPONENT)."""
+    if not _finite(scan_steps_per_token, r2, exponent):
+        return FAILS
+    loops = abs(scan_steps_per_token - 2.0) <= STEPS_TOL and assoc_steps == 0
+    return HOLDS if loops and r2 >= LOG_DEPTH_R2 and exponent <= LOG_DEPTH_EXPONENT else FAILS
+
+
+def linear_recall_verdict(acc, lstm_acc, lstm_recalls) -> str:
+    """A linear recurrence's recall against the LSTM's at the farthest k where the LSTM is
+    well above chance: NOT_SHOWN if there is no such k, else HOLDS if acc >= lstm − margin."""
+    if not lstm_recalls:
+        return NOT_SHOWN
+    return HOLDS if _finite(acc, lstm_acc) and acc >= lstm_acc - RECALL_MARGIN else FAILS

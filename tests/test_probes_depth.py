@@ -5,8 +5,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from anatomy import probes
 from anatomy import recurrence as rec
 from anatomy.probes.depth import compiled_critical_path
+from experiments import thresholds
 
 X = jnp.asarray(np.random.default_rng(0).normal(size=(4, 8)), jnp.float32)
 
@@ -42,3 +44,15 @@ def test_associative_scan_depth_grows_by_a_constant_per_doubling():
     steps = np.diff(depth)
     assert steps.min() > 0 and steps.max() <= 1.5 * steps.min(), depth
     assert depth[-1] < 128  # far below one op per position
+
+
+def test_log_depth_and_linear_recall_verdicts():
+    assert thresholds.log_depth_verdict(2.0, 0, 0.999, 0.3) == probes.HOLDS
+    assert thresholds.log_depth_verdict(2.0, 3, 0.999, 0.3) == probes.FAILS  # a loop left
+    assert thresholds.log_depth_verdict(2.0, 0, 0.999, 0.9) == probes.FAILS  # ~linear depth
+    assert thresholds.log_depth_verdict(2.0, 0, 0.90, 0.3) == probes.FAILS  # not log-shaped
+    assert thresholds.log_depth_verdict(1.0, 0, 0.999, 0.3) == probes.FAILS  # scan not 2/token
+    assert thresholds.log_depth_verdict(float("nan"), 0, 0.999, 0.3) == probes.FAILS
+    assert thresholds.linear_recall_verdict(0.5, 0.9, []) == probes.NOT_SHOWN
+    assert thresholds.linear_recall_verdict(0.89, 0.9, [4]) == probes.HOLDS
+    assert thresholds.linear_recall_verdict(0.8, 0.9, [4]) == probes.FAILS
