@@ -100,6 +100,11 @@ def test_parallelism_quick(tmp_path):
     assert min(per_doubling) > 0 and max(per_doubling) <= 1.5 * min(per_doubling)
     assert all(b >= 1.8 * a for a, b in zip(d_scan, d_scan[1:]))
     assert d_assoc[-1] < d_scan[-1] / 3
+    # the GLU conv stack: no loop, the same depth at every N, a field of 1 + L·(K-1) positions
+    conv_rows, a = res["raw"]["conv"], res["analysis"]
+    assert all(r["steps_hlo"] == 0 for r in conv_rows)
+    assert len({r["depth"] for r in conv_rows}) == 1 and conv_rows[0]["depth"] > 0
+    assert a["conv_receptive_field"] == {str(n): 1 + 2 * n for n in range(1, 5)}  # K = 3
 
 
 def test_decode_cost_quick(tmp_path):

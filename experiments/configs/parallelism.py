@@ -12,6 +12,8 @@ def get_config(preset=None):
     c.batch = 8  # sequences per step (the only parallel axis an RNN has)
     c.d = 128  # model width: LSTM hidden size = attention d_model
     c.n_heads = 4  # attention heads
+    c.conv_layers = 4  # GLU convolution blocks in the conv row (ConvS2S's layer)
+    c.kernel_size = 3  # their kernel width K: receptive field 1 + conv_layers·(K-1)
     c.n_grid = [64, 128, 256, 512, 1024, 2048]  # sequence lengths N
     c.n_ratio = 512  # N at which the LSTM/attention time ratio is reported (the chapter's 5-10x)
     c.chunk_block_k = 32  # key block of chunked attention, whose serial steps are counted per N
