@@ -20,6 +20,7 @@ import torch
 
 from anatomy import attention as att
 from anatomy import recurrence as rec
+from anatomy.recurrence.fused import run_lstm
 from benchmarks import mapping
 
 
@@ -153,6 +154,8 @@ def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
     for hoist in (True, False):
         label = "anatomy" if hoist else "anatomy hoist=False"
         impls[label] = _jax_impl(lambda p_, x_, h=hoist: rec.run(cell, p_, x_, hoist=h)[1], p, x, g)
+    if cell == "lstm":  # the custom-VJP path (one matmul per backward step), an option
+        impls["anatomy fused VJP"] = _jax_impl(lambda p_, x_: run_lstm(p_, x_)[1], p, x, g)
 
     t_mod = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(d_in, d_hidden, batch_first=True)
     t_mod.load_state_dict(mapping.torch_rnn_state(p))
@@ -316,8 +319,9 @@ def encoder_case(batch, n, d_model, n_heads, d_ff, rng):
 PRESETS = {
     # name: recurrent (B, [T], D=H), sdpa (b, h, [N], d), mha/encoder (B, N, m, heads, f)
     "full": {
-        "rnn": (32, (64, 256), 256),
+        "rnn": (32, (64, 256, 500), 256),
         "sdpa": (8, 8, (128, 512), 64),
+        "sdpa_long": (1, 8, (2048,), 64),  # batch 1: the [b, h, N, N] weights are 128 MB
         "layer": (16, 128, 256, 4, 1024),
     },
     "quick": {"rnn": (16, (32,), 128), "sdpa": (4, 4, (128,), 64), "layer": (8, 64, 128, 4, 512)},
@@ -334,6 +338,9 @@ def build_cases(preset="full", seed=0):
     cases = [rnn_case(c, b_rnn, t, d_rnn, d_rnn, rng) for c in ("lstm", "gru") for t in times]
     b, h, lengths, d = cfg["sdpa"]
     cases += [sdpa_case(b, h, n, d, rng) for n in lengths]
+    if "sdpa_long" in cfg:
+        b, h, lengths, d = cfg["sdpa_long"]
+        cases += [sdpa_case(b, h, n, d, rng) for n in lengths]
     bl, nl, m, heads, f = cfg["layer"]
     cases += [mha_case(bl, nl, m, heads, rng), encoder_case(bl, nl, m, heads, f, rng)]
     return cases

@@ -179,6 +179,8 @@ def render(meta, peak, cases, errors, paths, times, translators=None):
                 _ratio(t, "anatomy", "torch fast path"),
                 _ratio(t, "anatomy", "flax"),
                 _ratio(t, "anatomy hoist=False", "anatomy"),
+                _ratio(t, "anatomy fused VJP", "anatomy"),
+                _ratio(t, "anatomy fused VJP", "torch"),
                 flops / a / 1e9,
                 100.0 * flops / a / 1e9 / peak_best,
             ]
@@ -197,6 +199,8 @@ def render(meta, peak, cases, errors, paths, times, translators=None):
                 "/ torch fast path",
                 "/ flax",
                 "hoist=False / hoist=True",
+                "fused VJP / hoist=True",
+                "fused VJP / torch",
                 "anatomy GFLOP/s",
                 "% of peak",
             ],

@@ -76,7 +76,7 @@ def translator_cases():
     [
         ("Transformer train step", ("torch", "flax")),
         ("RNNsearch train step", ("torch",)),
-        ("greedy decoding", ("anatomy recompute", "torch recompute")),
+        ("greedy decoding", ("anatomy recompute", "torch recompute 1 thread")),
     ],
 )
 def test_translator_pairs_do_the_same_work(translator_cases, name, peers):

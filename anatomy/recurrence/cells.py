@@ -137,14 +137,20 @@ def lstm_project(params, x):
     return _project(params, x, "b")
 
 
-def lstm_recur(params, carry, xw):
-    """One LSTM step from the projected input xw [B, 4H]; see ``lstm_cell``."""
-    h, c = carry
-    gates = xw + h @ params["w_h"]  # [B, 4H], one fused matmul
+def lstm_update(c, gates):
+    """The LSTM's elementwise part: cell state c [B, H] and pre-activations gates [B, 4H]
+    (x W_x + h W_h + b, order i, f, g, o) -> LSTMState(h, c) of the step; see ``lstm_cell``."""
     i, f, g, o = jnp.split(gates, 4, axis=-1)  # 4 x [B, H]
     c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
     h = jax.nn.sigmoid(o) * jnp.tanh(c)
-    return LSTMState(h, c), h
+    return LSTMState(h, c)
+
+
+def lstm_recur(params, carry, xw):
+    """One LSTM step from the projected input xw [B, 4H]; see ``lstm_cell``."""
+    h, c = carry
+    new = lstm_update(c, xw + h @ params["w_h"])  # [B, 4H], one fused matmul
+    return new, new.h
 
 
 def lstm_cell(params, carry, x):

@@ -1,0 +1,79 @@
+"""The recurrent fast paths against the plain path: values and gradients, fresh random inputs.
+
+anatomy.recurrence.fused.run_lstm (custom VJP: one matmul per backward step, the weight
+gradient as one matmul after the scan) must compute what scan.run('lstm') computes, with
+hoist=True (the default, the same forward operations) and hoist=False (the cell per step).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from anatomy import recurrence as rec
+from anatomy.recurrence.fused import run_lstm
+
+B, T, D, H = 3, 7, 5, 4
+
+
+def rel(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(13)
+    f = lambda *s: jnp.asarray(rng.normal(size=s), jnp.float32)
+    params = {"w_x": f(D, 4 * H) * 0.5, "w_h": f(H, 4 * H) * 0.5, "b": f(4 * H) * 0.3}
+    carry0 = rec.LSTMState(f(B, H), f(B, H))
+    return params, f(B, T, D), carry0, (f(B, T, H), f(B, H), f(B, H)), jnp.asarray([7, 3, 5])
+
+
+def loss(runner, params, xs, carry0, g, lengths, reverse):
+    final, ys = runner(params, xs, carry0, lengths, reverse)
+    g_ys, g_h, g_c = g
+    return jnp.vdot(ys, g_ys) + jnp.vdot(final.h, g_h) + jnp.vdot(final.c, g_c)
+
+
+def plain(hoist):
+    return lambda p, x, c0, n, r: rec.run(
+        "lstm", p, x, carry0=c0, lengths=n, reverse=r, hoist=hoist
+    )
+
+
+def fused(p, x, c0, n, r):
+    return run_lstm(p, x, carry0=c0, lengths=n, reverse=r)
+
+
+@pytest.mark.parametrize("use_lengths", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_fused_lstm_equals_the_plain_path(data, use_lengths, reverse):
+    params, xs, carry0, g, lengths = data
+    lengths = lengths if use_lengths else None
+    out = fused(params, xs, carry0, lengths, reverse)
+    grad = jax.grad(loss, argnums=(1, 2, 3))  # params, xs, carry0
+    got = grad(fused, params, xs, carry0, g, lengths, reverse)
+    for hoist in (True, False):
+        want_out = plain(hoist)(params, xs, carry0, lengths, reverse)
+        for a, b in zip(jax.tree.leaves(out), jax.tree.leaves(want_out)):
+            assert rel(a, b) < 1e-6
+        want = grad(plain(hoist), params, xs, carry0, g, lengths, reverse)
+        for path, a in jax.tree_util.tree_flatten_with_path(got)[0]:
+            b = dict(jax.tree_util.tree_flatten_with_path(want)[0])[path]
+            assert rel(a, b) < 1e-5, (hoist, jax.tree_util.keystr(path))
+    if use_lengths:  # padding: exactly zero outputs, and no gradient into padded inputs
+        _, ys = out
+        assert np.all(np.asarray(ys)[1, 3:] == 0.0)
+        assert np.all(np.asarray(got[1])[1, 3:] == 0.0)  # d xs
+
+
+def test_fused_lstm_default_carry_and_jit(data):
+    params, xs, _, g, _ = data
+    final, ys = jax.jit(lambda p, x: run_lstm(p, x))(params, xs)
+    ref_final, ref_ys = rec.run("lstm", params, xs)
+    assert rel(ys, ref_ys) < 1e-6 and rel(final.c, ref_final.c) < 1e-6
+    dw = jax.grad(lambda p: jnp.vdot(run_lstm(p, xs)[1], g[0]))(params)
+    ref = jax.grad(lambda p: jnp.vdot(rec.run("lstm", p, xs)[1], g[0]))(params)
+    for k in params:
+        assert rel(dw[k], ref[k]) < 1e-5, k
