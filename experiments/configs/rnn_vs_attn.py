@@ -45,6 +45,7 @@ Over 3 seeds (`:seeds`): Transformer 95.9 ± 0.4 (worst seed 95.5, 90.2 on 61+),
 import ml_collections
 
 from anatomy.data import default_config as data_config
+from anatomy.seq2seq import registry
 from anatomy.sharding import default_config as sharding_config
 from anatomy.train import default_train_config
 
@@ -74,6 +75,17 @@ def recipe_overrides(**values):
     return block
 
 
+def model_config(name, **overrides):
+    """Model `name`'s default_config() (anatomy.seq2seq.registry) with `overrides` applied;
+    a field the model does not have raises naming it."""
+    c = registry.get(name).default_config()
+    unknown = sorted(set(overrides) - set(c.keys()))
+    if unknown:
+        raise ValueError(f"model {name}: unknown config fields {unknown}")
+    c.update(overrides)
+    return c
+
+
 def get_config(preset=None):
     c = ml_collections.ConfigDict()
     c.models = MODELS  # translators to train, each in workdir/<name>/ (anatomy.seq2seq names;
@@ -82,7 +94,7 @@ def get_config(preset=None):
 
     # Data: passed as is to anatomy.data.load_corpus (toy_wmt, or name='tsv'/'text_pair'/'tfds').
     c.data = data_config()
-    c.data.token_budget = 1024  # ~1,000-token batches (DESIGN: batch size mattered most)
+    # token_budget: the data default, ~1,000-token batches (docs/design.md: batch size mattered)
     c.data.bucket_boundaries = (16, 32, 48, 64, 96, 128, 160)  # 7 shapes: 7 compilations per model
     c.data.toy.lexicon_scale = 0.1  # ~250 / 360-word vocabularies (see the module docstring)
 
@@ -94,34 +106,26 @@ def get_config(preset=None):
     # on 61+); at 6e-3 with it, 96.3 (91.7 on 61+).
     c.curriculum = ml_collections.ConfigDict({"phases": ((200, 16), (200, 32))})
 
-    # Model hyperparameters: overrides of anatomy.seq2seq.default_model_config(name), by name.
-    # Defaults are DESIGN.md's comparable sizes (about 1-2M parameters before the embeddings).
-    c.model = ml_collections.ConfigDict()
+    # Model hyperparameters, by name: every registered model's default_config() (docs/design.md's
+    # comparable sizes, about 1-2M parameters before the embeddings; anatomy.seq2seq.registry)
+    # with the overrides below, so a changed default reaches this experiment and every field
+    # can be set from the command line (--config.model.rnnenc.d_hidden=512).
+    c.model = ml_collections.ConfigDict({name: model_config(name) for name in registry.names()})
     # RNNenc as Sutskever et al. trained it: reversed source and N(0, 1) embeddings (torch's
     # nn.Embedding; the default d^-1/2 = 0.088 leaves the LSTM gates nearly blind to the input).
     # Measured at 800 steps (recipe_sweep rnnenc_800): either alone stays on the plateau (token
     # accuracy 0.32-0.33, 1-2 BLEU on 1-10 tokens), both 0.38 / 21 BLEU, both with peak LR 5e-3
     # 0.44 / 48 BLEU on 1-10 and 11 on 61+; feed_context (Cho et al.) lowered it (15 on 1-10).
-    c.model.rnnenc = ml_collections.ConfigDict(
-        {
-            "d_emb": 128,
-            "d_hidden": 256,
-            "feed_context": False,
-            "reverse_source": True,
-            "emb_init_std": 1.0,
-            "hoist": True,
-        }
-    )
-    c.model.rnnsearch = ml_collections.ConfigDict({"d_emb": 128, "d_enc": 128, "d_dec": 256})
+    c.model.rnnenc = model_config("rnnenc", reverse_source=True, emb_init_std=1.0)
     # No dropout: 2,000 steps x 1,024 tokens is under two passes over toy_wmt; nothing to regularise.
     # 8 heads of 16 dims instead of 4 of 32 (same parameters): measured here, the cross-attention
     # aligns earlier (token accuracy 0.57 vs 0.44 at step 1,000; 76 vs 71 BLEU at 2,000, one seed).
     # pre-LN (with 400 warmup steps and a 3x higher peak LR in train_by_model): measured at 2,000
     # steps, post-LN with 50 warmup steps gave 71.6 BLEU, pre-LN + 400 warmup 83.8 (issue 10).
-    c.model.transformer = ml_collections.ConfigDict(
-        {"dropout_rate": 0.0, "n_heads": 8, "pre_ln": True}
-    )
-    c.model.luong = ml_collections.ConfigDict()
+    c.model.transformer = model_config("transformer", dropout_rate=0.0, n_heads=8, pre_ln=True)
+    # ConvS2S (Gehring et al. 2017; not in the default models: --config.models=convs2s): its
+    # defaults (4 + 4 GLU layers of 128, ~1.4M parameters at 1,000 words) without dropout.
+    c.model.convs2s = model_config("convs2s", dropout_rate=0.0)
 
     # Training (anatomy.train.default_train_config): the same steps x token_budget for every
     # model, so the same token budget. Stops on num_steps (reproducible).
@@ -141,7 +145,7 @@ def get_config(preset=None):
     # differ between models (same token budget). From the command line:
     #   --config.train_by_model.transformer.warmup_steps=400
     c.train_by_model = ml_collections.ConfigDict()
-    for name in ("rnnenc", "rnnsearch", "luong", "transformer"):
+    for name in registry.names():
         c.train_by_model[name] = recipe_overrides()
     # Chosen by recipe_sweep (README): RNNenc learns its word mapping only at a higher peak LR;
     # the pre-LN Transformer takes a long warmup and a higher peak. RNNsearch keeps 2e-3 / 50.
@@ -176,19 +180,22 @@ def get_config(preset=None):
         c.data.max_len = 96
         c.data.token_budget = 384
         c.data.bucket_boundaries = (96,)
-        c.model.rnnenc = ml_collections.ConfigDict({"d_emb": 32, "d_hidden": 32})
-        c.model.rnnsearch = ml_collections.ConfigDict(
-            {"d_emb": 32, "d_enc": 16, "d_dec": 32, "d_attn": 32, "d_readout": 32}
+        # tiny models: each model's defaults with these sizes (not the overrides above)
+        c.model.rnnenc = model_config("rnnenc", d_emb=32, d_hidden=32)
+        c.model.rnnsearch = model_config(
+            "rnnsearch", d_emb=32, d_enc=16, d_dec=32, d_attn=32, d_readout=32
         )
-        c.model.transformer = ml_collections.ConfigDict(
-            {
-                "d_model": 32,
-                "n_heads": 2,
-                "d_ff": 64,
-                "n_encoder_layers": 1,
-                "n_decoder_layers": 1,
-                "dropout_rate": 0.0,
-            }
+        c.model.transformer = model_config(
+            "transformer",
+            d_model=32,
+            n_heads=2,
+            d_ff=64,
+            n_encoder_layers=1,
+            n_decoder_layers=1,
+            dropout_rate=0.0,
+        )
+        c.model.convs2s = model_config(
+            "convs2s", d_emb=32, d_conv=32, n_encoder_layers=2, n_decoder_layers=2, dropout_rate=0.0
         )
         c.train.num_steps = 30
         c.train.warmup_steps = 5
