@@ -41,7 +41,7 @@ from anatomy.attention import (
     window_attend,
 )
 from anatomy.recurrence import LSTMState, init_lstm, lstm_cell
-from experiments import common
+from experiments import common, decode_cost_conv
 
 
 def init_block(key, cfg):
@@ -104,6 +104,7 @@ def programs(cfg, n, capacity=None):
         "recompute": (block_prefix, (block, prefix)),
         "window": (block_window_step, (block, x_t, window)),
     }
+    out.update(decode_cost_conv.programs(cfg, x_t[:, 0], prefix))  # ConvS2S's GLU block
     if capacity is not None:
         out["kv_fixed"] = (block_step, (block, x_t, filled_cache(capacity)))
     return out
@@ -130,6 +131,7 @@ EXPECTED = {
     "recompute": (2.0, "O(N²·d)"),
     "kv_fixed": (0.0, "O(L_max·d), flat in N"),
     "window": (0.0, "O(r·d), flat in N"),
+    **decode_cost_conv.EXPECTED,
 }
 
 

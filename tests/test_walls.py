@@ -114,6 +114,10 @@ def test_decode_cost_quick(tmp_path):
     assert abs(f["kv_cache"]["flops_n_dependent"]["exponent"] - 1) <= 0.15
     assert abs(f["recompute"]["flops_n_dependent"]["exponent"] - 2) <= 0.15
     assert abs(f["kv_fixed"]["flops_total"]["exponent"]) <= 0.15
+    # ConvS2S's buffered step: the same FLOPs at every N; re-running the block over the prefix: N^1
+    flops = [r["flops"] for r in res["raw"]["conv_buffer"]]
+    assert len(set(flops)) == 1 and flops[0] > 0
+    assert abs(f["conv_recompute"]["flops_total"]["exponent"] - 1) <= 0.15
     assert abs(f["rnn_vs_d"]["exponent"] - 2) <= 0.15
 
 

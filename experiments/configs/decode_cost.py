@@ -12,6 +12,7 @@ def get_config(preset=None):
     c.batch = 1  # sequences decoded at once
     c.d = 64  # model width (LSTM hidden size = Transformer d_model)
     c.n_heads = 4  # attention heads
+    c.conv_kernel = 3  # kernel width K of the conv rows (a buffer of K-1 inputs per layer)
     c.ffn_mult = 4  # Transformer FFN inner width = ffn_mult · d
     c.window_radius = 63  # sliding-window decoder: attends to the last r+1 tokens (r+1 cache slots)
     c.window_radius_grid = [15, 31, 63, 127, 255]  # radii for the window step's FLOPs against r
