@@ -22,62 +22,26 @@ import jax.numpy as jnp
 import numpy as np
 
 from anatomy import probes
-from anatomy.attention import (
-    append,
-    attend,
-    causal_mask,
-    ffn,
-    init_cache,
-    init_ffn,
-    init_layer_norm,
-    init_mha,
-    init_window_cache,
-    layer_norm,
-    multi_head_attention,
-    output_projection,
-    project_kv,
-    project_q,
-    window_append,
-    window_attend,
-)
+from anatomy.attention import decoder_only as stack
+from anatomy.attention import init_cache, init_window_cache, window_append, window_attend
 from anatomy.recurrence import LSTMState, init_lstm, lstm_cell
 from experiments import common, decode_cost_conv
 
 
 def init_block(key, cfg):
-    """One decoder-only Transformer block: {'attn', 'ln1', 'ffn', 'ln2'} (post-LN)."""
-    ka, kf = jax.random.split(key)
-    return {
-        "attn": init_mha(ka, cfg.d, cfg.n_heads),
-        "ln1": init_layer_norm(cfg.d),
-        "ffn": init_ffn(kf, cfg.d, cfg.ffn_mult * cfg.d),
-        "ln2": init_layer_norm(cfg.d),
-    }
+    """One post-LN decoder-only block (anatomy.attention.decoder_only.init_block)."""
+    return stack.init_block(key, cfg.d, cfg.n_heads, cfg.ffn_mult * cfg.d)
 
 
-def block_step(params, x_t, cache, *, append=append, attend=attend):
-    """x_t [b, 1, m] with a KVCache of past keys/values -> (out [b, 1, m], new cache).
-
-    append/attend: the cache's two operations (window_append/window_attend: a rolling cache).
-    """
-    k_t, v_t = project_kv(params["attn"], x_t)  # [b, 1, h, d] each
-    cache = append(cache, k_t, v_t)
-    o, _ = attend(cache, project_q(params["attn"], x_t))  # [b, 1, h, d]
-    y = layer_norm(params["ln1"], x_t + output_projection(params["attn"], o))
-    return layer_norm(params["ln2"], y + ffn(params["ffn"], y)), cache
-
-
+# x_t [b, 1, m] with a KVCache of past keys/values -> (out [b, 1, m], new cache); the window
+# step appends to and attends over a rolling cache (window_append / window_attend)
+block_step = stack.block_step
 block_window_step = functools.partial(block_step, append=window_append, attend=window_attend)
 
 
 def block_prefix(params, xs):
     """Recompute: the block over the whole prefix xs [b, N, m], causal; the last position [b, 1, m]."""
-    n = xs.shape[1]
-    y = layer_norm(
-        params["ln1"], xs + multi_head_attention(params["attn"], xs, xs, causal_mask(n, n))
-    )
-    y = layer_norm(params["ln2"], y + ffn(params["ffn"], y))
-    return y[:, -1:]
+    return stack.decoder_only({"layers": [params]}, xs, positions=False)[:, -1:]
 
 
 def programs(cfg, n, capacity=None):

@@ -1,7 +1,7 @@
 """gradient_decay: how ||∂L/∂x_t|| changes with the distance T − t to a loss at the last step.
 
 Models: a tanh RNN whose W_hh is rescaled to several largest singular values σ_max, an LSTM,
-a GRU (anatomy.recurrence) and a causal self-attention stack (anatomy.attention encoder layers).
+a GRU (anatomy.recurrence) and a causal self-attention stack (anatomy.attention.decoder_only).
 For each, the per-step rate ρ̂ is fitted as norm ≈ c·ρ̂^distance and set beside Pascanu et
 al.'s bound ||∂h_t/∂h_{t-1}|| <= γ·σ_max(W_hh) (γ = 1 for tanh).
 
@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from anatomy import probes
-from anatomy.attention import causal_mask, encoder_layer, init_encoder_layer, sinusoidal
+from anatomy.attention.decoder_only import decoder_only, init_block
 from anatomy.errors import BadInputError
 from anatomy.recurrence import get_cell, init_rnn
 from anatomy.recurrence import run as run_cell
@@ -63,12 +63,8 @@ def _cell_norms(name, params, xs, v):
 
 
 def _attention_stack(params, xs):
-    length = xs.shape[1]
-    x = xs @ params["w_in"] + sinusoidal(length, params["w_in"].shape[1])  # [B, T, m]
-    mask = causal_mask(length, length)
-    for layer in params["layers"]:
-        x = encoder_layer(layer, x, mask)
-    return x  # [B, T, m]
+    """xs [B, T, d_in] -> xs·W_in + positions -> the causal post-LN stack -> [B, T, m]."""
+    return decoder_only(params, xs @ params["w_in"])
 
 
 @jax.jit
@@ -134,9 +130,7 @@ def other_curves(cfg):
     keys = jax.random.split(jax.random.PRNGKey(cfg.seed + 3), cfg.attn_layers + 1)
     params = {
         "w_in": jax.random.normal(keys[0], (cfg.d_in, cfg.hidden)) / np.sqrt(cfg.d_in),
-        "layers": [
-            init_encoder_layer(k, cfg.hidden, cfg.attn_heads, 4 * cfg.hidden) for k in keys[1:]
-        ],
+        "layers": [init_block(k, cfg.hidden, cfg.attn_heads, 4 * cfg.hidden) for k in keys[1:]],
     }
     dist, by_d, fit = _fit(cfg, _attention_norms(params, xs, v))
     out["attention"] = {
