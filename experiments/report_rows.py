@@ -15,6 +15,7 @@ from typing import NamedTuple
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import CAVEAT, HOLDS, MISSING
 from anatomy.seq2seq import registry
+from experiments import report_rows_conv
 from experiments.thresholds import (
     ENC_DROP,
     ENC_SHORT_FLOOR,
@@ -295,5 +296,6 @@ ROWS = (
         ("loss_vs_time", "bleu_by_length"),
         _quality_cost,
     ),
+    *(RowSpec(*row) for row in report_rows_conv.ROWS),  # ConvS2S's convolution
     RowSpec("stackability", "—", "residual + LayerNorm stack deeply", (), (), _stack),
 )

@@ -74,6 +74,16 @@ REQUIRED = {
     ],
 }
 
+# the convolutional rows (experiments/report_rows_conv.py)
+REQUIRED["complexity"] += [("fits", "conv", axis, "exponent") for axis in ("N", "d", "k")]
+REQUIRED["parallelism"] += [("config", "kernel_size")] + [
+    ("analysis", k) for k in ("conv_max_steps", "conv_receptive_field", "conv_layers_to_span")
+]
+REQUIRED["decode_cost"] += [
+    ("fits", "conv_buffer", "flops_n_dependent", "exponent"),
+    ("fits", "conv_recompute", "flops_total", "exponent"),
+]
+
 
 class Source(NamedTuple):
     """One sub-experiment's results: where from, how obtained ('collected' | 'ran' | 'missing')."""

@@ -11,7 +11,7 @@ import pytest
 import torch
 from jax.test_util import check_grads
 
-from anatomy import conv
+from anatomy import conv, probes
 
 
 def random_conv(rng, d_in, d_out, width):
@@ -142,3 +142,32 @@ def test_glu_init_has_the_papers_std():
     assert np.std(plain) == pytest.approx(math.sqrt(1 / (width * d)), rel=0.03)
     with pytest.raises(ValueError, match="width"):
         conv.init_conv1d(jax.random.PRNGKey(0), d, d, 0)
+
+
+def test_report_rows_judge_the_conv_measurements():
+    """The report's convolutional rows on injected results: the theory holds, a wrong
+    receptive field or a growing decode cost does not."""
+    from experiments import report_rows_conv as rows
+
+    fits = {"conv": {"N": {"exponent": 1.01}, "d": {"exponent": 1.98}, "k": {"exponent": 0.99}}}
+    par = {
+        "config": {"kernel_size": 3},
+        "analysis": {
+            "conv_max_steps": 0,
+            "conv_receptive_field": {"1": 3, "2": 5, "3": 7},
+            "conv_layers_to_span": {"128": 64},
+        },
+    }
+    dec = {
+        "fits": {
+            "conv_buffer": {"flops_n_dependent": {"exponent": 0.0}},
+            "conv_recompute": {"flops_total": {"exponent": 1.01}},
+        }
+    }
+    r = {"complexity": {"fits": fits}, "parallelism": par, "decode_cost": dec}
+    measure = {name: fn for name, *_, fn in rows.ROWS}
+    assert all(fn(r)[1] == probes.HOLDS for fn in measure.values())
+    bad_field = dict(par, analysis=dict(par["analysis"], conv_receptive_field={"1": 3, "2": 4}))
+    assert measure[rows.ROWS[1][0]](dict(r, parallelism=bad_field))[1] == probes.FAILS
+    dec["fits"]["conv_buffer"]["flops_n_dependent"]["exponent"] = 1.0  # a cache growing with N
+    assert measure[rows.ROWS[2][0]](r)[1] == probes.FAILS
