@@ -1,0 +1,84 @@
+"""The guided tour: notebooks/tour.py runs top to bottom in a fresh kernel, and the committed
+notebooks/tour.ipynb is that source, executed (outputs and plots kept).
+
+Regenerate the committed copy with `python notebooks/build.py --execute`.
+"""
+
+import importlib.util
+import pathlib
+import re
+
+import nbformat
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("tour_build", ROOT / "notebooks" / "build.py")
+build = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build)
+
+_SHOWS = re.compile(r"^\s*show(?:_png)?\(", re.M)  # the tour's two ways to draw a plot
+
+
+def _check_outputs(nb):
+    """Every code cell ran, none raised, and every cell that draws a plot has a PNG in it."""
+    assert nb.cells, "empty notebook"
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        assert cell.execution_count is not None, f"cell {i} did not run"
+        kinds = [o.output_type for o in cell.outputs]
+        assert "error" not in kinds, f"cell {i} raised"
+        pngs = sum("image/png" in o.get("data", {}) for o in cell.outputs)
+        wanted = len(_SHOWS.findall(cell.source))
+        assert pngs >= wanted, f"cell {i} draws {wanted} plots, shows {pngs}"
+    return sum(
+        "image/png" in o.get("data", {})
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+    )
+
+
+def test_percent_format_parses_into_cells():
+    text = (
+        "# header, not a cell\n"
+        "# %% [markdown]\n# # Title\n#\n# text $x$\n"
+        "# %%\nimport os\n\nx = 1  # a comment stays\n\n"
+        "# %%\n\n"  # empty: dropped
+        "# %% [markdown]\n#no space\n"
+    )
+    assert build.parse(text) == [
+        ("markdown", "# Title\n\ntext $x$"),
+        ("code", "import os\n\nx = 1  # a comment stays"),
+        ("markdown", "no space"),
+    ]
+    with pytest.raises(ValueError, match="line 3"):
+        build.parse("# %% [markdown]\n# fine\nnot a comment\n")
+    nb = build.to_notebook(build.parse(text))
+    assert [c.cell_type for c in nb.cells] == ["markdown", "code", "markdown"]
+    assert nb.metadata.kernelspec.name == "python3"
+    nbformat.validate(nb)
+
+
+def test_committed_notebook_is_the_source_executed():
+    committed = nbformat.read(ROOT / "notebooks" / "tour.ipynb", as_version=4)
+    assert build.sources(committed) == build.sources(build.build()), (
+        "notebooks/tour.ipynb is stale: run python notebooks/build.py --execute"
+    )
+    assert _check_outputs(committed) >= 9  # the tour's plots are visible on a code host
+
+
+def test_colab_install_is_guarded():
+    first_code = next(
+        s for kind, s in build.parse((ROOT / "notebooks/tour.py").read_text()) if kind == "code"
+    )
+    install = first_code.index("pip")
+    assert 'if "google.colab" in sys.modules:' in first_code[:install]
+
+
+@pytest.mark.slow
+def test_tour_executes_top_to_bottom(tmp_path):
+    """The whole tour in a fresh python3 kernel, in a scratch directory; nbclient raises
+    CellExecutionError (with the cell's traceback) on the first failing cell."""
+    nb = build.execute(build.build(), cwd=str(tmp_path), timeout=build.CELL_TIMEOUT)
+    assert _check_outputs(nb) >= 9
