@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from anatomy.errors import BadInputError
-from anatomy.probes.claims import CAVEAT, HOLDS, MISSING
+from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, MISSING
 from anatomy.seq2seq import registry
 from experiments import report_rows_conv
 from experiments.thresholds import (
@@ -65,6 +65,45 @@ def _complexity(r):
         f"N^{got['attention_core', 'N']:.2f}·d^{got['attention_core', 'd']:.2f} (attention)",
         v,
         f"XLA cost analysis (LSTM loop-corrected); worst exponent off by {dev:.3f}",
+    )
+
+
+def _restricted(r):
+    f = r["complexity"]["fits"]["windowed_core"]
+    got = {a: f[a]["exponent"] for a in ("N", "d", "window")}
+    v, dev = exponent_verdict([(x, 1.0) for x in got.values()])
+    return (
+        f"sliding-window attention FLOPs ∝ N^{got['N']:.2f}·d^{got['d']:.2f}·"
+        f"(2r+1)^{got['window']:.2f}",
+        v,
+        f"XLA cost analysis of anatomy.attention.sliding_window_attention (score + value part); "
+        f"worst exponent off by {dev:.3f}",
+    )
+
+
+def _memory(r):
+    res = r["attention_memory"]
+    h = res["config"]["heads_grid"][-1]
+    full = res["fits"][f"full forward+backward h={h}"]["exponent"]
+    chunked = res["fits"][f"chunked forward+backward h={h}"]["exponent"]
+    # every fit (forward and forward+backward, each head count): full N², chunked N
+    pairs = [(f["exponent"], 2.0 if k.startswith("full") else 1.0) for k, f in res["fits"].items()]
+    v, dev = exponent_verdict(pairs)
+    if not max(res["equality"].values()) <= 1e-5:  # less memory only counts for the same numbers
+        v = FAILS
+    n = res["config"]["n_grid"][-1]
+    at_n = {
+        x["impl"]: x["temp"]
+        for x in res["raw"]
+        if (x["mode"], x["heads"], x["n"]) == ("forward+backward", h, n)
+    }
+    return (
+        f"compiled temp memory of attention fwd+bwd ∝ N^{full:.2f} (full) vs N^{chunked:.2f} "
+        f"(chunked, online softmax); {at_n['full'] / at_n['chunked']:.0f}x less at N={n}, {h} heads",
+        v,
+        f"XLA memory_analysis of the compiled programs, forward and forward+backward; worst "
+        f"exponent off by {dev:.3f}; chunked equals full to "
+        f"{max(res['equality'].values()):.1g} (relative)",
     )
 
 
@@ -247,6 +286,22 @@ ROWS = (
         ("complexity",),
         ("complexity",),
         _complexity,
+    ),
+    RowSpec(
+        "per-layer time complexity, restricted self-attention (window r)",
+        "O(N·d²)",
+        "O(r·N·d)",
+        ("complexity",),
+        ("complexity",),
+        _restricted,
+    ),
+    RowSpec(
+        "attention memory at long N",
+        "—",
+        "O(N²) weights; O(N) chunked (online softmax)",
+        ("attention_memory",),
+        ("attention_memory",),
+        _memory,
     ),
     RowSpec(
         "parallel training",

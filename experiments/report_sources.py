@@ -52,6 +52,14 @@ REQUIRED = {
         ("fits", layer, axis, "exponent")
         for layer in ("recurrent", "attention_core")
         for axis in ("N", "d")
+    ]
+    + [("fits", "windowed_core", axis, "exponent") for axis in ("N", "d", "window")],
+    "attention_memory": [
+        ("config", "heads_grid"),
+        ("config", "n_grid"),
+        ("fits", "*", "exponent"),
+        ("raw",),
+        ("equality",),
     ],
     "decode_cost": [
         ("fits", "rnn", "flops_n_dependent", "exponent"),

@@ -13,6 +13,7 @@ EXPERIMENTS = (
     "parallelism",
     "complexity",
     "decode_cost",
+    "attention_memory",
     "rnn_vs_attn",
 )
 
