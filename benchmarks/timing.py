@@ -1,4 +1,4 @@
-"""Timing discipline (DESIGN.md, "Measuring speed") and the machine's own matmul rate.
+"""Timing discipline (docs/design.md, "Measuring speed") and the machine's own matmul rate.
 
 Every implementation of a case is warmed up first (JAX compiles on its first call, outside
 the timing), then timed in ROUNDS: each round calls every implementation once (a block of

@@ -1,4 +1,4 @@
-"""rnn_vs_attn: the fixed-vector bottleneck, measured (CHAPTER.md claim 2; Bahdanau et al. Fig. 2).
+"""rnn_vs_attn: the fixed-vector bottleneck, measured (docs/chapter.md, claim 2; Bahdanau Fig. 2).
 
 Trains RNNenc (LSTM encoder-decoder, no attention), RNNsearch (bi-LSTM + additive attention)
 and the Transformer on the same corpus with the same token budget, each in workdir/<model>/

@@ -28,7 +28,7 @@ CELLS = ("rnn", "lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  #
 
 
 def default_config():
-    """Hyperparameters of RNNenc (DESIGN.md's 'LSTM encoder-decoder, hidden 256')."""
+    """Hyperparameters of RNNenc (docs/design.md, 'Default sizes': LSTM, hidden 256)."""
     c = ml_collections.ConfigDict()
     c.cell = "lstm"  # recurrent cell of encoder and decoder: one of CELLS
     c.d_emb = 128  # source and target embedding size

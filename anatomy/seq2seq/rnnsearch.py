@@ -43,7 +43,7 @@ CELLS = ("lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config
 
 
 def default_config():
-    """Hyperparameters (DESIGN.md's 'bi-LSTM 128 encoder + Bahdanau attention, decoder 256')."""
+    """Hyperparameters (docs/design.md, 'Default sizes': bi-LSTM 128 + Bahdanau, decoder 256)."""
     c = ml_collections.ConfigDict()
     c.cell = "lstm"  # encoder and decoder cell: one of CELLS
     c.d_emb = 128  # source and target embedding size
