@@ -9,6 +9,8 @@ the same parameter budget:
     rnn / lstm / gru   embedding -> anatomy.recurrence.run -> linear readout
     mingru / mamba     the same, the cell a linear recurrence (gates from x only) that
                        run computes with jax.lax.associative_scan
+    conv               embedding -> causal GLU conv blocks (experiments/long_range_conv.py):
+                       no recurrence, a receptive field of 1 + L·(K-1) positions
     transformer        embedding·√m -> the causal pre-LN decoder-only stack with sinusoidal
                        positions (anatomy.attention.decoder_only) -> linear readout
 """
@@ -24,7 +26,7 @@ from anatomy import probes
 from anatomy.attention.decoder_only import decoder_only, init_decoder_only
 from anatomy.recurrence import get_cell
 from anatomy.recurrence import run as run_cell
-from experiments import common, thresholds
+from experiments import common, long_range_conv, thresholds
 
 
 def count_params(tree):
@@ -33,6 +35,8 @@ def count_params(tree):
 
 def init_model(key, name, cfg, width):
     """Parameters of `name` at hidden size / d_model `width`."""
+    if name == "conv":
+        return long_range_conv.init(key, cfg, width)
     k1, k2, k3 = jax.random.split(key, 3)
     v = cfg.vocab
     if name == "transformer":
@@ -53,6 +57,8 @@ def init_model(key, name, cfg, width):
 
 def apply_model(name, params, tokens):
     """tokens [B, L] int -> logits [B, L, V] (causal: position t sees tokens <= t)."""
+    if name == "conv":
+        return long_range_conv.apply(params, tokens)
     x = params["embed"][tokens]  # [B, L, E]
     if name == "transformer":
         x = decoder_only(params, x * np.sqrt(x.shape[-1]), pre_ln=True)
@@ -215,6 +221,7 @@ def run(config, workdir):
             )
         )
     rows += _linear_claims(config, results, acc_at, chance)
+    rows += long_range_conv.claims(config, results, acc_at, chance)
     out = {
         "config": config.to_dict(),
         "k_grid": list(config.k_grid),

@@ -124,7 +124,7 @@ def test_decode_cost_quick(tmp_path):
 def test_long_range_quick(tmp_path):
     res = launch("long_range", tmp_path)
     models = res["models"]
-    assert set(models) == {"rnn", "lstm", "gru", "mingru", "mamba", "transformer"}
+    assert set(models) == {"rnn", "lstm", "gru", "mingru", "mamba", "transformer", "conv"}
     counts = [m["params"] for m in models.values()]
     assert max(counts) <= 1.25 * min(counts)  # equal parameter budget, within width granularity
     for m in models.values():
