@@ -125,6 +125,7 @@ def test_the_checker_finds_each_kind_of_dead_citation(tmp_path):
 def test_tracked_files_cite_only_what_exists():
     files = tracked_files()
     assert "README.md" in files and "anatomy/__init__.py" in files
+    files = [f for f in files if f != "tests/test_docs.py"]  # its examples are dead on purpose
     found = [p for f in files for p in problems(f, (ROOT / f).read_text(encoding="utf-8"))]
     assert not found, "\n".join(found)
 
