@@ -192,6 +192,7 @@ def test_runs_in_rnn_vs_attn_through_config_models(tmp_path):
         "--config.models=('convs2s',)",
         "--config.train.num_steps=10",
         "--config.train.eval_every=5",
+        "--config.eval.max_per_bucket=2",
         f"--workdir={tmp_path}",
     )
     with open(os.path.join(tmp_path, "results.json")) as f:
