@@ -1,10 +1,16 @@
-"""Test-suite setup: 8 fake CPU devices for the sharding tests.
+"""Test-suite setup: 8 fake CPU devices for the sharding tests; helpers shared by the tests.
 
 XLA reads this flag when the CPU backend initialises, so it must be set before
 anything imports jax (conftest is imported before every test module).
+
+Shared helpers (import them: `from conftest import ROOT, launch`): ROOT, the repository
+root; launch(*args), `python launch.py ...` run from it; the `rng` fixture.
 """
 
 import os
+import pathlib
+import subprocess
+import sys
 
 _FLAG = "--xla_force_host_platform_device_count=8"
 if _FLAG not in os.environ.get("XLA_FLAGS", ""):
@@ -13,6 +19,27 @@ if _FLAG not in os.environ.get("XLA_FLAGS", ""):
 import jax  # noqa: E402  (after the flag, on purpose)
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def launch(*args, timeout=600, check=True, stdin=None, env=None):
+    """`python launch.py *args` from the repository root, output captured as text.
+
+    check: assert it exited 0, showing the end of its stderr. Returns the CompletedProcess.
+    """
+    proc = subprocess.run(
+        [sys.executable, "launch.py", *args],
+        cwd=ROOT,
+        input=stdin,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if check:
+        assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc
 
 
 @pytest.fixture

@@ -5,13 +5,11 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT, launch
 
 
 def _launch(*args):
-    return subprocess.run(
-        [sys.executable, "launch.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    return launch(*args, timeout=120, check=False)
 
 
 def test_unknown_experiment(tmp_path):
@@ -32,18 +30,12 @@ def test_unknown_config_field(tmp_path):
 
 def test_incomplete_distributed_flags(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
-    out = subprocess.run(
-        [
-            sys.executable,
-            "launch.py",
-            "--experiment=rnn_vs_attn",
-            "--num_processes=2",
-            f"--workdir={tmp_path}",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+    out = launch(
+        "--experiment=rnn_vs_attn",
+        "--num_processes=2",
+        f"--workdir={tmp_path}",
         timeout=120,
+        check=False,
         env=env,
     )
     assert out.returncode != 0
@@ -83,7 +75,7 @@ app.run(launch.main, argv=launch.with_default_config(sys.argv), flags_parser=lau
 
 
 def _launch_raising(error, workdir):
-    code = _RAISING.format(root=ROOT, workdir=workdir, error=error)
+    code = _RAISING.format(root=str(ROOT), workdir=workdir, error=error)
     return subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
     )

@@ -1,37 +1,25 @@
 """report: the chapter's table from measurements, through launch.py; verdicts; malformed inputs."""
 
 import json
-import pathlib
 import re
-import subprocess
-import sys
 
 import pytest
+from conftest import launch
 
 from anatomy import probes
 from experiments import report, report_rows, report_sources, thresholds
 from experiments.configs import report as report_config
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def launch(workdir, *overrides):
-    cmd = [
-        sys.executable,
-        "launch.py",
-        "--experiment=report",
-        "--config=experiments/configs/report.py:quick",
-        f"--workdir={workdir}",
-        *overrides,
-    ]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-
 
 @pytest.fixture(scope="module")
 def quick_report(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("report")
-    proc = launch(workdir)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    launch(
+        "--experiment=report",
+        "--config=experiments/configs/report.py:quick",
+        f"--workdir={workdir}",
+        timeout=900,
+    )  # asserts it exited 0
     return workdir
 
 

@@ -4,13 +4,12 @@ import json
 import math
 import os
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import ROOT
+from conftest import launch as launch_py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEYS = (
     "params",
     "train_seconds",
@@ -35,16 +34,7 @@ MODELS = ("rnnenc", "rnnsearch", "transformer")
 
 
 def launch(*args, stdin=None, timeout=300):
-    out = subprocess.run(
-        [sys.executable, "launch.py", *args],
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert out.returncode == 0, out.stderr[-4000:]
-    return out
+    return launch_py(*args, stdin=stdin, timeout=timeout)  # asserts it exited 0
 
 
 @pytest.fixture(scope="module")
@@ -141,19 +131,13 @@ def test_translate_from_flag_and_stdin(quick_run):
 
 def test_translate_unknown_model_is_a_clear_error(quick_run):
     workdir, _ = quick_run
-    out = subprocess.run(
-        [
-            sys.executable,
-            "launch.py",
-            "--experiment=translate",
-            f"--workdir={workdir}",
-            "--config.model=luong",
-            "--config.sentences=x",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+    out = launch_py(
+        "--experiment=translate",
+        f"--workdir={workdir}",
+        "--config.model=luong",
+        "--config.sentences=x",
         timeout=120,
+        check=False,
     )
     assert out.returncode != 0 and "No trained model 'luong'" in out.stderr
 

@@ -3,27 +3,21 @@
 import json
 import math
 import pathlib
-import subprocess
-import sys
 
 import pytest
+from conftest import launch as launch_py
 
 from anatomy import probes
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def launch(name, workdir):
     """Run `launch.py --experiment=name` on its quick preset; returns results.json as a dict."""
-    cmd = [
-        sys.executable,
-        "launch.py",
+    launch_py(
         f"--experiment={name}",
         f"--config=experiments/configs/{name}.py:quick",
         f"--workdir={workdir}",
-    ]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+        timeout=300,
+    )  # asserts it exited 0
     workdir = pathlib.Path(workdir)
     assert list(workdir.glob("*.png")), "no PNG plot written"
     report = (workdir / "report.md").read_text()
