@@ -10,7 +10,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_seq2seq import V, overfit_batch, random_batch, stepwise_logits, train
+import test_seq2seq
+from test_seq2seq import V, overfit_batch, random_batch, train
 
 from anatomy import decode
 from anatomy.errors import BadInputError
@@ -54,25 +55,11 @@ def test_registered_as_convolutional_with_cross_attention():
 
 @pytest.mark.parametrize("cfg", VARIANTS, ids=lambda c: f"k{c['kernel_size']}")
 def test_buffered_decoding_equals_teacher_forcing_and_padding_is_invisible(cfg):
-    batch = random_batch(2)
-    model = build_model("convs2s", cfg, V + 1, V)
-    params = noisy_params(model, 1)
-    src = np.pad(batch["src"], ((0, 0), (0, 3)))  # three more columns, garbage (not pad) in them
-    padded = dict(batch, src=np.where(src == PAD, 7, src).astype(np.int32))
-
-    @jax.jit
-    def everything(params, batch, padded):
-        return (
-            model.apply(params, batch),
-            stepwise_logits(model, params, batch),
-            model.apply(params, padded),
-        )
-
-    full, step, pad = map(np.asarray, everything(params, batch, padded))
-    assert full.shape == batch["tgt_in"].shape + (V,)
-    tol = dict(rtol=1e-5, atol=1e-5 * np.abs(full).max())
-    np.testing.assert_allclose(step, full, **tol)
-    np.testing.assert_allclose(pad, full, **tol)
+    """test_seq2seq's check (every leaf off its init, garbage ids at padded source positions)
+    on each variant: step-by-step logits == the full pass, padding changes nothing."""
+    test_seq2seq.test_incremental_decoding_equals_teacher_forcing_and_padding_is_invisible(
+        "convs2s", cfg, random_batch(2)
+    )
 
 
 def teacher_log_probs(model, params, src, src_len, tokens):
