@@ -42,13 +42,15 @@ def plain(hoist):
     )
 
 
-def fused(p, x, c0, n, r):
-    return run_lstm(p, x, carry0=c0, lengths=n, reverse=r)
+def fused_runner(hoist):
+    return lambda p, x, c0, n, r: run_lstm(p, x, carry0=c0, lengths=n, reverse=r, hoist=hoist)
 
 
+@pytest.mark.parametrize("fused_hoist", [True, False])
 @pytest.mark.parametrize("use_lengths", [False, True])
 @pytest.mark.parametrize("reverse", [False, True])
-def test_fused_lstm_equals_the_plain_path(data, use_lengths, reverse):
+def test_fused_lstm_equals_the_plain_path(data, use_lengths, reverse, fused_hoist):
+    fused = fused_runner(fused_hoist)
     params, xs, carry0, g, lengths = data
     lengths = lengths if use_lengths else None
     out = fused(params, xs, carry0, lengths, reverse)

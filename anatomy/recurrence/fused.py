@@ -73,10 +73,41 @@ def _bwd(res, cot):
 _scan.defvjp(_fwd, _bwd)
 
 
-@functools.partial(jax.jit, static_argnames=("reverse",))
-def run_lstm(params, xs, *, lengths=None, carry0=None, reverse=False):
-    """``scan.run('lstm', params, xs, lengths=..., carry0=..., reverse=...)`` with the
-    one-matmul-per-step backward pass (module doc). Returns (final LSTMState, ys [B, T, H])."""
+@jax.custom_vjp
+def _scan_inline(w_x, b, w_h, carry0, xs, mask):
+    """``_scan`` with the input projection inside each step (xs [T, B, D]): the forward
+    pass of hoist=False (no [T, B, 4H] input buffer); the input gradients (dx, dW_x, db)
+    are large matmuls over all steps after the backward scan, like dW_h."""
+    return _fwd_inline(w_x, b, w_h, carry0, xs, mask)[0]
+
+
+def _fwd_inline(w_x, b, w_h, carry0, xs, mask):
+    def body(carry, inp):
+        x_t, m_t = inp
+        new, y, gates = _step(w_h, carry, x_t @ w_x + b, m_t)
+        return new, (y, carry, gates)
+
+    final, (ys, prev, gates) = jax.lax.scan(body, carry0, (xs, mask))
+    return (final, ys), (w_x, w_h, xs, mask, prev, gates)
+
+
+def _bwd_inline(res, cot):
+    w_x, w_h, xs, mask, prev, gates = res
+    d_w_h, d_carry0, dz, _ = _bwd((w_h, mask, prev, gates), cot)
+    d_x = dz @ w_x.T  # [T, B, D]
+    d_w_x = jnp.einsum("tbd,tbg->dg", xs, dz)
+    return d_w_x, jnp.sum(dz, axis=(0, 1)), d_w_h, d_carry0, d_x, None
+
+
+_scan_inline.defvjp(_fwd_inline, _bwd_inline)
+
+
+@functools.partial(jax.jit, static_argnames=("reverse", "hoist"))
+def run_lstm(params, xs, *, lengths=None, carry0=None, reverse=False, hoist=True):
+    """``scan.run('lstm', params, xs, lengths=..., carry0=..., reverse=..., hoist=...)`` with
+    the one-matmul-per-step backward pass (module doc). hoist=True: the input projection as
+    one matmul before the scan; False: inside each step (and its gradients after the backward
+    scan). Returns (final LSTMState, ys [B, T, H])."""
     xs = jnp.asarray(xs)
     _check_inputs(params, xs, lengths)
     batch, n_time, _ = xs.shape
@@ -85,11 +116,16 @@ def run_lstm(params, xs, *, lengths=None, carry0=None, reverse=False):
         carry0 = lstm_zero_carry(batch, params["w_h"].shape[0], dtype)
     if reverse:
         xs = reverse_padded(xs, lengths)
-    xw = lstm_project(params, jnp.swapaxes(xs, 0, 1))  # [T, B, 4H]: one matmul, time-major
     if lengths is None:
         mask = jnp.ones((n_time, batch), bool)
     else:
         mask = jnp.arange(n_time)[:, None] < jnp.asarray(lengths)[None, :]  # [T, B]
-    final, ys = _scan(params["w_h"], LSTMState(*carry0), xw, mask)
+    xs_t = jnp.swapaxes(xs, 0, 1)  # [T, B, D]
+    if hoist:
+        xw = lstm_project(params, xs_t)  # [T, B, 4H]: one matmul, time-major
+        final, ys = _scan(params["w_h"], LSTMState(*carry0), xw, mask)
+    else:
+        w_x, b, w_h = params["w_x"], params["b"], params["w_h"]
+        final, ys = _scan_inline(w_x, b, w_h, LSTMState(*carry0), xs_t, mask)
     ys = jnp.swapaxes(ys, 0, 1)
     return final, reverse_padded(ys, lengths) if reverse else ys
