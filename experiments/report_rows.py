@@ -15,7 +15,7 @@ from typing import NamedTuple
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, MISSING
 from anatomy.seq2seq import registry
-from experiments import report_rows_conv
+from experiments import report_rows_conv, report_rows_linear
 from experiments.thresholds import (
     ENC_DROP,
     ENC_SHORT_FLOOR,
@@ -352,5 +352,6 @@ ROWS = (
         _quality_cost,
     ),
     *(RowSpec(*row) for row in report_rows_conv.ROWS),  # ConvS2S's convolution
+    *(RowSpec(*row) for row in report_rows_linear.ROWS),  # minGRU / Mamba (linear recurrences)
     RowSpec("stackability", "—", "residual + LayerNorm stack deeply", (), (), _stack),
 )

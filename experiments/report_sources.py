@@ -82,6 +82,16 @@ REQUIRED = {
     ],
 }
 
+# the linear-recurrence rows (experiments/report_rows_linear.py)
+REQUIRED["parallelism"] += [
+    ("analysis", k)
+    for k in (
+        "mingru_scan_steps_per_token",
+        "mingru_assoc_max_steps",
+        "assoc_depth_per_doubling",
+        "assoc_depth_log2_r2",
+    )
+] + [("analysis", "depth_exponent", k) for k in ("mingru_scan", "mingru_assoc")]
 # the convolutional rows (experiments/report_rows_conv.py)
 REQUIRED["complexity"] += [("fits", "conv", axis, "exponent") for axis in ("N", "d", "k")]
 REQUIRED["parallelism"] += [("config", "kernel_size")] + [

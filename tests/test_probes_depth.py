@@ -56,3 +56,31 @@ def test_log_depth_and_linear_recall_verdicts():
     assert thresholds.linear_recall_verdict(0.5, 0.9, []) == probes.NOT_SHOWN
     assert thresholds.linear_recall_verdict(0.89, 0.9, [4]) == probes.HOLDS
     assert thresholds.linear_recall_verdict(0.8, 0.9, [4]) == probes.FAILS
+
+
+def test_report_rows_judge_the_linear_recurrence_measurements():
+    """The report's linear-recurrence rows on injected results: holds, fails, not shown."""
+    from experiments import report_rows_linear as rows
+
+    analysis = {
+        "mingru_scan_steps_per_token": 2.0,
+        "mingru_assoc_max_steps": 0,
+        "assoc_depth_per_doubling": 60.0,
+        "assoc_depth_log2_r2": 0.999,
+        "depth_exponent": {"mingru_scan": 0.99, "mingru_assoc": 0.31},
+    }
+    acc = {"lstm": [1.0, 0.9, 0.2], "mingru": [1.0, 0.89, 0.1], "mamba": [1.0, 0.95, 0.3]}
+    lr = {"k_grid": [1, 8, 32], "chance": 0.125}
+    lr["models"] = {m: {"accuracy": a} for m, a in acc.items()}
+    r = {"parallelism": {"analysis": analysis}, "long_range": lr}
+    parallel, recall = (fn for *_, fn in rows.ROWS)
+    assert parallel(r)[1] == recall(r)[1] == probes.HOLDS
+    assert "x(t−8)" in recall(r)[0]  # the farthest k where the LSTM is well above chance
+    linear = dict(analysis, depth_exponent={"mingru_scan": 0.99, "mingru_assoc": 0.95})
+    assert parallel({"parallelism": {"analysis": linear}})[1] == probes.FAILS
+    lr["models"]["mingru"]["accuracy"] = [1.0, 0.5, 0.1]  # behind the LSTM at k = 8
+    assert recall(r)[1] == probes.FAILS
+    lr["models"]["lstm"]["accuracy"] = [0.3, 0.2, 0.1]  # the LSTM recalls nowhere
+    assert recall(r)[1] == probes.NOT_SHOWN
+    del lr["models"]["mingru"], lr["models"]["mamba"]
+    assert recall(r)[1] == probes.MISSING
