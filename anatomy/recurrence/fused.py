@@ -11,7 +11,9 @@ after the scan the weight gradient is ONE large matmul over all steps,
 while the input projection's gradients (dW_x, db, dx) come from autodiff of the hoisted
 [B, T, D] x [D, 4H] matmul outside the scan, which is already one matmul. The forward pass
 is the hoisted path's, and it saves each step's pre-activations so that the backward
-never recomputes a matmul. Same values as ``run`` (the same operations in the forward
+never recomputes a matmul. With hoist=False the projection runs inside each step (the
+plain path's forward, no [T, B, 4H] buffer) and dx, dW_x, db are large matmuls after the
+backward scan too; on 2 CPU cores this variant was the fastest (BENCHMARKS.md). Same values as ``run`` (the same operations in the forward
 pass); gradients equal up to float rounding (sums in another order);
 tests/test_recurrence_fast.py checks both against the plain path.
 """
