@@ -1,9 +1,12 @@
-"""Translators built from anatomy.recurrence and anatomy.attention, one registry by name.
+"""Translators built from anatomy.recurrence, anatomy.attention and anatomy.conv, one registry
+by name.
 
     rnnenc       encoder-decoder without attention (Cho et al. 2014; Sutskever et al. 2014)
     rnnsearch    bidirectional encoder + additive attention (Bahdanau et al. 2015)
     luong        global dot / general / concat attention with input feeding (Luong et al. 2015)
     transformer  Vaswani et al. 2017: post-LN (or pre-LN), sinusoidal positions, KV-cached decoding
+    convs2s      Gehring et al. 2017: GLU convolutions, learned positions, attention in every
+                 decoder layer, decoded with a K-1 input buffer per layer
 
     model = build_model('transformer', None, src_vocab_size, tgt_vocab_size)
     params = model.init(jax.random.key(0))
