@@ -1,5 +1,6 @@
 """parallelism: an LSTM layer against a self-attention layer, forward + backward, against N;
-a minGRU (a linear recurrence) computed with jax.lax.scan and jax.lax.associative_scan; and a
+a minGRU (a linear recurrence) computed with jax.lax.scan and jax.lax.associative_scan
+(experiments/parallelism_linear.py); and a
 stack of GLU convolutions (experiments/parallelism_conv.py: no loop, but a receptive field
 of 1 + L·(K-1) positions).
 
@@ -21,10 +22,10 @@ from anatomy import probes
 from anatomy.attention import init_mha, multi_head_attention, project_kv, project_q
 from anatomy.attention.chunked import chunked_attention
 from anatomy.probes.depth import hlo_critical_path
-from anatomy.recurrence import LSTMState, init_lstm, init_mingru, lstm_recur
+from anatomy.recurrence import LSTMState, init_lstm, lstm_recur
 from anatomy.recurrence import run as run_cell
-from experiments import common, parallelism_conv
-from experiments.thresholds import LOG_DEPTH_EXPONENT, LOG_DEPTH_R2, speedup_verdict
+from experiments import common, parallelism_conv, parallelism_linear
+from experiments.thresholds import speedup_verdict
 
 
 def _lstm_loss(params, x):
@@ -35,19 +36,12 @@ def _attention_loss(params, x):
     return jnp.sum(multi_head_attention(params, x, x) ** 2)
 
 
-def _mingru_loss(parallel):
-    def loss(params, x):
-        return jnp.sum(run_cell("mingru", params, x, parallel=parallel)[1] ** 2)
-
-    return loss
-
-
 LAYERS = {
     "lstm": (_lstm_loss, lambda key, cfg: init_lstm(key, cfg.d, cfg.d)),
     "attention": (_attention_loss, lambda key, cfg: init_mha(key, cfg.d, cfg.n_heads)),
     # the same minGRU, its linear recurrence h_t = a_t ⊙ h_{t-1} + b_t computed two ways
-    "mingru_scan": (_mingru_loss(False), lambda key, cfg: init_mingru(key, cfg.d, cfg.d)),
-    "mingru_assoc": (_mingru_loss(True), lambda key, cfg: init_mingru(key, cfg.d, cfg.d)),
+    "mingru_scan": (parallelism_linear.loss(False), parallelism_linear.init),
+    "mingru_assoc": (parallelism_linear.loss(True), parallelism_linear.init),
     "conv": (parallelism_conv.loss, parallelism_conv.init),  # ConvS2S's GLU blocks
 }
 
@@ -154,82 +148,9 @@ def analyse(cfg, raw):
             "attention": at[n0]["utilisation"],
         },
         "ratio_by_n": {r["n"]: ls[r["n"]]["median_s"] / r["median_s"] for r in attn},
-        **_linear_analysis(raw),
+        **parallelism_linear.analysis(raw),
         **parallelism_conv.analysis(cfg, raw),
     }
-
-
-def _linear_analysis(raw):
-    """minGRU scan vs associative scan: loop steps per token, depth against N and log2 N."""
-    scan, assoc = raw["mingru_scan"], raw["mingru_assoc"]
-    ns = np.array([r["n"] for r in scan], float)
-    d_assoc = np.array([r["depth"] for r in assoc], float)
-    slope, icpt = np.polyfit(np.log2(ns), d_assoc, 1)  # depth = icpt + slope · log2 N
-    resid = d_assoc - (icpt + slope * np.log2(ns))
-    r2 = 1.0 - float(np.sum(resid**2) / max(np.sum((d_assoc - d_assoc.mean()) ** 2), 1e-12))
-    return {
-        "mingru_scan_steps_per_token": float(np.polyfit(ns, [r["steps_hlo"] for r in scan], 1)[0]),
-        "mingru_assoc_max_steps": max(r["steps_hlo"] for r in assoc),
-        "depth_per_token": {
-            k: float(np.polyfit(ns, [r["depth"] for r in raw[k]], 1)[0])
-            for k in ("lstm", "mingru_scan")
-        },
-        "depth_exponent": {
-            k: probes.fit_power_law(ns, [r["depth"] for r in raw[k]])["exponent"]
-            for k in ("mingru_scan", "mingru_assoc")
-        },
-        "assoc_depth_per_doubling": float(slope),
-        "assoc_depth_log2_r2": r2,
-        "attention_depth_range": [
-            min(r["depth"] for r in raw["attention"]),
-            max(r["depth"] for r in raw["attention"]),
-        ],
-        "mingru_scan_over_assoc_time": {
-            r["n"]: r["median_s"] / t["median_s"] for r, t in zip(scan, assoc)
-        },
-    }
-
-
-def _linear_claims(a, raw, cores):
-    """The claims about the minGRU's two computations (scan, associative scan)."""
-    e_scan, e_assoc = a["depth_exponent"]["mingru_scan"], a["depth_exponent"]["mingru_assoc"]
-    r2, per_doubling = a["assoc_depth_log2_r2"], a["assoc_depth_per_doubling"]
-    n_max = max(r["n"] for r in raw["mingru_scan"])
-    ratio = a["mingru_scan_over_assoc_time"][n_max]
-    return [
-        probes.Claim(
-            "minGRU with jax.lax.scan: N serial steps (forward) + N (backward)",
-            "2 steps per token",
-            f"{a['mingru_scan_steps_per_token']:.3f} per token",
-            probes.verdict(a["mingru_scan_steps_per_token"], 2.0, 1e-6),
-        ),
-        probes.Claim(
-            "minGRU with jax.lax.associative_scan: no serial loop over positions",
-            "0",
-            str(a["mingru_assoc_max_steps"]),
-            probes.holds(a["mingru_assoc_max_steps"] == 0),
-        ),
-        probes.Claim(
-            "associative scan: serial depth grows as log N",
-            f"depth ≈ a + b·log2 N (R² ≥ {LOG_DEPTH_R2}, ≤ N^{LOG_DEPTH_EXPONENT})",
-            f"+{per_doubling:.0f} ops per doubling of N (R² {r2:.3f}), N^{e_assoc:.2f}",
-            probes.holds(r2 >= LOG_DEPTH_R2 and e_assoc <= LOG_DEPTH_EXPONENT),
-            "depth = critical path of the optimised HLO of grad (anatomy.probes.depth)",
-        ),
-        probes.Claim(
-            "scan: serial depth grows linearly in N",
-            "N^1",
-            f"N^{e_scan:.2f} ({a['depth_per_token']['mingru_scan']:.1f} ops per token)",
-            probes.verdict(e_scan, 1.0, 0.1),
-        ),
-        probes.Claim(
-            f"minGRU time, jax.lax.scan over associative scan (N={n_max})",
-            "> 1 where the hardware runs the log N levels' work in parallel",
-            f"{ratio:.2f}x on {cores} CPU cores",
-            probes.REPORTED,
-            "the associative scan does about twice the combine work in log N levels",
-        ),
-    ]
 
 
 def plot(cfg, raw, workdir):
@@ -334,7 +255,7 @@ def run(config, workdir):
             f"N^{te['attention']['exponent']:.2f}",
             probes.holds(te["attention"]["exponent"] > 1.0),
         ),
-        *_linear_claims(a, raw, cores),
+        *parallelism_linear.claims(a, raw, cores),
         *parallelism_conv.claims(config, a),
     ]
     results = {
