@@ -16,7 +16,6 @@ and the min-max range over seeds as a band.
 
 from __future__ import annotations
 
-import math
 import sys
 
 import numpy as np
@@ -80,11 +79,7 @@ def aggregate(rows: list[dict]) -> dict:
 
 
 def _fmt(v) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "—"
-    if isinstance(v, float):
-        return f"{v:.3g}" if abs(v) < 1e4 else f"{v:.0f}"
-    return str(v)
+    return "—" if v is None else common.format_number(v)
 
 
 def mean_pm_std(entry: dict, key: str, sub: str | None = None) -> str:
