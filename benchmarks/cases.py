@@ -31,6 +31,9 @@ class Impl(NamedTuple):
     check only (torch's SDPA works in [b, h, n, d]); None = same layout.
     fused: optional () -> (output, input gradient) from ONE compiled function (JAX sides),
     so a quick check compiles half as much; the same f, g and weights as fwd / fwdbwd.
+    memory: optional mode ('fwd' | 'fwdbwd') -> peak bytes of one call beyond its inputs
+    (JAX sides: XLA's compiled temp + output buffers of the very jitted function timed);
+    None = measure the call itself (torch sides, benchmarks/memory.py).
     """
 
     fwd: Callable
@@ -38,6 +41,7 @@ class Impl(NamedTuple):
     note: str = ""
     canon: Callable | None = None
     fused: Callable | None = None
+    memory: Callable | None = None
 
 
 class Case(NamedTuple):
@@ -60,11 +64,17 @@ def _jax_impl(f, params, x, g, note=""):
         out, vjp = jax.vjp(lambda z: f(p_, z), x_)
         return out, vjp(g)[0]
 
+    def memory(mode):  # the exact programs fwd / fwdbwd run
+        from benchmarks.memory import jax_bytes
+
+        return jax_bytes(fwd_j, params, x) if mode == "fwd" else jax_bytes(grad_j, x, params)
+
     return Impl(
         lambda: jax.block_until_ready(fwd_j(params, x)),
         lambda: jax.block_until_ready(grad_j(x, params)),
         note,
         fused=lambda: fused_j(params, x),
+        memory=memory,
     )
 
 
@@ -112,6 +122,7 @@ def one_thread(impl):
         (impl.note + ", " if impl.note else "") + "1 thread",
         impl.canon,
         impl.fused,
+        impl.memory,
     )
 
 
@@ -184,14 +195,24 @@ def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
 
 
 def sdpa_case(batch, n_heads, n, d_head, rng):
-    """softmax(QKᵀ/√d)V, no mask: anatomy vs F.scaled_dot_product_attention vs flax.linen.
+    """softmax(QKᵀ/√d)V, no mask: anatomy (dense and chunked) vs F.scaled_dot_product_attention
+    vs flax.linen.
 
     Each side gets its native layout: ours and flax [b, n, h, d], torch [b, h, n, d].
+    "anatomy chunked" is the online-softmax scan with its default block_k=128 (clipped to N
+    when N < 128: one block).
     """
     q, k, v = (_f32(rng.normal(size=(batch, n, n_heads, d_head))) for _ in range(3))
     g = _f32(rng.normal(size=(batch, n, n_heads, d_head)))
     impls = {
         "anatomy": _jax_impl(lambda kv, q_: att.scaled_dot_product(q_, *kv)[0], (k, v), q, g),
+        "anatomy chunked": _jax_impl(
+            lambda kv, q_: att.chunked_attention(q_, *kv),
+            (k, v),
+            q,
+            g,
+            note=f"chunked_attention, block_k={min(128, n)}",
+        ),
         "flax": _jax_impl(
             lambda kv, q_: nn.dot_product_attention(q_, *kv),
             (k, v),
@@ -259,7 +280,16 @@ def mha_case(batch, n, d_model, n_heads, rng):
     """Self-attention MHA (projections + attention + output): anatomy vs torch vs flax.linen."""
     p = _fill(_shapes(att.init_mha, jax.random.key(1), d_model, n_heads), _draw_layer(rng))
     x, g = (_f32(rng.normal(size=(batch, n, d_model))) for _ in range(2))
-    impls = {"anatomy": _jax_impl(lambda p_, x_: att.multi_head_attention(p_, x_, x_), p, x, g)}
+    impls = {
+        "anatomy": _jax_impl(lambda p_, x_: att.multi_head_attention(p_, x_, x_), p, x, g),
+        "anatomy chunked": _jax_impl(
+            lambda p_, x_: att.multi_head_attention(p_, x_, x_, impl="chunked"),
+            p,
+            x,
+            g,
+            note='impl="chunked"',
+        ),
+    }
     t_mod = torch.nn.MultiheadAttention(d_model, n_heads, batch_first=True)
     t_mod.load_state_dict(mapping.torch_mha_state(p))
     impls["torch"], impls["torch fast path"] = _torch_module_impls(t_mod, x, g)
@@ -320,12 +350,14 @@ def encoder_case(batch, n, d_model, n_heads, d_ff, rng):
 # --- presets -----------------------------------------------------------------------------
 
 PRESETS = {
-    # name: recurrent (B, [T], D=H), sdpa (b, h, [N], d), mha/encoder (B, N, m, heads, f)
+    # name: recurrent (B, [T], D=H), sdpa (b, h, [N], d), mha/encoder (B, N, m, heads, f),
+    # optional mha [(B, N)] (m, heads from "layer"; default: the layer's (B, N) alone)
     "full": {
         "rnn": (32, (64, 256, 500), 256),
         "sdpa": (8, 8, (128, 512), 64),
         "sdpa_long": (1, 8, (2048,), 64),  # batch 1: the [b, h, N, N] weights are 128 MB
         "layer": (16, 128, 256, 4, 1024),
+        "mha": ((16, 128), (4, 512), (1, 2048)),  # 2,048 tokens per batch at every N
     },
     "quick": {"rnn": (16, (32,), 128), "sdpa": (4, 4, (128,), 64), "layer": (8, 64, 128, 4, 512)},
     "tiny": {"rnn": (2, (5,), 8), "sdpa": (2, 2, (6,), 4), "layer": (2, 5, 8, 2, 16)},
@@ -345,5 +377,6 @@ def build_cases(preset="full", seed=0):
         b, h, lengths, d = cfg["sdpa_long"]
         cases += [sdpa_case(b, h, n, d, rng) for n in lengths]
     bl, nl, m, heads, f = cfg["layer"]
-    cases += [mha_case(bl, nl, m, heads, rng), encoder_case(bl, nl, m, heads, f, rng)]
+    cases += [mha_case(bm, nm, m, heads, rng) for bm, nm in cfg.get("mha", ((bl, nl),))]
+    cases.append(encoder_case(bl, nl, m, heads, f, rng))
     return cases

@@ -4,7 +4,7 @@
 
 Order of work: thread counts, machine and load, the matmul rate (the CPU's physical
 limit), the equivalence checks (every pair must compute the same thing, or nothing is
-timed), which torch kernels ran, then the interleaved timings. Ratios are anatomy's
+timed), which torch kernels ran, the peak memory of one call, then the interleaved timings. Ratios are anatomy's
 median time over the other side's: below 1 means anatomy is faster.
 """
 
@@ -96,11 +96,32 @@ def _ratio(times, a, b):
     return float("nan")
 
 
-def render(meta, peak, cases, errors, paths, times, translators=None):
+def best_paths(times):
+    """(fastest label starting with 'anatomy', its median / the fastest other label's median).
+
+    ("", nan) where either side has no timing."""
+    ours = {lb: t["median_s"] for lb, t in times.items() if lb.startswith("anatomy")}
+    peers = {lb: t["median_s"] for lb, t in times.items() if not lb.startswith("anatomy")}
+    if not ours or not peers:
+        return "", float("nan")
+    best = min(ours, key=ours.get)
+    return best, ours[best] / min(peers.values())
+
+
+MEMORY_CASES = ("scaled dot-product", "multi-head attention", "encoder layer")
+
+
+def memory_cases(cases):
+    """Indices of the cases whose peak memory is measured: the attention ones and the RNNs."""
+    return [i for i, c in enumerate(cases) if c.name.startswith(MEMORY_CASES + ("LSTM", "GRU"))]
+
+
+def render(meta, peak, cases, errors, paths, times, translators=None, memory=None):
     """The generated markdown block (tables only; commentary lives outside it).
 
     translators: optional markdown of the translator-level section, placed after the
-    matmul rate (it needs the peak) and before the layer tables."""
+    matmul rate (it needs the peak) and before the layer tables.
+    memory: optional {(case index, label, mode): bytes} (benchmarks.memory.measure)."""
     from experiments.common import markdown_table
 
     labels = []
@@ -183,6 +204,7 @@ def render(meta, peak, cases, errors, paths, times, translators=None):
                 _ratio(t, "anatomy fused VJP", "torch"),
                 flops / a / 1e9,
                 100.0 * flops / a / 1e9 / peak_best,
+                *best_paths(t),
             ]
         )
     parts += [
@@ -203,6 +225,8 @@ def render(meta, peak, cases, errors, paths, times, translators=None):
                 "fused VJP / torch",
                 "anatomy GFLOP/s",
                 "% of peak",
+                "fastest anatomy path",
+                "fastest anatomy / fastest peer",
             ],
             rows,
         ),
@@ -247,6 +271,9 @@ def render(meta, peak, cases, errors, paths, times, translators=None):
         "",
     ]
 
+    if memory:
+        parts += render_memory(cases, memory)
+
     rows = []
     for c, errs in zip(cases, errors):
         for lb, e in errs.items():
@@ -284,6 +311,36 @@ def render(meta, peak, cases, errors, paths, times, translators=None):
         "",
     ]
     return "\n".join(parts)
+
+
+def render_memory(cases, memory):
+    """The peak-memory table's markdown lines: a row per case and pass, a column per label."""
+    from benchmarks.memory import METHOD
+    from experiments.common import markdown_table
+
+    labels = []
+    for _, lb, _ in memory:
+        if lb not in labels:
+            labels.append(lb)
+    labels.sort(key=lambda lb: not lb.startswith("anatomy"))  # ours first; stable otherwise
+    rows = []
+    for i, c in enumerate(cases):
+        for mode, mode_name in MODES:
+            got = {lb: b for (j, lb, m), b in memory.items() if j == i and m == mode}
+            if got:
+                rows.append(
+                    [c.name, c.shape, mode_name]
+                    + [f"{got[lb] / 1e6:.3g}" if lb in got else "" for lb in labels]
+                )
+    return [
+        "### Peak memory of one call, MB (beyond its inputs; JAX: XLA's compiled temp + output "
+        "buffers; torch: the CPU allocator's peak under torch.profiler)",
+        "",
+        markdown_table(["benchmark", "shape", "pass"] + labels, rows),
+        "",
+        METHOD,
+        "",
+    ]
 
 
 def write_markdown(path, block):
@@ -344,7 +401,7 @@ def main(argv=None):
         translators = rt.render_step_cases(
             t_cases, t_errors, t_times, max(peak[1].values()), cfg["tol"]
         )
-    cases, errors, paths, times = [], [], {}, {}
+    cases, errors, paths, times, memory = [], [], {}, {}, {}
     if args.cases in ("all", "layers"):
         from benchmarks.cases import build_cases
 
@@ -355,10 +412,14 @@ def main(argv=None):
             f"{max(max(e['out'], e['dx'] or 0) for errs in errors for e in errs.values()):.1e})"
         )
         paths = torch_paths(cases)
+        from benchmarks.memory import measure
+
+        memory = measure(cases, only=memory_cases(cases))
+        log(f"peak memory measured: {len(memory)} implementation-passes")
         times = time_all(cases, cfg["rounds"], cfg["target_s"], cfg["budget_s"], log)
 
     meta.update(load_end=timing.load_average(), wall_s=time.perf_counter() - t_start)
-    block = render(meta, peak, cases, errors, paths, times, translators)
+    block = render(meta, peak, cases, errors, paths, times, translators, memory)
     if args.out == "-":
         print(block)
     else:

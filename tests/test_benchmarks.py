@@ -39,6 +39,94 @@ def test_pairs_compute_the_same_thing(cases, name):
     assert all(np.isfinite(e["out"]) for e in errors.values())
     # the input gradient was compared too (check_case skips it where an impl has no backward)
     assert errors["torch"]["dx"] is not None and errors["flax"]["dx"] is not None
+    if name in ("scaled dot-product", "multi-head attention"):  # the online-softmax path too
+        assert errors["anatomy chunked"]["dx"] is not None
+
+
+ATTENTION = ("scaled dot-product", "multi-head attention", "encoder layer (post-LN)")
+
+
+@pytest.mark.parametrize("name", ATTENTION)
+def test_peak_memory_is_measured_for_every_impl(cases, name):
+    from benchmarks.memory import measure
+
+    case = cases[name]
+    got = measure([case])
+    for label, impl in case.impls.items():
+        for mode in ("fwd", "fwdbwd"):
+            if "1 thread" in label or getattr(impl, mode) is None:
+                assert (0, label, mode) not in got
+                continue
+            b = got[(0, label, mode)]
+            assert isinstance(b, int) and b > 0, (label, mode, b)
+    # a backward pass holds at least what the forward does (the output) and the gradients
+    assert got[(0, "torch", "fwdbwd")] > got[(0, "torch", "fwd")]
+    assert got[(0, "anatomy", "fwdbwd")] > got[(0, "anatomy", "fwd")]
+
+
+def test_torch_peak_memory_counts_the_largest_live_tensor():
+    from benchmarks.memory import torch_bytes
+
+    def f():  # 4 MB live at the peak, then freed; 4 kB returned
+        big = torch.ones(1024, 1024)
+        return big[:1].clone()
+
+    b = torch_bytes(f)
+    assert 4 * 2**20 <= b <= 4 * 2**20 + 64 * 2**10
+
+
+def test_dense_attention_memory_grows_quadratically_chunked_linearly():
+    from benchmarks.cases import sdpa_case
+
+    rng = np.random.default_rng(0)
+    small, large = (sdpa_case(1, 1, n, 8, rng) for n in (128, 512))  # N x4; block_k=128
+    for mode in ("fwd", "fwdbwd"):
+        growth = {
+            lb: large.impls[lb].memory(mode) / small.impls[lb].memory(mode)
+            for lb in ("anatomy", "anatomy chunked")
+        }
+        # dense holds the [N, N] weights (x16); chunked one [N, 128] tile and O(N d) (x4)
+        assert growth["anatomy"] > 10, (mode, growth)
+        assert growth["anatomy chunked"] < 6, (mode, growth)
+
+
+def test_render_has_memory_table_and_best_path_columns(cases):
+    from benchmarks import run
+    from benchmarks.memory import measure
+
+    cs = [cases["scaled dot-product"], cases["multi-head attention"]]
+    # synthetic medians (no timing is measured or asserted): chunked is anatomy's fastest,
+    # torch fast path the fastest peer
+    fake = {"anatomy": 4.0, "anatomy chunked": 2.0, "torch": 5.0, "torch fast path": 1.0}
+    times = {
+        (i, mode): {
+            lb: {"median_s": fake.get(lb, 8.0) * 1e-3, "spread": 0.0}
+            for lb in c.impls
+            if getattr(c.impls[lb], mode) is not None
+        }
+        for i, c in enumerate(cs)
+        for mode in ("fwd", "fwdbwd")
+    }
+    assert run.best_paths(times[(1, "fwd")]) == ("anatomy chunked", 2.0)
+    assert run.best_paths(times[(1, "fwdbwd")]) == ("anatomy chunked", 2.0 / 5.0)
+    meta = dict.fromkeys(
+        ["command", "date", "cpu", "cores", "torch_threads", "python", "jax", "jaxlib"], "x"
+    )
+    meta.update(flax="x", torch="x", numpy="x", load_start="x", load_end="x")
+    meta.update(wall_s=1.0, matmul_n=8, tol=TOL)
+    memory = measure(cs, only=run.memory_cases(cs))
+    errors = [check_case(c, TOL, fused=True) for c in cs]
+    md = run.render(meta, ({"jax": 1.0}, {"jax": 1.0}), cs, errors, {}, times, memory=memory)
+    assert "### Peak memory of one call, MB" in md
+    assert "fastest anatomy path" in md and "fastest anatomy / fastest peer" in md
+    table = md.split("### Peak memory of one call, MB")[1].split("###")[0]
+    header = next(ln for ln in table.splitlines() if ln.startswith("| benchmark"))
+    assert "anatomy chunked" in header and "torch fast path" in header
+    assert "torch 1 thread" not in header
+    rows = [
+        ln for ln in table.splitlines() if ln.startswith("| scaled") or ln.startswith("| multi")
+    ]
+    assert len(rows) == 4  # two cases x two passes
 
 
 def test_check_catches_different_work():
