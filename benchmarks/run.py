@@ -401,6 +401,12 @@ def main(argv=None):
         translators = rt.render_step_cases(
             t_cases, t_errors, t_times, max(peak[1].values()), cfg["tol"]
         )
+        from benchmarks import profile
+
+        log("translators: profiling the XLA train steps (benchmarks/profile.py)")
+        rows = profile.profile_step_cases(t_cases, calls=max(3, cfg["rounds"] // 2))
+        translators += "\n\n" + profile.SECTION + "\n\n"
+        translators += profile.kinds_table(rows, peak=max(peak[1].values()))
     cases, errors, paths, times, memory = [], [], {}, {}, {}
     if args.cases in ("all", "layers"):
         from benchmarks.cases import build_cases
