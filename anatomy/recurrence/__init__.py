@@ -1,13 +1,15 @@
 """Recurrences: cells (params, carry, x) -> (carry, y) and one scan runner over time.
 
 cells.py  rnn / lstm / gru (reset after or before) cells, inits, zero carries, get_cell
-scan.py   run (lengths, reverse, hoisted input projection), bidirectional
+scan.py   run (lengths, reverse, hoisted input projection, fused VJP), bidirectional
+fused.py  the custom-VJP LSTM (one matmul per backward step); paths.py per-backend defaults
 quasi.py  SRU / QRNN-style linear recurrences via jax.lax.associative_scan; SRU, QRNN cells
 mingru.py minGRU (Feng et al. 2024): gates from x only, a linear recurrence
 selective.py  a Mamba-style selective state-space layer (Gu & Dao 2023), simplified
 linear.py the linear recurrences as cells: 'sru', 'qrnn', 'mingru', 'mamba' for get_cell / run
 """
 
+from anatomy.recurrence import paths  # per-backend default paths (hoist, vjp)
 from anatomy.recurrence.cells import (
     CELLS,
     CellSpec,
@@ -53,7 +55,7 @@ from anatomy.recurrence.quasi import (
     sru_cell,
     sru_sequence,
 )
-from anatomy.recurrence.scan import bidirectional, reverse_padded, run
+from anatomy.recurrence.scan import FUSED_CELLS, bidirectional, reverse_padded, run
 from anatomy.recurrence.selective import MambaState, init_mamba, mamba, mamba_cell
 
 __all__ = [
@@ -79,6 +81,8 @@ __all__ = [
     "gru_paper_recur",
     "gru_zero_carry",
     "run",
+    "FUSED_CELLS",
+    "paths",
     "bidirectional",
     "reverse_padded",
     "linear_recurrence",

@@ -63,6 +63,7 @@ def run(
     hoist=True,
     return_carries=False,
     parallel=True,
+    vjp="autodiff",
 ):
     """Run a cell over every time step of a batch of sequences with ``jax.lax.scan``.
 
@@ -82,6 +83,10 @@ def run(
       parallel: for a linear-recurrence cell (spec.sequence, linear.py: sru, qrnn, mingru,
         mamba), which runs its own sequence form: jax.lax.associative_scan (True) or
         jax.lax.scan (False). Ignored by the other cells.
+      vjp: how the gradient is computed: "autodiff" (JAX differentiates the scan: two small
+        matmuls per backward step) or "fused" (fused.py's custom VJP: one matmul per backward
+        step, the weight gradients as one matmul over all steps; the cells in FUSED_CELLS,
+        same values, gradients equal up to float rounding).
 
     Returns:
       (final_carry, ys [B, T, H]), or (final_carry, ys, carries) with return_carries.
@@ -89,6 +94,10 @@ def run(
     spec = get_cell(name_or_spec)
     xs = jnp.asarray(xs)
     lengths = None if lengths is None else jnp.asarray(lengths)
+    if vjp not in ("autodiff", "fused"):
+        raise ValueError(f"run: vjp must be 'autodiff' or 'fused', got {vjp!r}")
+    if vjp == "fused":
+        return _run_fused(spec, params, xs, lengths, carry0, reverse, hoist, return_carries)
     if spec.sequence is not None:
         return _run_sequence(spec, params, xs, lengths, carry0, reverse, parallel, return_carries)
     _check_inputs(params, xs, lengths)
@@ -135,6 +144,21 @@ def run(
     return final, to_batch_major(ys), jax.tree_util.tree_map(to_batch_major, carries)
 
 
+FUSED_CELLS = ("lstm",)  # the cells with a custom-VJP path in fused.py
+
+
+def _run_fused(spec, params, xs, lengths, carry0, reverse, hoist, return_carries):
+    """``run`` through fused.py's custom VJP (same values; the module doc of fused.py)."""
+    from anatomy.recurrence import fused  # fused.py builds on this module
+
+    if spec.name not in FUSED_CELLS:
+        raise ValueError(f"run: vjp='fused' exists for the cells {FUSED_CELLS}, not {spec.name!r}")
+    if return_carries:
+        raise ValueError("run: return_carries is not supported with vjp='fused'")
+    fn = getattr(fused, f"run_{spec.name}")
+    return fn(params, xs, lengths=lengths, carry0=carry0, reverse=reverse, hoist=hoist)
+
+
 def _run_sequence(spec, params, xs, lengths, carry0, reverse, parallel, return_carries):
     """``run`` for a linear-recurrence cell: its own sequence form, reversed like ``run``."""
     if return_carries:
@@ -147,7 +171,9 @@ def _run_sequence(spec, params, xs, lengths, carry0, reverse, parallel, return_c
     return final, reverse_padded(ys, lengths) if reverse else ys
 
 
-def bidirectional(name_or_spec, params_fw, params_bw, xs, *, lengths=None, hoist=True):
+def bidirectional(
+    name_or_spec, params_fw, params_bw, xs, *, lengths=None, hoist=True, vjp="autodiff"
+):
     """Bidirectional encoder: a forward and a backward (within-length reversed) run.
 
     Args: as ``run``; params_fw / params_bw are two parameter sets of the same cell.
@@ -156,6 +182,7 @@ def bidirectional(name_or_spec, params_fw, params_bw, xs, *, lengths=None, hoist
       (carry_fw, carry_bw): the forward carry after the last real step and the backward
       carry after reading position 0 (torch's h_n for bidirectional=True).
     """
-    carry_fw, ys_fw = run(name_or_spec, params_fw, xs, lengths=lengths, hoist=hoist)
-    carry_bw, ys_bw = run(name_or_spec, params_bw, xs, lengths=lengths, hoist=hoist, reverse=True)
+    kw = dict(lengths=lengths, hoist=hoist, vjp=vjp)
+    carry_fw, ys_fw = run(name_or_spec, params_fw, xs, **kw)
+    carry_bw, ys_bw = run(name_or_spec, params_bw, xs, reverse=True, **kw)
     return jnp.concatenate([ys_fw, ys_bw], axis=-1), (carry_fw, carry_bw)

@@ -14,6 +14,11 @@ A linear recurrence runs the encoder and the teacher-forced decoder with
 jax.lax.associative_scan and decodes one step at a time with its cell. feed_context=True also concatenates h_S to every decoder
 input (Cho et al.'s "c" at every step); reverse_source=True reads the source backwards
 within its length (Sutskever et al.'s trick).
+
+Both scans run on the backend's default recurrent path unless config.hoist / config.vjp say
+otherwise (recurrence/paths.py: on CPU the per-step projection with the fused VJP, which
+made the whole train step 0.53x the time of the hoisted autodiff path; same function,
+gradients equal to float rounding, tests/test_recurrence_paths.py).
 """
 
 import jax
@@ -21,7 +26,7 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.attention import dropout
-from anatomy.recurrence import get_cell, run
+from anatomy.recurrence import get_cell, paths, run
 from anatomy.seq2seq import base
 
 CELLS = ("rnn", "lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
@@ -37,7 +42,10 @@ def default_config():
     c.reverse_source = False  # read the source backwards within its length (Sutskever)
     c.dropout_rate = 0.0  # on embeddings and the decoder output, training only
     c.emb_init_std = 0.0  # embedding init N(0, std^2); 0 = base.init_embedding's d_emb^-1/2
-    c.hoist = True  # scan.run's hoisted input projection (False: project per step)
+    # The recurrent path (the same function, different speed; recurrence/paths.py):
+    # None = chosen per backend (CPU: per-step projection and the fused VJP for the LSTM).
+    c.hoist = ml_collections.config_dict.placeholder(bool)  # input projection before the scan
+    c.vjp = ml_collections.config_dict.placeholder(str)  # "autodiff" / "fused" (scan.run)
     return c
 
 
@@ -47,6 +55,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         raise ValueError(f"rnnenc: cell must be one of {'/'.join(CELLS)}, got {config.cell!r}")
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
+    hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp)
     d_dec_in = cfg.d_emb + (cfg.d_hidden if cfg.feed_context else 0)
 
     def init(key):
@@ -63,7 +72,13 @@ def build(config, src_vocab_size, tgt_vocab_size):
     def _encode(params, src, src_len, rng=None):
         x = dropout(params["src_emb"][src], cfg.dropout_rate, rng, rng is None)  # [B, S, E]
         carry, _ = run(
-            spec, params["encoder"], x, lengths=src_len, reverse=cfg.reverse_source, hoist=cfg.hoist
+            spec,
+            params["encoder"],
+            x,
+            lengths=src_len,
+            reverse=cfg.reverse_source,
+            hoist=hoist,
+            vjp=vjp,
         )
         return {"carry": carry, "context": spec.hidden(carry)}  # context [B, H]
 
@@ -87,7 +102,12 @@ def build(config, src_vocab_size, tgt_vocab_size):
         memory = _encode(params, src, src_len.astype(jnp.int32), r_enc)
         emb = dropout(params["tgt_emb"][tgt], cfg.dropout_rate, r_dec, r_dec is None)  # [B, T, E]
         _, ys = run(
-            spec, params["decoder"], _inputs(memory, emb), carry0=memory["carry"], hoist=cfg.hoist
+            spec,
+            params["decoder"],
+            _inputs(memory, emb),
+            carry0=memory["carry"],
+            hoist=hoist,
+            vjp=vjp,
         )
         logits = base.dense(params["out"], dropout(ys, cfg.dropout_rate, r_out, r_out is None))
         return base.intermediates_or_logits(logits, {"decoder_states": ys}, return_intermediates)

@@ -36,7 +36,7 @@ import ml_collections
 
 from anatomy.attention import additive_attention, dropout, init_additive, project_keys
 from anatomy.errors import BadInputError
-from anatomy.recurrence import LSTMState, bidirectional, get_cell
+from anatomy.recurrence import LSTMState, bidirectional, get_cell, paths
 from anatomy.seq2seq import base
 
 CELLS = ("lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
@@ -54,6 +54,13 @@ def default_config():
     c.readout_state = "current"  # state in the readout: current (s_i) / previous (s_{i-1}, paper)
     c.readout = "tanh"  # readout nonlinearity: tanh / maxout (paper, pool 2 over 2·d_readout)
     c.dropout_rate = 0.0  # on embeddings and t_i, training only
+    # The encoder's recurrent path (the same function, different speed; recurrence/paths.py;
+    # None = the backend's default). Kept at the hoisted autodiff path: RNNsearch's step is
+    # its attentive decoder, and the CPU default path measured a tie on the whole train step
+    # (1.01x), so the headline digits stay those of this path.
+    field = ml_collections.config_dict.FieldReference  # typed, and None-able
+    c.hoist = field(True, field_type=bool)  # input projection before the scan
+    c.vjp = field("autodiff", field_type=str)  # "autodiff" / "fused" (scan.run)
     return c
 
 
@@ -71,6 +78,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
             )
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
+    hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp)
     pool = 2 if cfg.readout == "maxout" else 1  # t̃_i has pool · d_readout units
     d_ann = 2 * cfg.d_enc
 
@@ -91,7 +99,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
     def _encode(params, src, src_len, rng=None):
         x = dropout(params["src_emb"][src], cfg.dropout_rate, rng, rng is None)  # [B, S, E]
         ann, (_, carry_bw) = bidirectional(
-            spec, params["enc_fw"], params["enc_bw"], x, lengths=src_len
+            spec, params["enc_fw"], params["enc_bw"], x, lengths=src_len, hoist=hoist, vjp=vjp
         )  # ann [B, S, 2*d_enc]
         return {
             "annotations": ann,

@@ -1,0 +1,35 @@
+"""Which recurrent path a translator runs unless its config says otherwise, per backend.
+
+``scan.run`` has two switches that change speed, not the function computed:
+    hoist   the input projection as ONE [B·T, D] x [D, G·H] matmul before the scan (True),
+            or inside each step (False)
+    vjp     "autodiff" (JAX differentiates the scan) or "fused" (fused.py's custom VJP: one
+            matmul per backward step, the weight gradients as one matmul over all steps)
+Both give the same values; gradients agree up to float rounding (tests/test_recurrence_fast.py).
+The defaults are chosen by measurement (BENCHMARKS.md, `python -m benchmarks.run`):
+    cpu     hoist=False, and vjp="fused" for the cells that have it (scan.FUSED_CELLS):
+            on 2 CPU cores the per-step projection was faster than the hoisted one for the
+            LSTM and the GRU, and the fused VJP faster again (the RNNenc train step 0.54x)
+    other   hoist=True, vjp="autodiff": not measured here (no accelerator was at hand); one
+            large matmul is what accelerators are built for, so they keep the hoisted path.
+A linear-recurrence cell (sru, qrnn, mingru, mamba) runs its own sequence form and ignores both.
+"""
+
+import jax
+
+from anatomy.recurrence.scan import FUSED_CELLS
+
+
+def default_path(cell, backend=None):
+    """{'hoist': bool, 'vjp': 'autodiff' | 'fused'} for ``cell`` (a name) on ``backend``
+    (None = jax.default_backend())."""
+    backend = jax.default_backend() if backend is None else backend
+    if backend == "cpu":
+        return {"hoist": False, "vjp": "fused" if cell in FUSED_CELLS else "autodiff"}
+    return {"hoist": True, "vjp": "autodiff"}
+
+
+def resolve(cell, hoist=None, vjp=None, backend=None):
+    """(hoist, vjp): the given values, with None filled in from default_path."""
+    path = default_path(cell, backend)
+    return (path["hoist"] if hoist is None else bool(hoist)), (path["vjp"] if vjp is None else vjp)
