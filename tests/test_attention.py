@@ -477,3 +477,48 @@ def test_gradients_check_grads(rng):
             order=1,
             modes=["rev"],
         )
+
+
+def _big_loop_fusions(model, batch, min_operands=12):
+    """kLoop fusions with >= min_operands inputs in the compiled train step: XLA:CPU's sign of
+    recomputing a chain of residual-stream gradients inside each consumer."""
+    import re
+
+    from anatomy import train as T
+
+    tx = T.make_optimizer(T.default_train_config())
+    step = T.compile_train_step(T.make_train_step(model, tx, label_smoothing=0.1))
+    state = T.create_state(model.init(jax.random.key(0)), tx)
+    hlo = step.lower(state, batch, jax.random.key(0)).compile().as_text()
+    fusions = re.findall(r"= \S+ fusion\((.*?)\), kind=kLoop", hlo)
+    return sum(f.count("%") >= min_operands for f in fusions)
+
+
+def test_layer_norm_is_differentiated_as_one_unit(monkeypatch):
+    """layer_norm is jitted so that the backward pass adds ONE dLN/dx to the residual gradient.
+    Inlined, autodiff adds LN's uses of x one by one (the last a broadcast), and XLA:CPU then
+    recomputes the residual gradient of every later layer inside each consumer: ~3x our layout-
+    copy time (benchmarks/profile.py). Same function either way; the control shows the
+    inlined form still triggers it on this XLA, so the check is not vacuous."""
+    from anatomy.attention import layers
+    from anatomy.seq2seq import build_model
+    from anatomy.seq2seq import transformer as tr
+
+    cfg = dict(d_model=16, n_heads=4, d_ff=32, n_encoder_layers=2, n_decoder_layers=2)
+    model = build_model("transformer", dict(cfg, pre_ln=True, dropout_rate=0.0), 40, 40)
+    r = np.random.default_rng(0)
+    src_len, tgt_len = np.array([5, 3]), np.array([5, 2])
+    tok = lambda n: np.where(np.arange(5) < n[:, None], r.integers(4, 40, (2, 5)), 0)
+    batch = {"src": tok(src_len), "src_len": src_len, "tgt_in": tok(tgt_len)}
+    batch["tgt_out"] = tok(tgt_len)
+    batch = {k: jnp.asarray(v, jnp.int32) for k, v in batch.items()}
+    x = jnp.asarray(r.normal(size=(2, 5, 16)), jnp.float32)
+    ln = {"scale": jnp.asarray(r.normal(size=16), jnp.float32), "bias": jnp.zeros(16)}
+    inlined = layers.layer_norm.__wrapped__
+    np.testing.assert_array_equal(layers.layer_norm(ln, x), jax.jit(inlined)(ln, x))
+
+    as_unit = _big_loop_fusions(model, batch)
+    monkeypatch.setattr(layers, "layer_norm", inlined)
+    monkeypatch.setattr(tr, "layer_norm", inlined)
+    model_inlined = build_model("transformer", dict(cfg, pre_ln=True, dropout_rate=0.0), 40, 40)
+    assert as_unit * 2 < _big_loop_fusions(model_inlined, batch)

@@ -15,6 +15,8 @@ Parameter trees (all leaves float32):
     ffn = {'w1': [m, f], 'b1': [f], 'w2': [f, m], 'b2': [m]}
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -40,6 +42,11 @@ def init_layer_norm(d_model):
     return declare(p, {"scale": ("embed",), "bias": ("embed",)})
 
 
+# jit: differentiate LN as one unit, so the backward pass adds ONE dLN/dx [b, t, m] to the
+# residual-stream gradient. Inlined, autodiff adds LN's three uses of x to it term by term
+# (the last a broadcast [b, t] -> [b, t, m]), and XLA:CPU then recomputes the whole chain of
+# residual gradients through all layers inside every consumer (~3x the layout-copy time).
+@functools.partial(jax.jit, static_argnames="eps")
 def layer_norm(params, x, eps=1e-5):
     """LN(x) = (x - mean) / sqrt(var + eps) * scale + bias over the last axis; x [..., m].
 
