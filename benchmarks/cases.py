@@ -20,7 +20,7 @@ import torch
 
 from anatomy import attention as att
 from anatomy import recurrence as rec
-from anatomy.recurrence.fused import run_lstm
+from anatomy.recurrence.fused import run_gru, run_lstm
 from benchmarks import mapping
 
 
@@ -165,11 +165,13 @@ def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
     for hoist in (True, False):
         label = "anatomy" if hoist else "anatomy hoist=False"
         impls[label] = _jax_impl(lambda p_, x_, h=hoist: rec.run(cell, p_, x_, hoist=h)[1], p, x, g)
-    if cell == "lstm":  # the custom-VJP path (one matmul per backward step), an option
-        impls["anatomy fused VJP"] = _jax_impl(lambda p_, x_: run_lstm(p_, x_)[1], p, x, g)
-        impls["anatomy fused VJP hoist=False"] = _jax_impl(
-            lambda p_, x_: run_lstm(p_, x_, hoist=False)[1], p, x, g
-        )
+    # the custom-VJP path (one matmul per backward step); hoist=False + fused is the
+    # translators' CPU default (anatomy/recurrence/paths.py)
+    run_fused = run_lstm if cell == "lstm" else run_gru
+    impls["anatomy fused VJP"] = _jax_impl(lambda p_, x_: run_fused(p_, x_)[1], p, x, g)
+    impls["anatomy fused VJP hoist=False"] = _jax_impl(
+        lambda p_, x_: run_fused(p_, x_, hoist=False)[1], p, x, g
+    )
 
     t_mod = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(d_in, d_hidden, batch_first=True)
     t_mod.load_state_dict(mapping.torch_rnn_state(p))

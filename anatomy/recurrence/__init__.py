@@ -2,7 +2,7 @@
 
 cells.py  rnn / lstm / gru (reset after or before) cells, inits, zero carries, get_cell
 scan.py   run (lengths, reverse, hoisted input projection, fused VJP), bidirectional
-fused.py  the custom-VJP LSTM (one matmul per backward step); paths.py per-backend defaults
+fused.py  the custom-VJP LSTM and GRU (one matmul per backward step); paths.py per-backend defaults
 quasi.py  SRU / QRNN-style linear recurrences via jax.lax.associative_scan; SRU, QRNN cells
 mingru.py minGRU (Feng et al. 2024): gates from x only, a linear recurrence
 selective.py  a Mamba-style selective state-space layer (Gu & Dao 2023), simplified

@@ -144,7 +144,7 @@ def run(
     return final, to_batch_major(ys), jax.tree_util.tree_map(to_batch_major, carries)
 
 
-FUSED_CELLS = ("lstm",)  # the cells with a custom-VJP path in fused.py
+FUSED_CELLS = ("lstm", "gru")  # the cells with a custom-VJP path in fused.py (run_<cell>)
 
 
 def _run_fused(spec, params, xs, lengths, carry0, reverse, hoist, return_carries):
