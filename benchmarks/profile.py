@@ -148,6 +148,35 @@ def profile_step_cases(cases, calls=10):
     return rows
 
 
+LAYER_SECTION = (
+    "Where the layers' time goes (the same per-op trace as for the train steps, per call), "
+    "for the largest shape of each layer benchmark and every XLA implementation: the op count "
+    "per call shows how much of a recurrence is per-step work (ops / T) and how much of "
+    "attention is tile-by-tile work."
+)
+
+
+def profile_layer_cases(cases, calls=3):
+    """[(label, profile, matmul FLOPs), ...]: the largest case of each layer benchmark
+    (benchmarks/cases.py), forward and fwd+bwd, every XLA implementation (anatomy*, flax)."""
+    last = {}
+    for case in cases:
+        last[case.name] = case  # cases of one name come in growing size
+    rows = []
+    for case in last.values():
+        for label, impl in case.impls.items():
+            if not label.startswith(("anatomy", "flax")):
+                continue
+            for mode, scale in (("fwd", 1.0), ("fwdbwd", 3.0)):
+                fn = getattr(impl, mode)
+                if fn is not None:
+                    p = profile_step(fn, calls, warmup=1)
+                    rows.append(
+                        (f"{case.name} {case.shape} {mode}, {label}", p, scale * case.flops_fwd)
+                    )
+    return rows
+
+
 def main(argv=None):
     from benchmarks.cases_translator import build_translator_cases
 

@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from benchmarks import timing
+from benchmarks import profile, timing
 
 BEGIN, END = "<!-- BEGIN GENERATED: python -m benchmarks.run -->", "<!-- END GENERATED -->"
 MODES = (("fwd", "forward"), ("fwdbwd", "fwd+bwd"))
@@ -401,13 +401,11 @@ def main(argv=None):
         translators = rt.render_step_cases(
             t_cases, t_errors, t_times, max(peak[1].values()), cfg["tol"]
         )
-        from benchmarks import profile
-
         log("translators: profiling the XLA train steps (benchmarks/profile.py)")
         rows = profile.profile_step_cases(t_cases, calls=max(3, cfg["rounds"] // 2))
         translators += "\n\n" + profile.SECTION + "\n\n"
         translators += profile.kinds_table(rows, peak=max(peak[1].values()))
-    cases, errors, paths, times, memory = [], [], {}, {}, {}
+    cases, errors, paths, times, memory, layer_profile = [], [], {}, {}, {}, ""
     if args.cases in ("all", "layers"):
         from benchmarks.cases import build_cases
 
@@ -423,9 +421,17 @@ def main(argv=None):
         memory = measure(cases, only=memory_cases(cases))
         log(f"peak memory measured: {len(memory)} implementation-passes")
         times = time_all(cases, cfg["rounds"], cfg["target_s"], cfg["budget_s"], log)
+        log("layers: profiling the largest case of each (benchmarks/profile.py)")
+        layer_profile = profile.kinds_table(
+            profile.profile_layer_cases(cases), peak=max(peak[1].values())
+        )
 
     meta.update(load_end=timing.load_average(), wall_s=time.perf_counter() - t_start)
     block = render(meta, peak, cases, errors, paths, times, translators, memory)
+    if cases:
+        block += (
+            f"\n\n### Where the layers' time goes\n\n{profile.LAYER_SECTION}\n\n{layer_profile}\n"
+        )
     if args.out == "-":
         print(block)
     else:

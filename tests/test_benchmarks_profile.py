@@ -46,3 +46,21 @@ def test_profile_of_a_jitted_step_sees_its_matmuls():
     row = next(line for line in table.splitlines() if line.startswith("| tanh(a @ a) |"))
     rate = 2.0 * 64**3 / (ms / 1e3) / 1e9  # the matmul ops' own rate
     assert f"| {rate:.3g} | {rate:.0f}% |" in row
+
+
+def test_layer_profiles_cover_the_largest_case_of_each_layer_and_both_passes():
+    from benchmarks.cases import build_cases
+
+    cases = build_cases("tiny")
+    rows = profile.profile_layer_cases(cases, calls=1)
+    names = {c.name for c in cases}
+    last = {c.name: c for c in cases}
+    for name in names:
+        case = last[name]
+        for label in case.impls:
+            if label.startswith(("anatomy", "flax")):
+                for mode in ("fwd", "fwdbwd"):
+                    want = f"{name} {case.shape} {mode}, {label}"
+                    assert any(r[0] == want for r in rows), want
+    assert all(not r[0].split(", ")[-1].startswith("torch") for r in rows)
+    assert all(r[1]["kinds"]["matmul"][1] > 0 for r in rows)  # every layer does matmuls
