@@ -34,15 +34,16 @@ def test_default_path_per_backend():
     assert paths.resolve("lstm", hoist=None, vjp=None, backend="cpu") == (False, "fused")
 
 
-def test_run_vjp_fused_equals_autodiff_and_rejects_what_it_cannot_do():
+@pytest.mark.parametrize("cell", rec.FUSED_CELLS)
+def test_run_vjp_fused_equals_autodiff_and_rejects_what_it_cannot_do(cell):
     rng = np.random.default_rng(3)
     f = lambda *s: jnp.asarray(rng.normal(size=s), jnp.float32)
-    p = rec.init_lstm(jax.random.key(0), 5, 4)
+    p = rec.get_cell(cell).init(jax.random.key(0), 5, 4)
     xs, g, lengths = f(3, 6, 5), f(3, 6, 4), jnp.asarray([6, 2, 4])
 
     def loss(params, x, vjp, hoist):
-        final, ys = rec.run("lstm", params, x, lengths=lengths, reverse=True, hoist=hoist, vjp=vjp)
-        return jnp.vdot(ys, g) + jnp.sum(final.h) + jnp.sum(final.c)
+        final, ys = rec.run(cell, params, x, lengths=lengths, reverse=True, hoist=hoist, vjp=vjp)
+        return jnp.vdot(ys, g) + sum(jnp.sum(leaf**2) for leaf in jax.tree.leaves(final))
 
     ref_v, ref_g = jax.value_and_grad(loss, (0, 1))(p, xs, "autodiff", True)
     for hoist in (True, False):
@@ -51,9 +52,9 @@ def test_run_vjp_fused_equals_autodiff_and_rejects_what_it_cannot_do():
         for a, b in zip(jax.tree.leaves(gr), jax.tree.leaves(ref_g), strict=True):
             assert rel(a, b) < 1e-5
     with pytest.raises(ValueError, match="vjp must be"):
-        rec.run("lstm", p, xs, vjp="magic")
+        rec.run(cell, p, xs, vjp="magic")
     with pytest.raises(ValueError, match="return_carries"):
-        rec.run("lstm", p, xs, vjp="fused", return_carries=True)
+        rec.run(cell, p, xs, vjp="fused", return_carries=True)
     rnn = rec.init_rnn(jax.random.key(1), 5, 4)
     with pytest.raises(ValueError, match="vjp='fused' exists for the cells"):
         rec.run("rnn", rnn, xs, vjp="fused")
