@@ -74,3 +74,41 @@ def measure(cases, only=None, modes=("fwd", "fwdbwd"), skip=("1 thread",)):
                 if b is not None:
                     out[(i, label, mode)] = b
     return out
+
+
+MEMORY_CASES = ("scaled dot-product", "multi-head attention", "encoder layer")
+
+
+def memory_cases(cases):
+    """Indices of the cases whose peak memory is measured: the attention ones and the RNNs."""
+    return [i for i, c in enumerate(cases) if c.name.startswith(MEMORY_CASES + ("LSTM", "GRU"))]
+
+
+def render_memory(cases, memory, modes):
+    """The peak-memory table's markdown lines: a row per case and pass (modes: (mode, name)
+    pairs), a column per label."""
+    from experiments.common import markdown_table
+
+    labels = []
+    for _, lb, _ in memory:
+        if lb not in labels:
+            labels.append(lb)
+    labels.sort(key=lambda lb: not lb.startswith("anatomy"))  # ours first; stable otherwise
+    rows = []
+    for i, c in enumerate(cases):
+        for mode, mode_name in modes:
+            got = {lb: b for (j, lb, m), b in memory.items() if j == i and m == mode}
+            if got:
+                rows.append(
+                    [c.name, c.shape, mode_name]
+                    + [f"{got[lb] / 1e6:.3g}" if lb in got else "" for lb in labels]
+                )
+    return [
+        "### Peak memory of one call, MB (beyond its inputs; JAX: XLA's compiled temp + output "
+        "buffers; torch: the CPU allocator's peak under torch.profiler)",
+        "",
+        markdown_table(["benchmark", "shape", "pass"] + labels, rows),
+        "",
+        METHOD,
+        "",
+    ]

@@ -17,6 +17,7 @@ import time
 import torch
 
 from benchmarks import profile, timing
+from benchmarks.memory import memory_cases, render_memory
 
 BEGIN, END = "<!-- BEGIN GENERATED: python -m benchmarks.run -->", "<!-- END GENERATED -->"
 MODES = (("fwd", "forward"), ("fwdbwd", "fwd+bwd"))
@@ -106,14 +107,6 @@ def best_paths(times):
         return "", float("nan")
     best = min(ours, key=ours.get)
     return best, ours[best] / min(peers.values())
-
-
-MEMORY_CASES = ("scaled dot-product", "multi-head attention", "encoder layer")
-
-
-def memory_cases(cases):
-    """Indices of the cases whose peak memory is measured: the attention ones and the RNNs."""
-    return [i for i, c in enumerate(cases) if c.name.startswith(MEMORY_CASES + ("LSTM", "GRU"))]
 
 
 def render(meta, peak, cases, errors, paths, times, translators=None, memory=None):
@@ -272,7 +265,7 @@ def render(meta, peak, cases, errors, paths, times, translators=None, memory=Non
     ]
 
     if memory:
-        parts += render_memory(cases, memory)
+        parts += render_memory(cases, memory, MODES)
 
     rows = []
     for c, errs in zip(cases, errors):
@@ -311,36 +304,6 @@ def render(meta, peak, cases, errors, paths, times, translators=None, memory=Non
         "",
     ]
     return "\n".join(parts)
-
-
-def render_memory(cases, memory):
-    """The peak-memory table's markdown lines: a row per case and pass, a column per label."""
-    from benchmarks.memory import METHOD
-    from experiments.common import markdown_table
-
-    labels = []
-    for _, lb, _ in memory:
-        if lb not in labels:
-            labels.append(lb)
-    labels.sort(key=lambda lb: not lb.startswith("anatomy"))  # ours first; stable otherwise
-    rows = []
-    for i, c in enumerate(cases):
-        for mode, mode_name in MODES:
-            got = {lb: b for (j, lb, m), b in memory.items() if j == i and m == mode}
-            if got:
-                rows.append(
-                    [c.name, c.shape, mode_name]
-                    + [f"{got[lb] / 1e6:.3g}" if lb in got else "" for lb in labels]
-                )
-    return [
-        "### Peak memory of one call, MB (beyond its inputs; JAX: XLA's compiled temp + output "
-        "buffers; torch: the CPU allocator's peak under torch.profiler)",
-        "",
-        markdown_table(["benchmark", "shape", "pass"] + labels, rows),
-        "",
-        METHOD,
-        "",
-    ]
 
 
 def write_markdown(path, block):

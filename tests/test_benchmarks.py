@@ -92,7 +92,7 @@ def test_dense_attention_memory_grows_quadratically_chunked_linearly():
 
 def test_render_has_memory_table_and_best_path_columns(cases):
     from benchmarks import run
-    from benchmarks.memory import measure
+    from benchmarks.memory import measure, memory_cases
 
     cs = [cases["scaled dot-product"], cases["multi-head attention"]]
     # synthetic medians (no timing is measured or asserted): chunked is anatomy's fastest,
@@ -114,7 +114,7 @@ def test_render_has_memory_table_and_best_path_columns(cases):
     )
     meta.update(flax="x", torch="x", numpy="x", load_start="x", load_end="x")
     meta.update(wall_s=1.0, matmul_n=8, tol=TOL)
-    memory = measure(cs, only=run.memory_cases(cs))
+    memory = measure(cs, only=memory_cases(cs))
     errors = [check_case(c, TOL, fused=True) for c in cs]
     md = run.render(meta, ({"jax": 1.0}, {"jax": 1.0}), cs, errors, {}, times, memory=memory)
     assert "### Peak memory of one call, MB" in md
