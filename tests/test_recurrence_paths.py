@@ -13,6 +13,7 @@ import pytest
 
 from anatomy import recurrence as rec
 from anatomy.decode import greedy
+from anatomy.errors import BadInputError
 from anatomy.recurrence import paths
 from anatomy.seq2seq import build_model
 from anatomy.train.losses import sequence_loss
@@ -32,6 +33,13 @@ def test_default_path_per_backend():
     # explicit values win over the backend's defaults
     assert paths.resolve("lstm", hoist=True, vjp="autodiff", backend="cpu") == (True, "autodiff")
     assert paths.resolve("lstm", hoist=None, vjp=None, backend="cpu") == (False, "fused")
+
+
+def test_a_nonsense_path_in_a_translator_config_is_a_bad_input_naming_it():
+    with pytest.raises(BadInputError, match="rnnenc: vjp must be"):
+        build_model("rnnenc", dict(vjp="magic"), 17, 17)
+    with pytest.raises(BadInputError, match="rnnsearch: vjp='fused' exists for the cells"):
+        build_model("rnnsearch", dict(cell="gru_paper", vjp="fused"), 17, 17)
 
 
 @pytest.mark.parametrize("cell", rec.FUSED_CELLS)

@@ -18,6 +18,7 @@ A linear-recurrence cell (sru, qrnn, mingru, mamba) runs its own sequence form a
 
 import jax
 
+from anatomy.errors import BadInputError
 from anatomy.recurrence.scan import FUSED_CELLS
 
 
@@ -30,7 +31,15 @@ def default_path(cell, backend=None):
     return {"hoist": True, "vjp": "autodiff"}
 
 
-def resolve(cell, hoist=None, vjp=None, backend=None):
-    """(hoist, vjp): the given values, with None filled in from default_path."""
+def resolve(cell, hoist=None, vjp=None, backend=None, where="recurrence"):
+    """(hoist, vjp): the given values, with None filled in from default_path. A vjp that is
+    not "autodiff" / "fused", or "fused" for a cell without that path, is a BadInputError
+    naming ``where`` (e.g. the model whose config asked for it)."""
+    if vjp is not None and vjp not in ("autodiff", "fused"):
+        raise BadInputError(f"{where}: vjp must be 'autodiff', 'fused' or None, got {vjp!r}")
+    if vjp == "fused" and cell not in FUSED_CELLS:
+        raise BadInputError(
+            f"{where}: vjp='fused' exists for the cells {FUSED_CELLS}, not cell={cell!r}"
+        )
     path = default_path(cell, backend)
     return (path["hoist"] if hoist is None else bool(hoist)), (path["vjp"] if vjp is None else vjp)

@@ -55,7 +55,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         raise ValueError(f"rnnenc: cell must be one of {'/'.join(CELLS)}, got {config.cell!r}")
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
-    hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp)
+    hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp, where="rnnenc")
     d_dec_in = cfg.d_emb + (cfg.d_hidden if cfg.feed_context else 0)
 
     def init(key):

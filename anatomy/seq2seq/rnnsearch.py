@@ -78,7 +78,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
             )
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
-    hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp)
+    hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp, where="rnnsearch")
     pool = 2 if cfg.readout == "maxout" else 1  # t̃_i has pool · d_readout units
     d_ann = 2 * cfg.d_enc
 
