@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import platform
+import subprocess
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _jsonable(x: Any) -> Any:
@@ -20,6 +24,75 @@ def _jsonable(x: Any) -> Any:
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
+
+
+def _git(*args: str) -> str | None:
+    """`git args...` in this checkout; None outside a git checkout or without git."""
+    try:
+        out = subprocess.run(["git", *args], cwd=_REPO, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def _cpus() -> int:
+    """Cores this process may run on (its affinity set; os.cpu_count() where there is none)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15-minute load averages, or None where the OS has none."""
+    try:
+        return [float(v) for v in os.getloadavg()]
+    except (OSError, AttributeError):
+        return None
+
+
+def provenance(extra: dict | None = None) -> dict:
+    """What made a result, recorded at the time it is made (no hostname, no user name).
+
+    Returns {commit, dirty, cpus, platform, device_kind, versions, loadavg} plus `extra`:
+      commit       `git rev-parse HEAD` of this checkout (None outside a git checkout)
+      dirty        True when tracked files differ from that commit (None outside a checkout)
+      cpus         cores this process may run on
+      platform     OS and machine architecture, e.g. 'Linux-6.1-x86_64'
+      device_kind  jax.devices()[0].device_kind, and the device count: 'cpu x8'
+      versions     {'python', 'jax', 'jaxlib', 'flax', 'optax', 'numpy'} (None if missing)
+      loadavg      the 1, 5, 15-minute load averages now (None where the OS has none)
+    Call it before and after a run to bracket the load (`provenance()["loadavg"]`).
+    """
+    import importlib
+
+    head = _git("rev-parse", "HEAD")
+    commit = head.strip() if head else None
+    status = _git("status", "--porcelain", "--untracked-files=no") if commit else None
+    versions = {"python": platform.python_version()}
+    for name in ("jax", "jaxlib", "flax", "optax", "numpy"):
+        try:
+            versions[name] = getattr(importlib.import_module(name), "__version__", None)
+        except ImportError:
+            versions[name] = None
+    try:
+        import jax
+
+        devices = jax.devices()
+        device_kind = f"{devices[0].device_kind} x{len(devices)}"
+    except Exception:  # provenance must never stop a run
+        device_kind = None
+    out = {
+        "commit": commit,
+        "dirty": None if status is None else bool(status.strip()),
+        "cpus": _cpus(),
+        "platform": f"{platform.system()}-{platform.release()}-{platform.machine()}",
+        "device_kind": device_kind,
+        "versions": versions,
+        "loadavg": load_average(),
+    }
+    out.update(extra or {})
+    return out
 
 
 def write_json(workdir: str, results: dict, name: str = "results.json") -> str:
