@@ -25,7 +25,8 @@ import os
 from anatomy.errors import BadInputError
 
 # Free to change on resume: logging, checkpoint cadence and retention, the progress line,
-# periodic validation (reads the state only), and the wall-clock budget (a stop condition).
+# periodic validation (reads the state only), and the wall-clock budget while it is off (on,
+# it lays out the schedule: train_fingerprint keeps it).
 TRAIN_FIELDS_FREE = (
     "log_every",
     "checkpoint_every",
@@ -97,6 +98,8 @@ def train_fingerprint(train_config) -> dict:
     free = set(TRAIN_FIELDS_FREE)
     if c.get("decay") in DECAYS_WITHOUT_HORIZON:
         free.add("num_steps")
+    if float(c.get("max_train_seconds") or 0.0) > 0:  # the schedule is laid out over it
+        free.discard("max_train_seconds")
     return {k: v for k, v in c.items() if k not in free}
 
 

@@ -211,15 +211,17 @@ def plot_attention(name, w, pair, workdir) -> str:
 
 def _setup_note(config, meta) -> str:
     counts = meta["test_sentences_per_bucket"]
+    split = meta.get("eval_split", "test")
     cap = (
-        f"at most {config.eval.max_per_bucket} test sentences per bucket"
+        f"at most {config.eval.max_per_bucket} {split} sentences per bucket"
         if config.eval.max_per_bucket > 0
-        else "the whole test split"
+        else f"the whole {split} split"
     )
     budget = (
-        f"for {config.train.max_train_seconds:g} s of training each (equal time; at most "
-        f"{config.train.num_steps} steps: the steps and tokens each model reached are in "
-        "the table; time-based, so not reproducible to the digit)"
+        f"for {config.train.max_train_seconds:g} s of training each (equal time; each "
+        f"model's schedule laid out over the budget, shaped as over {config.train.num_steps} "
+        "steps: the steps and tokens each model reached are in the table; time-based, so not "
+        "reproducible to the digit)"
         if config.train.max_train_seconds > 0
         else f"{config.train.num_steps} steps of ~{config.data.token_budget}-token batches "
         "(same token budget)"

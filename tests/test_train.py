@@ -239,6 +239,11 @@ def test_resume_with_another_config_stops_naming_the_fields(tmp_path):
             ["train.learning_rate: 0.01 -> 0.02", "train.seed: 0 -> 3"],
         ),
         (small_config(num_steps=10, decay="linear"), 2, ["data.n: 1 -> 2"]),
+        (  # a time budget lays the schedule out over it: not free once set
+            small_config(num_steps=10, decay="linear", max_train_seconds=100.0),
+            1,
+            ["train.max_train_seconds: '(absent)' -> 100.0"],
+        ),
     ]
     for config, n, fields in changes:
         with pytest.raises(FingerprintMismatchError) as err:
@@ -263,7 +268,6 @@ def test_resume_with_another_config_stops_naming_the_fields(tmp_path):
         checkpoint_every=3,
         keep_checkpoints=1,
         progress=True,
-        max_train_seconds=100.0,
     )
     res = T.train(
         model, batches, free, workdir, fingerprint=run_fingerprint(free, model, data={"n": 1})

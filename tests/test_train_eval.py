@@ -85,3 +85,56 @@ def test_time_budget_stops_and_checkpoints(tmp_path):
     )
     assert res.summary["stopped_by_time_budget"] and res.summary["steps"] == 1
     assert T.Checkpointer(str(tmp_path / "checkpoints")).steps() == [1]
+
+
+def test_time_budget_lays_the_schedule_over_the_budget(tmp_path, monkeypatch):
+    """A real translator under max_train_seconds with an injected clock: it stops at the first
+    step that ends at or past the budget (num_steps is no cap), each step trains at the
+    schedule's rate for the time before it, the schedule ends at its end value at the budget,
+    and every clock read that can stop the run follows a sync of that step's outputs."""
+    from test_train import V, batches, small_config
+
+    from anatomy.seq2seq import build_model, registry
+    from anatomy.train import loop
+
+    cfg = registry.get("transformer").default_config()
+    cfg.update(
+        d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, dropout_rate=0.0
+    )
+    model = build_model("transformer", cfg, V, V)
+    events, now = [], [0.0]
+
+    def clock():  # 0.25 s per reading
+        events.append("clock")
+        now[0] += 0.25
+        return now[0]
+
+    real_sync, real_set = loop._sync, loop.set_learning_rate
+    applied = []
+    monkeypatch.setattr(loop, "_sync", lambda m: (events.append("sync"), real_sync(m))[1])
+    monkeypatch.setattr(
+        loop, "set_learning_rate", lambda s, lr: (applied.append(lr), real_set(s, lr))[1]
+    )
+    config = small_config(
+        num_steps=5,  # the schedule's shape only: warmup 2/5 of the budget
+        warmup_steps=2,
+        decay="linear",
+        end_fraction=0.1,
+        max_train_seconds=5.0,
+        log_every=1,
+        checkpoint_every=100,
+    )
+    res = T.train(model, batches, config, str(tmp_path), clock=clock)
+    s = res.summary
+    recs = T.read_metrics(str(tmp_path))
+    assert s["stopped_by_time_budget"] and s["steps"] == len(applied) == len(recs)
+    assert s["steps"] > config.num_steps  # the budget stops it, not num_steps
+    walls = [0.0] + [r["wall_time"] for r in recs]  # training time before each step
+    assert walls[-2] < config.max_train_seconds <= walls[-1] == s["train_seconds"]
+    for lr, wall in zip(applied, walls):
+        assert lr == pytest.approx(T.optim.schedule_at_time(config, wall), rel=1e-6)
+    assert applied[0] == 0.0 and max(applied) > 0.9 * config.learning_rate  # warmup, peak
+    end = config.learning_rate * config.end_fraction
+    assert recs[-1]["learning_rate"] == pytest.approx(end, rel=1e-6)  # at the budget: the end
+    syncs = [i for i, e in enumerate(events) if e == "sync"]
+    assert len(syncs) == s["steps"] and all(events[i + 1] == "clock" for i in syncs)

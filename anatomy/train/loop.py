@@ -25,7 +25,13 @@ from anatomy.fingerprint import check as check_fingerprint
 from anatomy.fingerprint import run_fingerprint
 from anatomy.train.checkpoint import Checkpointer
 from anatomy.train.metrics import MetricsWriter, Progress
-from anatomy.train.optim import config_schedule, make_optimizer
+from anatomy.train.optim import (
+    config_schedule,
+    make_optimizer,
+    schedule_at_time,
+    set_learning_rate,
+    time_budgeted,
+)
 from anatomy.train.state import TrainState, create_state
 from anatomy.train.step import compile_train_step, make_train_step
 
@@ -47,7 +53,9 @@ def default_train_config() -> ml_collections.ConfigDict:
     c = ml_collections.ConfigDict()
     c.seed = 0  # parameter init, dropout RNG (data order is the data config's seed)
     c.num_steps = 1000  # optimiser steps; training stops here (reproducible)
-    c.max_train_seconds = 0.0  # > 0: also stop after this much training time (not reproducible)
+    c.max_train_seconds = 0.0  # > 0: stop at this much training time instead of num_steps, the
+    # schedule laid out over it (num_steps then sets only its shape: warmup ends at
+    # warmup_steps / num_steps of the budget); not reproducible to the digit
     c.learning_rate = 2e-3  # peak learning rate (Adam)
     c.warmup_steps = 100  # linear warmup from 0
     c.decay = "linear"  # after warmup: 'rsqrt' | 'cosine' | 'linear' | 'constant'
@@ -99,6 +107,7 @@ def train(
     fingerprint: dict | None = None,
     state_shardings: Any = None,
     evaluate: Callable[[TrainState], dict] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> TrainResult:
     """Train `model` (a Translator: .init, .apply) on `batches` for config.num_steps steps.
 
@@ -121,6 +130,13 @@ def train(
     at the last step; its scalars and valid_seconds join that step's metrics record. Its time
     is not training time (not in wall_time, train_seconds or the time budget), and it reads
     the state only, so training takes the same steps with it or without it.
+
+    Time budget (config.max_train_seconds > 0; budgeted training, Li et al. 2020): the run
+    stops at the first step that ends at or past the budget, whatever num_steps says, and
+    every step trains at the learning rate of optim.schedule_at_time for the training time
+    before it, so warmup and decay end at the budget. Each step is synced on the device
+    before the clock is read (dispatch is asynchronous: an unsynced clock runs ahead of the
+    work). `clock` (seconds) is injectable for tests.
     """
     if evaluate is not None and config.eval_every > 0 and config.eval_every % config.log_every:
         raise BadInputError(
@@ -176,18 +192,26 @@ def train(
     )
     train_seconds, tokens_total = float(meta["train_seconds"]), float(meta["tokens"])
     pending = []
-    data = batches(int(meta["data_position"])) if step < config.num_steps else iter(())
-    budget_hit = False
-    interval_t0 = time.perf_counter()  # checkpoint writes are not counted as training time
+    timed = time_budgeted(config)
+    budget_hit = timed and train_seconds >= config.max_train_seconds
+    more = (lambda: not budget_hit) if timed else (lambda: step < config.num_steps)
+    data = batches(int(meta["data_position"])) if more() else iter(())
+    interval_t0 = clock()  # checkpoint writes are not counted as training time
+    elapsed = 0.0  # training time since interval_t0, as of the last synced step
     try:
-        while step < config.num_steps and not budget_hit:
+        while more():
             batch = next(data)
+            if timed:  # the learning rate for the time trained so far
+                lr = schedule_at_time(config, train_seconds + elapsed)
+                state = state._replace(opt_state=set_learning_rate(state.opt_state, lr))
             state, m = train_step(state, batch, jax.random.fold_in(dropout_key, step))
             step += 1
             pending.append((step, m))
-            elapsed = time.perf_counter() - interval_t0
-            budget_hit = 0 < config.max_train_seconds <= train_seconds + elapsed
-            done = step == config.num_steps or budget_hit
+            if timed:
+                _sync(m)  # the step has run, not just been dispatched
+                elapsed = clock() - interval_t0
+                budget_hit = train_seconds + elapsed >= config.max_train_seconds
+            done = budget_hit if timed else step == config.num_steps
             valid_due = (
                 evaluate is not None
                 and config.eval_every > 0
@@ -196,14 +220,17 @@ def train(
             if not (step % config.log_every == 0 or step % config.checkpoint_every == 0 or done):
                 continue  # (a valid_due step is a log step: checked above)
             agg = _flush(pending, last_good)  # syncs on the device
-            interval_s = time.perf_counter() - interval_t0
+            # timed: training time ends when the last step has run (the clock that stopped it)
+            interval_s = elapsed if timed else clock() - interval_t0
             train_seconds += interval_s
             tokens_total += agg["tokens"]
             rec = dict(
                 agg,
                 tokens_per_second=agg["tokens"] / max(interval_s, 1e-9),
                 wall_time=train_seconds,
-                learning_rate=_lr(config, step),
+                learning_rate=(
+                    schedule_at_time(config, train_seconds) if timed else _lr(config, step)
+                ),
             )
             if valid_due:  # after the clock stopped: not training time
                 rec.update(_validate(evaluate, state))
@@ -225,7 +252,7 @@ def train(
             pending = []
             if step % config.checkpoint_every == 0 or done:
                 last_good = f"{ckpt.save(state, meta)} (step {step})"
-            interval_t0 = time.perf_counter()
+            interval_t0, elapsed = clock(), 0.0
     finally:
         if writer is not None:
             writer.close()
@@ -242,6 +269,11 @@ def train(
         "stopped_by_time_budget": budget_hit,
     }
     return TrainResult(state, summary)
+
+
+def _sync(metrics) -> None:
+    """Wait until the step that produced `metrics` has run on the device."""
+    jax.block_until_ready(metrics)
 
 
 def _validate(evaluate: Callable[[TrainState], dict], state: TrainState) -> dict:

@@ -8,6 +8,12 @@ import optax
 from anatomy.errors import BadInputError
 
 DECAYS = ("rsqrt", "cosine", "linear", "constant")
+# optax's states of an injected hyperparameter (the names differ between optax versions)
+_INJECTED = tuple(
+    getattr(optax, n)
+    for n in ("InjectHyperparamsState", "InjectStatefulHyperparamsState")
+    if hasattr(optax, n)
+)
 
 
 def make_schedule(
@@ -61,19 +67,55 @@ def config_schedule(config):
     )
 
 
+def time_budgeted(config) -> bool:
+    """True when config.max_train_seconds > 0: the run stops at that training time and its
+    schedule is laid out over it (budgeted training, Li et al. 2020), not over num_steps."""
+    return float(config.get("max_train_seconds", 0.0) or 0.0) > 0
+
+
+def schedule_at_time(config, seconds: float) -> float:
+    """The learning rate of a time-budgeted run after `seconds` of training: the step
+    schedule's at step num_steps · min(seconds / max_train_seconds, 1), so warmup ends at
+    warmup_steps / num_steps of the budget and the decay reaches its end value at the budget."""
+    progress = min(max(seconds, 0.0) / config.max_train_seconds, 1.0)
+    return float(config_schedule(config)(progress * config.num_steps))
+
+
 def make_optimizer(config) -> optax.GradientTransformation:
     """optax chain from a train config: clip_by_global_norm(clip_norm) -> AdamW(schedule).
 
     Fields read: learning_rate, warmup_steps, num_steps, decay, end_fraction, b1, b2,
-    weight_decay, clip_norm (0 = no clipping).
+    weight_decay, clip_norm (0 = no clipping), max_train_seconds. Under a time budget
+    (time_budgeted) the learning rate is an injected hyperparameter of the optimiser state,
+    which the loop sets before every step from the training time (set_learning_rate);
+    otherwise optax's own step count drives the schedule.
     """
-    schedule = config_schedule(config)
     parts = []
     if config.clip_norm and config.clip_norm > 0:
         parts.append(optax.clip_by_global_norm(config.clip_norm))
-    parts.append(
-        optax.adamw(
-            schedule, b1=config.b1, b2=config.b2, eps=1e-9, weight_decay=config.weight_decay
-        )
-    )
+    if time_budgeted(config):
+        adam = optax.inject_hyperparams(optax.adamw, static_args=("b1", "b2", "eps"))
+        lr = schedule_at_time(config, 0.0)
+    else:
+        adam, lr = optax.adamw, config_schedule(config)
+    parts.append(adam(lr, b1=config.b1, b2=config.b2, eps=1e-9, weight_decay=config.weight_decay))
     return optax.chain(*parts)
+
+
+def set_learning_rate(opt_state, learning_rate: float):
+    """`opt_state` (of a time-budgeted make_optimizer) with its injected learning rate set."""
+    found = []
+
+    def visit(s):
+        if isinstance(s, _INJECTED):
+            found.append(s)
+            lr = jnp.asarray(learning_rate, s.hyperparams["learning_rate"].dtype)
+            return s._replace(hyperparams={**s.hyperparams, "learning_rate": lr})
+        if isinstance(s, tuple) and not hasattr(s, "_fields"):
+            return tuple(visit(x) for x in s)
+        return s
+
+    out = visit(opt_state)
+    if not found:
+        raise BadInputError("set_learning_rate: the optimiser state has no injected learning rate")
+    return out
