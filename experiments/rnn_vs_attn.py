@@ -87,8 +87,9 @@ def _train_config(config, name):
 
 
 def _evaluate(model, params, corpus, config, mdir, step, run_fp):
-    """BLEU on the test split, cached in mdir/eval.json for this run fingerprint (data, model,
-    train config: what the checkpoint was trained with), eval config and checkpoint step.
+    """BLEU on config.eval.split ('test'; 'valid' for a selection), cached in mdir/eval.json
+    for this run fingerprint (data, model, train config: what the checkpoint was trained
+    with), eval config and checkpoint step.
 
     A cache made from anything else is recomputed, with one line naming what changed (a cache
     never stops a run: re-scoring a kept checkpoint with another beam is legitimate).
@@ -111,7 +112,7 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
     ev = T.evaluate_bleu(
         model,
         params,
-        corpus.test_by_bucket(),
+        corpus.test_by_bucket(eval_split(config)),
         corpus.src_vocab,
         corpus.tgt_vocab,
         max_per_bucket=config.eval.max_per_bucket,
@@ -125,9 +126,19 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
     return ev
 
 
-def _attention_example(corpus, min_len):
-    """(src, tgt) of the first test pair whose source has >= min_len tokens (else the longest)."""
-    pairs = [p for items in corpus.test_by_bucket().values() for p in items]
+def eval_split(config) -> str:
+    """The split BLEU is decoded on: 'test' for a final run, 'valid' for model selection
+    (recipe_sweep), so that nothing is chosen on the sentences the headline is measured on."""
+    split = config.eval.get("split", "test")
+    if split not in ("test", "valid"):
+        raise BadInputError(f"rnn_vs_attn: eval.split must be 'test' or 'valid', got {split!r}")
+    return split
+
+
+def _attention_example(corpus, min_len, split="test"):
+    """(src, tgt) of the first pair of `split` whose source has >= min_len tokens (else the
+    longest)."""
+    pairs = [p for items in corpus.test_by_bucket(split).values() for p in items]
     for s, t in pairs:
         if len(corpus.src_vocab.encode(s)) >= min_len:
             return s, t
@@ -279,7 +290,7 @@ def _train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
     }
     if seed:
         return row, hist, None, None
-    pair = _attention_example(corpus, config.eval.attention_min_len)
+    pair = _attention_example(corpus, config.eval.attention_min_len, eval_split(config))
     return row, hist, _attention_map(model, params, corpus, pair), pair
 
 
@@ -287,6 +298,7 @@ def run(config, workdir):
     """Train and evaluate config.models (each config.seeds times); write results.json, report.md
     and plots; return {'models': name -> aggregated entry, 'setup': ...}."""
     specs = {name: model_spec(name) for name in config.models}  # bad names fail here, first
+    split = eval_split(config)
     n_seeds = _n_seeds(config)
     sc = _sharding_config(config)
     mesh = sharding.mesh_from_config(sc)  # a mesh that does not fit: ValueError, here
@@ -327,6 +339,7 @@ def run(config, workdir):
         "eval_every": config.train.eval_every,
         "valid_batches": len(valid),
         "train_max_src_len": {n: lim for n, (_, lim) in specs.items() if lim},
+        "eval_split": split,  # 'valid' when the run scores a selection (recipe_sweep)
         "test_sentences_per_bucket": counts,
         "decode": "greedy" if config.eval.beam_size <= 1 else f"beam {config.eval.beam_size}",
         "jax": jax.__version__,

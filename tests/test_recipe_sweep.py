@@ -10,11 +10,12 @@ import pytest
 from anatomy.data.batching import Batcher
 from anatomy.data.curriculum import Curriculum
 from anatomy.errors import BadInputError
+from anatomy.train.loop import NonFiniteLossError
 from experiments import recipe_sweep
 from experiments.configs.recipe_sweep import get_config
 
 
-def test_quick_grid_writes_one_finite_row_per_setting(tmp_path):
+def test_quick_grid_scores_each_setting_on_the_valid_split(tmp_path):
     out = recipe_sweep.run(get_config("quick"), str(tmp_path))
     labels = [row[0] for row in out["rows"]]
     assert labels == ["base", "curriculum"]
@@ -24,7 +25,73 @@ def test_quick_grid_writes_one_finite_row_per_setting(tmp_path):
         assert all(math.isfinite(rec[k]) for k in ("final acc", "BLEU", "1-10", "61+"))
     saved = json.load(open(os.path.join(tmp_path, "sweep.json")))
     assert saved["rows"] == json.loads(json.dumps(out["rows"]))
+    assert saved["split"] == "valid" and saved["chosen"]["rnnenc"] in labels
     assert "| curriculum |" in open(os.path.join(tmp_path, "sweep.md")).read()
+    for label in labels:  # each run decoded the valid split, never the test split
+        res = json.load(open(os.path.join(tmp_path, label, "rnnenc", "results.json")))
+        assert res["setup"]["eval_split"] == "valid"
+
+
+def _planted_run(calls):
+    """A stand-in for rnn_vs_attn.run whose BLEU depends on the split it is scored on: on
+    'test' the low learning rate is best, on 'valid' the high one; lr 1.0 diverges."""
+
+    def run(config, workdir):
+        model = config.models[0]
+        lr = config.train_by_model[model].learning_rate
+        calls.append((model, lr, config.eval.split, config.train.num_steps))
+        if lr == 1.0:
+            raise NonFiniteLossError("Non-finite loss (nan) at step 3")
+        bleu = {"test": 50 - 10 * lr, "valid": 50 + 10 * lr}[config.eval.split]
+        row = {
+            "steps": 7,
+            "final_accuracy": 0.5,
+            "valid_loss": 1.0,
+            "bleu": bleu,
+            "bleu_by_length": {"1-10": bleu, "61+": bleu},
+            "train_seconds": 1.0,
+        }
+        return {"models": {model: row}}
+
+    return run
+
+
+def test_valid_decides_the_choice_for_every_model_and_a_divergence_is_no_score(
+    tmp_path, monkeypatch
+):
+    from experiments import rnn_vs_attn
+
+    calls = []
+    monkeypatch.setattr(rnn_vs_attn, "run", _planted_run(calls))
+    settings = [(f"lr{lr}", {"train_by_model.{model}.learning_rate": lr}) for lr in (0.1, 0.5, 1.0)]
+    monkeypatch.setitem(recipe_sweep.GRIDS, "planted", (("rnnenc", "transformer"), 7, 2, settings))
+    config = get_config("quick")
+    config.grid, config.models, config.num_steps = "planted", ("rnnenc", "transformer"), 7
+    out = recipe_sweep.run(config, str(tmp_path))
+    # the same settings and steps for every model, each scored on valid only
+    assert sorted(calls) == sorted(
+        (m, lr, "valid", 7) for m in config.models for lr in (0.1, 0.5, 1.0)
+    )
+    assert out["chosen"] == {"rnnenc": "lr0.5", "transformer": "lr0.5"}  # best on test: lr0.1
+    diverged = [r for r in out["rows"] if r[0] == "lr1.0"]
+    assert len(diverged) == 2 and all(math.isnan(r[out["header"].index("BLEU")]) for r in diverged)
+    saved = json.load(open(os.path.join(tmp_path, "sweep.json")))
+    assert saved["split"] == "valid" and saved["chosen"] == out["chosen"]
+
+
+def test_budget_grid_gives_every_model_the_same_lr_by_warmup_settings():
+    from experiments.configs.recipe_sweep import GRIDS
+
+    models, steps, _, settings = GRIDS["budget"]
+    assert {"rnnenc", "rnnsearch", "transformer", "convs2s"} <= set(models)
+    grid = {
+        (o["train_by_model.{model}.learning_rate"], o["train_by_model.{model}.warmup_steps"])
+        for _, o in settings
+    }
+    assert len(grid) == len(settings) >= 4 and len({lr for lr, _ in grid}) >= 2
+    for m in models:
+        c = recipe_sweep.setting_config(get_config("budget"), settings[-1][1], m)
+        assert c.models == (m,) and c.eval.split == "valid" and c.train.num_steps == steps
 
 
 def test_unknown_override_path_names_it():

@@ -3,16 +3,22 @@
     python launch.py --experiment=recipe_sweep --config=experiments/configs/recipe_sweep.py:NAME \
         --workdir=/tmp/sweep/NAME
 
-runs every setting of GRIDS[NAME] (a label and {dotted rnn_vs_attn config path: value}) as its
-own rnn_vs_attn run in workdir/<label>/ (a rerun resumes and reuses finished settings) and
-writes sweep.md / sweep.json: final train token accuracy and BLEU overall / 1-10 / 61+ per
-setting. The grids below are the ones run for issue 10 (README.md quotes their tables);
-'quick' is the smoke test's.
+runs every setting of GRIDS[NAME] (a label and {dotted rnn_vs_attn config path: value}; '{model}'
+in a path is the model being run) for every model of the grid, each as its own rnn_vs_attn run
+in workdir/<label>/<model>/ (a rerun resumes and reuses finished runs), scored on the
+validation split, and writes sweep.md / sweep.json: final train token accuracy, validation
+loss and valid BLEU overall / 1-10 / 61+ per setting and model, and the setting chosen for
+each model (highest valid BLEU). 'budget' is the equal tuning budget every model of the
+README gets (the same settings, the same steps); the issue-10 grids start from the defaults
+before that issue; 'quick' is the smoke test's.
 """
+
+import itertools
 
 import ml_collections
 
 E, T = "model.rnnenc.", "model.transformer."
+M = "train_by_model.{model}."  # the recipe of whichever model the setting is run for
 RE, RT = "train_by_model.rnnenc.", "train_by_model.transformer."
 
 # The rnn_vs_attn defaults before issue 10's sweep: the issue-10 grids start from them (each
@@ -27,8 +33,23 @@ BEFORE_ISSUE10 = {
     RT + "warmup_steps": None,
 }
 
+# The equal tuning budget (Melis et al. 2018: unequal tuning alone reorders models): every
+# model gets the same grid, peak learning rate x warmup steps, at the default 2,000 steps.
+BUDGET_LR = (2e-3, 6e-3)
+BUDGET_WARMUP = (50, 400)
+BUDGET_MODELS = ("rnnenc", "rnnsearch", "transformer", "convs2s")
+
 # name -> (models, num_steps, eval.max_per_bucket, [(label, {path: value}), ...])
 GRIDS = {
+    "budget": (
+        BUDGET_MODELS,
+        2000,
+        30,
+        [
+            (f"lr{lr:g}_wu{wu}", {M + "learning_rate": lr, M + "warmup_steps": wu})
+            for lr, wu in itertools.product(BUDGET_LR, BUDGET_WARMUP)
+        ],
+    ),
     "quick": (
         ("rnnenc",),
         6,
@@ -121,6 +142,6 @@ def get_config(preset=None):
     )  # rnn_vs_attn preset every setting starts from
     c.models = models  # rnn_vs_attn's config.models for every setting
     c.num_steps = steps  # rnn_vs_attn's config.train.num_steps (same for every setting)
-    c.max_per_bucket = per_bucket  # test sentences decoded per length bucket (0 = all)
-    c.from_before_issue10 = name != "quick"  # apply BEFORE_ISSUE10 under every setting
+    c.max_per_bucket = per_bucket  # valid sentences decoded per length bucket (0 = all)
+    c.from_before_issue10 = name not in ("quick", "budget")  # apply BEFORE_ISSUE10 first
     return c

@@ -2,44 +2,37 @@
 
 Presets (`--config=experiments/configs/rnn_vs_attn.py:NAME`):
   (none)      toy_wmt with its lexicon at 0.1 scale, 2,000 steps per model, all of the test
-              split; about 12 min on 2 quiet CPU cores (738 s measured).
-  full        the full 1,063-word lexicon, 3,000 steps per model; about 30 min.
+              split.
+  full        the full 1,063-word lexicon, 3,000 steps per model.
   quick       tiny corpus and models, under a minute: the smoke test.
   seeds       the default with 3 seeds per model (about 3x the default's time): results.json
               keeps every seed and mean ± sample std; the tables print mean ± std and
               bleu_by_length.png draws the min-max range over seeds as a band.
-  equal_time  the same wall-clock training budget for every model (train.max_train_seconds =
-              180 s each; num_steps 20,000 is only a cap, and the learning-rate schedule is laid
-              out over it, so it barely decays); the table reports steps reached, target
-              tokens seen and BLEU. Compilation counts against the budget (as in train s).
-              Time-based: NOT reproducible to the digit (load and machine change the steps
-              reached). About 12 min.
+  equal_time  the same wall-clock training budget for every model (train.max_train_seconds):
+              each model's own recipe laid out over the budget instead of over num_steps
+              (warmup ends at warmup_steps / num_steps of the budget, the decay at the budget;
+              anatomy.train.loop), so the comparison is about time, not about a schedule cut
+              short; the table reports steps reached, target tokens seen and BLEU.
+              Compilation counts against the budget (as in train s). Time-based: NOT
+              reproducible to the digit (load and machine change the steps reached).
   bahdanau    Bahdanau et al. 2015's protocol: rnnenc-30/-50, rnnsearch-30/-50,
               transformer-30/-50, each trained only on pairs with at most 30 / 50 source tokens
               (the same token budget: same steps x batch tokens) and tested on every length;
-              bleu_by_length.png draws the six curves (-30 dashed). About 30 min.
+              bleu_by_length.png draws the six curves (-30 dashed).
 Any preset takes overrides, e.g. `--config.seeds=N` (default 1): every model trains N times,
 seed s with train.seed + s (the data and its order unchanged, so seed 0 reproduces the
 one-seed run to the digit), in workdir/<model>/seed<s>/ (a one-seed run stays in
-workdir/<model>/). `--config.models="('rnnsearch-30','rnnenc')"` names any model `<model>-N` to train it on
-sources of at most N tokens. Validation (teacher-forced loss and token accuracy on
+workdir/<model>/). `--config.models="('rnnsearch-30','rnnenc')"` names any model `<model>-N` to
+train it on sources of at most N tokens. Validation (teacher-forced loss and token accuracy on
 eval.valid_batches fixed valid batches) runs every train.eval_every steps (0 = off), outside
 the training clock, into metrics.jsonl, TensorBoard, valid_loss.png and valid_loss_vs_time.png.
 
-Why the default lexicon is small (measured here; README.md has the tables): on the full
-lexicon the Transformer needs about 2,000 steps of ~1,000 tokens before its cross-attention
-starts to align (token accuracy 0.45 at step 2,000, alone, 4 heads), so three models with
-enough steps do not fit 15 minutes on 2 cores. At 0.1 scale (~250 / 360 words; the grammar
-and the length mix unchanged, so the length effect is intact) the default run with the old
-recipe took 13.2 min: RNNsearch 99.2 BLEU, Transformer 71.6, RNNenc 3.3 (flat).
-
-The default recipe (per model, below) was chosen by `--experiment=recipe_sweep` (its grids
-rnnenc_800, transformer_2000, transformer_2000b). With it the default run took 738 s on 2
-quiet cores (train s: RNNenc 155, RNNsearch 323, Transformer 212; seed 0): RNNsearch
-99.0 BLEU (98.7 on 61+ tokens), Transformer 96.0 (99.6 on 1-10 -> 91.2 on 61+), RNNenc 24.2
-(89.5 on 1-10 -> 14.5 on 61+: the fixed-vector collapse of Bahdanau et al. Fig. 2).
-Over 3 seeds (`:seeds`): Transformer 95.9 ± 0.4 (worst seed 95.5, 90.2 on 61+), RNNsearch
-99.0 ± 0.1, RNNenc 23.7 ± 0.6 (89.5 ± 0.2 on 1-10, 13.8 ± 0.8 on 61+).
+The default lexicon is small so that three models with enough steps fit a short run on 2 CPU
+cores: on the full lexicon the Transformer needs many more steps before its cross-attention
+aligns. At 0.1 scale the grammar and the length mix are unchanged, so the length effect is
+intact. Every model's learning-rate recipe (train_by_model) was chosen by the same sweep,
+scored on the validation split (`--experiment=recipe_sweep`, grid `budget`); what it measured
+is in results/ and the README, never here.
 """
 
 import ml_collections
@@ -101,9 +94,7 @@ def get_config(preset=None):
     # Length curriculum (anatomy.data.curriculum; Bengio et al. 2009), the same for every model:
     # phases ((steps, max tokens), ...) train first on short pairs only; () = none. Same steps,
     # same tokens per step: only the order of the data changes. 200 steps of pairs <= 16 tokens,
-    # 200 of <= 32, then all lengths: measured (recipe_sweep, 2,000 steps, 30 test sentences per
-    # bucket) it lifts the pre-LN Transformer at peak LR 4e-3 from 91.7 to 95.7 BLEU (82.6 -> 90.8
-    # on 61+); at 6e-3 with it, 96.3 (91.7 on 61+).
+    # 200 of <= 32, then all lengths (issue 10's transformer_2000 grids of recipe_sweep).
     c.curriculum = ml_collections.ConfigDict({"phases": ((200, 16), (200, 32))})
 
     # Model hyperparameters, by name: every registered model's default_config() (docs/design.md's
@@ -112,16 +103,12 @@ def get_config(preset=None):
     # can be set from the command line (--config.model.rnnenc.d_hidden=512).
     c.model = ml_collections.ConfigDict({name: model_config(name) for name in registry.names()})
     # RNNenc as Sutskever et al. trained it: reversed source and N(0, 1) embeddings (torch's
-    # nn.Embedding; the default d^-1/2 = 0.088 leaves the LSTM gates nearly blind to the input).
-    # Measured at 800 steps (recipe_sweep rnnenc_800): either alone stays on the plateau (token
-    # accuracy 0.32-0.33, 1-2 BLEU on 1-10 tokens), both 0.38 / 21 BLEU, both with peak LR 5e-3
-    # 0.44 / 48 BLEU on 1-10 and 11 on 61+; feed_context (Cho et al.) lowered it (15 on 1-10).
+    # nn.Embedding; the default d^-1/2 leaves the LSTM gates nearly blind to the input): issue
+    # 10's rnnenc_800 grid of recipe_sweep.
     c.model.rnnenc = model_config("rnnenc", reverse_source=True, emb_init_std=1.0)
     # No dropout: 2,000 steps x 1,024 tokens is under two passes over toy_wmt; nothing to regularise.
-    # 8 heads of 16 dims instead of 4 of 32 (same parameters): measured here, the cross-attention
-    # aligns earlier (token accuracy 0.57 vs 0.44 at step 1,000; 76 vs 71 BLEU at 2,000, one seed).
-    # pre-LN (with 400 warmup steps and a 3x higher peak LR in train_by_model): measured at 2,000
-    # steps, post-LN with 50 warmup steps gave 71.6 BLEU, pre-LN + 400 warmup 83.8 (issue 10).
+    # 8 heads of 16 dims instead of 4 of 32 (same parameters: the cross-attention aligns
+    # earlier) and pre-LN (issue 10's transformer_2000 grids of recipe_sweep).
     c.model.transformer = model_config("transformer", dropout_rate=0.0, n_heads=8, pre_ln=True)
     # ConvS2S (Gehring et al. 2017; not in the default models: --config.models=convs2s): its
     # defaults (4 + 4 GLU layers of 128, ~1.4M parameters at 1,000 words) without dropout.
@@ -152,15 +139,13 @@ def get_config(preset=None):
     c.train_by_model.rnnenc.learning_rate = 5e-3
     c.train_by_model.transformer.warmup_steps = 400
     c.train_by_model.transformer.learning_rate = 6e-3
-    # ConvS2S: 4e-3 peak, 200 warmup steps. Two default runs with --config.models=convs2s, one
-    # seed each: config.train's 2e-3 / 50 gave 96.1 BLEU (99.2 on 1-10 -> 93.0 on 61+), this
-    # recipe 98.0 (100.0 -> 96.0). Two points, not a sweep.
     c.train_by_model.convs2s.learning_rate = 4e-3
     c.train_by_model.convs2s.warmup_steps = 200
 
-    # Evaluation: greedy (beam_size 0) decoding of the test split, sacrebleu per length bucket.
+    # Evaluation: greedy (beam_size 0) decoding of eval.split, sacrebleu per length bucket.
     c.eval = ml_collections.ConfigDict()
-    c.eval.max_per_bucket = 0  # > 0: decode only the first N test sentences of each bucket
+    c.eval.split = "test"  # 'test' (a final run) | 'valid' (model selection: recipe_sweep)
+    c.eval.max_per_bucket = 0  # > 0: decode only the first N sentences of each bucket
     c.eval.batch_size = 100  # sentences decoded together
     c.eval.beam_size = 0  # > 1: beam search with GNMT length penalty
     c.eval.len_multiple = 32  # sources padded to a multiple of this (fewer compilations)
@@ -218,7 +203,7 @@ def get_config(preset=None):
         c.seeds = 3
     elif preset == "equal_time":
         c.train.max_train_seconds = 180.0  # the same wall-clock training budget for every model
-        c.train.num_steps = 20000  # a cap the budget stops first (schedule horizon too)
+        # num_steps stays the default's: it sets only the schedule's shape over the budget
     elif preset == "bahdanau":
         c.models = tuple(f"{m}-{n}" for m in MODELS for n in (30, 50))
     elif preset not in (None, ""):
