@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import jax
 import numpy as np
@@ -275,6 +276,7 @@ def _train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
         "steps": s["steps"],
         "tokens": s["tokens"],
         "train_seconds": s["train_seconds"],
+        "resumed_from": s["resumed_from"],  # a checkpoint step when this run did not train it all
         "stopped_by_time_budget": bool(s["stopped_by_time_budget"]),
         "tokens_per_second": float(np.median(rates)),  # steady state: compiles excluded
         "tokens_per_second_overall": s["tokens_per_second"],  # all tokens / train_seconds
@@ -299,6 +301,7 @@ def run(config, workdir):
     and plots; return {'models': name -> aggregated entry, 'setup': ...}."""
     specs = {name: model_spec(name) for name in config.models}  # bad names fail here, first
     split = eval_split(config)
+    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
     n_seeds = _n_seeds(config)
     sc = _sharding_config(config)
     mesh = sharding.mesh_from_config(sc)  # a mesh that does not fit: ValueError, here
@@ -346,6 +349,10 @@ def run(config, workdir):
         "devices": str(jax.devices()[0].platform),
         "mesh": {k: int(v) for k, v in mesh.shape.items()},
         "processes": jax.process_count(),
+        "provenance": dict(
+            started, loadavg_after=common.load_average(), wall_seconds=time.time() - t0
+        ),
+        "config": config.to_dict(),  # what made these numbers (docs/results quote it)
     }
     if lead:
         out.write_outputs(config, workdir, models, histories, maps, labels, meta)
