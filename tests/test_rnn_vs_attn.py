@@ -1,4 +1,5 @@
-"""Smoke test of rnn_vs_attn:quick and translate through launch.py (subprocesses, as a user runs them)."""
+"""Smoke test of rnn_vs_attn:quick through launch.py (subprocesses, as a user runs them);
+translate on its workdir is tests/test_translate.py."""
 
 import json
 import math
@@ -109,37 +110,6 @@ def test_plots_and_report_are_sane(quick_run):
     for name in PLOTS:
         assert f"({name})" in report
     assert "| rnnsearch |" in report and "61+" in report
-
-
-def test_translate_from_flag_and_stdin(quick_run):
-    workdir, _ = quick_run
-    out = launch(
-        "--experiment=translate",
-        f"--workdir={workdir}",
-        "--config.model=rnnsearch",
-        "--config.sentences=the cat sleeps .|a dog sees the cat .",
-    )
-    assert len(out.stdout.strip().splitlines()) == 2
-    out = launch(
-        "--experiment=translate",
-        f"--workdir={workdir}",
-        "--config.model=rnnenc",
-        stdin="the cat sleeps .\n\nthe dogs run .\nthe end .\n",
-    )
-    assert len(out.stdout.strip().splitlines()) == 3
-
-
-def test_translate_unknown_model_is_a_clear_error(quick_run):
-    workdir, _ = quick_run
-    out = launch_py(
-        "--experiment=translate",
-        f"--workdir={workdir}",
-        "--config.model=luong",
-        "--config.sentences=x",
-        timeout=120,
-        check=False,
-    )
-    assert out.returncode != 0 and "No trained model 'luong'" in out.stderr
 
 
 def test_presets_keep_one_token_budget_and_name_the_choices():

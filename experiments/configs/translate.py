@@ -1,8 +1,14 @@
 """Config of translate: translate sentences with a model trained by rnn_vs_attn.
 
     python launch.py --experiment=translate --workdir=runs/rnn_vs_attn \
-        --config.model=transformer --config.sentences='the cat sleeps .'
-    echo 'the cat sleeps .' | python launch.py --experiment=translate --workdir=runs/rnn_vs_attn
+        --config.model=transformer --config.sentences='the gost tourks .|no droubrirk recks .'
+    printf 'the weackbroungs flond the grollgoops .\n\na grungplall drounpunds no skarkpust .\n' \
+        | python launch.py --experiment=translate --workdir=runs/rnn_vs_attn
+
+The sentences are toy_wmt's invented language (from its test split, lexicon_scale 0.1, the
+default run's vocabulary): English words such as 'cat' are not in that vocabulary, and a warning
+on stderr names every source word that is not. One output line per input line (an empty line
+for an empty one); a warning also names the lines longer than any source the model trained on.
 """
 
 import ml_collections

@@ -1,0 +1,127 @@
+"""translate on a quick rnn_vs_attn workdir: one output line per input line, and warnings on
+stderr for words outside the vocabulary and for sources longer than any it was trained on."""
+
+import json
+import re
+import shutil
+
+import pytest
+from conftest import ROOT, launch
+
+MODEL = "transformer-30"  # trained on sources of at most 30 tokens: the length bound to warn on
+KNOWN = "the gost tourks ."  # from toy_wmt's test split (lexicon_scale 0.1)
+LONG = " ".join(["the gost tourks"] * 100)  # 300 known words, 10x the training bound
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """One quick-preset run, one model, shared by the module (~40 s on 2 loaded cores)."""
+    wd = str(tmp_path_factory.mktemp("translate"))
+    launch(
+        "--experiment=rnn_vs_attn",
+        f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
+        f"--config.models=('{MODEL}',)",
+        f"--workdir={wd}",
+        timeout=300,
+    )
+    return wd
+
+
+def _config(**fields):
+    from experiments.configs.translate import get_config
+
+    c = get_config()
+    c.model = MODEL
+    c.update(fields)
+    return c
+
+
+def test_stdin_keeps_the_file_aligned_and_says_what_it_did_not_understand(workdir):
+    lines = [KNOWN, "", LONG, "blorf zinga quux", "the cat sleeps ."]
+    out = launch(
+        "--experiment=translate",
+        f"--workdir={workdir}",
+        f"--config.model={MODEL}",
+        stdin="\n".join(lines) + "\n",
+        timeout=180,
+    )
+    got = out.stdout.split("\n")
+    assert got[-1] == "" and len(got[:-1]) == len(lines), out.stdout  # one line per input line
+    assert got[1] == ""  # the empty input line
+    err = out.stderr
+    assert (
+        "2 of 5 lines have words not in the source vocabulary (243 entries; each reads as <unk>): "
+        "'blorf', 'zinga', 'quux', 'cat', 'sleeps'; line 4: no known word at all" in err
+    ), err
+    assert (
+        "1 of 5 lines longer than any source transformer-30 was trained on (at most 30 tokens, "
+        "the -30 in 'transformer-30'; the longest here has 300): line 3" in err
+    ), err
+
+
+def test_sentences_flag_keeps_empty_entries_and_known_words_warn_nothing(workdir, capsys):
+    from experiments import translate
+
+    res = translate.run(_config(sentences=f"{KNOWN}||no droubrirk recks ."), workdir)
+    assert res["sources"] == [KNOWN, "", "no droubrirk recks ."]
+    assert len(res["translations"]) == 3 and res["translations"][1] == ""
+    assert capsys.readouterr().out.split("\n")[:-1] == res["translations"]
+    w = res["warnings"]
+    assert w["unknown_words"] == [] and w["too_long"] == [] and w["trained_src_len"] == 30
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_unknown_model_is_a_clear_error(workdir):
+    from experiments import translate
+
+    with pytest.raises(FileNotFoundError, match=r"No trained model 'luong'.*transformer-30"):
+        translate.run(_config(model="luong", sentences=KNOWN), workdir)
+
+
+def test_trained_length_from_the_checkpoint_else_the_vocab_fingerprint(workdir, tmp_path):
+    from experiments.translate import trained_src_len
+
+    assert trained_src_len(workdir, MODEL) == (30, "the -30 in 'transformer-30'")
+    # no checkpoint: the data config recorded with the vocabulary (toy_wmt's generator bound)
+    shutil.copy(f"{workdir}/vocab_fingerprint.json", tmp_path / "vocab_fingerprint.json")
+    assert trained_src_len(str(tmp_path), MODEL) == (70, "data.toy.max_src_len=70")
+    (tmp_path / "vocab_fingerprint.json").write_text(json.dumps({"name": "tsv"}))
+    assert trained_src_len(str(tmp_path), MODEL) == (None, "")
+
+
+def test_a_source_too_long_for_learned_positions_is_left_empty(capsys):
+    import numpy as np
+
+    from anatomy.data import Vocab
+    from experiments.translate import check_sources
+
+    vocab = Vocab(["a", "."])
+    lines = ["a " * 63 + ".", "a " * 64 + ".", ""]  # 64 and 65 tokens: padded to 64 and 96
+    ids = [np.asarray(vocab.encode(s), np.int32) for s in lines]
+    report = check_sources(
+        lines, ids, vocab, name="convs2s", trained=(None, ""), max_positions=80, extra=16
+    )
+    assert report["untranslatable"] == [1] and report["too_long"] == []
+    assert (
+        "1 of 3 lines too long for convs2s to take at all (max_positions=80 with extra_len=16 "
+        "takes sources of at most 64 tokens): line 2 left empty" in capsys.readouterr().err
+    )
+
+
+def test_the_examples_in_the_config_and_the_readme_are_in_the_vocabulary(workdir):
+    """The docs' example sentences are toy_wmt's language, so a reader sees no <unk> warning."""
+    from anatomy.data import load_vocab
+    from experiments.configs import translate as cfg
+
+    vocab = load_vocab(f"{workdir}/src_vocab.txt")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    examples = []
+    for text in (cfg.__doc__, readme):
+        flags = re.findall(r"--config\.sentences='([^']*)'", text)
+        piped = re.findall(r"printf '([^']*)'", text)
+        examples += [s for f in flags for s in f.split("|")]
+        examples += [s for p in piped for s in p.split("\\n")]
+    assert len([s for s in examples if s]) >= 5, examples
+    for s in filter(None, examples):
+        assert all(w in vocab.index for w in s.split()), f"{s!r} has words outside the vocabulary"
+    assert "the cat sleeps" not in cfg.__doc__ + readme
