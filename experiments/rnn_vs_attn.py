@@ -352,7 +352,7 @@ def run(config, workdir):
         "provenance": dict(
             started, loadavg_after=common.load_average(), wall_seconds=time.time() - t0
         ),
-        "config": config.to_dict(),  # what made these numbers (docs/results quote it)
+        "config": config.to_dict(),  # what made these numbers (results/ and the docs quote it)
     }
     if lead:
         out.write_outputs(config, workdir, models, histories, maps, labels, meta)
