@@ -1,7 +1,8 @@
 """Attention, all positions at once: additive and multiplicative attention for RNN
 translators, scaled dot-product and multi-head attention as batched einsums, sliding-window
 attention in O(r·N·d), chunked attention with an online softmax in O(N) memory, masks, a KV
-cache for incremental decoding, sinusoidal positions and Transformer encoder/decoder layers.
+cache for incremental decoding, positional encodings (sinusoidal, learned, RoPE, ALiBi;
+positions.py) and Transformer encoder/decoder layers.
 
 Everything is a pure function over explicit parameter dicts; shapes are batch-major.
 """
@@ -54,8 +55,18 @@ from anatomy.attention.multihead import (
     project_kv,
     project_q,
 )
+from anatomy.attention.positions import (
+    POSITIONS,
+    alibi_bias,
+    alibi_slopes,
+    check_positions,
+    init_learned_positions,
+    learned_positions,
+    rope,
+    rope_frequencies,
+    sinusoidal,
+)
 from anatomy.attention.positions import lookup as position_lookup
-from anatomy.attention.positions import sinusoidal
 from anatomy.attention.sliding_window import (
     init_window_cache,
     sliding_window_attention,
@@ -67,9 +78,12 @@ from anatomy.attention.sliding_window import (
 
 __all__ = [
     "KVCache",
+    "POSITIONS",
     "LUONG_KINDS",
     "additive_attention",
     "additive_scores",
+    "alibi_bias",
+    "alibi_slopes",
     "any_overflow",
     "append",
     "attend",
@@ -77,6 +91,7 @@ __all__ = [
     "cache_mask",
     "causal_mask",
     "check_no_overflow",
+    "check_positions",
     "chunked_attention",
     "combine_masks",
     "decoder_layer",
@@ -92,10 +107,12 @@ __all__ = [
     "init_encoder_layer",
     "init_ffn",
     "init_layer_norm",
+    "init_learned_positions",
     "init_luong",
     "init_mha",
     "init_window_cache",
     "layer_norm",
+    "learned_positions",
     "luong_attention",
     "luong_scores",
     "masked_softmax",
@@ -107,6 +124,8 @@ __all__ = [
     "project_kv",
     "project_q",
     "raise_on_overflow",
+    "rope",
+    "rope_frequencies",
     "scaled_dot_product",
     "sinusoidal",
     "sliding_window_attention",

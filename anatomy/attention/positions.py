@@ -1,11 +1,45 @@
-"""Sinusoidal positional encoding (Vaswani et al. 2017, section 3.5).
+"""Positional encodings, one family: how a Transformer learns where a token is.
 
-PE[pos, 2i]   = sin(pos / 10000^(2i / d_model))
-PE[pos, 2i+1] = cos(pos / 10000^(2i / d_model))
+POSITIONS names the choices a model config may take (``check_positions`` validates one):
+
+  'sinusoidal'  added to the input (Vaswani et al. 2017, section 3.5), ``sinusoidal``:
+                    PE[pos, 2i]   = sin(pos / 10000^(2i / d_model))
+                    PE[pos, 2i+1] = cos(pos / 10000^(2i / d_model))
+  'learned'     added to the input: a trained table [P, m] (BERT, GPT-2; ConvS2S),
+                ``init_learned_positions`` / ``learned_positions``; no row past P.
+  'rope'        rotary (Su et al. 2021), ``rope``: queries and keys rotated by an angle
+                proportional to their position, so q·k depends on positions only through
+                m - n; ``scale`` is position interpolation (Chen et al. 2023), ``base`` the
+                NTK-style knob (a larger base = slower rotations).
+  'alibi'       a bias on the attention logits (Press et al. 2022), ``alibi_slopes`` /
+                ``alibi_bias``: -slope_h · |q - k|, one geometric slope per head.
+  'none'        NoPE: no positional signal at all (Kazemnejad et al. 2023). A causal mask
+                alone still lets a decoder infer positions (it can count the keys it
+                sees); an encoder without a causal mask is permutation-equivariant, so
+                'none' is meant for causal stacks only.
+
+Letters: b batch, t/q/k positions, h heads, d head width, m model width.
 """
 
+import math
+import numbers
+
+import jax
 import jax.numpy as jnp
 import numpy as np
+
+from anatomy.errors import BadInputError
+from anatomy.sharding.axes import declare
+
+POSITIONS = ("sinusoidal", "learned", "rope", "alibi", "none")
+
+
+def check_positions(name, field="positions"):
+    """``name`` if it is one of POSITIONS, else BadInputError naming ``field`` and the choices."""
+    if not isinstance(name, str) or name not in POSITIONS:
+        choices = ", ".join(repr(p) for p in POSITIONS)
+        raise BadInputError(f"{field} must be one of {choices}; got {name!r}")
+    return name
 
 
 def sinusoidal(length, d_model, dtype=jnp.float32):
@@ -33,3 +67,155 @@ def lookup(table, pos):
     pos = jnp.asarray(pos)
     rows = jnp.take(table, pos, axis=0, mode="fill", fill_value=jnp.nan)  # [..., d_model]
     return jnp.where((pos >= 0)[..., None], rows, jnp.nan)
+
+
+# --- learned absolute positions ----------------------------------------------------------
+
+LEARNED_AXES = {"table": (None, "embed")}  # [P, m]: positions never sharded, as ConvS2S's
+
+
+def init_learned_positions(key, max_len, d_model, scale=0.02, dtype=jnp.float32):
+    """{'table': [P, m] ~ N(0, scale²)}, one trained row per position 0 .. P-1.
+
+    scale=0.02 as in BERT and GPT-2; a model adding it to √m-scaled embeddings may want more.
+    """
+    if int(max_len) < 1 or int(d_model) < 1:
+        raise BadInputError(
+            f"learned positions need max_len >= 1 and d_model >= 1, got {max_len}, {d_model}"
+        )
+    table = jax.random.normal(key, (int(max_len), int(d_model)), dtype) * scale  # [P, m]
+    return declare({"table": table}, LEARNED_AXES)
+
+
+def learned_positions(params, positions):
+    """Rows table[positions] [..., m] for int positions [...] (e.g. [b, t], or [t]).
+
+    A position outside [0, P) gives a row of NaN (``lookup``): there is no row to
+    extrapolate to, and it must not pass unnoticed.
+    """
+    return lookup(params["table"], positions)
+
+
+# --- RoPE ---------------------------------------------------------------------------------
+
+
+def _check_positive(who, **values):
+    for name, v in values.items():
+        if isinstance(v, numbers.Real) and not v > 0:
+            raise BadInputError(f"{who}: {name} must be positive, got {v}")
+
+
+def rope_frequencies(d_head, base=10000.0, dtype=jnp.float32):
+    """θ_i = base^(-2i/d) for i = 0 .. d/2 - 1, [d/2] (computed in float64 NumPy, then cast)."""
+    if int(d_head) < 2 or int(d_head) % 2:
+        raise BadInputError(f"rope: the head width must be even and >= 2, got {d_head}")
+    _check_positive("rope", base=base)
+    two_i = np.arange(0, int(d_head), 2, dtype=np.float64)  # [d/2]
+    return jnp.asarray(np.power(float(base), -two_i / int(d_head)), dtype)
+
+
+def rope(x, positions, base=10000.0, scale=1.0):
+    """Rotary position embedding (Su et al. 2021) of queries or keys x [b, t, h, d].
+
+    Pairing: split halves, as GPT-NeoX and LLaMA (not the paper's interleaved (2i, 2i+1)):
+    coordinate i pairs with i + d/2, i.e. z_i = x_i + j·x_{i+d/2} is a complex number, and
+
+        angle[b, t, i] = (p[b, t] / scale) · θ_i,          θ_i = base^(-2i/d)
+        z_i  <-  z_i · e^(j·angle)
+        out[..., i]       = x_i cos(angle) - x_{i+d/2} sin(angle)
+        out[..., i + d/2] = x_i sin(angle) + x_{i+d/2} cos(angle)
+
+    The same rotation for every head. Rotations preserve norms, and rotating q at position
+    m and k at position n makes q·k a function of q, k and m - n only, so a model reads
+    relative positions. The two pairings are the same encoding up to a fixed permutation of
+    the head's coordinates (of w_q and w_k's columns); they differ only when loading weights.
+
+    Args:
+      x: [b, t, h, d], d even.
+      positions: [b, t] or [t], int (or float: fractional positions are rotated exactly).
+      base: the frequency base; raising it slows every rotation (the NTK-style knob for
+        longer contexts).
+      scale: position interpolation (Chen et al. 2023): position p is rotated as p / scale,
+        so scale = L'/L squeezes positions 0 .. L' - 1 into the range trained at length L.
+    Returns:
+      [b, t, h, d], dtype of x. Angles are computed in x's dtype promoted to at least
+      float32 (float64 for a float64 x).
+    """
+    x = jnp.asarray(x)
+    if x.ndim != 4:
+        raise BadInputError(f"rope: x must be [b, t, h, d], got shape {x.shape}")
+    positions = jnp.asarray(positions)
+    if positions.ndim not in (1, 2) or positions.shape[-1] != x.shape[1]:
+        raise BadInputError(
+            f"rope: positions must be [b, t] or [t] with t = {x.shape[1]}, got {positions.shape}"
+        )
+    _check_positive("rope", scale=scale)
+    d = x.shape[-1]
+    ftype = jnp.promote_types(x.dtype, jnp.float32)
+    theta = rope_frequencies(d, base, ftype)  # [d/2]
+    pos = positions.astype(ftype) / jnp.asarray(scale, ftype)  # [b, t] or [t]
+    angle = pos[..., None] * theta  # [b, t, d/2] or [t, d/2]
+    cos = jnp.cos(angle)[..., None, :]  # [b, t, 1, d/2]: the same for every head
+    sin = jnp.sin(angle)[..., None, :]
+    xf = x.astype(ftype)
+    x1, x2 = xf[..., : d // 2], xf[..., d // 2 :]  # 2 x [b, t, h, d/2]
+    out = jnp.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], axis=-1)  # [b, t, h, d]
+    return out.astype(x.dtype)
+
+
+# --- ALiBi --------------------------------------------------------------------------------
+
+
+def _geometric_slopes(n):
+    """2^(-8i/n) for i = 1 .. n (the paper's sequence for a power of two n)."""
+    return [2.0 ** (-8.0 * i / n) for i in range(1, n + 1)]
+
+
+def alibi_slopes(n_heads, dtype=jnp.float32):
+    """ALiBi's per-head slopes [h] (Press et al. 2022, section 3).
+
+    For a power of two n: 2^(-8/n), 2^(-16/n), ..., 2^(-8) (8 heads: 1/2, 1/4, ..., 1/256).
+    Otherwise the paper's rule (its released get_slopes): the n' = 2^floor(log2 n) slopes
+    for n' heads, followed by every other slope of the 2n'-head sequence (its 1st, 3rd, ...)
+    until there are n; 6 heads: 1/4, 1/16, 1/64, 1/256, then 1/2, 1/8.
+    """
+    if not isinstance(n_heads, numbers.Integral) or n_heads < 1:
+        raise BadInputError(f"alibi: n_heads must be a positive integer, got {n_heads!r}")
+    n_heads = int(n_heads)
+    lower = 2 ** int(math.floor(math.log2(n_heads)))
+    slopes = _geometric_slopes(lower)
+    if lower < n_heads:
+        slopes += _geometric_slopes(2 * lower)[0::2][: n_heads - lower]
+    return jnp.asarray(np.asarray(slopes, np.float64), dtype)
+
+
+def alibi_bias(slopes, q_positions, k_positions):
+    """ALiBi's additive logit bias, -slope_h · |q - k|, [h, q, k] or [b, h, q, k].
+
+        bias[b, h, q, k] = -slopes[h] · |qpos[b, q] - kpos[b, k]|
+
+    For causal attention (k <= q) this is the paper's -slope · (q - k): zero on the query's
+    own position, more negative the further back a key lies. For a key in the future
+    (k > q) the penalty is the same by distance, -slope · (k - q) (the symmetric form used
+    for encoders); a causal mask removes those keys anyway. Add it to the logits
+    q·k/√d before the softmax; positions are absolute, so a cache step passes its query's
+    position and the cached keys' positions.
+
+    Args:
+      slopes: [h] (``alibi_slopes``).
+      q_positions: [q] or [b, q], int or float. k_positions: [k] or [b, k].
+    Returns:
+      [h, q, k] when both positions are 1-D, else [b, h, q, k]; float, dtype of slopes.
+    """
+    slopes = jnp.asarray(slopes)
+    q_pos, k_pos = jnp.asarray(q_positions), jnp.asarray(k_positions)
+    if slopes.ndim != 1:
+        raise BadInputError(f"alibi_bias: slopes must be [h], got shape {slopes.shape}")
+    if q_pos.ndim not in (1, 2) or k_pos.ndim not in (1, 2):
+        raise BadInputError(
+            f"alibi_bias: positions must be [q] / [b, q] and [k] / [b, k], got "
+            f"{q_pos.shape} and {k_pos.shape}"
+        )
+    dist = q_pos[..., :, None].astype(slopes.dtype) - k_pos[..., None, :].astype(slopes.dtype)
+    dist = jnp.abs(dist)[..., None, :, :]  # [b?, 1, q, k]
+    return -slopes[:, None, None] * dist  # [b?, h, q, k]
