@@ -9,6 +9,9 @@ fitted by least squares in log-log space against the theory:
     self-attention, whole layer (with projections)  O(N²·d + N·d²): the formula's own slope on the grid
     convolution, width k                            O(k·N·d²)
     windowed attention, 2r+1 keys, score+value      O(r·N·d)
+    minGRU / Mamba-style SSM, jax.lax.scan          O(N·d²): N serial steps (loop-corrected)
+    the same layers by jax.lax.associative_scan     O(N·d²) up to a log factor: no loop
+                                                    (``parallel_work``: work against N only)
 
 XLA counts a while-loop body once, not trip-count times; the recurrent layer is therefore
 corrected with ``anatomy.probes.scan_cost`` (trip count read from the compiled HLO) and the
@@ -28,9 +31,11 @@ from anatomy.attention import (
     sliding_window_self_attention,
 )
 from anatomy.errors import BadInputError
-from anatomy.recurrence import get_cell
+from anatomy.recurrence import get_cell, init_mamba, init_mingru, mamba, mingru
 from anatomy.recurrence import run as run_cell
+from anatomy.recurrence.selective import D_STATE
 from experiments import common
+from experiments.thresholds import EXPONENT_TOL, parallel_work_verdict
 
 
 def _normal(key, shape):
@@ -108,6 +113,93 @@ LAYERS = {
 }
 
 
+# linear recurrences two ways: name -> (init, layer fn(params, xs, parallel=...), state
+# channels the recurrence runs over for width d: minGRU's H, Mamba's H·N)
+SCANS = {
+    "mingru": (init_mingru, mingru, lambda d: d),
+    "mamba": (init_mamba, mamba, lambda d: d * D_STATE),
+}
+
+
+def linear_scan_cost(cfg, name, n, d, parallel):
+    """FLOPs of one forward pass of a linear-recurrence layer (minGRU, Mamba) over N steps.
+
+    parallel=False: jax.lax.scan, one loop of N trips, corrected as scan_cost does (its body,
+    c_t = a_t ⊙ c_{t-1} + b_t over the layer's state channels, counted N times);
+    parallel=True: jax.lax.associative_scan, which must compile to no loop at all (else XLA
+    would undercount it, and this raises).
+    """
+    init, layer, channels = SCANS[name]
+    params = init(jax.random.PRNGKey(cfg.seed), d, d)
+    xs = _normal(jax.random.PRNGKey(cfg.seed + 1), (cfg.batch, n, d))
+
+    def fn(p, x):
+        return layer(p, x, parallel=parallel)[1]
+
+    if parallel:
+        exe = probes.compiled(fn, params, xs)
+        loops = probes.while_loops(exe.as_text())
+        if loops:
+            raise ValueError(f"{name} by associative scan compiled to loops {loops}")
+        return {**probes.cost_of(exe), "trip_count": 0}
+    c = jnp.ones((cfg.batch, channels(d)))
+    out = probes.scan_cost(fn, (params, xs), lambda c, a, b: a * c + b, (c, c, c))
+    return {
+        "flops": out["flops"],
+        "bytes": out["bytes"],
+        "flops_uncorrected": out["raw"]["flops"],
+        "trip_count": out["trip_count"],
+    }
+
+
+def measure_scans(cfg):
+    """{name_scan / name_assoc: {'n': [dict(flops, bytes, n, d) per N]}} at d = d_fixed."""
+    raw = {}
+    for name in cfg.linear_recurrences:
+        for form, parallel in (("scan", False), ("assoc", True)):
+            raw[f"{name}_{form}"] = {
+                "n": [
+                    dict(linear_scan_cost(cfg, name, n, cfg.d_fixed, parallel), n=n, d=cfg.d_fixed)
+                    for n in cfg.n_grid
+                ]
+            }
+    return raw
+
+
+def fit_scans(cfg, raw):
+    """Work against N of each linear recurrence both ways, the parallel/sequential FLOP
+    ratio per N and the verdict (thresholds.parallel_work_verdict); plus the Claims."""
+    out, rows = {}, []
+    for name in cfg.linear_recurrences:
+        scan, assoc = raw[f"{name}_scan"]["n"], raw[f"{name}_assoc"]["n"]
+        ns = [p["n"] for p in scan]
+        e_scan = probes.fit_power_law(ns, [p["flops"] for p in scan])
+        e_assoc = probes.fit_power_law(ns, [p["flops"] for p in assoc])
+        ratio = [a["flops"] / s_["flops"] for a, s_ in zip(assoc, scan)]
+        v = parallel_work_verdict(e_scan["exponent"], e_assoc["exponent"], ratio, ns)
+        out[name] = {
+            "n": ns,
+            "scan_exponent": e_scan["exponent"],
+            "assoc_exponent": e_assoc["exponent"],
+            "scan_r2": e_scan["r2"],
+            "assoc_r2": e_assoc["r2"],
+            "ratio": ratio,
+            "verdict": v,
+        }
+        rows.append(
+            probes.Claim(
+                f"{name} by associative scan: no more work than jax.lax.scan beyond a log factor",
+                "FLOPs ∝ N^1 like the scan's; assoc/scan ratio grows ≤ log2 N",
+                f"N^{e_assoc['exponent']:.3f} vs scan N^{e_scan['exponent']:.3f}; ratio "
+                f"{ratio[0]:.2f} -> {ratio[-1]:.2f} over N = {ns[0]}..{ns[-1]}",
+                v,
+                "forward pass at d = "
+                f"{cfg.d_fixed}; the scan loop-corrected (its body counted N times)",
+            )
+        )
+    return out, rows
+
+
 def _formula_flops(layer, n, d, cfg):
     """Leading-term FLOP formulas for the two-term layers (for their expected local slope)."""
     n, d = np.asarray(n, float), np.asarray(d, float)
@@ -136,7 +228,7 @@ def measure(cfg):
 def fit_all(cfg, raw):
     """Fitted exponents and their expected values: a nested dict and a list of Claims."""
     fits, rows = {}, []
-    tol = cfg.tolerance
+    tol = EXPONENT_TOL
     for layer, (_, exp_n, exp_d, label) in LAYERS.items():
         fits[layer] = {}
         for axis, key, expected in (("N", "n", exp_n), ("d", "d", exp_d)):
@@ -189,6 +281,10 @@ def plot(cfg, raw, workdir):
         for ax, key in ((axes[0], "n"), (axes[1], "d")):
             pts = raw[layer][key]
             ax.loglog([p[key] for p in pts], [p["flops"] for p in pts], "o-", label=layer)
+    for name in (k for k in raw if k not in LAYERS):
+        pts = raw[name]["n"]
+        style = "--" if name.endswith("_assoc") else ":"
+        axes[0].loglog([p["n"] for p in pts], [p["flops"] for p in pts], "o" + style, label=name)
     pts = raw["recurrent"]["n"]
     axes[0].loglog(
         [p["n"] for p in pts],
@@ -227,19 +323,24 @@ def run(config, workdir):
     """Measure, fit, write results.json, complexity.png and report.md; returns the results."""
     raw = measure(config)
     fits, rows = fit_all(config, raw)
+    raw.update(measure_scans(config))
+    work, work_rows = fit_scans(config, raw)
+    rows += work_rows
     png = plot(config, raw, workdir)
     unc = fits["recurrent_uncorrected"]["exponent"]
     results = {
         "config": config.to_dict(),
         "fits": fits,
+        "parallel_work": work,
         "raw": raw,
         "plots": [png],
         "table": probes.claims_json(rows),
     }
     common.write_json(workdir, results)
     notes = (
-        "FLOPs are XLA's own count for one forward pass (`cost_analysis()`, a dict in jax "
-        f"0.10.2), batch {config.batch}. Exponents are least-squares slopes in log-log space.\n\n"
+        "FLOPs are XLA's own count for one forward pass (`cost_analysis()`, jax "
+        f"{jax.__version__}), batch {config.batch}. Exponents are least-squares slopes in "
+        "log-log space.\n\n"
         "* **While loops are counted once.** XLA's cost analysis charges a `while` body one "
         "iteration whatever its trip count. The recurrent layer is corrected as "
         "cost(program) + (trip_count − 1)·cost(one recurrent step), with the trip count read "
@@ -251,7 +352,12 @@ def run(config, workdir):
         "* **Windowed attention** gathers each query's 2r+1 keys, so its score+value part is "
         "O(r·N·d); with projections the layer is dominated by O(N·d²) at these sizes.\n"
         "* Softmax, bias and LayerNorm-like terms are lower order; they bend the smallest grid "
-        "points slightly."
+        "points slightly.\n"
+        f"* **Linear recurrences** ({', '.join(config.linear_recurrences) or 'none'}): the whole "
+        "layer (projections, gates, recurrence, readout) at d = "
+        f"{config.d_fixed}, once by jax.lax.scan (loop-corrected as above) and once by "
+        "jax.lax.associative_scan (no loop, so XLA's count is complete); the claim is about "
+        "the ratio of the two as N grows."
     )
     common.write_report(
         workdir,

@@ -12,7 +12,9 @@
 
 Exponents are fitted on the total per-token FLOPs and on the N-dependent part
 (total minus the same program's cost at N = 1, i.e. minus the O(d²) projections/FFN),
-which is the part the O(·) claims are about.
+which is the part the O(·) claims are about. An exponent of 0 is earned: only a per-token
+cost that is the same at every N (thresholds.flat_in_n) gets it without a fit; a cost that
+changes with N is always fitted (n_dependent_fit).
 """
 
 import functools
@@ -26,6 +28,7 @@ from anatomy.attention import decoder_only as stack
 from anatomy.attention import init_cache, init_window_cache, window_append, window_attend
 from anatomy.recurrence import LSTMState, init_lstm, lstm_cell
 from experiments import common, decode_cost_conv
+from experiments.thresholds import EXPONENT_TOL, flat_in_n
 
 
 def init_block(key, cfg):
@@ -123,29 +126,49 @@ def measure(cfg):
     return raw, base
 
 
+def n_dependent_fit(n, flops, per_token, prefix=False):
+    """The exponent of the N-dependent part of a per-token cost, earned, never assumed.
+
+    n, flops: the grid and the FLOPs per generated token there; per_token: the same program's
+    FLOPs at N = 1 (the O(d²) work per processed token), subtracted once for a step and N
+    times for a recomputed prefix (prefix=True). Three cases, in this order:
+      * the per-token cost is the same at every N (thresholds.flat_in_n): exponent 0,
+        r² 1, 'basis' 'flat' (nothing depends on N, and that was checked);
+      * the excess over per_token is positive at every N: its power law, 'basis' 'excess';
+      * otherwise (the cost changes with N but the subtraction leaves a value <= 0): the
+        power law of the total, 'basis' 'total', so any growth with N still shows.
+    """
+    n, flops = np.asarray(n, float), np.asarray(flops, float)
+    excess = flops - (n * per_token if prefix else per_token)
+    spread = {"max_abs_excess": float(np.max(np.abs(excess)))}
+    if flat_in_n(flops):
+        return {"exponent": 0.0, "prefactor": 0.0, "r2": 1.0, "basis": "flat", **spread}
+    if np.all(excess > 0):
+        return {**probes.fit_power_law(n, excess), "basis": "excess", **spread}
+    return {**probes.fit_power_law(n, flops), "basis": "total", **spread}
+
+
+BASIS = {  # how each flops_n_dependent exponent was obtained (n_dependent_fit), for the report
+    "flat": "the same FLOPs at every N (checked): exponent 0",
+    "excess": "fitted on FLOPs minus the N = 1 program's",
+    "total": "fitted on the total FLOPs (the cost changes with N; the N = 1 subtraction left <= 0)",
+}
+
+
 def fits(cfg, raw, base):
     out = {}
     for name, rows in raw.items():
         n = [r["n"] for r in rows]
         flops = np.array([r["flops"] for r in rows])
-        f = {
-            "flops_total": probes.fit_power_law(n, flops),
-            "latency": probes.fit_power_law(n, [r["median_s"] for r in rows]),
-        }
         # the O(d²) work per processed token, measured at N = 1: once for a step, N times
         # for a recomputed prefix (its projections and FFN run at every position)
-        per_token = base.get(name, flops[0])
-        excess = flops - (np.asarray(n, float) * per_token if name == "recompute" else per_token)
-        if np.all(excess > 0):
-            f["flops_n_dependent"] = probes.fit_power_law(n, excess)
-        else:  # no N-dependent FLOPs at all: exponent 0 by measurement
-            f["flops_n_dependent"] = {
-                "exponent": 0.0,
-                "prefactor": 0.0,
-                "r2": 1.0,
-                "max_abs_excess": float(np.max(np.abs(excess))),
-            }
-        out[name] = f
+        out[name] = {
+            "flops_total": probes.fit_power_law(n, flops),
+            "latency": probes.fit_power_law(n, [r["median_s"] for r in rows]),
+            "flops_n_dependent": n_dependent_fit(
+                n, flops, base.get(name, flops[0]), prefix=name == "recompute"
+            ),
+        }
     return out
 
 
@@ -190,18 +213,16 @@ def run(config, workdir):
     png = plot(config, raw, workdir)
     rows = []
     for name, (expected, label) in EXPECTED.items():
-        got = (
-            f[name]["flops_n_dependent"]["exponent"]
-            if name != "kv_fixed"
-            else f[name]["flops_total"]["exponent"]
-        )
+        dep = f[name]["flops_n_dependent"]
+        got = dep["exponent"]
         rows.append(
             probes.Claim(
                 f"{name}: per-token cost {label}",
                 f"N^{expected:g}",
                 f"N^{got:.3f} (total N^{f[name]['flops_total']['exponent']:.3f}, "
                 f"latency N^{f[name]['latency']['exponent']:.2f})",
-                probes.verdict(got, expected, config.tolerance),
+                probes.verdict(got, expected, EXPONENT_TOL),
+                BASIS[dep["basis"]],
             )
         )
     got = f["window_vs_r"]["exponent"]
@@ -210,7 +231,7 @@ def run(config, workdir):
             "window step's attention against the window r+1: O(r·d)",
             "(r+1)^1",
             f"(r+1)^{got:.3f} over r = {config.window_radius_grid[0]}..{config.window_radius_grid[-1]}",
-            probes.verdict(got, 1.0, config.tolerance),
+            probes.verdict(got, 1.0, EXPONENT_TOL),
             "FLOPs of the step minus the same step with one slot (r = 0)",
         )
     )
@@ -220,7 +241,7 @@ def run(config, workdir):
             "rnn step against width d",
             "d^2",
             f"d^{got:.3f}",
-            probes.verdict(got, 2.0, config.tolerance),
+            probes.verdict(got, 2.0, EXPONENT_TOL),
         )
     )
     last = {k: v[-1] for k, v in raw.items()}

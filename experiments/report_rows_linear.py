@@ -1,4 +1,4 @@
-"""report's linear-recurrence rows (minGRU, Mamba; SRU/QRNN's idea): parallel depth, recall.
+"""report's linear-recurrence rows (minGRU, Mamba; SRU/QRNN's idea): parallel depth, work, recall.
 
 Each entry of ROWS is (name, RNN claim, second claim, sources, plot prefixes, measure) for
 report_rows.RowSpec; a measure function reads the walls' results.json (keys listed in
@@ -8,8 +8,13 @@ experiments/thresholds.py.
 
 from __future__ import annotations
 
-from anatomy.probes.claims import FAILS, HOLDS, MISSING, NOT_SHOWN
-from experiments.thresholds import linear_recall_verdict, log_depth_verdict, well_above_chance
+from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, MISSING, NOT_SHOWN
+from experiments.thresholds import (
+    linear_recall_verdict,
+    log_depth_verdict,
+    parallel_work_verdict,
+    well_above_chance,
+)
 
 
 def _linear_parallel(r):
@@ -28,6 +33,32 @@ def _linear_parallel(r):
         v,
         "depth = critical path of the optimised gradient HLO (anatomy.probes.depth); "
         f"a + b·log2 N fits the associative scan's with R² {a['assoc_depth_log2_r2']:.3f}",
+    )
+
+
+def _linear_work(r):
+    """Work against N of minGRU / Mamba by associative scan beside jax.lax.scan (complexity's
+    parallel_work), judged again here from the numbers; the worst model decides."""
+    work = r["complexity"]["parallel_work"]
+    if not work:
+        return "—", MISSING, "complexity measured no linear recurrence (config.linear_recurrences)"
+    verdicts = {
+        m: parallel_work_verdict(w["scan_exponent"], w["assoc_exponent"], w["ratio"], w["n"])
+        for m, w in work.items()
+    }
+    v = next((x for x in (FAILS, CAVEAT) if x in verdicts.values()), HOLDS)
+    return (
+        "; ".join(
+            f"{m}: N^{w['assoc_exponent']:.2f} (associative) vs N^{w['scan_exponent']:.2f} (scan)"
+            for m, w in work.items()
+        ),
+        v,
+        "XLA FLOPs of the whole layer's forward pass (the scan loop-corrected); assoc/scan "
+        "ratio "
+        + ", ".join(
+            f"{m} {w['ratio'][0]:.2f} -> {w['ratio'][-1]:.2f} over N = {w['n'][0]}..{w['n'][-1]}"
+            for m, w in work.items()
+        ),
     )
 
 
@@ -59,6 +90,14 @@ ROWS = (
         ("parallelism",),
         ("parallelism",),
         _linear_parallel,
+    ),
+    (
+        "work of a linear recurrence by associative scan (minGRU, Mamba)",
+        "O(N·d²) with jax.lax.scan",
+        "— (the same recurrence by associative scan: O(N·d²) work up to a log factor)",
+        ("complexity",),
+        ("complexity",),
+        _linear_work,
     ),
     (
         "long-range recall of a linear recurrence (minGRU, Mamba)",

@@ -92,6 +92,9 @@ REQUIRED["parallelism"] += [
         "assoc_depth_log2_r2",
     )
 ] + [("analysis", "depth_exponent", k) for k in ("mingru_scan", "mingru_assoc")]
+REQUIRED["complexity"] += [
+    ("parallel_work", "*", k) for k in ("n", "scan_exponent", "assoc_exponent", "ratio")
+]
 # the convolutional rows (experiments/report_rows_conv.py)
 REQUIRED["complexity"] += [("fits", "conv", axis, "exponent") for axis in ("N", "d", "k")]
 REQUIRED["parallelism"] += [("config", "kernel_size")] + [

@@ -234,3 +234,152 @@ def test_rows_group_translators_by_the_registry():
         "convs2s",
     ]
     assert report_rows.translators(models, cross_attention=False) == ["rnnenc"]
+
+
+def _long_range_results(transformer_far):
+    """gradient_decay + long_range results for report_rows._long_range, the Transformer's
+    recall at the largest k injected."""
+    curve = {"regime": "saturating", "sigma": 1.0, "fit": {"rate": 0.9}}
+    return {
+        "gradient_decay": {
+            "config": {"fit_max_distance": 100},
+            "rnn": {"rnn saturating σ=1": curve},
+            "rates": {"lstm": 0.97, "attention": 0.99999},
+        },
+        "long_range": {
+            "k_grid": [1, 32],
+            "chance": 1 / 8,
+            "models": {
+                "rnn": {"accuracy": [1.0, 0.13]},
+                "lstm": {"accuracy": [1.0, 0.30]},
+                "transformer": {"accuracy": [1.0, transformer_far]},
+            },
+        },
+    }
+
+
+def test_long_range_row_says_when_recall_fails():
+    """The row's 'why' follows the recall check: it used to overwrite the check with the
+    accuracy text (a non-empty string) and so always said 'agrees'."""
+    measured, v, why = report_rows._long_range(_long_range_results(0.99))
+    assert v == probes.HOLDS and "recall agrees" in why and "transformer 0.99" in measured
+    # attention at chance at the largest k: the recall half fails, and the row says so
+    measured, v, why = report_rows._long_range(_long_range_results(0.12))
+    assert v == probes.CAVEAT  # the gradients still decay / stay direct
+    assert "agrees" not in why and "does not put attention ahead" in why
+    assert "transformer 0.12" in measured
+
+
+def test_speedup_verdict_has_both_sides():
+    lo, hi = thresholds.SPEEDUP_RANGE
+    n, band = thresholds.SPEEDUP_N, thresholds.SPEEDUP_CAVEAT_MIN
+    assert thresholds.speedup_verdict(lo, n) == probes.HOLDS  # the claim's 5x, inclusive
+    assert thresholds.speedup_verdict(hi + 5.0, n) == probes.HOLDS  # faster than claimed
+    assert thresholds.speedup_verdict(lo - 0.01, n) == probes.CAVEAT  # clear, but smaller
+    assert thresholds.speedup_verdict(band, n) == probes.CAVEAT  # the band's lower edge
+    assert thresholds.speedup_verdict(lo, 64) == probes.CAVEAT  # 5x, but not at N = 512
+    # attention barely faster, level, or slower: the claim does not hold
+    for ratio in (band - 0.01, 1.2, 1.0, 0.5, float("nan")):
+        assert thresholds.speedup_verdict(ratio, n) == probes.FAILS, ratio
+    assert thresholds.speedup_verdict(1.2, 64) == probes.FAILS
+
+
+def test_steps_verdict_has_both_sides():
+    tol = thresholds.STEPS_TOL
+    # forward: 1 step per token; forward + backward: 2; attention: no loop
+    assert thresholds.steps_verdict(1.0, 1.0, 0) == probes.HOLDS
+    assert thresholds.steps_verdict(2.0 - tol / 2, 2.0, 0) == probes.HOLDS
+    busy = thresholds.CORES_MARGIN
+    assert thresholds.steps_verdict(2.0, 2.0, 0, cores=(1.0, 1.0 + busy)) == probes.HOLDS
+    # the structure holds, but attention kept no more cores busy than the LSTM: a caveat
+    assert thresholds.steps_verdict(2.0, 2.0, 0, cores=(1.0, 1.0 + busy / 2)) == probes.CAVEAT
+    # any other serial count does not hold (it used to be a caveat for any positive slope)
+    for slope in (0.5, 1.5, 2.0 + 2 * tol, 0.0, float("nan")):
+        assert thresholds.steps_verdict(slope, 2.0, 0) == probes.FAILS, slope
+    assert thresholds.steps_verdict(2.0, 1.0, 0) == probes.FAILS  # 2N where N was claimed
+    assert thresholds.steps_verdict(1.0, 1.0, 1) == probes.FAILS  # a loop in attention
+
+
+def test_gated_reach_needs_the_lstm_above_chance_and_ahead():
+    chance, ks = 1 / 8, [1, 8, 32]
+    m = thresholds.RECALL_MARGIN
+    # judged at the farthest k where the LSTM is well above chance (k = 8 here)
+    assert thresholds.gated_reach_verdict([1.0, 0.9, 0.13], [1.0, 0.3, 0.12], ks, chance) == (
+        probes.HOLDS,
+        8,
+    )
+    assert thresholds.gated_reach_verdict([1.0, 0.9, 0.13], [1.0, 0.9 - m, 0.2], ks, chance) == (
+        probes.FAILS,
+        8,
+    )  # the plain RNN level with it
+    # both at chance at the largest k, the LSTM 'ahead' by noise: it learned nothing there, so
+    # the claim is judged where it did learn (k = 1), where the RNN is as good
+    assert thresholds.gated_reach_verdict([1.0, 0.13, 0.16], [1.0, 0.12, 0.12], ks, chance) == (
+        probes.FAILS,
+        1,
+    )
+    # the LSTM at chance everywhere: it cannot show that gating helps
+    assert thresholds.gated_reach_verdict([0.2, 0.16, 0.15], [0.12] * 3, ks, chance) == (
+        probes.NOT_SHOWN,
+        None,
+    )
+
+
+def test_parallel_work_verdict_has_both_sides():
+    ns = [64, 128, 256]
+    tol = thresholds.EXPONENT_TOL
+    # O(N) work like the scan (a constant ratio, or one growing slowly)
+    assert thresholds.parallel_work_verdict(1.0, 1.0, [2.0, 2.0, 2.0], ns) == probes.HOLDS
+    assert thresholds.parallel_work_verdict(1.0, 1.06, [1.31, 1.38, 1.43], ns) == probes.HOLDS
+    # O(N log N): the ratio grows as log2 N, the claim's allowance spent
+    logs = [6.0, 7.0, 8.0]
+    assert thresholds.parallel_work_verdict(1.0, 1.0 + 2 * tol, logs, ns) == probes.CAVEAT
+    # more than a log factor (here N^2 against N^1), or a broken sequential reference
+    assert thresholds.parallel_work_verdict(1.0, 2.0, [1.0, 2.0, 4.0], ns) == probes.FAILS
+    assert thresholds.parallel_work_verdict(1.5, 1.5, [1.0, 1.0, 1.0], ns) == probes.FAILS
+    assert thresholds.parallel_work_verdict(1.0, float("nan"), [1.0, 1.0, 1.0], ns) == probes.FAILS
+    assert thresholds.parallel_work_verdict(1.0, 1.0, [1.0], [64]) == probes.FAILS
+
+
+def test_linear_work_row_judges_complexity_parallel_work():
+    from experiments import report_rows_linear
+
+    measure = {name: fn for name, *_, fn in report_rows_linear.ROWS}[
+        "work of a linear " + "recurrence by associative scan (minGRU, Mamba)"
+    ]
+    good = {"n": [64, 128, 256], "scan_exponent": 1.0, "assoc_exponent": 1.06}
+    work = {"mingru": {**good, "ratio": [1.3, 1.38, 1.43]}}
+    assert measure({"complexity": {"parallel_work": work}})[1] == probes.HOLDS
+    work["mamba"] = {**good, "assoc_exponent": 2.0, "ratio": [1.0, 2.0, 4.0]}
+    measured, v, _ = measure({"complexity": {"parallel_work": work}})
+    assert v == probes.FAILS and "mamba: N^2.00" in measured
+
+
+def test_decode_exponent_zero_must_be_earned():
+    """decode_cost.n_dependent_fit: exponent 0 only for the same FLOPs at every N; a cost that
+    grows with N is fitted even when subtracting the N = 1 cost leaves <= 0 somewhere."""
+    from experiments import decode_cost
+
+    n = [64, 128, 256]
+    flat = decode_cost.n_dependent_fit(n, [5000.0] * 3, per_token=5000.0)
+    assert flat["basis"] == "flat" and flat["exponent"] == 0.0
+    # above the N = 1 cost and growing: the excess is fitted (N^1 here)
+    grow = decode_cost.n_dependent_fit(n, [5064.0, 5128.0, 5256.0], per_token=5000.0)
+    assert grow["basis"] == "excess" and abs(grow["exponent"] - 1.0) < 1e-9
+    # growing with N, but the N = 1 program costs more than N = 64's (the old fallback called
+    # this 'no N-dependent FLOPs': exponent 0, r² 1): the total is fitted, so growth shows
+    hidden = decode_cost.n_dependent_fit(n, [4000.0, 8000.0, 16000.0], per_token=6000.0)
+    assert hidden["basis"] == "total" and abs(hidden["exponent"] - 1.0) < 1e-9
+    # a cost that changes with N by more than the tolerance is not flat
+    tiny = 1 + 10 * thresholds.FLAT_FLOPS_RTOL
+    assert decode_cost.n_dependent_fit(n, [5000.0, 5000.0 * tiny, 5000.0], 5000.0)["basis"] != (
+        "flat"
+    )
+    # through fits(): the claim row of a flat program reads 0, a growing one its fit
+    raw = {
+        "window": [{"n": x, "flops": 5000.0, "median_s": 1e-5} for x in n],
+        "kv_cache": [{"n": x, "flops": 5000.0 + x, "median_s": 1e-5} for x in n],
+    }
+    f = decode_cost.fits(None, raw, {"window": 5000.0, "kv_cache": 5000.0})
+    assert f["window"]["flops_n_dependent"]["exponent"] == 0.0
+    assert abs(f["kv_cache"]["flops_n_dependent"]["exponent"] - 1.0) < 1e-9

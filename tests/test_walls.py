@@ -8,6 +8,7 @@ import pytest
 from conftest import launch as launch_py
 
 from anatomy import probes
+from experiments import thresholds
 
 
 def launch(name, workdir):
@@ -113,6 +114,12 @@ def test_decode_cost_quick(tmp_path):
     assert len(set(flops)) == 1 and flops[0] > 0
     assert abs(f["conv_recompute"]["flops_total"]["exponent"] - 1) <= 0.15
     assert abs(f["rnn_vs_d"]["exponent"] - 2) <= 0.15
+    # an exponent of 0 is earned: the flat programs have the same FLOPs at every N (checked),
+    # the growing ones are fitted
+    for name in ("kv_fixed", "window", "conv_buffer"):
+        assert f[name]["flops_n_dependent"]["basis"] == "flat", name
+    for name in ("kv_cache", "recompute"):
+        assert f[name]["flops_n_dependent"]["basis"] == "excess", name
 
 
 def test_long_range_quick(tmp_path):
@@ -124,6 +131,13 @@ def test_long_range_quick(tmp_path):
     for m in models.values():
         assert len(m["accuracy"]) == len(res["k_grid"])
         assert all(0.0 <= a <= 1.0 for a in m["accuracy"])
+    # they learn: at the nearest k the recurrent and conv models are well above chance (a run
+    # at chance would pass every check above), so the claims judged on them are measurable
+    k0 = res["k_grid"].index(min(res["k_grid"]))
+    for name in ("rnn", "lstm", "gru", "conv"):
+        assert thresholds.well_above_chance(models[name]["accuracy"][k0], res["chance"]), name
+    gated = next(r for r in res["table"] if r["claim"].startswith("gated recurrence"))
+    assert gated["verdict"] != probes.NOT_SHOWN  # the LSTM learned: the claim is judged
 
 
 def test_attention_memory_quick(tmp_path):

@@ -20,7 +20,6 @@ def get_config(preset=None):
     c.d_grid = [32, 64, 128, 256, 512]  # widths for the RNN step's FLOPs against d (O(d²))
     c.warmup = 2  # untimed calls before timing
     c.repeats = 20  # timed calls per point; the median is reported
-    c.tolerance = 0.15  # |fitted - expected exponent| for 'agrees'
     if preset == "quick":
         c.d = 32
         c.n_grid = [64, 128, 256]
