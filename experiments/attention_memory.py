@@ -22,6 +22,7 @@ import numpy as np
 from anatomy import probes
 from anatomy.attention import chunked_attention, scaled_dot_product
 from experiments import common
+from experiments.thresholds import CHUNKED_EQUAL_RTOL, EXPONENT_TOL
 
 MODES = ("forward", "forward+backward")
 EXPECTED = {"full": (2.0, "O(N²)"), "chunked": (1.0, "O(N)")}
@@ -100,7 +101,7 @@ def claims(cfg, raw, errors):
                         f"{impl} attention, {mode}, {heads} head(s): memory {label}",
                         f"temp bytes ∝ N^{expected:g}",
                         f"N^{f['exponent']:.3f}",
-                        probes.verdict(f["exponent"], expected, cfg.tolerance),
+                        probes.verdict(f["exponent"], expected, EXPONENT_TOL),
                         f"{temp[0]:,} -> {temp[-1]:,} bytes over N = {n[0]}..{n[-1]}",
                     )
                 )
@@ -122,9 +123,9 @@ def claims(cfg, raw, errors):
         rows.append(
             probes.Claim(
                 f"chunked attention equals full attention ({mode})",
-                "max rel. error ≤ 1e-5",
+                f"max rel. error ≤ {CHUNKED_EQUAL_RTOL:g}",
                 f"{err:.2g} at N={cfg.check_n}",
-                probes.holds(err <= 1e-5),
+                probes.holds(err <= CHUNKED_EQUAL_RTOL),
             )
         )
     return fits, rows

@@ -51,6 +51,17 @@ def load_average() -> list[float] | None:
         return None
 
 
+def device_kind() -> str | None:
+    """The accelerator this process computes on and how many, e.g. 'cpu x8', 'NVIDIA H200 x1'."""
+    try:
+        import jax
+
+        devices = jax.devices()
+        return f"{devices[0].device_kind} x{len(devices)}"
+    except Exception:  # what ran the numbers is recorded, never a reason to stop
+        return None
+
+
 def provenance(extra: dict | None = None) -> dict:
     """What made a result, recorded at the time it is made (no hostname, no user name).
 
@@ -75,19 +86,12 @@ def provenance(extra: dict | None = None) -> dict:
             versions[name] = getattr(importlib.import_module(name), "__version__", None)
         except ImportError:
             versions[name] = None
-    try:
-        import jax
-
-        devices = jax.devices()
-        device_kind = f"{devices[0].device_kind} x{len(devices)}"
-    except Exception:  # provenance must never stop a run
-        device_kind = None
     out = {
         "commit": commit,
         "dirty": None if status is None else bool(status.strip()),
         "cpus": _cpus(),
         "platform": f"{platform.system()}-{platform.release()}-{platform.machine()}",
-        "device_kind": device_kind,
+        "device_kind": device_kind(),
         "versions": versions,
         "loadavg": load_average(),
     }

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from anatomy import conv, probes
+from experiments.thresholds import FLAT_DEPTH_TOL
 
 
 def init(key, cfg):
@@ -88,7 +89,7 @@ def claims(cfg, a):
             "convolution: serial depth does not grow with N (it is L layers deep)",
             "N^0",
             f"{lo}..{hi} dependent ops (N^{a['conv_depth_exponent']:.3f})",
-            probes.verdict(a["conv_depth_exponent"], 0.0, 0.05),
+            probes.verdict(a["conv_depth_exponent"], 0.0, FLAT_DEPTH_TOL),
             "depth = critical path of the optimised HLO of grad (anatomy.probes.depth)",
         ),
         probes.Claim(

@@ -17,7 +17,6 @@ def get_config(preset=None):
     c.block_q = 0  # chunked attention's query block; 0 = all queries at once (its default)
     c.block_k = 128  # chunked attention's key block
     c.check_n = 256  # N at which chunked and full attention are run and compared, fwd and grad
-    c.tolerance = 0.15  # |fitted - expected exponent| within which a claim holds
     if preset == "quick":
         c.d_head = 16
         c.heads_grid = [2]
