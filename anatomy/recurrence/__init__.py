@@ -7,6 +7,7 @@ quasi.py  SRU / QRNN-style linear recurrences via jax.lax.associative_scan; SRU,
 mingru.py minGRU (Feng et al. 2024): gates from x only, a linear recurrence
 selective.py  a Mamba-style selective state-space layer (Gu & Dao 2023), simplified
 linear.py the linear recurrences as cells: 'sru', 'qrnn', 'mingru', 'mamba' for get_cell / run
+stack.py  deep LSTM / GRU stacks: n_layers, GNMT residuals, LayerNorm on each layer's output
 """
 
 from anatomy.recurrence import paths  # per-backend default paths (hoist, vjp)
@@ -57,6 +58,7 @@ from anatomy.recurrence.quasi import (
 )
 from anatomy.recurrence.scan import FUSED_CELLS, bidirectional, reverse_padded, run
 from anatomy.recurrence.selective import MambaState, init_mamba, mamba, mamba_cell
+from anatomy.recurrence.stack import STACK_CELLS, check_stack_cell, init_stack, run_stack
 
 __all__ = [
     "CELLS",
@@ -107,4 +109,8 @@ __all__ = [
     "mamba_cell",
     "MambaState",
     "LINEAR_CELLS",
+    "STACK_CELLS",
+    "check_stack_cell",
+    "init_stack",
+    "run_stack",
 ]

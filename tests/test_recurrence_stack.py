@@ -1,0 +1,230 @@
+"""The deep recurrent stack (anatomy/recurrence/stack.py): the plain stack against torch's
+multi-layer nn.LSTM / nn.GRU with copied weights (values and gradients, float64), and the
+residual / LayerNorm variants against a float64 NumPy loop over layers and time."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+from anatomy import recurrence as rec
+from anatomy.errors import BadInputError
+from anatomy.recurrence import stack
+from anatomy.sharding import axes as axes_mod
+
+B, T, D, H, L = 3, 6, 4, 5, 3
+LENGTHS = np.array([4, 6, 1])  # unsorted on purpose
+
+
+def rand_stack(cell, rng, n_layers=L, layer_norm=False, d_in=D):
+    """init_stack's structure, every leaf random float64 (LN scale around 1, bias nonzero)."""
+    shapes = jax.eval_shape(
+        lambda k: stack.init_stack(k, cell, d_in, H, n_layers, layer_norm=layer_norm),
+        jax.random.key(0),
+    )
+    params = jax.tree_util.tree_map(lambda s: rng.normal(0, 0.5, s.shape), shapes)
+    if layer_norm:
+        for ln in params["ln"]:
+            ln["scale"] = 1.0 + ln["scale"]
+    return params
+
+
+# --- the float64 NumPy twin ---------------------------------------------------------------
+
+
+def sig(a):
+    return 1.0 / (1.0 + np.exp(-a))
+
+
+def np_step(cell, p, carry, x):
+    if cell == "lstm":
+        h, c = carry
+        i, f, g, o = np.split(x @ p["w_x"] + h @ p["w_h"] + p["b"], 4, axis=-1)
+        c = sig(f) * c + sig(i) * np.tanh(g)
+        h = sig(o) * np.tanh(c)
+        return (h, c), h
+    xr, xz, xn = np.split(x @ p["w_x"] + p["b_x"], 3, axis=-1)
+    hr, hz, hn = np.split(carry @ p["w_h"] + p["b_h"], 3, axis=-1)
+    r, z = sig(xr + hr), sig(xz + hz)
+    h = (1.0 - z) * np.tanh(xn + r * hn) + z * carry
+    return h, h
+
+
+def np_stack(cell, params, x, lengths, residual):
+    """Layer by layer, step by step, sequence by sequence."""
+    x = np.asarray(x, np.float64)
+    finals, y = [], x
+    for i, p in enumerate(params["layers"]):
+        p = {k: np.asarray(v, np.float64) for k, v in p.items()}
+        out = np.zeros((B, T, H))
+        layer_finals = []
+        for b in range(B):
+            z = np.zeros((1, H))
+            carry = (z, z) if cell == "lstm" else z
+            for t in range(lengths[b]):
+                carry, h = np_step(cell, p, carry, y[b : b + 1, t])
+                out[b, t] = h[0]
+            layer_finals.append(carry)
+        if "ln" in params:
+            scale, bias = (np.asarray(params["ln"][i][k], np.float64) for k in ("scale", "bias"))
+            for b in range(B):
+                for t in range(lengths[b]):
+                    v = out[b, t]
+                    out[b, t] = (v - v.mean()) / np.sqrt(v.var() + 1e-5) * scale + bias
+        if residual and i > 0:
+            out = out + y
+        finals.append(layer_finals)
+        y = out
+    return finals, y
+
+
+def final_h(cell, carry):
+    return np.asarray(carry.h if cell == "lstm" else carry)
+
+
+@pytest.mark.parametrize(
+    "cell,residual,layer_norm",
+    [("lstm", True, False), ("gru", False, True), ("lstm", True, True), ("gru", True, True)],
+)
+def test_stack_equals_numpy_loop(cell, residual, layer_norm):
+    """The variants (the plain stack is held to torch below), with lengths, in float64."""
+    rng = np.random.default_rng(7)
+    params = rand_stack(cell, rng, layer_norm=layer_norm)
+    x = rng.normal(size=(B, T, D))
+    run = jax.jit(
+        lambda p, x: stack.run_stack(
+            p, x, LENGTHS, cell=cell, residual=residual, return_intermediates=True
+        )
+    )
+    with jax.enable_x64(True):
+        carries, ys, layers = run(params, x)
+        assert ys.dtype == jnp.float64 and len(carries) == len(layers) == L
+    ref_finals, ref_ys = np_stack(cell, params, x, LENGTHS, residual)
+    np.testing.assert_allclose(ys, ref_ys, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(np.asarray(ys)[np.arange(T)[None] >= LENGTHS[:, None]], 0.0)
+    np.testing.assert_array_equal(layers[-1], ys)
+    for got, ref in zip(carries, ref_finals):
+        np.testing.assert_allclose(
+            final_h(cell, got),
+            np.concatenate([r[0] if cell == "lstm" else r for r in ref]),
+            rtol=1e-10,
+            atol=1e-12,
+        )
+        if cell == "lstm":
+            np.testing.assert_allclose(got.c, np.concatenate([r[1] for r in ref]), rtol=1e-10)
+
+
+def load_torch_stack(module, params):
+    """Copy our layers into torch's weight_ih_l{k} etc. (transposed: torch is [G*H, D])."""
+    import torch
+
+    with torch.no_grad():
+        for k, p in enumerate(params["layers"]):
+            t = lambda a: torch.tensor(np.asarray(a, np.float64))
+            getattr(module, f"weight_ih_l{k}").copy_(t(p["w_x"]).T)
+            getattr(module, f"weight_hh_l{k}").copy_(t(p["w_h"]).T)
+            if "b" in p:  # LSTM: torch's two biases add up to ours
+                getattr(module, f"bias_ih_l{k}").copy_(t(p["b"]))
+                getattr(module, f"bias_hh_l{k}").zero_()
+            else:  # GRU, reset-after as torch: both biases in the same roles
+                getattr(module, f"bias_ih_l{k}").copy_(t(p["b_x"]))
+                getattr(module, f"bias_hh_l{k}").copy_(t(p["b_h"]))
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_plain_stack_equals_torch_values_and_gradients(cell):
+    """torch.nn.LSTM / GRU(num_layers=3) over a packed batch: outputs, h_n (c_n) and the
+    gradients of one scalar of them w.r.t. every weight and the input, in float64."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    params = rand_stack(cell, rng)
+    x = rng.normal(size=(B, T, D))
+    w_y, w_h = rng.normal(size=(B, T, H)), rng.normal(size=(L, B, H))
+    w_c = rng.normal(size=(L, B, H))
+
+    module = getattr(torch.nn, cell.upper())(D, H, num_layers=L, batch_first=True).double()
+    load_torch_stack(module, params)
+    x_t = torch.tensor(x, requires_grad=True)
+    packed = torch.nn.utils.rnn.pack_padded_sequence(
+        x_t, torch.tensor(LENGTHS), batch_first=True, enforce_sorted=False
+    )
+    out, state = module(packed)
+    out, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=T)
+    h_n, c_n = state if cell == "lstm" else (state, None)
+    loss_t = (out * torch.tensor(w_y)).sum() + (h_n * torch.tensor(w_h)).sum()
+    if c_n is not None:
+        loss_t = loss_t + (c_n * torch.tensor(w_c)).sum()
+    loss_t.backward()
+
+    def loss(params, x):
+        carries, ys = stack.run_stack(params, x, jnp.asarray(LENGTHS), cell=cell)
+        total = jnp.sum(ys * w_y)
+        for k, c in enumerate(carries):
+            total += jnp.sum(rec.get_cell(cell).hidden(c) * w_h[k])
+            if cell == "lstm":
+                total += jnp.sum(c.c * w_c[k])
+        return total, (carries, ys)
+
+    with jax.enable_x64(True):
+        (value, (carries, ys)), (g_p, g_x) = jax.jit(
+            jax.value_and_grad(loss, argnums=(0, 1), has_aux=True)
+        )(params, jnp.asarray(x))
+    np.testing.assert_allclose(ys, out.detach().numpy(), rtol=1e-10, atol=1e-12)
+    for k, c in enumerate(carries):
+        np.testing.assert_allclose(
+            rec.get_cell(cell).hidden(c), h_n[k].detach().numpy(), rtol=1e-10
+        )
+        if cell == "lstm":
+            np.testing.assert_allclose(c.c, c_n[k].detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(value, loss_t.item(), rtol=1e-10)
+    np.testing.assert_allclose(g_x, x_t.grad.numpy(), rtol=1e-9, atol=1e-12)
+    for k, g in enumerate(g_p["layers"]):
+        grad = lambda n, k=k: getattr(module, f"{n}_l{k}").grad.numpy()
+        np.testing.assert_allclose(g["w_x"], grad("weight_ih").T, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(g["w_h"], grad("weight_hh").T, rtol=1e-9, atol=1e-12)
+        if cell == "lstm":  # our one bias gets what either of torch's gets
+            np.testing.assert_allclose(g["b"], grad("bias_ih"), rtol=1e-9, atol=1e-12)
+        else:
+            np.testing.assert_allclose(g["b_x"], grad("bias_ih"), rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(g["b_h"], grad("bias_hh"), rtol=1e-9, atol=1e-12)
+
+
+def test_residual_layer_norm_gradients_are_the_derivative():
+    """check_grads (float64, tiny shapes) through residual + LayerNorm + lengths."""
+    rng = np.random.default_rng(3)
+    params = rand_stack("lstm", rng, n_layers=2, layer_norm=True)
+    x = rng.normal(size=(B, T, D))
+    with jax.enable_x64(True):
+        f = jax.jit(lambda p, x: stack.run_stack(p, x, LENGTHS, cell="lstm", residual=True)[1])
+        check_grads(f, (params, jnp.asarray(x)), order=1, modes=("rev",))
+
+
+def test_init_axes_dropout_and_bad_input():
+    key = jax.random.key(0)
+    params = stack.init_stack(key, "gru", D, H, 2, residual=True, layer_norm=True)
+    assert params["layers"][0]["w_x"].shape == (D, 3 * H)
+    assert params["layers"][1]["w_x"].shape == (H, 3 * H)
+    axes, _ = axes_mod.trace(lambda k: stack.init_stack(k, "lstm", D, H, 2, layer_norm=True), key)
+    assert axes["layers"][1]["w_h"] == (None, "hidden") and axes["ln"][0]["scale"] == ("embed",)
+    x = jnp.asarray(np.random.default_rng(0).normal(size=(B, T, D)), jnp.float32)
+    run = jax.jit(
+        lambda p, rng: stack.run_stack(
+            p, x, cell="gru", residual=True, dropout_rate=0.5, rng=rng, return_intermediates=True
+        )
+    )
+    _, eval_ys, eval_layers = run(params, None)  # rng=None: evaluation, no dropout
+    _, train_ys, train_layers = run(params, jax.random.key(1))
+    assert eval_ys.shape == (B, T, H) and not np.allclose(eval_ys, train_ys)
+    dropped = np.asarray(train_layers[0]) == 0.0  # layer 1's branch: 0 or doubled
+    assert 0 < dropped.mean() < 1
+    np.testing.assert_allclose(np.asarray(train_layers[0])[~dropped], 2 * eval_layers[0][~dropped])
+    one = {"layers": params["layers"][:1], "ln": params["ln"][:1]}  # no layer after it
+    np.testing.assert_array_equal(run(one, jax.random.key(1))[1], run(one, None)[1])
+    for bad in ("mamba", "rnn", None):
+        with pytest.raises(BadInputError, match="'lstm', 'gru'"):
+            stack.init_stack(key, bad, D, H, 2)
+    with pytest.raises(BadInputError, match="cell"):
+        stack.run_stack(params, x, cell="transformer")
+    with pytest.raises(BadInputError, match="n_layers"):
+        stack.init_stack(key, "lstm", D, H, 0)
