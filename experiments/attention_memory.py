@@ -15,6 +15,8 @@ log-log space: full attention's temp memory should grow as N², chunked attentio
 A run of both at check_n confirms they compute the same numbers (forward and gradients).
 """
 
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -146,6 +148,7 @@ def plot(cfg, raw, workdir):
 
 def run(config, workdir):
     """Measure, fit, write results.json, attention_memory.png and report.md; returns results."""
+    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
     raw = measure(config)
     errors = check_equal(config)
     fits, rows = claims(config, raw, errors)
@@ -158,6 +161,7 @@ def run(config, workdir):
         "plots": [png],
         "table": probes.claims_json(rows),
     }
+    results["provenance"] = common.run_provenance("attention_memory", config, started, t0)
     common.write_json(workdir, results)
     table = common.markdown_table(
         ("impl", "mode", "h", "N", "temp MiB", "arguments MiB", "outputs MiB"),
@@ -187,6 +191,7 @@ def run(config, workdir):
             ("How it was measured", notes),
             ("Measurements", table),
             ("Plot", f"![attention memory]({png})"),
+            ("Run", common.provenance_line(results["provenance"])),
         ],
     )
     return results

@@ -99,6 +99,78 @@ def provenance(extra: dict | None = None) -> dict:
     return out
 
 
+def config_fingerprint(config) -> str:
+    """A short hash of a config's values (config.to_dict() as results.json stores it: JSON,
+    keys sorted, non-finite floats null): equal for equal configs, and for a config and the
+    copy of it a results.json recorded."""
+    import hashlib
+
+    from anatomy.fingerprint import _plain
+
+    text = json.dumps(_jsonable(_plain(config)), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def preset_of(name: str, config) -> str:
+    """The preset of experiments/configs/<name>.py that `config` equals: 'default' (no
+    preset), a preset's name ('quick', ...), or 'custom' (overridden, or no such config)."""
+    import importlib
+
+    try:
+        module = importlib.import_module(f"experiments.configs.{name}")
+    except ImportError:
+        return "custom"
+    want = config_fingerprint(config)
+    for preset in getattr(module, "PRESETS", ("", "quick")):
+        try:
+            if config_fingerprint(module.get_config(preset or None)) == want:
+                return preset or "default"
+        except (ValueError, KeyError):  # a preset list that names one get_config refuses
+            continue
+    return "custom"
+
+
+def run_provenance(name: str, config, started: dict, t0: float) -> dict:
+    """What made a result, for results.json's "provenance": `started` (provenance() taken when
+    the run began: commit, machine, versions, its loadavg the load before) plus the
+    experiment's name, its preset (preset_of), config_fingerprint, loadavg_after and
+    wall_seconds (since t0, a time.time())."""
+    import time
+
+    return dict(
+        started,
+        experiment=name,
+        preset=preset_of(name, config),
+        config_fingerprint=config_fingerprint(config),
+        loadavg_after=load_average(),
+        wall_seconds=time.time() - t0,
+    )
+
+
+def provenance_line(p: dict | None) -> str:
+    """One sentence of what a run recorded: commit, preset, cores, device, versions, load, time."""
+    if not p:
+        return "The run recorded no provenance."
+    commit = (p.get("commit") or "no git checkout")[:12]
+    dirty = " with uncommitted changes" if p.get("dirty") else ""
+    versions = p.get("versions") or {}
+    load = [x for x in (p.get("loadavg"), p.get("loadavg_after")) if x]
+    parts = [
+        f"commit {commit}{dirty}",
+        f"preset {p['preset']}" if p.get("preset") else None,
+        f"{p.get('cpus', '?')} cores, {p.get('device_kind') or 'device not recorded'}, "
+        f"{p.get('platform', '?')}",
+        ", ".join(f"{k} {v}" for k, v in versions.items() if k in ("jax", "flax", "optax") and v),
+        "1-minute load average "
+        + " before, ".join(f"{x[0]:.2f}" for x in load)
+        + (" after" if len(load) == 2 else "")
+        if load
+        else None,
+        f"{p['wall_seconds']:.0f} s" if isinstance(p.get("wall_seconds"), (int, float)) else None,
+    ]
+    return "Run: " + "; ".join(x for x in parts if x) + "."
+
+
 def write_json(workdir: str, results: dict, name: str = "results.json") -> str:
     """Write `results` as indented JSON into `workdir/name`; returns the path."""
     os.makedirs(workdir, exist_ok=True)

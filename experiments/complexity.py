@@ -18,6 +18,8 @@ corrected with ``anatomy.probes.scan_cost`` (trip count read from the compiled H
 uncorrected numbers are kept in results.json to show the undercount.
 """
 
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -321,6 +323,7 @@ def plot(cfg, raw, workdir):
 
 def run(config, workdir):
     """Measure, fit, write results.json, complexity.png and report.md; returns the results."""
+    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
     raw = measure(config)
     fits, rows = fit_all(config, raw)
     raw.update(measure_scans(config))
@@ -336,6 +339,7 @@ def run(config, workdir):
         "plots": [png],
         "table": probes.claims_json(rows),
     }
+    results["provenance"] = common.run_provenance("complexity", config, started, t0)
     common.write_json(workdir, results)
     notes = (
         "FLOPs are XLA's own count for one forward pass (`cost_analysis()`, jax "
@@ -366,6 +370,7 @@ def run(config, workdir):
             ("Claims", probes.claims_markdown(rows)),
             ("How it was measured", notes),
             ("Plot", f"![complexity]({png})"),
+            ("Run", common.provenance_line(results["provenance"])),
         ],
     )
     return results

@@ -54,6 +54,7 @@ def _plot(corpus, workdir):
 
 def run(config, workdir):
     """Load config.data, export it, compute statistics; returns the results dict."""
+    started, t_start = common.provenance(), time.time()  # commit, machine, versions, load
     os.makedirs(workdir, exist_ok=True)
     t0 = time.perf_counter()
     corpus = data.load_corpus(config.data, workdir)
@@ -70,6 +71,7 @@ def run(config, workdir):
         "splits": {k: _split_stats(v, corpus) for k, v in corpus.splits.items()},
         "plot": _plot(corpus, workdir),
     }
+    results["provenance"] = common.run_provenance("data_stats", config, started, t_start)
     common.write_json(workdir, results)
     rows = [
         (
@@ -110,6 +112,7 @@ def run(config, workdir):
             ("Pairs per source-length bucket", buckets),
             ("Lengths", "![lengths](lengths.png)"),
             ("Examples (short test pairs)", examples),
+            ("Run", common.provenance_line(results["provenance"])),
         ],
     )
     print(summary)

@@ -18,6 +18,7 @@ changes with N is always fitted (n_dependent_fit).
 """
 
 import functools
+import time
 
 import jax
 import jax.numpy as jnp
@@ -197,6 +198,7 @@ def plot(cfg, raw, workdir):
 
 def run(config, workdir):
     """Measure, fit, write results.json, decode_cost.png and report.md."""
+    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
     raw, base = measure(config)
     f = fits(config, raw, base)
     rnn_d = [{"d": d, "flops": rnn_step_flops(config, d)} for d in config.d_grid]
@@ -266,6 +268,7 @@ def run(config, workdir):
         "plots": [png],
         "table": probes.claims_json(rows),
     }
+    results["provenance"] = common.run_provenance("decode_cost", config, started, t0)
     common.write_json(workdir, results)
     table = common.markdown_table(
         ("N",) + tuple(f"{k} FLOPs" for k in raw) + tuple(f"{k} ms" for k in raw),
@@ -298,6 +301,7 @@ def run(config, workdir):
             ("Measurements", table),
             ("How it was measured", notes),
             ("Plot", f"![decode_cost]({png})"),
+            ("Run", common.provenance_line(results["provenance"])),
         ],
     )
     return results

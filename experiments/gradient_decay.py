@@ -14,6 +14,7 @@ Clipping: ||∂L/∂W_hh|| against T for the exploding RNN, with and without glo
 """
 
 import functools
+import time
 
 import jax
 import jax.numpy as jnp
@@ -287,6 +288,7 @@ def _radius_over_sigma(rnn) -> str:
 
 def run(config, workdir):
     """Measure every curve, fit rates, write results.json, two PNGs and report.md."""
+    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
     rnn, other, clip = rnn_curves(config), other_curves(config), clipping(config)
     pngs = plot(config, rnn, other, clip, workdir)
     rows = claims(config, rnn, other, clip)
@@ -300,6 +302,7 @@ def run(config, workdir):
         "plots": pngs,
         "table": probes.claims_json(rows),
     }
+    results["provenance"] = common.run_provenance("gradient_decay", config, started, t0)
     common.write_json(workdir, results)
     notes = (
         f"Loss L = Σ_b h_T·v at the last of T={config.length} positions; the norm of ∂L/∂x_t is "
@@ -329,6 +332,7 @@ def run(config, workdir):
             ("Claims", probes.claims_markdown(rows)),
             ("How it was measured", notes),
             ("Plots", "\n\n".join(f"![{p}]({p})" for p in pngs)),
+            ("Run", common.provenance_line(results["provenance"])),
         ],
     )
     return results

@@ -16,6 +16,7 @@ the same parameter budget:
 """
 
 import functools
+import time
 
 import jax
 import jax.numpy as jnp
@@ -168,6 +169,7 @@ def plot(cfg, results, workdir):
 
 def run(config, workdir):
     """Train every (model, k), write results.json, long_range.png and report.md."""
+    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
     results = {}
     for name in config.models:
         width = pick_width(name, config)
@@ -238,6 +240,7 @@ def run(config, workdir):
         "plots": [png],
         "table": probes.claims_json(rows),
     }
+    out["provenance"] = common.run_provenance("long_range", config, started, t0)
     common.write_json(workdir, out)
     acc_table = common.markdown_table(
         ("model", "width", "params") + tuple(f"k={k}" for k in config.k_grid),
@@ -259,6 +262,7 @@ def run(config, workdir):
             ("Accuracy", acc_table),
             ("How it was measured", notes),
             ("Plot", f"![long_range]({png})"),
+            ("Run", common.provenance_line(out["provenance"])),
         ],
     )
     return out

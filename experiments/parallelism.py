@@ -12,6 +12,8 @@ N·c for a scan, about c·log N for an associative scan, flat for attention), an
 the cores were (process CPU time / (wall · cores)).
 """
 
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -206,6 +208,7 @@ def _load_note(load, cores) -> str:
 
 def run(config, workdir):
     """Measure, analyse, write results.json, parallelism.png and report.md."""
+    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
     load_before = common.load_average()
     raw = measure(config)
     chunked = chunked_steps(config)
@@ -285,6 +288,7 @@ def run(config, workdir):
         "plots": [png],
         "table": probes.claims_json(rows),
     }
+    results["provenance"] = common.run_provenance("parallelism", config, started, t0)
     common.write_json(workdir, results)
     table = common.markdown_table(
         (
@@ -364,6 +368,7 @@ def run(config, workdir):
             ("minGRU: scan vs associative scan", linear_table),
             ("How it was measured", notes),
             ("Plot", f"![parallelism]({png})"),
+            ("Run", common.provenance_line(results["provenance"])),
         ],
     )
     return results

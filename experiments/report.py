@@ -2,15 +2,19 @@
 
 Gathers the results of gradient_decay, long_range, parallelism, complexity, decode_cost and
 rnn_vs_attn (report_sources: collects each workdir's results.json, or runs the experiment
-in-process when it is missing or config.rerun is set), turns their numbers into one row per
+in-process when it is missing or config.rerun is set; a collected one made by another config
+than the report would run it with is refused in one line, or re-run with
+config.on_mismatch='rerun'), turns their numbers into one row per
 property of the chapter's table (report_rows) with a verdict from explicit thresholds
 (thresholds), and writes results.json (rows + sources), report.md and the sub-experiments'
-plots. Every row is a probes.Claim, written by probes.claims_json / claims_markdown.
+plots. Every row is a probes.Claim, written by probes.claims_json / claims_markdown; report.md
+names each source's commit, preset, machine and load as that run recorded them.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import (
@@ -25,7 +29,7 @@ from anatomy.probes.claims import (
 from anatomy.probes.claims import summary as claims_summary
 from experiments import common
 from experiments.report_rows import ROWS
-from experiments.report_sources import Source, gather, publish
+from experiments.report_sources import Source, gather, publish, recorded
 from experiments.thresholds import thresholds_markdown
 
 
@@ -99,8 +103,29 @@ def _link(path: str) -> str:
     return f"[{label}]({path})"
 
 
+def _made_by(src: Source) -> tuple[str, str, str]:
+    """(commit, preset, machine and load) a source's results recorded ('—' where they did not)."""
+    if src.results is None:
+        return "—", "—", "—"
+    p = recorded(src.results, "provenance") or {}
+    commit = (p.get("commit") or "not recorded")[:7] + (" (dirty)" if p.get("dirty") else "")
+    preset = p.get("preset") or common.preset_of(src.name, recorded(src.results, "config") or {})
+    load = [x[0] for x in (p.get("loadavg"), p.get("loadavg_after")) if x]
+    machine = (
+        f"{p.get('cpus', '?')} cores, {p.get('device_kind') or '?'}"
+        + (f"; load {' → '.join(f'{x:.1f}' for x in load)}" if load else "")
+        if p
+        else "not recorded"
+    )
+    return commit, preset, machine
+
+
 def write_markdown(
-    workdir: str, rows: list[dict], sources: dict[str, Source], links: dict[str, dict]
+    workdir: str,
+    rows: list[dict],
+    sources: dict[str, Source],
+    links: dict[str, dict],
+    provenance: dict | None = None,
 ) -> str:
     claims = from_json(rows)
     table = claims_markdown(
@@ -112,11 +137,13 @@ def write_markdown(
     summary = claims_summary(claims)
     why = "\n".join(f"* **{c.claim}** ({c.verdict}): {c.detail}" for c in claims)
     src_table = common.markdown_table(
-        ("experiment", "results", "workdir", "its own claims", "its report"),
+        ("experiment", "results", "commit", "preset", "machine and load", "workdir")
+        + ("its own claims", "its report"),
         [
             (
                 s.name,
                 s.status,
+                *_made_by(s),
                 f"`{s.workdir}`",
                 _own_claims(s.results),
                 _link(links[s.name]["report"])
@@ -150,9 +177,12 @@ def write_markdown(
             ("How verdicts are decided", thresholds_markdown()),
             (
                 "Sources",
-                src_table + "\n\nSmall CPU runs: we reproduce shapes and ratios, not the "
-                "literature's absolute numbers. Times were measured on a machine shared with other jobs.",
+                src_table + "\n\nSmall runs: we reproduce shapes and ratios, not the "
+                "literature's absolute numbers. Each source's machine and 1-minute load average "
+                "(before → after its run) are what that run recorded; a load above its core "
+                "count means other work competed with its timings.",
             ),
+            ("Run", common.provenance_line(provenance)),
             ("Plots", plots or "none"),
         ],
     )
@@ -163,6 +193,7 @@ def run(config, workdir):
     if config.preset not in ("", "quick"):
         raise BadInputError(f"report: preset must be '' or 'quick', got {config.preset!r}")
     os.makedirs(workdir, exist_ok=True)
+    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
     sources = gather(config, workdir)
     links = {
         n: publish(s, workdir, config.copy_plots)
@@ -178,13 +209,15 @@ def run(config, workdir):
                 "workdir": s.workdir,
                 "status": s.status,
                 "results_json": os.path.join(s.workdir, "results.json"),
+                **dict(zip(("commit", "preset", "machine"), _made_by(s))),
                 **links.get(n, {"plots": [], "report": None}),
             }
             for n, s in sources.items()
         },
     }
+    results["provenance"] = common.run_provenance("report", config, started, t0)
     common.write_json(workdir, results)
-    write_markdown(workdir, rows, sources, links)
+    write_markdown(workdir, rows, sources, links, results["provenance"])
     print(
         "\n"
         + common.markdown_table(

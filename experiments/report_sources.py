@@ -14,7 +14,9 @@ import os
 import shutil
 from typing import NamedTuple
 
+from anatomy import fingerprint
 from anatomy.errors import BadInputError
+from experiments import common
 
 # keys every collected results.json must have, read from each experiment's run();
 # '*' stands for every key of the dict at that level
@@ -160,9 +162,47 @@ def load_results(name: str, workdir: str) -> dict:
     return results
 
 
+def expected_config(name: str, preset: str):
+    """The config the report runs experiment `name` with: its get_config(preset)."""
+    return importlib.import_module(f"experiments.configs.{name}").get_config(preset or None)
+
+
+def recorded(results: dict, key: str):
+    """results' "config" or "provenance", at the top level or in "setup" (rnn_vs_attn)."""
+    return results.get(key) or (results.get("setup") or {}).get(key)
+
+
+def mismatch(name: str, results: dict, preset: str) -> list[str] | None:
+    """None when `results` were made by the config the report would run (its fingerprint, or
+    else the recorded config field by field, equals expected_config's); else the differing
+    fields ('seed: 1 -> 0', ...), or one line saying the results record no config."""
+    want = expected_config(name, preset)
+    prov = recorded(results, "provenance") or {}
+    if prov.get("config_fingerprint") == common.config_fingerprint(want):
+        return None
+    saved = recorded(results, "config")
+    if saved is None:
+        return ["no config recorded (written before results carried their config)"]
+    diffs = fingerprint.differences(saved, common._jsonable(fingerprint._plain(want)))
+    return diffs or None
+
+
+def check_made_by(name: str, results: dict, preset: str, path: str) -> None:
+    """Raise a one-line BadInputError naming the experiment and the differing fields unless
+    `results` were made by the config the report would run."""
+    diffs = mismatch(name, results, preset)
+    if diffs:
+        shown = "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else "")
+        raise BadInputError(
+            f"report: {path} was not made by the {preset or 'default'} preset of {name} this "
+            f"report runs ({shown}); rerun it, pass --config.on_mismatch=rerun to let the report "
+            f"rerun it, or point --config.sources.{name} at a matching run"
+        )
+
+
 def run_experiment(name: str, preset: str, workdir: str) -> dict:
     """experiments.<name>.run(get_config(preset), workdir), in this process."""
-    config = importlib.import_module(f"experiments.configs.{name}").get_config(preset or None)
+    config = expected_config(name, preset)
     os.makedirs(workdir, exist_ok=True)
     importlib.import_module(f"experiments.{name}").run(config, workdir)
     return load_results(name, workdir)  # what was written, read back as a collected one would be
@@ -180,11 +220,21 @@ def gather(config, workdir: str) -> dict[str, Source]:
         raise BadInputError(
             f"report: unknown experiments {unknown}; choose from {sorted(REQUIRED)}"
         )
+    if config.on_mismatch not in ("refuse", "rerun"):
+        raise BadInputError(
+            f"report: on_mismatch must be 'refuse' or 'rerun', got {config.on_mismatch!r}"
+        )
     sources, to_run = {}, []
     for name in config.experiments:
         sub = source_dir(config, name, workdir)
-        if not config.rerun and os.path.isfile(os.path.join(sub, "results.json")):
-            sources[name] = Source(name, sub, "collected", load_results(name, sub))
+        path = os.path.join(sub, "results.json")
+        if not config.rerun and os.path.isfile(path):
+            results = load_results(name, sub)
+            if config.on_mismatch == "rerun" and mismatch(name, results, config.preset):
+                to_run.append((name, sub))  # made by another config: measured again
+                continue
+            check_made_by(name, results, config.preset, path)
+            sources[name] = Source(name, sub, "collected", results)
         elif config.rerun or config.run_missing:
             to_run.append((name, sub))
         else:

@@ -21,3 +21,30 @@ def test_provenance_outside_a_git_checkout(monkeypatch):
     monkeypatch.setattr(common, "_git", lambda *a: None)
     p = common.provenance()
     assert p["commit"] is None and p["dirty"] is None
+
+
+def test_config_fingerprint_and_preset_of():
+    from experiments.configs import complexity
+
+    quick = complexity.get_config("quick")
+    saved = json.loads(json.dumps(common._jsonable(quick.to_dict())))  # as results.json keeps it
+    assert common.config_fingerprint(quick) == common.config_fingerprint(saved)
+    assert common.config_fingerprint(quick) != common.config_fingerprint(complexity.get_config())
+    assert common.preset_of("complexity", quick) == "quick"
+    assert common.preset_of("complexity", complexity.get_config()) == "default"
+    quick.seed = 5
+    assert common.preset_of("complexity", quick) == "custom"
+    assert common.preset_of("no_such_experiment", quick) == "custom"
+
+
+def test_run_provenance_and_its_line():
+    from experiments.configs import complexity
+
+    started = common.provenance()
+    p = common.run_provenance("complexity", complexity.get_config("quick"), started, 0.0)
+    assert p["experiment"] == "complexity" and p["preset"] == "quick"
+    assert p["loadavg"] == started["loadavg"] and "loadavg_after" in p and p["wall_seconds"] > 0
+    line = common.provenance_line(dict(p, commit="a" * 40, dirty=True, wall_seconds=12.0))
+    assert line.startswith("Run: commit aaaaaaaaaaaa with uncommitted changes; preset quick")
+    assert "12 s" in line and f"{p['cpus']} cores" in line
+    assert common.provenance_line(None) == "The run recorded no provenance."

@@ -2,11 +2,14 @@
 
 import json
 import re
+import shutil
+import subprocess
 
 import pytest
 from conftest import launch
 
 from anatomy import probes
+from anatomy.errors import BadInputError
 from experiments import report, report_rows, report_sources, thresholds
 from experiments.configs import report as report_config
 
@@ -40,7 +43,14 @@ def test_quick_report_has_every_row_with_a_verdict(quick_report):
         assert by_name[name]["verdict"] == probes.HOLDS, by_name[name]
     assert set(results["sources"]) == set(report_config.EXPERIMENTS)
     assert all(s["status"] == "ran" for s in results["sources"].values())
+    # each source says what made it: its commit and preset, recorded by the run itself
+    assert all(s["preset"] == "quick" for s in results["sources"].values()), results["sources"]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode == 0:
+        assert all(s["commit"].startswith(head.stdout[:7]) for s in results["sources"].values())
+    assert results["provenance"]["preset"] == "quick"
     text = (quick_report / "report.md").read_text()
+    assert "| commit | preset |" in text and "Run: commit" in text
     for r in rows:
         assert f"| {r['property']} |" in text and f"**{r['verdict']}**" in text
 
@@ -61,6 +71,7 @@ def test_quick_report_links_point_at_files(quick_report):
 
 def _collect_config(quick_report, **sources):
     c = report_config.get_config()
+    c.preset = "quick"  # the quick report's sources were made by the quick presets
     for name in report_config.EXPERIMENTS:
         c.sources[name] = str(quick_report / name)
     for name, path in sources.items():
@@ -78,6 +89,51 @@ def test_collected_results_are_reused_and_copied(quick_report, tmp_path, capsys)
     text = (tmp_path / "report.md").read_text()
     for link in re.findall(r"\]\(([^)]+)\)", text):
         assert not link.startswith("..") and (tmp_path / link).is_file(), link
+
+
+def test_results_made_by_another_config_are_refused_or_rerun(
+    quick_report, tmp_path, capsys, monkeypatch
+):
+    """A collected results.json whose recorded config differs from the one the report would run
+    is refused in one line naming the experiment and the fields, or re-run on request."""
+    other = tmp_path / "complexity"
+    shutil.copytree(quick_report / "complexity", other)
+    res = json.loads((other / "results.json").read_text())
+    res["config"]["seed"] = 7  # made with another seed
+    res["provenance"]["config_fingerprint"] = "something else"
+    (other / "results.json").write_text(json.dumps(res))
+    c = _collect_config(quick_report, complexity=other)
+    with pytest.raises(BadInputError, match=r"complexity.*seed: 7 -> 0") as e:
+        report.run(c, str(tmp_path / "out"))
+    assert "\n" not in str(e.value) and "report: running" not in capsys.readouterr().out
+    # the default report runs the default presets: quick results are refused, naming a field
+    c.preset = ""
+    with pytest.raises(BadInputError, match=r"default preset of gradient_decay.*->"):
+        report.run(c, str(tmp_path / "out"))
+    # results that record no config at all say so
+    del res["config"], res["provenance"]
+    (other / "results.json").write_text(json.dumps(res))
+    c = _collect_config(quick_report, complexity=other)
+    with pytest.raises(BadInputError, match="complexity.*no config recorded"):
+        report.run(c, str(tmp_path / "out"))
+    # on_mismatch='rerun': the stale source is measured again (a stub run here), the rest collected
+    ran = []
+
+    def fake_run(name, preset, workdir):
+        ran.append((name, preset))
+        return json.loads((quick_report / name / "results.json").read_text())
+
+    monkeypatch.setattr(report_sources, "run_experiment", fake_run)
+    c.on_mismatch = "rerun"
+    results = report.run(c, str(tmp_path / "out2"))
+    assert ran == [("complexity", "quick")]
+    assert results["sources"]["complexity"]["status"] == "ran"
+    assert {s["status"] for n, s in results["sources"].items() if n != "complexity"} == {
+        "collected"
+    }
+    c.on_mismatch = "ignore"
+    with pytest.raises(BadInputError, match="on_mismatch"):
+        report.run(c, str(tmp_path / "out3"))
 
 
 def test_malformed_results_json_is_a_clear_error(quick_report, tmp_path, capsys):

@@ -27,6 +27,9 @@ def get_config(preset=None):
     c.sources = ml_collections.ConfigDict({name: f"runs/{name}" for name in EXPERIMENTS})
     c.preset = ""  # preset of the sub-experiments this report runs: '' (their defaults) or 'quick'
     c.rerun = False  # run every sub-experiment even where its results.json exists
+    # a collected results.json made by another config than the one this report runs it with
+    # (its recorded config fingerprint differs): 'refuse' (one line naming the fields) or 'rerun'
+    c.on_mismatch = "refuse"
     c.run_missing = (
         True  # run a sub-experiment whose results.json is missing (False: 'not measured')
     )
