@@ -73,7 +73,7 @@ def test_report_rows_judge_the_linear_recurrence_measurements():
     lr = {"k_grid": [1, 8, 32], "chance": 0.125}
     lr["models"] = {m: {"accuracy": a} for m, a in acc.items()}
     r = {"parallelism": {"analysis": analysis}, "long_range": lr}
-    parallel, recall = (fn for *_, fn in rows.ROWS)
+    parallel, _work, recall = (fn for *_, fn in rows.ROWS)  # work: tests/test_report.py
     assert parallel(r)[1] == recall(r)[1] == probes.HOLDS
     assert "x(t−8)" in recall(r)[0]  # the farthest k where the LSTM is well above chance
     linear = dict(analysis, depth_exponent={"mingru_scan": 0.99, "mingru_assoc": 0.95})
