@@ -1,7 +1,7 @@
 """attention_memory: compiled peak memory of full vs chunked attention against N, fitted exponents.
 
-Presets: default (N = 512 .. 8192; about 3 minutes on 2 busy cores, all of it compile time:
-nothing runs at those sizes), 'quick' (tests, under a minute).
+Presets: default (N = 512 .. 8192; its time is compile time: nothing runs at those sizes),
+'quick' (tests).
 """
 
 import ml_collections

@@ -1,6 +1,7 @@
 """complexity: per-layer FLOPs from XLA's cost analysis over grids of N and d, fitted exponents.
 
-Presets: default (a few minutes at most on 2 cores; mostly compile time), 'quick' (tests).
+Presets: default (its time is mostly compile time), 'quick' (tests). The wall time of a run
+is in its results.json (provenance.wall_seconds).
 """
 
 import ml_collections

@@ -2,7 +2,7 @@
 
 `python launch.py --experiment=data_stats` writes train/valid/test .tsv, results.json, report.md
 and lengths.png into the workdir. Presets: default (the toy_wmt corpus the experiments train
-on: seconds), 'quick' (a small corpus, for tests).
+on), 'quick' (a small corpus, for tests).
 """
 
 import ml_collections

@@ -1,6 +1,7 @@
 """decode_cost: the cost of generating token N: RNN step, Transformer with KV cache, recomputing.
 
-Presets: default (a minute or two on 2 cores), 'quick' (tests).
+Presets: default, 'quick' (tests). The wall time of a run is in its results.json
+(provenance.wall_seconds).
 """
 
 import ml_collections

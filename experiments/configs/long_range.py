@@ -1,7 +1,8 @@
 """long_range: accuracy of recalling the token k steps back: RNN, LSTM, GRU, minGRU, Mamba-style
 selective SSM, Transformer.
 
-Presets: default (about 3-5 minutes on 2 cores), 'quick' (tests).
+Presets: default, 'quick' (tests). The wall time of a run is in its results.json
+(provenance.wall_seconds).
 """
 
 import ml_collections

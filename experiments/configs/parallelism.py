@@ -1,6 +1,7 @@
 """parallelism: forward+backward wall time, serial steps and core utilisation against N.
 
-Presets: default (a couple of minutes on 2 cores), 'quick' (tests).
+Presets: default, 'quick' (tests). The wall time of a run is in its results.json
+(provenance.wall_seconds).
 """
 
 import ml_collections
