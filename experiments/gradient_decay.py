@@ -273,6 +273,22 @@ def claims(cfg, rnn, other, clip):
     return rows
 
 
+def _saturating_note(rnn) -> str:
+    """What the saturating curves measured at the largest σ_max: its rate and what it does."""
+    sat = [c for c in rnn.values() if c["regime"] == "saturating"]
+    if not sat:
+        return "no saturating curve was measured."
+    c = max(sat, key=lambda c: c["sigma"])
+    rate, near = c["fit"]["rate"], thresholds.NEAR_ONE
+    kind = "decays" if rate < 1 - near else "explodes" if rate > 1 + near else "neither"
+    what = kind if kind != "neither" else f"neither decays nor explodes (within {near:g} of 1)"
+    return f"at σ_max = {c['sigma']:g} the fitted rate is {rate:.4g}/step: it {what}" + (
+        ", so exploding gradients in a tanh RNN need dynamics that stay out of saturation."
+        if kind == "decays" and c["sigma"] > 1
+        else "."
+    )
+
+
 def _radius_over_sigma(rnn) -> str:
     """ρ(W)/σ_max of the Gaussian W_hh curves as measured, e.g. '0.48-0.52' (or '—')."""
     r = [
@@ -308,14 +324,14 @@ def run(config, workdir):
         f"Loss L = Σ_b h_T·v at the last of T={config.length} positions; the norm of ∂L/∂x_t is "
         "taken over batch and features. Rates are fitted as norm ≈ c·rate^distance over "
         f"distances {config.fit_min_distance}..{config.fit_max_distance}.\n\n"
-        "* **Linear regime** (float64, inputs of std 1e-200): tanh' ≈ 1, so the per-step Jacobian "
+        f"* **Linear regime** (float64, inputs of std {config.linear_input_scale:g}): tanh' ≈ 1, "
+        "so the per-step Jacobian "
         "is W_hhᵀ. With an orthogonal W_hh·σ the measured rate is σ itself, on the bound. With a "
         "Gaussian W_hh rescaled to σ_max the rate is its spectral radius ρ(W), measured here "
         f"at {_radius_over_sigma(rnn)} of σ_max: σ_max > 1 is necessary for exploding, not "
         "sufficient.\n"
-        "* **Saturating regime** (float32, inputs of std 1): the states saturate, tanh' < 1, and "
-        "even σ_max = 1.5 decays. Exploding gradients in a tanh RNN need dynamics that stay "
-        "out of saturation.\n"
+        f"* **Saturating regime** (float32, inputs of std {config.input_scale:g}): the states "
+        f"saturate, tanh' < 1; {_saturating_note(rnn)}\n"
         "* **LSTM/GRU** use default inits (LSTM forget bias 1, GRU gate biases 0); the 'open "
         f"gate' variants add {config.open_gate_bias:g} to the forget (LSTM) or update (GRU) gate "
         "bias, the state a trained gate can reach: the carry path then decays far more slowly.\n"
@@ -323,7 +339,8 @@ def run(config, workdir):
         f"stack of {config.attn_layers} layers with sinusoidal positions.\n"
         "* **Clipping** rescales the whole parameter gradient to a bounded norm; it bounds the "
         "step but does not change which distances dominate the gradient. (The bias gradient "
-        "carries the explosion here: with states of ~1e-200, ∂L/∂W_hh is itself tiny.)"
+        f"carries the explosion here: with states of ~{config.linear_input_scale:g}, ∂L/∂W_hh is "
+        "itself tiny.)"
     )
     common.write_report(
         workdir,
