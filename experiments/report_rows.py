@@ -226,7 +226,7 @@ def _decode(r):
         v,
         f"XLA FLOPs, N-dependent part; worst exponent off by {dev:.3f}; latency exponents "
         f"{f['rnn']['latency']['exponent']:.2f} (LSTM) vs {f['kv_cache']['latency']['exponent']:.2f}"
-        " (KV), dispatch-bound at these sizes, not judged",
+        " (KV), reported, not judged",
     )
 
 
