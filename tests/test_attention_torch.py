@@ -1,4 +1,5 @@
-"""anatomy.attention against torch.nn (float64, eval mode) and flax.linen, with mapped weights.
+"""anatomy.attention against torch.nn (float64, eval mode) and flax.linen, on our weights mapped
+by benchmarks/peers.py (the benchmarks' own mappings).
 
 torch runs in float64 as the reference; ours runs in float32 (rel. error <= 1e-5, norm-wise).
 torch's eval-mode "fast path" (nested tensors, zeros at padded positions) is avoided by
@@ -13,6 +14,7 @@ import pytest
 import torch
 
 import anatomy.attention as att
+from benchmarks import peers
 
 TOL = 1e-5
 M, H, F = 8, 2, 16
@@ -35,47 +37,13 @@ def t64(x):
     return torch.tensor(np.asarray(x, np.float64))
 
 
-def torch_mha_state(p, prefix):
-    """Our {'w_q': [m,h,d], ...} -> torch MultiheadAttention tensors (y = x Wᵀ + b)."""
-    m = p["w_q"].shape[0]
-    flat = lambda w: np.asarray(w).reshape(m, -1).T  # [m, h, d] -> [h*d, m]
-    return {
-        prefix + "in_proj_weight": t64(
-            np.concatenate([flat(p["w_q"]), flat(p["w_k"]), flat(p["w_v"])])
-        ),
-        prefix + "in_proj_bias": t64(
-            np.concatenate([np.ravel(p[n]) for n in ("b_q", "b_k", "b_v")])
-        ),
-        prefix + "out_proj.weight": t64(np.asarray(p["w_o"]).reshape(-1, m).T),
-        prefix + "out_proj.bias": t64(p["b_o"]),
-    }
-
-
-def torch_layer_state(p, decoder):
-    s = torch_mha_state(p["self_attn"], "self_attn.")
-    if decoder:
-        s.update(torch_mha_state(p["cross_attn"], "multihead_attn."))
-    s.update(
-        {
-            "linear1.weight": t64(p["ffn"]["w1"].T),
-            "linear1.bias": t64(p["ffn"]["b1"]),
-            "linear2.weight": t64(p["ffn"]["w2"].T),
-            "linear2.bias": t64(p["ffn"]["b2"]),
-        }
-    )
-    for i, name in enumerate(["ln1", "ln2"] + (["ln3"] if decoder else []), start=1):
-        s[f"norm{i}.weight"] = t64(p[name]["scale"])
-        s[f"norm{i}.bias"] = t64(p[name]["bias"])
-    return s
-
-
 def test_mha_vs_torch(rng):
     B, Q, K = 3, 4, 5
     p = randomize(att.init_mha(jax.random.key(0), M, H), rng)
     xq, xkv = rng.normal(size=(B, Q, M)), rng.normal(size=(B, K, M))
     lengths = np.array([5, 2, 3])
     mha = torch.nn.MultiheadAttention(M, H, batch_first=True, dtype=torch.float64)
-    mha.load_state_dict(torch_mha_state(p, ""))
+    mha.load_state_dict(peers.torch_mha_state(p, dtype=torch.float64))
     pad = torch.tensor(np.arange(K)[None] >= lengths[:, None])  # torch: True = ignore
     ref, ref_w = mha(
         t64(xq),
@@ -101,12 +69,8 @@ def test_mha_vs_flax_linen(rng):
     )
     mod = nn.MultiHeadDotProductAttention(num_heads=H, qkv_features=M, out_features=M)
     shapes = jax.tree.map(jnp.shape, mod.init(jax.random.key(0), xq, xkv)["params"])
-    # flax's tree: query/key/value {'kernel': [m, h, d], 'bias': [h, d]}, out {'kernel': [h, d, m], 'bias': [m]}
-    assert shapes["query"]["kernel"] == p["w_q"].shape and shapes["out"]["kernel"] == p["w_o"].shape
-    fp = {
-        n: {"kernel": p["w_" + c], "bias": p["b_" + c]}
-        for n, c in [("query", "q"), ("key", "k"), ("value", "v"), ("out", "o")]
-    }
+    fp = peers.flax_mha_params(p)
+    assert jax.tree.map(jnp.shape, fp) == shapes  # flax's own names and shapes, every leaf
     mask = att.padding_mask(jnp.array([4, 2]), K)
     ref = mod.apply({"params": fp}, xq, xkv, mask=mask)
     # both float32: the difference is float32 rounding only
@@ -131,7 +95,7 @@ def test_encoder_layer_vs_torch(rng, pre_ln):
         layer_norm_eps=1e-5,
         dtype=torch.float64,
     )
-    layer.load_state_dict(torch_layer_state(p, decoder=False))
+    layer.load_state_dict(peers.torch_encoder_state(p, dtype=torch.float64))
     layer.eval()
     pad = torch.tensor(np.arange(T)[None] >= lengths[:, None])
     ref = layer(t64(x), src_key_padding_mask=pad).detach().numpy()
@@ -164,7 +128,7 @@ def test_decoder_layer_vs_torch(rng, pre_ln):
         layer_norm_eps=1e-5,
         dtype=torch.float64,
     )
-    layer.load_state_dict(torch_layer_state(p, decoder=True))
+    layer.load_state_dict(peers.torch_decoder_state(p, dtype=torch.float64))
     layer.eval()
     causal = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # True = masked
     ref = layer(

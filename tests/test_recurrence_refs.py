@@ -1,4 +1,5 @@
-"""anatomy.recurrence vs torch.nn.LSTM / torch.nn.GRU (float64) and flax.linen cells, mapped weights."""
+"""anatomy.recurrence vs torch.nn.LSTM / torch.nn.GRU (float64) and flax.linen cells, on our
+weights mapped by benchmarks/peers.py (the benchmarks' own mappings)."""
 
 import flax.linen as nn
 import jax
@@ -8,6 +9,7 @@ import pytest
 import torch
 
 from anatomy import recurrence as rec
+from benchmarks import peers
 
 B, T, D, H = 3, 6, 4, 5
 LENGTHS = np.array([4, 6, 1])  # unsorted on purpose (enforce_sorted=False)
@@ -23,18 +25,8 @@ def rand_params(name, rng):
     return {k: rng.normal(0, 0.5, s).astype(np.float32) for k, s in shapes.items()}
 
 
-def load_torch(module, params, suffix=""):
-    """Copy our params into a float64 torch RNN layer (weights transposed: torch is [G*H, D])."""
-    t = lambda a: torch.tensor(np.asarray(a, np.float64))
-    with torch.no_grad():
-        getattr(module, "weight_ih_l0" + suffix).copy_(t(params["w_x"]).T)
-        getattr(module, "weight_hh_l0" + suffix).copy_(t(params["w_h"]).T)
-        if "b" in params:  # LSTM: torch has two biases that add up; ours is their sum
-            getattr(module, "bias_ih_l0" + suffix).copy_(t(params["b"]))
-            getattr(module, "bias_hh_l0" + suffix).zero_()
-        else:  # GRU: both biases, same roles (b_hn sits inside r ⊙ (...))
-            getattr(module, "bias_ih_l0" + suffix).copy_(t(params["b_x"]))
-            getattr(module, "bias_hh_l0" + suffix).copy_(t(params["b_h"]))
+def torch_state(params, suffix="_l0"):
+    return peers.torch_rnn_state(params, suffix=suffix, dtype=torch.float64)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +40,7 @@ def test_unidirectional_vs_torch(name, torch_cls, data):
     rng, xs = data
     p = rand_params(name, rng)
     layer = torch_cls(D, H, batch_first=True).double()
-    load_torch(layer, p)
+    layer.load_state_dict(torch_state(p))
     with torch.no_grad():
         out, hn = layer(torch.tensor(xs, dtype=torch.float64))
     final, ys = rec.run(name, p, xs)
@@ -66,8 +58,7 @@ def test_bidirectional_packed_vs_torch(name, torch_cls, data):
     rng, xs = data
     p_fw, p_bw = rand_params(name, rng), rand_params(name, rng)
     layer = torch_cls(D, H, batch_first=True, bidirectional=True).double()
-    load_torch(layer, p_fw)
-    load_torch(layer, p_bw, "_reverse")
+    layer.load_state_dict({**torch_state(p_fw), **torch_state(p_bw, "_l0_reverse")})
     packed = torch.nn.utils.rnn.pack_padded_sequence(
         torch.tensor(xs, dtype=torch.float64),
         torch.tensor(LENGTHS),
@@ -88,14 +79,12 @@ def test_bidirectional_packed_vs_torch(name, torch_cls, data):
         assert rel(cb.c, hn[1][1].numpy()) <= 1e-5
 
 
-def _flax_init(module, carry, x):
-    return module.init(jax.random.key(0), carry, x)["params"]
-
-
-def _randomize(tree, rng):
-    return jax.tree_util.tree_map(
-        lambda a: jnp.asarray(rng.normal(0, 0.5, a.shape), jnp.float32), tree
-    )
+def flax_params(module, carry, x, ours, mapping):
+    """mapping(ours), checked to have exactly the names and shapes of flax's own init tree."""
+    fp = mapping(ours)
+    want = module.init(jax.random.key(0), carry, x)["params"]
+    assert jax.tree.map(np.shape, fp) == jax.tree.map(np.shape, want)
+    return fp
 
 
 @pytest.mark.parametrize("cls", [nn.LSTMCell, nn.OptimizedLSTMCell])
@@ -108,13 +97,8 @@ def test_lstm_cell_vs_flax(cls, data):
     rng, xs = data
     module = cls(features=H)
     h0, c0 = (jnp.asarray(rng.normal(size=(B, H)), jnp.float32) for _ in range(2))
-    fp = _randomize(_flax_init(module, (c0, h0), xs[:, 0]), rng)
-    gates = "ifgo"
-    ours = {
-        "w_x": jnp.concatenate([fp["i" + g]["kernel"] for g in gates], axis=1),  # [D, 4H]
-        "w_h": jnp.concatenate([fp["h" + g]["kernel"] for g in gates], axis=1),  # [H, 4H]
-        "b": jnp.concatenate([fp["h" + g]["bias"] for g in gates]),  # [4H]
-    }
+    ours = rand_params("lstm", rng)
+    fp = flax_params(module, (c0, h0), xs[:, 0], ours, peers.flax_lstm_cell)
     carry_f, carry_o = (c0, h0), rec.LSTMState(h0, c0)
     for t in range(3):
         carry_f, y_f = module.apply({"params": fp}, carry_f, xs[:, t])
@@ -126,18 +110,12 @@ def test_lstm_cell_vs_flax(cls, data):
 def test_gru_cell_vs_flax(data):
     """flax.linen.GRUCell applies the reset gate AFTER the hidden matmul, n = tanh(W_in x + b_in
     + r ⊙ (W_hn h + b_hn)), and h' = (1 - z) ⊙ n + z ⊙ h: our reset_after=True variant.
-    flax has biases on ir/iz/in and hn only; our b_h's r and z slices map to zero."""
+    flax has biases on ir/iz/in and hn only; our b_h's r and z slices fold into ir/iz."""
     rng, xs = data
     module = nn.GRUCell(features=H)
     h = jnp.asarray(rng.normal(size=(B, H)), jnp.float32)
-    fp = _randomize(_flax_init(module, h, xs[:, 0]), rng)
-    gates = "rzn"
-    ours = {
-        "w_x": jnp.concatenate([fp["i" + g]["kernel"] for g in gates], axis=1),  # [D, 3H]
-        "w_h": jnp.concatenate([fp["h" + g]["kernel"] for g in gates], axis=1),  # [H, 3H]
-        "b_x": jnp.concatenate([fp["i" + g]["bias"] for g in gates]),  # [3H]
-        "b_h": jnp.concatenate([jnp.zeros(2 * H), fp["hn"]["bias"]]),  # [3H]
-    }
+    ours = rand_params("gru", rng)
+    fp = flax_params(module, h, xs[:, 0], ours, peers.flax_gru_cell)
     hf, ho = h, h
     for t in range(3):
         hf, _ = module.apply({"params": fp}, hf, xs[:, t])

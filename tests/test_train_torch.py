@@ -1,12 +1,12 @@
 """The whole training path against an independent torch twin, step by step.
 
 Our Transformer translator + sequence_loss (label smoothing) + make_optimizer (global-norm
-clipping, Adam with linear warmup) + the jitted train step, against torch.nn's encoder and
-decoder layers + F.cross_entropy(label_smoothing) + clip_grad_norm_ + torch.optim.Adam +
-LambdaLR, from the same initial weights on the same padded batches. torch runs in float64
-(the reference), ours in float32. A defect anywhere on the path (a mask, the loss
-normalisation, the schedule's step count, the clipping, Adam's bias correction) shows up as
-a diverging loss curve or parameters.
+clipping, Adam with linear warmup) + the jitted train step, against torch.nn.Transformer on
+our weights (benchmarks/peers.py, the benchmarks' own twin) + F.cross_entropy(label_smoothing)
++ clip_grad_norm_ + torch.optim.Adam + LambdaLR, from the same initial weights on the same
+padded batches. torch runs in float64 (the reference), ours in float32. A defect anywhere on
+the path (a mask, the loss normalisation, the schedule's step count, the clipping, Adam's
+bias correction) shows up as a diverging loss curve or parameters.
 """
 
 import jax
@@ -14,11 +14,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
-from test_attention_torch import rel, t64, torch_layer_state
+from test_attention_torch import rel
 
 from anatomy import train as T
-from anatomy.attention import sinusoidal
 from anatomy.seq2seq import build_model
+from benchmarks import peers
 
 VS, VT, M, H, F, LAYERS = 11, 13, 16, 2, 32, 2
 STEPS, EPS_LS = 6, 0.1
@@ -51,69 +51,15 @@ def batches(rng, n):
 
 
 def torch_state(params):
-    """Our Transformer parameter tree -> the state dict of TorchTransformer (float64)."""
-    state = {name: t64(params[name]) for name in ("src_emb", "tgt_emb", "out_bias")}
-    for stack, decoder in (("encoder", False), ("decoder", True)):
-        for i, p in enumerate(params[stack]):
-            state.update({f"{stack}.{i}.{k}": v for k, v in torch_layer_state(p, decoder).items()})
-    for name in ("enc_ln", "dec_ln"):
-        if name in params:
-            state[name + ".weight"], state[name + ".bias"] = (
-                t64(params[name]["scale"]),
-                t64(params[name]["bias"]),
-            )
-    return state
+    """Our Transformer parameter tree -> the state dict of peers.TorchTransformer (float64)."""
+    return peers.torch_transformer_state(params, dtype=torch.float64)
 
 
-class TorchTransformer(torch.nn.Module):
-    """Vaswani et al. from torch.nn layers: √m·E[x] + PE, post-LN or pre-LN layers, tied output."""
-
-    def __init__(self, params, pre_ln):
-        super().__init__()
-        self.pre_ln = pre_ln
-        self.src_emb, self.tgt_emb, self.out_bias = (
-            torch.nn.Parameter(torch.empty(np.shape(params[n]), dtype=torch.float64))
-            for n in ("src_emb", "tgt_emb", "out_bias")
-        )
-        layer = lambda cls: cls(
-            M,
-            H,
-            F,
-            dropout=0.0,
-            activation="relu",
-            batch_first=True,
-            norm_first=pre_ln,
-            layer_norm_eps=1e-5,
-            dtype=torch.float64,
-        )
-        self.encoder = torch.nn.ModuleList(
-            layer(torch.nn.TransformerEncoderLayer) for _ in params["encoder"]
-        )
-        self.decoder = torch.nn.ModuleList(
-            layer(torch.nn.TransformerDecoderLayer) for _ in params["decoder"]
-        )
-        if pre_ln:
-            self.enc_ln, self.dec_ln = (
-                torch.nn.LayerNorm(M, eps=1e-5, dtype=torch.float64) for _ in range(2)
-            )
-        self.load_state_dict(torch_state(params))  # strict: every parameter is mapped
-
-    def forward(self, b):
-        src, tgt = torch.tensor(b["src"]).long(), torch.tensor(b["tgt_in"]).long()
-        s, t = src.shape[1], tgt.shape[1]
-        pad = torch.tensor(np.arange(s)[None] >= b["src_len"][:, None])  # True = ignore
-        x = self.src_emb[src] * M**0.5 + t64(sinusoidal(s, M))
-        for layer in self.encoder:
-            x = layer(x, src_key_padding_mask=pad)
-        if self.pre_ln:
-            x = self.enc_ln(x)
-        y = self.tgt_emb[tgt] * M**0.5 + t64(sinusoidal(t, M))
-        causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
-        for layer in self.decoder:
-            y = layer(y, x, tgt_mask=causal, memory_key_padding_mask=pad)
-        if self.pre_ln:
-            y = self.dec_ln(y)
-        return y @ self.tgt_emb.T + self.out_bias  # [b, t, V]
+def torch_inputs(b):
+    """A batch as TorchTransformer's (src, pad, tgt) tensors; pad True = ignore."""
+    src, tgt = torch.tensor(b["src"]).long(), torch.tensor(b["tgt_in"]).long()
+    pad = torch.tensor(np.arange(src.shape[1])[None] >= b["src_len"][:, None])
+    return src, pad, tgt
 
 
 @pytest.mark.parametrize("pre_ln", [False, True])
@@ -167,14 +113,14 @@ def test_transformer_training_matches_torch(rng, pre_ln):
     step = T.compile_train_step(T.make_train_step(model, tx, label_smoothing=EPS_LS), donate=False)
     state = T.create_state(params, tx)
 
-    ref = TorchTransformer(jax.device_get(params), pre_ln)
+    ref = peers.TorchTransformer(jax.device_get(params), dtype=torch.float64)
     opt = torch.optim.Adam(ref.parameters(), lr=c.learning_rate, betas=(c.b1, c.b2), eps=1e-9)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(s / c.warmup_steps, 1.0))
 
     clipped = 0
     for i, b in enumerate(batches(rng, STEPS)):
         state, metrics = step(state, b, jax.random.key(i))
-        logits = ref(b)
+        logits = ref(*torch_inputs(b))
         target = torch.tensor(b["tgt_out"]).long()
         real = target != 0
         loss = torch.nn.functional.cross_entropy(logits[real], target[real], label_smoothing=EPS_LS)
