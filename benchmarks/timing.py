@@ -16,13 +16,7 @@ import time
 
 import numpy as np
 
-
-def n_cores():
-    """Cores this process may run on (its CPU affinity set): XLA's CPU thread pool size."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+from anatomy.probes.timing import n_cores  # the cores this process may run on: XLA's pool size
 
 
 def _summary(samples):
