@@ -1,16 +1,14 @@
-"""The benchmark cases: for each layer, anatomy's version and its torch / flax.linen twins.
+"""The layer cases: for each layer, anatomy's version and its torch / flax.linen twins.
 
-A Case holds zero-argument closures over fixed inputs and mapped weights:
-    fwd()    -> the layer's output (JAX results already block_until_ready; torch under no_grad)
-    fwdbwd() -> gradients (input gradient first) of <output, g> for a fixed random cotangent g,
-                w.r.t. the input and every parameter (all of them, on every side)
+Each implementation (benchmarks/protocol.py) has two passes, zero-argument closures over
+fixed inputs and weights mapped by benchmarks/peers.py:
+    fwd    -> the layer's output (JAX results already block_until_ready; torch under no_grad)
+    fwdbwd -> gradients (input gradient first) of <output, g> for a fixed random cotangent g,
+              w.r.t. the input and every parameter (all of them, on every side)
 so each call does the same work on every side. FLOPs are counted analytically (matmuls
 only; a multiply-add is 2 FLOPs); forward+backward = 3 x forward (two matmuls per matmul
 in the backward pass).
 """
-
-from collections.abc import Callable
-from typing import NamedTuple
 
 import flax.linen as nn
 import jax
@@ -21,36 +19,9 @@ import torch
 from anatomy import attention as att
 from anatomy import recurrence as rec
 from anatomy.recurrence.fused import run_gru, run_lstm
-from benchmarks import mapping
-
-
-class Impl(NamedTuple):
-    """One implementation of a case: fwd() -> output, fwdbwd() -> (d_input, ...) or None.
-
-    canon: maps a NumPy output (or input gradient) to anatomy's layout for the equivalence
-    check only (torch's SDPA works in [b, h, n, d]); None = same layout.
-    fused: optional () -> (output, input gradient) from ONE compiled function (JAX sides),
-    so a quick check compiles half as much; the same f, g and weights as fwd / fwdbwd.
-    memory: optional mode ('fwd' | 'fwdbwd') -> peak bytes of one call beyond its inputs
-    (JAX sides: XLA's compiled temp + output buffers of the very jitted function timed);
-    None = measure the call itself (torch sides, benchmarks/memory.py).
-    """
-
-    fwd: Callable
-    fwdbwd: Callable | None
-    note: str = ""
-    canon: Callable | None = None
-    fused: Callable | None = None
-    memory: Callable | None = None
-
-
-class Case(NamedTuple):
-    """A benchmark: name, shape string, analytic forward FLOPs, implementations by label."""
-
-    name: str
-    shape: str
-    flops_fwd: float
-    impls: dict
+from benchmarks import peers
+from benchmarks.inputs import f32, fill, shapes
+from benchmarks.protocol import Case, layer_impl, one_thread
 
 
 def _jax_impl(f, params, x, g, note=""):
@@ -64,21 +35,25 @@ def _jax_impl(f, params, x, g, note=""):
         out, vjp = jax.vjp(lambda z: f(p_, z), x_)
         return out, vjp(g)[0]
 
+    def quick():
+        out, dx = fused_j(params, x)
+        return {"out": out, "dx": dx}
+
     def memory(mode):  # the exact programs fwd / fwdbwd run
         from benchmarks.memory import jax_bytes
 
         return jax_bytes(fwd_j, params, x) if mode == "fwd" else jax_bytes(grad_j, x, params)
 
-    return Impl(
+    return layer_impl(
         lambda: jax.block_until_ready(fwd_j(params, x)),
         lambda: jax.block_until_ready(grad_j(x, params)),
         note,
-        fused=lambda: fused_j(params, x),
+        quick=quick,
         memory=memory,
     )
 
 
-def _torch_impl(f, module_params, xs, g, note=""):
+def _torch_impl(f, module_params, xs, g, note="", fwd_only=False):
     """f(*xs) -> out (torch). Forward under no_grad; grads of <out, g> w.r.t. (*xs, *params)."""
     xs_req = [x.detach().clone().requires_grad_(True) for x in xs]
     params = [p for p in module_params if p.requires_grad]
@@ -90,60 +65,12 @@ def _torch_impl(f, module_params, xs, g, note=""):
     def fwdbwd():
         return torch.autograd.grad(f(*xs_req), xs_req + params, g)
 
-    return Impl(fwd, fwdbwd, note)
+    return layer_impl(fwd, None if fwd_only else fwdbwd, note)
 
 
-def one_thread_call(fn):
-    """fn run with torch.set_num_threads(1) for the call (None stays None)."""
-    if fn is None:
-        return None
-
-    def call():
-        n = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return fn()
-        finally:
-            torch.set_num_threads(n)
-
-    return call
-
-
-def one_thread(impl):
-    """The same torch implementation run with torch.set_num_threads(1) for the call.
-
-    With other processes on the machine, torch's OpenMP team waits at every parallel
-    region for a thread the OS has descheduled; one thread never waits for a sibling.
-    """
-
-    return Impl(
-        one_thread_call(impl.fwd),
-        one_thread_call(impl.fwdbwd),
-        (impl.note + ", " if impl.note else "") + "1 thread",
-        impl.canon,
-        impl.fused,
-        impl.memory,
-    )
-
-
-def _shapes(init, *args):
-    """The parameter tree of init(*args) as shapes only (no computation, no compilation)."""
-    return jax.tree.map(
-        lambda s: s.shape,
-        jax.eval_shape(lambda: init(*args)),
-        is_leaf=lambda s: isinstance(s, jax.ShapeDtypeStruct),
-    )
-
-
-def _f32(a):
-    return np.asarray(a, np.float32)
-
-
-def _fill(shapes, draw):
-    """Fresh random float32 NumPy leaves (biases too: never zeros); draw(name, shape)."""
-    return {
-        k: _fill(v, draw) if isinstance(v, dict) else _f32(draw(k, v)) for k, v in shapes.items()
-    }
+def _flops(fwd):
+    """FLOPs per pass: forward+backward = 3 x forward (two matmuls per matmul backward)."""
+    return {"fwd": fwd, "fwdbwd": 3.0 * fwd}
 
 
 # --- recurrences -------------------------------------------------------------------------
@@ -155,12 +82,12 @@ def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
         raise ValueError(f"rnn_case: cell must be 'lstm' or 'gru', got {cell!r}")
     gates = 4 if cell == "lstm" else 3
     bound = d_hidden**-0.5  # torch's U(-1/√H, 1/√H)
-    p = _fill(
-        _shapes(rec.get_cell(cell).init, jax.random.key(0), d_in, d_hidden),
+    p = fill(
+        shapes(rec.get_cell(cell).init, jax.random.key(0), d_in, d_hidden),
         lambda _, s: rng.uniform(-bound, bound, s),
     )
-    x = _f32(rng.normal(size=(batch, n_time, d_in)))
-    g = _f32(rng.normal(size=(batch, n_time, d_hidden)))
+    x = f32(rng.normal(size=(batch, n_time, d_in)))
+    g = f32(rng.normal(size=(batch, n_time, d_hidden)))
     impls = {}
     for hoist in (True, False):
         label = "anatomy" if hoist else "anatomy hoist=False"
@@ -174,7 +101,7 @@ def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
     )
 
     t_mod = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(d_in, d_hidden, batch_first=True)
-    t_mod.load_state_dict(mapping.torch_rnn_state(p))
+    t_mod.load_state_dict(peers.torch_rnn_state(p))
     impls["torch"] = _torch_impl(
         lambda x_: t_mod(x_)[0],
         list(t_mod.parameters()),
@@ -185,12 +112,15 @@ def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
 
     f_cell = nn.OptimizedLSTMCell(d_hidden) if cell == "lstm" else nn.GRUCell(d_hidden)
     f_mod = nn.RNN(f_cell)
-    f_vars = (mapping.flax_lstm_params if cell == "lstm" else mapping.flax_gru_params)(p)
+    f_vars = {
+        "params": {"cell": (peers.flax_lstm_cell if cell == "lstm" else peers.flax_gru_cell)(p)}
+    }
     impls["flax"] = _jax_impl(
         lambda v_, x_: f_mod.apply(v_, x_), f_vars, x, g, note=f"nn.RNN({type(f_cell).__name__})"
     )
     flops = 2.0 * batch * n_time * (d_in + d_hidden) * gates * d_hidden
-    return Case(f"{cell.upper()} layer", f"B={batch} T={n_time} D=H={d_hidden}", flops, impls)
+    shape = f"B={batch} T={n_time} D=H={d_hidden}"
+    return Case(f"{cell.upper()} layer", shape, impls, _flops(flops))
 
 
 # --- scaled dot-product attention --------------------------------------------------------
@@ -204,8 +134,8 @@ def sdpa_case(batch, n_heads, n, d_head, rng):
     "anatomy chunked" is the online-softmax scan with its default block_k=128 (clipped to N
     when N < 128: one block).
     """
-    q, k, v = (_f32(rng.normal(size=(batch, n, n_heads, d_head))) for _ in range(3))
-    g = _f32(rng.normal(size=(batch, n, n_heads, d_head)))
+    q, k, v = (f32(rng.normal(size=(batch, n, n_heads, d_head))) for _ in range(3))
+    g = f32(rng.normal(size=(batch, n, n_heads, d_head)))
     impls = {
         "anatomy": _jax_impl(lambda kv, q_: att.scaled_dot_product(q_, *kv)[0], (k, v), q, g),
         "anatomy chunked": _jax_impl(
@@ -226,15 +156,14 @@ def sdpa_case(batch, n_heads, n, d_head, rng):
     bhnd = lambda a: torch.from_numpy(np.array(a)).transpose(1, 2).contiguous()
     sdpa = torch.nn.functional.scaled_dot_product_attention
     t_impl = _torch_impl(sdpa, [], [bhnd(q), bhnd(k), bhnd(v)], bhnd(g))
-    impls["torch"] = Impl(
-        t_impl.fwd,
-        t_impl.fwdbwd,
-        "F.scaled_dot_product_attention",
-        canon=lambda a: np.swapaxes(a, 1, 2),
-    )  # [b,h,n,d] -> [b,n,h,d], check only
+    swap = lambda a: np.swapaxes(a, 1, 2)  # ours [b,n,h,d] -> torch's [b,h,n,d], check only
+    impls["torch"] = t_impl._replace(
+        note="F.scaled_dot_product_attention", to_peer={"out": swap, "dx": swap}
+    )
     impls["torch 1 thread"] = one_thread(impls["torch"])
     flops = 4.0 * batch * n_heads * n * n * d_head
-    return Case("scaled dot-product", f"b={batch} h={n_heads} N={n} d={d_head}", flops, impls)
+    shape = f"b={batch} h={n_heads} N={n} d={d_head}"
+    return Case("scaled dot-product", shape, impls, _flops(flops))
 
 
 # --- multi-head attention and the encoder layer -------------------------------------------
@@ -273,15 +202,15 @@ def _torch_module_impls(module, x, g):
 
     standard = _torch_impl(std, list(module.parameters()), [xt], gt, note="fast path off")
     fastpath = _torch_impl(
-        fast, list(module.parameters()), [xt], gt, note="eval + no_grad fast path"
+        fast, list(module.parameters()), [xt], gt, note="eval + no_grad fast path", fwd_only=True
     )
-    return standard, Impl(fastpath.fwd, None, fastpath.note)
+    return standard, fastpath
 
 
 def mha_case(batch, n, d_model, n_heads, rng):
     """Self-attention MHA (projections + attention + output): anatomy vs torch vs flax.linen."""
-    p = _fill(_shapes(att.init_mha, jax.random.key(1), d_model, n_heads), _draw_layer(rng))
-    x, g = (_f32(rng.normal(size=(batch, n, d_model))) for _ in range(2))
+    p = fill(shapes(att.init_mha, jax.random.key(1), d_model, n_heads), _draw_layer(rng))
+    x, g = (f32(rng.normal(size=(batch, n, d_model))) for _ in range(2))
     impls = {
         "anatomy": _jax_impl(lambda p_, x_: att.multi_head_attention(p_, x_, x_), p, x, g),
         "anatomy chunked": _jax_impl(
@@ -293,27 +222,26 @@ def mha_case(batch, n, d_model, n_heads, rng):
         ),
     }
     t_mod = torch.nn.MultiheadAttention(d_model, n_heads, batch_first=True)
-    t_mod.load_state_dict(mapping.torch_mha_state(p))
+    t_mod.load_state_dict(peers.torch_mha_state(p))
     impls["torch"], impls["torch fast path"] = _torch_module_impls(t_mod, x, g)
     impls["torch 1 thread"] = one_thread(impls["torch"])
     f_mod = nn.MultiHeadDotProductAttention(
         num_heads=n_heads, qkv_features=d_model, out_features=d_model
     )
     impls["flax"] = _jax_impl(
-        lambda v_, x_: f_mod.apply(v_, x_, x_), {"params": mapping.flax_mha_params(p)}, x, g
+        lambda v_, x_: f_mod.apply(v_, x_, x_), {"params": peers.flax_mha_params(p)}, x, g
     )
     flops = 8.0 * batch * n * d_model * d_model + 4.0 * batch * n * n * d_model
-    return Case(
-        "multi-head attention", f"B={batch} N={n} m={d_model} heads={n_heads}", flops, impls
-    )
+    shape = f"B={batch} N={n} m={d_model} heads={n_heads}"
+    return Case("multi-head attention", shape, impls, _flops(flops))
 
 
 def encoder_case(batch, n, d_model, n_heads, d_ff, rng):
     """Post-LN encoder layer, no dropout: anatomy vs torch.nn.TransformerEncoderLayer vs flax.linen."""
-    p = _fill(
-        _shapes(att.init_encoder_layer, jax.random.key(2), d_model, n_heads, d_ff), _draw_layer(rng)
+    p = fill(
+        shapes(att.init_encoder_layer, jax.random.key(2), d_model, n_heads, d_ff), _draw_layer(rng)
     )
-    x, g = (_f32(rng.normal(size=(batch, n, d_model))) for _ in range(2))
+    x, g = (f32(rng.normal(size=(batch, n, d_model))) for _ in range(2))
     impls = {"anatomy": _jax_impl(lambda p_, x_: att.encoder_layer(p_, x_, eps=1e-5), p, x, g)}
     t_mod = torch.nn.TransformerEncoderLayer(
         d_model,
@@ -325,13 +253,13 @@ def encoder_case(batch, n, d_model, n_heads, d_ff, rng):
         norm_first=False,
         layer_norm_eps=1e-5,
     )
-    t_mod.load_state_dict(mapping.torch_encoder_state(p))
+    t_mod.load_state_dict(peers.torch_encoder_state(p))
     impls["torch"], impls["torch fast path"] = _torch_module_impls(t_mod, x, g)
     impls["torch 1 thread"] = one_thread(impls["torch"])
-    f_mod = mapping.FlaxEncoderLayer(n_heads=n_heads, d_ff=d_ff)
+    f_mod = peers.FlaxEncoderLayer(n_heads=n_heads, d_ff=d_ff)
     impls["flax"] = _jax_impl(
         lambda v_, x_: f_mod.apply(v_, x_),
-        mapping.flax_encoder_params(p),
+        peers.flax_encoder_params(p),
         x,
         g,
         note="MultiHeadDotProductAttention+Dense+LayerNorm",
@@ -341,12 +269,8 @@ def encoder_case(batch, n, d_model, n_heads, d_ff, rng):
         + 4.0 * batch * n * n * d_model
         + 4.0 * batch * n * d_model * d_ff
     )
-    return Case(
-        "encoder layer (post-LN)",
-        f"B={batch} N={n} m={d_model} heads={n_heads} f={d_ff}",
-        flops,
-        impls,
-    )
+    shape = f"B={batch} N={n} m={d_model} heads={n_heads} f={d_ff}"
+    return Case("encoder layer (post-LN)", shape, impls, _flops(flops))
 
 
 # --- presets -----------------------------------------------------------------------------

@@ -24,8 +24,9 @@ from anatomy.attention import causal_mask, decoder_layer, layer_norm, sinusoidal
 from anatomy.decode import mask_never_generated
 from anatomy.seq2seq import build_model
 from anatomy.seq2seq.base import BOS, EOS
-from benchmarks import mapping_translator as mt
-from benchmarks.cases_translator import StepCase, StepImpl, _jitter, batch, one_thread
+from benchmarks import peers
+from benchmarks.inputs import batch, jitter
+from benchmarks.protocol import Case, Impl, one_thread
 
 
 def _ban(logits):
@@ -74,9 +75,9 @@ def decode_case(b, s, n, v_src, v_tgt, m, heads, f, layers, rng, shared, two_thr
         cfg = dict(d_model=m, n_heads=heads, d_ff=f, n_encoder_layers=layers, pre_ln=True)
         cfg.update(n_decoder_layers=layers, dropout_rate=0.0)
         shared["model"] = model = build_model("transformer", cfg, v_src, v_tgt)
-        shared["params"] = _jitter(jax.device_get(model.init(jax.random.key(5))), rng, 0.02)
+        shared["params"] = jitter(jax.device_get(model.init(jax.random.key(5))), rng, 0.02)
         shared["batch"] = batch(rng, b, s, 2, v_src, v_tgt)
-        shared["torch"] = mt.TorchTransformer(shared["params"], heads, f).eval()
+        shared["torch"] = peers.TorchTransformer(shared["params"]).eval()
         shared["encode"] = jax.jit(model.encode)
         shared["step"] = jax.jit(_recompute_step)
     model, params, bt, tm = (shared[k] for k in ("model", "params", "batch", "torch"))
@@ -110,9 +111,11 @@ def decode_case(b, s, n, v_src, v_tgt, m, heads, f, layers, rng, shared, two_thr
 
     kv_run = lambda: jax.block_until_ready(kv())
     impls = {
-        "anatomy": StepImpl(kv_run, lambda: {"tokens": np.asarray(kv_run())}, note="KV cache"),
-        "anatomy recompute": StepImpl(recompute, lambda: {"tokens": np.asarray(recompute())}),
-        "torch recompute": StepImpl(torch_recompute, lambda: {"tokens": torch_recompute().numpy()}),
+        "anatomy": Impl({"step": kv_run}, lambda: {"tokens": np.asarray(kv_run())}, "KV cache"),
+        "anatomy recompute": Impl({"step": recompute}, lambda: {"tokens": np.asarray(recompute())}),
+        "torch recompute": Impl(
+            {"step": torch_recompute}, lambda: {"tokens": torch_recompute().numpy()}
+        ),
     }
     # torch's 2-thread OpenMP team stalls at every one of the ~n² small kernels when other
     # processes hold the cores (measured: 22.7 s vs 1.5 s for 32 tokens at load 15), so the
@@ -121,4 +124,4 @@ def decode_case(b, s, n, v_src, v_tgt, m, heads, f, layers, rng, shared, two_thr
     if not two_threads:
         del impls["torch recompute"]
     shape = f"B={b} S={s} tokens={n} m={m} h={heads} f={f} {layers}+{layers} V={v_tgt}"
-    return StepCase("greedy decoding", shape, b * n, None, impls)
+    return Case("greedy decoding", shape, impls, {}, b * n)

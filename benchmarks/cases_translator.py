@@ -1,11 +1,11 @@
 """Translator-level benchmarks: what users run, a whole training step and greedy decoding.
 
-A StepCase holds zero-argument closures, one StepImpl per implementation:
-    step()   the timed unit: ONE optimiser step (forward, loss, backward, Adam update) on a
-             fixed padded batch, or a whole greedy decode of a batch; returns when done
+Each implementation (benchmarks/protocol.py) has one pass and its check:
+    step     the timed unit: ONE optimiser step (forward, loss, backward, Adam update) on a
+             fixed padded batch, or a whole greedy decode of a batch (benchmarks/cases_decode.py)
     check()  what the equal-work check compares, from the INITIAL weights (called before any
-             step): {'loss': float, 'grads': gradient dict} or {'tokens': int array}
-    to_peer  maps anatomy's gradient tree onto this implementation's names (None: anatomy)
+             step): {'loss': float, 'grads': gradient dict} or {'tokens': int array}; a
+             twin's to_peer maps anatomy's gradient tree onto its names (benchmarks/peers.py)
 Training: label-smoothed (0.1) cross entropy averaged over real target tokens, Adam
 (β = 0.9, 0.98, ε = 1e-9, constant learning rate, no clipping, no weight decay), no dropout
 (the equal-work check needs determinism; the default rnn_vs_attn Transformer has none).
@@ -14,8 +14,6 @@ well as pad/bos/unk, so every row runs every step: the same work on every side).
 """
 
 import functools
-from collections.abc import Callable
-from typing import NamedTuple
 
 import flax
 import jax
@@ -26,100 +24,13 @@ import torch
 
 from anatomy import train as T
 from anatomy.seq2seq import build_model
-from anatomy.seq2seq.base import BOS, EOS
 from anatomy.train.losses import sequence_loss
-from benchmarks import mapping_translator as mt
-from benchmarks.cases import one_thread_call
+from benchmarks import peers
+from benchmarks.cases_decode import decode_case
+from benchmarks.inputs import batch, jitter
+from benchmarks.protocol import Case, Impl, one_thread
 
 SMOOTH, LR, BETAS = 0.1, 1e-3, (0.9, 0.98)
-
-
-class StepImpl(NamedTuple):
-    step: Callable
-    check: Callable
-    to_peer: Callable | None = None
-    note: str = ""
-
-
-class StepCase(NamedTuple):
-    """name, shape string, work per step(): target tokens, analytic matmul FLOPs (or None)."""
-
-    name: str
-    shape: str
-    tokens: int
-    flops: float | None
-    impls: dict
-
-
-def batch(rng, b, s, t, v_src, v_tgt):
-    """A padded batch {src, src_len, tgt_in, tgt_out} (NumPy int32); row 0 fills the shape."""
-    src_len, tgt_len = rng.integers(s // 2, s + 1, b), rng.integers(t // 2, t + 1, b)
-    src_len[0], tgt_len[0] = s, t
-    src = np.where(np.arange(s)[None] < src_len[:, None], rng.integers(4, v_src, (b, s)), 0)
-    words = rng.integers(4, v_tgt, (b, t))
-    real_out = np.arange(t)[None] < tgt_len[:, None]
-    tgt_out = np.where(real_out, words, 0)
-    tgt_out[np.arange(b), tgt_len - 1] = EOS
-    tgt_in = np.where(real_out, np.concatenate([np.full((b, 1), BOS), words[:, :-1]], 1), 0)
-    return {
-        k: a.astype(np.int32)
-        for k, a in dict(src=src, src_len=src_len, tgt_in=tgt_in, tgt_out=tgt_out).items()
-    }
-
-
-def _jitter(params, rng, scale=0.05):
-    """Fresh noise on every leaf (untrained LayerNorms and zero biases would hide a mapping)."""
-    return jax.tree.map(
-        lambda a: np.asarray(a + scale * rng.normal(size=a.shape), np.float32), params
-    )
-
-
-def flat(tree):
-    """{path string: float64 array} of a pytree."""
-    leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
-    return {jax.tree_util.keystr(p): np.asarray(v, np.float64) for p, v in leaves}
-
-
-def one_thread(impl):
-    """The same torch implementation with torch.set_num_threads(1) (see cases.one_thread)."""
-    note = (impl.note + ", " if impl.note else "") + "1 thread"
-    return impl._replace(
-        step=one_thread_call(impl.step), check=one_thread_call(impl.check), note=note
-    )
-
-
-def check_step_case(case, tol, reference="anatomy"):
-    """Equal work: every implementation's loss and gradients (or decoded tokens) vs anatomy's.
-
-    Gradients: anatomy's tree mapped by `to_peer` onto the peer's names, compared over
-    every mapped tensor at once (rel. L2). Tokens must be identical.
-    Returns {label: {'loss', 'grads'} or {'tokens'}: rel. error / fraction differing}.
-    Raises AssertionError naming the case and implementation when one exceeds tol.
-    """
-    ref = case.impls[reference].check()
-    errors = {}
-    for label, impl in case.impls.items():
-        if label == reference:
-            continue
-        got, e = impl.check(), {}
-        if "tokens" in ref:
-            e["tokens"] = float(np.mean(np.asarray(got["tokens"]) != np.asarray(ref["tokens"])))
-            ok = e["tokens"] == 0.0
-        else:
-            e["loss"] = abs(got["loss"] - ref["loss"]) / abs(ref["loss"])
-            want = flat(impl.to_peer(ref["grads"]))
-            have = flat(got["grads"])
-            if set(want) - set(have):
-                raise AssertionError(
-                    f"{case.name}: {label} lacks gradients {set(want) - set(have)}"
-                )
-            a, r = (np.concatenate([d[k].ravel() for k in sorted(want)]) for d in (have, want))
-            e["grads"] = float(np.linalg.norm(a - r) / np.linalg.norm(r))
-            ok = max(e["loss"], e["grads"]) <= tol
-        errors[label] = e
-        if not ok:  # also catches NaN
-            raise AssertionError(f"{case.name} {case.shape}: {label} differs from anatomy: {e}")
-    return errors
 
 
 # --- training steps ----------------------------------------------------------------------
@@ -146,11 +57,12 @@ def _anatomy_train(model, params, b):
         value, g = grad_fn(jax.device_put(params))
         return {"loss": float(value), "grads": jax.device_get(g)}
 
-    return StepImpl(step, check, None, "make_train_step + make_optimizer, donated")
+    return Impl({"step": step}, check, "make_train_step + make_optimizer, donated")
 
 
 def _torch_train(module, forward, b, peer_state):
-    """zero_grad, forward, F.cross_entropy(label_smoothing, ignore pad), backward, Adam.step."""
+    """zero_grad, forward, F.cross_entropy(label_smoothing, ignore pad), backward, Adam.step;
+    peer_state maps our gradient tree onto module's parameter names."""
     opt = torch.optim.Adam(module.parameters(), lr=LR, betas=BETAS, eps=1e-9)
     target = torch.from_numpy(b["tgt_out"]).long().reshape(-1)
 
@@ -171,8 +83,7 @@ def _torch_train(module, forward, b, peer_state):
         grads = torch.autograd.grad(loss, ps)
         return {"loss": loss.item(), "grads": {n: g.numpy() for n, g in zip(names, grads)}}
 
-    to_peer = lambda g: {k: v.numpy() for k, v in peer_state(g).items()}
-    return StepImpl(step, check, to_peer, "torch.optim.Adam")
+    return Impl({"step": step}, check, "torch.optim.Adam", to_peer={"grads": peer_state})
 
 
 def _flax_train(module, variables, b):
@@ -204,7 +115,9 @@ def _flax_train(module, variables, b):
         value, g = grad_fn(v0)
         return {"loss": float(value), "grads": flax.core.unfreeze(jax.device_get(g))}
 
-    return StepImpl(step, check, mt.flax_transformer_params, "optax.adam")
+    return Impl(
+        {"step": step}, check, "optax.adam", to_peer={"grads": peers.flax_transformer_params}
+    )
 
 
 def transformer_flops(b, s, t, m, f, v, n_enc, n_dec):
@@ -220,23 +133,22 @@ def transformer_train_case(b, s, t, v_src, v_tgt, m, heads, f, layers, rng):
     cfg = dict(d_model=m, n_heads=heads, d_ff=f, n_encoder_layers=layers, pre_ln=True)
     cfg.update(n_decoder_layers=layers, dropout_rate=0.0)
     model = build_model("transformer", cfg, v_src, v_tgt)
-    params = _jitter(jax.device_get(model.init(jax.random.key(3))), rng)
+    params = jitter(jax.device_get(model.init(jax.random.key(3))), rng)
     bt = batch(rng, b, s, t, v_src, v_tgt)
-    tm = mt.TorchTransformer(params, heads, f)
+    tm = peers.TorchTransformer(params)
     src, tgt = (torch.from_numpy(bt[k]).long() for k in ("src", "tgt_in"))
     pad = torch.from_numpy(np.arange(s)[None] >= bt["src_len"][:, None])
-    fm = mt.FlaxTransformer(v_src, v_tgt, m, heads, f, layers, layers)
+    fm = peers.FlaxTransformer(v_src, v_tgt, m, heads, f, layers, layers)
     impls = {
         "anatomy": _anatomy_train(model, params, bt),
-        "torch": _torch_train(
-            tm, lambda: tm(src, pad, tgt), bt, lambda g: mt.torch_transformer_state(g)
-        ),
-        "flax": _flax_train(fm, mt.flax_transformer_params(params), bt),
+        "torch": _torch_train(tm, lambda: tm(src, pad, tgt), bt, peers.torch_transformer_state),
+        "flax": _flax_train(fm, peers.flax_transformer_params(params), bt),
     }
     impls["torch 1 thread"] = one_thread(impls["torch"])
     shape = f"B={b} S=T={s} m={m} h={heads} f={f} {layers}+{layers} V={v_src}/{v_tgt}"
     flops = 3 * transformer_flops(b, s, t, m, f, v_tgt, layers, layers)
-    return StepCase("Transformer train step", shape, int((bt["tgt_out"] != 0).sum()), flops, impls)
+    tokens = int((bt["tgt_out"] != 0).sum())
+    return Case("Transformer train step", shape, impls, {"step": flops}, tokens)
 
 
 def rnnsearch_flops(b, s, t, e, h_enc, d, a, r, v):
@@ -252,19 +164,20 @@ def rnnsearch_train_case(b, s, t, v_src, v_tgt, e, h_enc, d, rng):
     """An RNNsearch (LSTM) train step: anatomy vs a torch twin (packed nn.LSTM, nn.LSTMCell loop)."""
     cfg = dict(cell="lstm", d_emb=e, d_enc=h_enc, d_dec=d, d_attn=d, d_readout=d)
     model = build_model("rnnsearch", dict(cfg, dropout_rate=0.0), v_src, v_tgt)
-    params = _jitter(jax.device_get(model.init(jax.random.key(4))), rng)
+    params = jitter(jax.device_get(model.init(jax.random.key(4))), rng)
     bt = batch(rng, b, s, t, v_src, v_tgt)
-    tm = mt.TorchRNNsearch(params)
+    tm = peers.TorchRNNsearch(params)
     src, tgt = (torch.from_numpy(bt[k]).long() for k in ("src", "tgt_in"))
     src_len = torch.from_numpy(bt["src_len"]).long()
     impls = {
         "anatomy": _anatomy_train(model, params, bt),
-        "torch": _torch_train(tm, lambda: tm(src, src_len, tgt), bt, mt.torch_rnnsearch_state),
+        "torch": _torch_train(tm, lambda: tm(src, src_len, tgt), bt, peers.torch_rnnsearch_state),
     }
     impls["torch 1 thread"] = one_thread(impls["torch"])
     shape = f"B={b} S=T={s} E={e} enc={h_enc}x2 dec=attn=readout={d} V={v_src}/{v_tgt}"
     flops = 3 * rnnsearch_flops(b, s, t, e, h_enc, d, d, d, v_tgt)
-    return StepCase("RNNsearch train step", shape, int((bt["tgt_out"] != 0).sum()), flops, impls)
+    tokens = int((bt["tgt_out"] != 0).sum())
+    return Case("RNNsearch train step", shape, impls, {"step": flops}, tokens)
 
 
 # --- presets -----------------------------------------------------------------------------
@@ -293,8 +206,6 @@ PRESETS = {
 
 def build_translator_cases(preset="full", seed=0):
     """The translator-level cases of a preset ('full', 'quick' or 'tiny'), fixed seed."""
-    from benchmarks.cases_decode import decode_case
-
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
     cfg, rng = PRESETS[preset], np.random.default_rng(seed + 1)

@@ -49,11 +49,11 @@ def torch_bytes(fn):
 
 def impl_bytes(impl, mode):
     """Peak bytes of impl's `mode` ('fwd' or 'fwdbwd') call; None where it has no such pass."""
-    if getattr(impl, mode) is None:
+    if mode not in impl.passes:
         return None
     if impl.memory is not None:  # JAX: from the compiled program
         return impl.memory(mode)
-    return torch_bytes(getattr(impl, mode))
+    return torch_bytes(impl.passes[mode])
 
 
 def measure(cases, only=None, modes=("fwd", "fwdbwd"), skip=("1 thread",)):

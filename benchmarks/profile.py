@@ -142,9 +142,12 @@ def profile_step_cases(cases, calls=10):
     for case in cases:
         if "train" not in case.name:
             continue
-        for impl, si in case.impls.items():
-            if not impl.startswith("torch"):  # torch is not XLA: its kernels are listed apart
-                rows.append((f"{case.name}, {impl}", profile_step(si.step, calls), case.flops))
+        for label, impl in case.impls.items():
+            if not label.startswith("torch"):  # torch is not XLA: its kernels are listed apart
+                step = impl.passes["step"]
+                rows.append(
+                    (f"{case.name}, {label}", profile_step(step, calls), case.flops["step"])
+                )
     return rows
 
 
@@ -167,13 +170,9 @@ def profile_layer_cases(cases, calls=3):
         for label, impl in case.impls.items():
             if not label.startswith(("anatomy", "flax")):
                 continue
-            for mode, scale in (("fwd", 1.0), ("fwdbwd", 3.0)):
-                fn = getattr(impl, mode)
-                if fn is not None:
-                    p = profile_step(fn, calls, warmup=1)
-                    rows.append(
-                        (f"{case.name} {case.shape} {mode}, {label}", p, scale * case.flops_fwd)
-                    )
+            for mode, fn in impl.passes.items():
+                p = profile_step(fn, calls, warmup=1)
+                rows.append((f"{case.name} {case.shape} {mode}, {label}", p, case.flops[mode]))
     return rows
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks.cases import Case, Impl, build_cases
-from benchmarks.check import check_case
+from benchmarks.cases import build_cases
+from benchmarks.protocol import Case, check, layer_impl
 
 TOL = 1e-5  # float32 on both sides; differences are rounding only
 
@@ -34,10 +34,10 @@ def cases():
     ],
 )
 def test_pairs_compute_the_same_thing(cases, name):
-    errors = check_case(cases[name], TOL, fused=True)
+    errors = check(cases[name], TOL, quick=True)
     assert "torch" in errors and "flax" in errors
     assert all(np.isfinite(e["out"]) for e in errors.values())
-    # the input gradient was compared too (check_case skips it where an impl has no backward)
+    # the input gradient was compared too (check skips it where an impl has no backward)
     assert errors["torch"]["dx"] is not None and errors["flax"]["dx"] is not None
     if name in ("scaled dot-product", "multi-head attention"):  # the online-softmax path too
         assert errors["anatomy chunked"]["dx"] is not None
@@ -54,7 +54,7 @@ def test_peak_memory_is_measured_for_every_impl(cases, name):
     got = measure([case])
     for label, impl in case.impls.items():
         for mode in ("fwd", "fwdbwd"):
-            if "1 thread" in label or getattr(impl, mode) is None:
+            if "1 thread" in label or mode not in impl.passes:
                 assert (0, label, mode) not in got
                 continue
             b = got[(0, label, mode)]
@@ -91,7 +91,7 @@ def test_dense_attention_memory_grows_quadratically_chunked_linearly():
 
 
 def test_render_has_memory_table_and_best_path_columns(cases):
-    from benchmarks import run
+    from benchmarks import report
     from benchmarks.memory import measure, memory_cases
 
     cs = [cases["scaled dot-product"], cases["multi-head attention"]]
@@ -102,21 +102,21 @@ def test_render_has_memory_table_and_best_path_columns(cases):
         (i, mode): {
             lb: {"median_s": fake.get(lb, 8.0) * 1e-3, "spread": 0.0}
             for lb in c.impls
-            if getattr(c.impls[lb], mode) is not None
+            if mode in c.impls[lb].passes
         }
         for i, c in enumerate(cs)
         for mode in ("fwd", "fwdbwd")
     }
-    assert run.best_paths(times[(1, "fwd")]) == ("anatomy chunked", 2.0)
-    assert run.best_paths(times[(1, "fwdbwd")]) == ("anatomy chunked", 2.0 / 5.0)
+    assert report.best_paths(times[(1, "fwd")]) == ("anatomy chunked", 2.0)
+    assert report.best_paths(times[(1, "fwdbwd")]) == ("anatomy chunked", 2.0 / 5.0)
     meta = dict.fromkeys(
         ["command", "date", "cpu", "cores", "torch_threads", "python", "jax", "jaxlib"], "x"
     )
     meta.update(flax="x", torch="x", numpy="x", load_start="x", load_end="x")
     meta.update(wall_s=1.0, matmul_n=8, tol=TOL)
     memory = measure(cs, only=memory_cases(cs))
-    errors = [check_case(c, TOL, fused=True) for c in cs]
-    md = run.render(meta, ({"jax": 1.0}, {"jax": 1.0}), cs, errors, {}, times, memory=memory)
+    errors = [check(c, TOL, quick=True) for c in cs]
+    md = report.render(meta, ({"jax": 1.0}, {"jax": 1.0}), cs, errors, {}, times, memory=memory)
     assert "### Peak memory of one call, MB" in md
     assert "fastest anatomy path" in md and "fastest anatomy / fastest peer" in md
     table = md.split("### Peak memory of one call, MB")[1].split("###")[0]
@@ -131,14 +131,12 @@ def test_render_has_memory_table_and_best_path_columns(cases):
 
 def test_check_catches_different_work():
     a, b = np.arange(1.0, 7.0), np.arange(1.0, 7.0) * 1.01
-    case = Case(
-        "toy",
-        "",
-        1.0,
-        {"anatomy": Impl(lambda: a, lambda: (a,)), "other": Impl(lambda: b, lambda: (a,))},
-    )
+    impls = {
+        "anatomy": layer_impl(lambda: a, lambda: (a,)),
+        "other": layer_impl(lambda: b, lambda: (a,)),
+    }
     with pytest.raises(AssertionError, match="other differs from anatomy"):
-        check_case(case, TOL)
+        check(Case("toy", "", impls, {"fwd": 1.0}), TOL)
 
 
 def test_unknown_preset():
@@ -168,10 +166,8 @@ def translator_cases():
     ],
 )
 def test_translator_pairs_do_the_same_work(translator_cases, name, peers):
-    from benchmarks.cases_translator import check_step_case
-
     case = translator_cases[name]
-    errors = check_step_case(case, TOL)
+    errors = check(case, TOL)
     assert set(peers) <= set(errors)
     for e in errors.values():
         if "tokens" in e:
@@ -182,8 +178,6 @@ def test_translator_pairs_do_the_same_work(translator_cases, name, peers):
 
 
 def test_translator_check_catches_different_work(translator_cases):
-    from benchmarks.cases_translator import check_step_case
-
     case = translator_cases["Transformer train step"]
     torch_impl = case.impls["torch"]
 
@@ -196,7 +190,7 @@ def test_translator_check_catches_different_work(translator_cases):
         impls={"anatomy": case.impls["anatomy"], "torch": torch_impl._replace(check=wrong_grad)}
     )
     with pytest.raises(AssertionError, match="torch differs from anatomy"):
-        check_step_case(bad, TOL)
+        check(bad, TOL)
 
     dec = translator_cases["greedy decoding"]
     rec = dec.impls["anatomy recompute"]
@@ -210,4 +204,4 @@ def test_translator_check_catches_different_work(translator_cases):
         impls={"anatomy": dec.impls["anatomy"], "r": rec._replace(check=wrong_token)}
     )
     with pytest.raises(AssertionError, match="r differs from anatomy"):
-        check_step_case(bad, TOL)
+        check(bad, TOL)
