@@ -37,6 +37,21 @@ def t64(x):
     return torch.tensor(np.asarray(x, np.float64))
 
 
+def torch_layer(cls, pre_ln):
+    """A float64 torch.nn.Transformer{Encoder,Decoder}Layer of our sizes, no dropout."""
+    return cls(
+        M,
+        H,
+        F,
+        dropout=0.0,
+        activation="relu",
+        batch_first=True,
+        norm_first=pre_ln,
+        layer_norm_eps=1e-5,
+        dtype=torch.float64,
+    )
+
+
 def test_mha_vs_torch(rng):
     B, Q, K = 3, 4, 5
     p = randomize(att.init_mha(jax.random.key(0), M, H), rng)
@@ -84,17 +99,7 @@ def test_encoder_layer_vs_torch(rng, pre_ln):
     for name in ("ln1", "ln2"):
         p[name]["scale"] = 1.0 + p[name]["scale"]
     x, lengths = rng.normal(size=(B, T, M)), np.array([5, 3, 1])
-    layer = torch.nn.TransformerEncoderLayer(
-        M,
-        H,
-        F,
-        dropout=0.0,
-        activation="relu",
-        batch_first=True,
-        norm_first=pre_ln,
-        layer_norm_eps=1e-5,
-        dtype=torch.float64,
-    )
+    layer = torch_layer(torch.nn.TransformerEncoderLayer, pre_ln)
     layer.load_state_dict(peers.torch_encoder_state(p, dtype=torch.float64))
     layer.eval()
     pad = torch.tensor(np.arange(T)[None] >= lengths[:, None])
@@ -117,17 +122,7 @@ def test_decoder_layer_vs_torch(rng, pre_ln):
         p[name]["scale"] = 1.0 + p[name]["scale"]
     y, mem = rng.normal(size=(B, T, M)), rng.normal(size=(B, S, M))
     tlens, slens = np.array([4, 2]), np.array([3, 5])
-    layer = torch.nn.TransformerDecoderLayer(
-        M,
-        H,
-        F,
-        dropout=0.0,
-        activation="relu",
-        batch_first=True,
-        norm_first=pre_ln,
-        layer_norm_eps=1e-5,
-        dtype=torch.float64,
-    )
+    layer = torch_layer(torch.nn.TransformerDecoderLayer, pre_ln)
     layer.load_state_dict(peers.torch_decoder_state(p, dtype=torch.float64))
     layer.eval()
     causal = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)  # True = masked

@@ -13,14 +13,20 @@ from benchmarks.protocol import Case, check, layer_impl
 TOL = 1e-5  # float32 on both sides; differences are rounding only
 
 
-@pytest.fixture(scope="module")
-def cases():
-    # One torch thread: tiny shapes gain nothing from two, and on a loaded machine an OpenMP
-    # team waits for descheduled siblings. Restored afterwards for the other test files.
+def tiny_cases(build):
+    """{name: case} of build's 'tiny' preset, under one torch thread until the module is done.
+
+    One thread: tiny shapes gain nothing from two, and on a loaded machine an OpenMP team
+    waits for descheduled siblings. Restored afterwards for the other test files."""
     n = torch.get_num_threads()
     torch.set_num_threads(1)
-    yield {c.name: c for c in build_cases("tiny", seed=0)}
+    yield {c.name: c for c in build("tiny", seed=0)}
     torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="module")
+def cases():
+    yield from tiny_cases(build_cases)
 
 
 @pytest.mark.parametrize(
@@ -151,10 +157,7 @@ def test_unknown_preset():
 def translator_cases():
     from benchmarks.cases_translator import build_translator_cases
 
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield {c.name: c for c in build_translator_cases("tiny", seed=0)}
-    torch.set_num_threads(n)
+    yield from tiny_cases(build_translator_cases)
 
 
 @pytest.mark.parametrize(
