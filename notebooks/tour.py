@@ -16,19 +16,9 @@
 # [`docs/design.md`](../docs/design.md).
 #
 # **Run it**: locally `pip install -e ".[test]"` then `python notebooks/build.py --execute`
-# (rebuilds this file from `notebooks/tour.py` and runs it), or open it in Colab, where the
-# first cell installs the repository.
+# (rebuilds this file from `notebooks/tour.py` and runs it) from a checkout of the repository.
 
 # %%
-import sys
-
-if "google.colab" in sys.modules:  # only in Colab: install the repository and its pins
-    import subprocess
-
-    # OWNER is a placeholder: the repository's GitHub owner is not known yet.
-    REPO = "git+https://github.com/OWNER/anatomy"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", f"anatomy @ {REPO}"], check=True)
-
 import importlib
 import io
 import os
@@ -470,9 +460,16 @@ show_png(os.path.join(workdir, "decode_cost.png"))
 # sentences per bucket) with 300 steps instead of 30. It shows the pipeline, not the result:
 # these models have barely begun to learn, and their BLEU is near zero at every length. The
 # headline run (`python launch.py --experiment=rnn_vs_attn`, 2,000 steps of ~1,000-token
-# batches per model, about 11 minutes on 2 cores) is in the [README](../README.md): RNNenc
-# falls from 92.8 BLEU on 1-10 tokens to 14.8 on 61+, while RNNsearch (98.7 on 61+) and the
-# Transformer (91.7) stay flat; three seeds agree.
+# batches per model) is in the [README](../README.md); the cell below prints its committed
+# result (`results/rnn_vs_attn/default.json`, what the README's tables are generated from).
+
+# %%
+from experiments import publish
+
+headline = publish.load("rnn_vs_attn/default")["result"]["models"]
+for name, r in headline.items():
+    by = r["bleu_by_length"]
+    print(f"{name:12s} BLEU {r['bleu']:5.1f}   1-10: {by['1-10']:5.1f}   61+: {by['61+']:5.1f}")
 
 # %%
 results, workdir = run_experiment(

@@ -1,0 +1,320 @@
+"""publish: the numbers a reader sees, generated from committed results.
+
+    python -m experiments.publish save NAME --workdir=DIR --command="python launch.py ..."
+    python -m experiments.publish            # regenerate every quoted block
+    python -m experiments.publish --check    # exit 1 naming each block that drifted
+
+`save` copies a finished run's results.json (or a sweep's sweep.json) into
+results/<NAME>.json with what made it: the command, the commit, machine, versions, load and
+wall time the run recorded (experiments.common.provenance) and the time it was saved. The
+README, docs/chapter.md and the tour quote only these files: every quoted block sits between
+`<!-- results:KEY -->` and `<!-- /results:KEY -->` and is rewritten from them by RENDERERS[KEY];
+tests/test_docs.py fails when a block differs from what its committed result renders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import sys
+
+from experiments import common
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "results")
+DOCS = ("README.md", "docs/chapter.md")
+BUCKETS = ("1-10", "11-20", "21-30", "31-40", "41-50", "51-60", "61+")
+# a block: on its own lines, or inline (a table cell) when no newline follows the opening mark
+_BLOCK = re.compile(r"(<!-- results:([\w./-]+) -->\n?)(.*?)(<!-- /results:\2 -->)", re.S)
+
+
+def result_path(name: str) -> str:
+    return os.path.join(RESULTS, name + ".json")
+
+
+def load(name: str) -> dict:
+    """The committed result results/<name>.json ({'command', 'saved', 'result'})."""
+    with open(result_path(name)) as f:
+        return json.load(f)
+
+
+def save(name: str, workdir: str, command: str) -> str:
+    """Copy workdir's results.json (or sweep.json) into results/<name>.json with its command."""
+    for file in ("results.json", "sweep.json"):
+        path = os.path.join(workdir, file)
+        if os.path.exists(path):
+            break
+    else:
+        raise FileNotFoundError(f"publish: no results.json or sweep.json in {workdir}")
+    with open(path) as f:
+        result = json.load(f)
+    out = {
+        "name": name,
+        "command": command,
+        "saved": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "saved_by": common.provenance(),
+        "result": result,
+    }
+    os.makedirs(os.path.dirname(result_path(name)), exist_ok=True)
+    common.write_json(
+        os.path.dirname(result_path(name)), out, name=os.path.basename(name) + ".json"
+    )
+    return result_path(name)
+
+
+# ------------------------------------------------------------------------------ rendering
+
+f = common.format_number
+
+
+def _prov(setup: dict) -> dict:
+    return setup.get("provenance") or {}
+
+
+def _made_by(doc: dict) -> str:
+    """'`command` at commit abc1234 (cores, load a -> b, wall time)': where a table is from."""
+    setup = doc["result"].get("setup", {})
+    p = _prov(setup) or doc.get("saved_by", {})
+    load = p.get("loadavg") or [float("nan")]
+    after = p.get("loadavg_after") or [float("nan")]
+    bits = [f"{p.get('cpus', '?')} cores ({p.get('device_kind', '?')})"]
+    bits.append(f"1-minute load {f(float(load[0]))} before, {f(float(after[0]))} after")
+    if p.get("wall_seconds") is not None:
+        bits.append(f"{f(float(p['wall_seconds']))} s wall clock")
+    commit = (p.get("commit") or "unknown")[:7] + (
+        " + uncommitted changes" if p.get("dirty") else ""
+    )
+    return f"`{doc['command']}` at commit {commit}; {', '.join(bits)}; `results/{doc['name']}.json`"
+
+
+def _bleu_row(name, r, keys=("bleu",)):
+    by = r.get("bleu_by_length", {})
+    return [name] + [r.get(k) for k in keys] + [by.get(b) for b in BUCKETS]
+
+
+def _params(r) -> str:
+    return f"{r['params'] / 1e6:.2f}M"
+
+
+def render_default(doc: dict) -> str:
+    """The default rnn_vs_attn run: per model params, train s, accuracy, BLEU by length."""
+    models = doc["result"]["models"]
+    header = ["model", "params", "train s", "train token acc", "valid loss", "BLEU", *BUCKETS]
+    rows = [
+        [n, _params(r), r["train_seconds"], r["final_accuracy"], r.get("valid_loss")]
+        + _bleu_row(n, r)[1:]
+        for n, r in models.items()
+    ]
+    lines = [common.markdown_table(header, rows), "", f"Made by {_made_by(doc)}."]
+    resumed = [n for n, r in models.items() if r.get("resumed_from")]
+    if resumed:
+        lines.append(
+            f"{', '.join(resumed)}: trained by the recipe sweep's chosen setting (the same "
+            "config, so the same checkpoint; train s is that run's) and decoded on the test "
+            "split by this run."
+        )
+    return "\n".join(lines)
+
+
+def render_shows(doc: dict) -> str:
+    """The bullets under the default table, every number read from the result."""
+    m = doc["result"]["models"]
+    by = lambda n, b: m[n]["bleu_by_length"][b]
+    out = []
+    if {"rnnenc", "rnnsearch", "transformer"} <= set(m):
+        out.append(
+            f"- **The fixed-vector bottleneck** (Bahdanau et al. 2015, Fig. 2): RNNenc gets "
+            f"{f(by('rnnenc', '1-10'))} BLEU on 1-10 tokens and {f(by('rnnenc', '61+'))} on 61+; "
+            f"on 61+ RNNsearch gets {f(by('rnnsearch', '61+'))} and the Transformer "
+            f"{f(by('transformer', '61+'))}."
+        )
+        t, s = m["transformer"], m["rnnsearch"]
+        out.append(
+            f"- **The engineering ledger** (`valid_loss_vs_time.png`): the Transformer ends at "
+            f"validation loss {f(t['valid_loss'])} after {f(t['train_seconds'])} s of training, "
+            f"RNNsearch at {f(s['valid_loss'])} after {f(s['train_seconds'])} s; steady-state "
+            f"{f(t['tokens_per_second'])} vs {f(s['tokens_per_second'])} tokens/s "
+            f"({t['tokens_per_second'] / s['tokens_per_second']:.1f}x)."
+        )
+    return "\n".join(out)
+
+
+def render_convs2s(doc: dict) -> str:
+    r = doc["result"]["models"]["convs2s"]
+    by = r["bleu_by_length"]
+    return (
+        f"ConvS2S gets {f(r['bleu'])} BLEU ({f(by['1-10'])} on 1-10 tokens, {f(by['61+'])} on "
+        f"61+; {_params(r)} parameters, {f(r['train_seconds'])} s of training). Made by "
+        f"{_made_by(doc)}."
+    )
+
+
+def render_sweep(doc: dict) -> str:
+    """Every (setting, model) of the equal-budget sweep, scored on the validation split."""
+    res = doc["result"]
+    header = res["header"]
+    keep = ["setting", "model", "steps", "final acc", "valid loss", "BLEU", "1-10", "61+"]
+    idx = [header.index(k) for k in keep]
+    chosen = res["chosen"]
+    rows = []
+    for row in res["rows"]:
+        picked = chosen.get(row[header.index("model")]) == row[header.index("setting")]
+        rows.append([row[i] for i in idx] + ["chosen" if picked else ""])
+    keep = keep[:5] + [f"valid {k}" for k in keep[5:]] + [""]
+    p = res.get("provenance") or {}
+    commit = (p.get("commit") or "unknown")[:7]
+    return "\n".join(
+        [
+            common.markdown_table(keep, rows),
+            "",
+            f"Scored on the {res['split']} split ({res['sentences_per_bucket']} sentences per "
+            f"length bucket), {res['num_steps']} steps per run, one seed. Made by "
+            f"`{doc['command']}` at commit {commit}; `results/{doc['name']}.json`.",
+        ]
+    )
+
+
+def render_seeds(doc: dict) -> str:
+    from experiments.rnn_vs_attn_report import mean_pm_std
+
+    models = doc["result"]["models"]
+    header = ["model", "BLEU", *BUCKETS, "BLEU per seed"]
+    rows = [
+        [n, mean_pm_std(r, "bleu")]
+        + [mean_pm_std(r, "bleu_by_length", b) for b in BUCKETS]
+        + [", ".join(f(s["bleu"]) for s in r["seeds"])]
+        for n, r in models.items()
+    ]
+    return f"{common.markdown_table(header, rows)}\n\nMade by {_made_by(doc)}."
+
+
+def render_equal_time(doc: dict) -> str:
+    """Steps and tokens each model reached in the same training time, and its BLEU; the
+    conclusion names the order the numbers give."""
+    res = doc["result"]
+    models, budget = res["models"], res["setup"]["max_train_seconds"]
+    header = ["model", "steps reached", "target tokens seen", "valid loss", "BLEU", "1-10", "61+"]
+    rows = [
+        [n, r["steps"], r["tokens"], r.get("valid_loss"), r["bleu"]]
+        + [r["bleu_by_length"].get(b) for b in ("1-10", "61+")]
+        for n, r in models.items()
+    ]
+    ranked = sorted(models, key=lambda n: -models[n]["bleu"])
+    order = " > ".join(f"{n} ({f(models[n]['bleu'])})" for n in ranked)
+    pair = ""
+    if {"transformer", "rnnsearch"} <= set(models):
+        t, s = models["transformer"], models["rnnsearch"]
+        pair = (
+            f" In the same time the Transformer takes {t['steps'] / s['steps']:.1f}x the steps "
+            f"RNNsearch takes and sees {t['tokens'] / s['tokens']:.1f}x the target tokens; it ends "
+            f"{'ahead of' if t['bleu'] > s['bleu'] else 'behind'} it by "
+            f"{f(abs(t['bleu'] - s['bleu']))} BLEU."
+        )
+    return (
+        f"{common.markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
+        f"model's schedule laid out over it. Ranked by BLEU: {order}.{pair} Made by "
+        f"{_made_by(doc)}."
+    )
+
+
+def render_chapter_bottleneck(doc: dict) -> str:
+    m = doc["result"]["models"]
+    by = lambda n, b: f(m[n]["bleu_by_length"][b])
+    return (
+        f"RNNenc {by('rnnenc', '1-10')} BLEU on 1-10 tokens, {by('rnnenc', '61+')} on 61+; "
+        f"RNNsearch {by('rnnsearch', '61+')} and the Transformer {by('transformer', '61+')} "
+        f"on 61+ (`results/{doc['name']}.json`)"
+    )
+
+
+def render_chapter_equal_time(doc: dict) -> str:
+    """At the same training time, does the Transformer reach the best recurrent BLEU?"""
+    from experiments import thresholds
+
+    m = doc["result"]["models"]
+    budget = doc["result"]["setup"]["max_train_seconds"]
+    rnn = max(r["bleu"] for n, r in m.items() if n != "transformer")
+    verdict = thresholds.HOLDS if m["transformer"]["bleu"] >= rnn else thresholds.FAILS
+    parts = ", ".join(f"{n} {f(r['bleu'])}" for n, r in m.items())
+    return (
+        f"{verdict} at equal time on 2 CPU cores: in {f(budget)} s of training each (each "
+        f"schedule laid out over it), {parts} BLEU (`results/{doc['name']}.json`)"
+    )
+
+
+# KEY -> (committed result, renderer)
+RENDERERS = {
+    "rnn_vs_attn/default": ("rnn_vs_attn/default", render_default),
+    "rnn_vs_attn/default/shows": ("rnn_vs_attn/default", render_shows),
+    "rnn_vs_attn/convs2s": ("rnn_vs_attn/convs2s", render_convs2s),
+    "rnn_vs_attn/equal_time": ("rnn_vs_attn/equal_time", render_equal_time),
+    "rnn_vs_attn/seeds": ("rnn_vs_attn/seeds", render_seeds),
+    "recipe_sweep/budget": ("recipe_sweep/budget", render_sweep),
+    "chapter/bottleneck": ("rnn_vs_attn/default", render_chapter_bottleneck),
+    "chapter/equal_time": ("rnn_vs_attn/equal_time", render_chapter_equal_time),
+}
+
+
+def render(key: str) -> str:
+    if key not in RENDERERS:
+        raise KeyError(f"publish: no renderer for block {key!r}; known: {sorted(RENDERERS)}")
+    name, fn = RENDERERS[key]
+    return fn(load(name)).rstrip("\n")
+
+
+def regenerate(text: str) -> tuple[str, list[str]]:
+    """(text with every block rewritten, the keys whose block changed)."""
+    changed = []
+
+    def sub(m):
+        body = render(m.group(2))
+        new = body + "\n" if m.group(1).endswith("\n") else body.replace("\n", " ")
+        if new != m.group(3):
+            changed.append(m.group(2))
+        return m.group(1) + new + m.group(4)
+
+    return _BLOCK.sub(sub, text), changed
+
+
+def blocks(text: str) -> list[str]:
+    return [m.group(2) for m in _BLOCK.finditer(text)]
+
+
+def publish(check: bool = False, root: str = ROOT) -> list[str]:
+    """Regenerate the blocks of DOCS (check: only report); returns 'file: key' that drifted."""
+    drifted = []
+    for doc in DOCS:
+        path = os.path.join(root, doc)
+        with open(path) as fh:
+            text = fh.read()
+        new, changed = regenerate(text)
+        drifted += [f"{doc}: {k}" for k in changed]
+        if changed and not check:
+            with open(path, "w") as fh:
+                fh.write(new)
+    return drifted
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m experiments.publish", description=__doc__)
+    ap.add_argument("what", nargs="*", help="'save NAME' to store a run's results")
+    ap.add_argument("--workdir", default="")
+    ap.add_argument("--command", default="")
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args(argv)
+    if args.what[:1] == ["save"]:
+        if len(args.what) != 2 or not args.workdir or not args.command:
+            ap.error("save NAME --workdir=DIR --command='python launch.py ...'")
+        print(save(args.what[1], args.workdir, args.command))
+        return 0
+    drifted = publish(check=args.check)
+    for d in drifted:
+        print(("drifted: " if args.check else "regenerated: ") + d)
+    return 1 if args.check and drifted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
