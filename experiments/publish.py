@@ -245,6 +245,43 @@ def render_chapter_equal_time(doc: dict) -> str:
     )
 
 
+def _all_hold(rows) -> str:
+    """One verdict for a set of claim rows: the weakest of theirs."""
+    from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, NOT_SHOWN
+
+    verdicts = {r["verdict"] for r in rows}
+    for v in (FAILS, NOT_SHOWN, CAVEAT, HOLDS):
+        if v in verdicts:
+            return v
+    return sorted(verdicts)[0] if verdicts else NOT_SHOWN
+
+
+def render_chapter_complexity(doc: dict) -> str:
+    """Row 4: the fitted FLOP exponents of the LSTM layer and the attention core."""
+    res = doc["result"]
+    fits = res["fits"]
+    rows = [r for r in res["table"] if r["claim"].startswith(("recurrent", "attention_core"))]
+    e = lambda k, ax: f"{fits[k][ax]['exponent']:.2f}"  # noqa: E731
+    return (
+        f"{_all_hold(rows)}: FLOPs ∝ N^{e('recurrent', 'N')}·d^{e('recurrent', 'd')} for the "
+        f"LSTM, N^{e('attention_core', 'N')}·d^{e('attention_core', 'd')} for attention "
+        f"(`results/{doc['name']}.json`)"
+    )
+
+
+def render_chapter_decode(doc: dict) -> str:
+    """Row 6: the per-token FLOP exponents in N of the RNN step, the KV cache, recomputation."""
+    res = doc["result"]
+    fits = res["fits"]
+    names = ("rnn", "kv_cache", "recompute")
+    rows = [r for r in res["table"] if r["claim"].split(":")[0] in names]
+    e = lambda k: f"{fits[k]['flops_n_dependent']['exponent']:.2f}"  # noqa: E731
+    return (
+        f"{_all_hold(rows)}: per-token FLOPs ∝ N^{e('rnn')} (RNN), N^{e('kv_cache')} (KV "
+        f"cache), N^{e('recompute')} (recomputation) (`results/{doc['name']}.json`)"
+    )
+
+
 # KEY -> (committed result, renderer)
 RENDERERS = {
     "rnn_vs_attn/default": ("rnn_vs_attn/default", render_default),
@@ -255,6 +292,8 @@ RENDERERS = {
     "recipe_sweep/budget": ("recipe_sweep/budget", render_sweep),
     "chapter/bottleneck": ("rnn_vs_attn/default", render_chapter_bottleneck),
     "chapter/equal_time": ("rnn_vs_attn/equal_time", render_chapter_equal_time),
+    "chapter/complexity": ("complexity/default", render_chapter_complexity),
+    "chapter/decode_cost": ("decode_cost/default", render_chapter_decode),
 }
 
 
