@@ -195,3 +195,30 @@ def test_a_registered_model_is_grouped_by_the_report(bag):
     assert translators(models, cross_attention=True) == ["rnnsearch", "transformer", bag]
     assert translators(models, family="attention") == ["transformer", bag]
     assert translators(models, family="recurrent") == ["rnnenc", "rnnsearch"]
+
+
+# ------------------------------------------------ choice checks: one helper, every model
+
+
+@pytest.mark.parametrize("name", registry.names())
+def test_every_choice_check_raises_bad_input_naming_field_and_choices(name):
+    """Each model's CHOICES go through base.check_choices: a bad value is one line
+    (BadInputError, which launch.py prints) naming the field and every allowed value."""
+    module = registry.get(name).load()
+    choices = getattr(module, "CHOICES", {})
+    if registry.get(name).family == "recurrent":
+        assert "cell" in choices
+    for field, allowed in choices.items():
+        assert module.default_config()[field] in allowed
+        with pytest.raises(BadInputError) as err:
+            build_model(name, {field: "no-such-choice"}, 16, 16)
+        msg = str(err.value)
+        assert f"{name}: {field} must be one of" in msg and "'no-such-choice'" in msg
+        assert all(str(a) in msg for a in allowed)
+
+
+def test_check_choices_passes_good_values():
+    cfg = ml_collections.ConfigDict({"cell": "lstm"})
+    base.check_choices("m", cfg, {"cell": ("lstm", "gru")})
+    with pytest.raises(BadInputError, match="m: cell must be one of gru, got 'lstm'"):
+        base.check_choices("m", cfg, {"cell": ("gru",)})

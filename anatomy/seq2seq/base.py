@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
+from anatomy.errors import BadInputError
 from anatomy.sharding.axes import declare
 from anatomy.tokens import BOS, EOS, PAD, UNK  # noqa: F401  (re-exported)
 
@@ -71,6 +72,21 @@ def dense(p, x):
     """x [..., d_in] @ w [d_in, d_out] (+ b) -> [..., d_out]."""
     y = x @ p["w"]
     return y + p["b"] if "b" in p else y
+
+
+def check_choices(name, config, choices):
+    """BadInputError unless every `config[field]` is one of `choices[field]`.
+
+    name: the model ('rnnsearch'); choices: {field: tuple of allowed values}, a model module's
+    CHOICES, which build() passes here so that every model checks its choices one way:
+        "rnnsearch: cell must be one of lstm/gru/..., got 'tcn'"
+    """
+    for field, allowed in choices.items():
+        if config[field] not in allowed:
+            raise BadInputError(
+                f"{name}: {field} must be one of {'/'.join(map(str, allowed))}, "
+                f"got {config[field]!r}"
+            )
 
 
 def source_mask(src_len, s_len):

@@ -20,6 +20,9 @@ from anatomy.attention import LUONG_KINDS, dropout, init_luong, luong_attention
 from anatomy.recurrence import get_cell, run
 from anatomy.seq2seq import base
 
+# The fields build() checks (base.check_choices) and their allowed values.
+CHOICES = {"cell": ("rnn", "lstm", "gru", "gru_paper"), "score": LUONG_KINDS}
+
 
 def default_config():
     """Hyperparameters of the Luong translator (sized like rnnsearch's defaults)."""
@@ -35,10 +38,7 @@ def default_config():
 
 def build(config, src_vocab_size, tgt_vocab_size):
     """The Luong Translator (see base.Translator)."""
-    if config.score not in LUONG_KINDS:
-        raise ValueError(f"luong: score must be one of {LUONG_KINDS}, got {config.score!r}")
-    if config.cell not in ("rnn", "lstm", "gru", "gru_paper"):
-        raise ValueError(f"luong: cell must be one of rnn/lstm/gru/gru_paper, got {config.cell!r}")
+    base.check_choices("luong", config, CHOICES)
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
     h = cfg.d_hidden

@@ -30,6 +30,7 @@ from anatomy.recurrence import get_cell, paths, run
 from anatomy.seq2seq import base
 
 CELLS = ("rnn", "lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
+CHOICES = {"cell": CELLS}  # the fields build() checks (base.check_choices)
 
 
 def default_config():
@@ -51,8 +52,7 @@ def default_config():
 
 def build(config, src_vocab_size, tgt_vocab_size):
     """The RNNenc Translator (see base.Translator)."""
-    if config.cell not in CELLS:
-        raise ValueError(f"rnnenc: cell must be one of {'/'.join(CELLS)}, got {config.cell!r}")
+    base.check_choices("rnnenc", config, CHOICES)
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
     hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp, where="rnnenc")

@@ -35,11 +35,16 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.attention import additive_attention, dropout, init_additive, project_keys
-from anatomy.errors import BadInputError
 from anatomy.recurrence import LSTMState, bidirectional, get_cell, paths
 from anatomy.seq2seq import base
 
 CELLS = ("lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
+# The fields build() checks (base.check_choices) and their allowed values.
+CHOICES = {
+    "cell": CELLS,
+    "readout_state": ("current", "previous"),
+    "readout": ("tanh", "maxout"),
+}
 
 
 def default_config():
@@ -66,16 +71,7 @@ def default_config():
 
 def build(config, src_vocab_size, tgt_vocab_size):
     """The RNNsearch Translator (see base.Translator)."""
-    if config.cell not in CELLS:
-        raise ValueError(f"rnnsearch: cell must be one of {'/'.join(CELLS)}, got {config.cell!r}")
-    for field, choices in (
-        ("readout_state", ("current", "previous")),
-        ("readout", ("tanh", "maxout")),
-    ):
-        if config[field] not in choices:
-            raise BadInputError(
-                f"rnnsearch: {field} must be one of {'/'.join(choices)}, got {config[field]!r}"
-            )
+    base.check_choices("rnnsearch", config, CHOICES)
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
     hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp, where="rnnsearch")

@@ -35,6 +35,7 @@ from anatomy.attention import (
     position_lookup,
     sinusoidal,
 )
+from anatomy.errors import BadInputError
 from anatomy.seq2seq import base
 from anatomy.sharding.axes import declare
 
@@ -57,11 +58,11 @@ def default_config():
 def build(config, src_vocab_size, tgt_vocab_size):
     """The Transformer Translator (see base.Translator)."""
     if config.d_model % config.n_heads:
-        raise ValueError(
+        raise BadInputError(
             f"transformer: d_model={config.d_model} not divisible by n_heads={config.n_heads}"
         )
     if config.share_embeddings and src_vocab_size != tgt_vocab_size:
-        raise ValueError(
+        raise BadInputError(
             f"transformer: share_embeddings needs equal vocab sizes, got "
             f"{src_vocab_size} and {tgt_vocab_size}"
         )
