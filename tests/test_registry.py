@@ -15,9 +15,10 @@ from jax.sharding import PartitionSpec as P
 
 from anatomy import sharding as sh
 from anatomy.attention import masked_softmax
+from anatomy.axes import declare
 from anatomy.errors import BadInputError
+from anatomy.layers import OUT_AXES, dense, init_dense, init_embedding
 from anatomy.seq2seq import MODELS, base, build_model, count_params, registry
-from anatomy.sharding.axes import declare
 
 
 def test_builtin_models_and_families():
@@ -88,10 +89,10 @@ def _bag_build(config, src_vocab_size, tgt_vocab_size, extra_param=False):
     def init(key):
         ks = jax.random.split(key, 4)
         p = {
-            "src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d),
-            "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d),
+            "src_emb": init_embedding(ks[0], src_vocab_size, cfg.d),
+            "tgt_emb": init_embedding(ks[1], tgt_vocab_size, cfg.d),
             "mix": declare(jax.random.normal(ks[2], (cfg.d, cfg.d_mix)), ("embed", "mlp")),
-            "out": base.init_dense(ks[3], cfg.d_mix, tgt_vocab_size, axes=base.OUT_AXES),
+            "out": init_dense(ks[3], cfg.d_mix, tgt_vocab_size, axes=OUT_AXES),
         }
         if extra_param:
             p["extra"] = jnp.ones((3, cfg.d))  # created without declare
@@ -104,7 +105,7 @@ def _bag_build(config, src_vocab_size, tgt_vocab_size, extra_param=False):
     def _logits(params, memory, q):  # q [B, T, d] -> logits [B, T, V], a [B, T, S]
         a = masked_softmax(jnp.einsum("btd,bsd->bts", q, memory["keys"]), memory["mask"][:, None])
         ctx = jnp.einsum("bts,bsd->btd", a, memory["keys"])
-        return base.dense(params["out"], jnp.tanh((q + ctx) @ params["mix"])), a
+        return dense(params["out"], jnp.tanh((q + ctx) @ params["mix"])), a
 
     def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
         src, src_len, tgt = base.check_batch(batch, "bag")

@@ -13,10 +13,9 @@ from jax.sharding import PartitionSpec as P
 
 from anatomy import sharding as sh
 from anatomy.attention import encoder_layer, init_encoder_layer, padding_mask
-from anatomy.attention.layers import FFN_AXES
+from anatomy.axes import declare, is_axes
+from anatomy.layers import FFN_AXES, OUT_AXES, init_dense, init_embedding
 from anatomy.recurrence import get_cell, run
-from anatomy.seq2seq.base import OUT_AXES, init_dense, init_embedding
-from anatomy.sharding.axes import declare, is_axes
 
 
 def test_resolve_shape_fills_minus_one():

@@ -18,7 +18,7 @@ Initialisation (all cells): weights ~ U(-1/sqrt(H), 1/sqrt(H)) as in
 ``torch.nn.RNN/LSTM/GRU``; biases are zero (the LSTM forget-gate bias is
 ``forget_bias``, 1.0 by default, Jozefowicz et al. 2015).
 
-Logical axes (anatomy.sharding.axes): the gate dimension G*H is 'hidden' (split over the
+Logical axes (anatomy.axes): the gate dimension G*H is 'hidden' (split over the
 mesh's 'model' axis by default); the input dimension is never sharded.
 """
 
@@ -27,7 +27,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from anatomy.sharding.axes import declare
+from anatomy.axes import declare
 
 # Every cell's parameters: w_x [D, G*H], w_h [H, G*H], b / b_x / b_h [G*H].
 CELL_AXES = {

@@ -22,7 +22,7 @@ Public API
         anatomy.train.train(model, batches, config.train, workdir, **kwargs)
 """
 
-from anatomy.sharding.axes import declare
+from anatomy.axes import declare
 from anatomy.sharding.mesh import (
     axis_size,
     default_config,

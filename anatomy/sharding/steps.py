@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import jax
 
-from anatomy.sharding.axes import trace
+from anatomy.axes import trace
 from anatomy.sharding.place import (
     batch_sharding,
     mirror_shardings,
