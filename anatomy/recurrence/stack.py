@@ -31,7 +31,7 @@ import jax.numpy as jnp
 
 from anatomy.errors import BadInputError
 from anatomy.layers import dropout, init_layer_norm, layer_norm
-from anatomy.recurrence.cells import get_cell
+from anatomy.recurrence.registry import get_cell
 from anatomy.recurrence.scan import run
 
 STACK_CELLS = ("lstm", "gru")

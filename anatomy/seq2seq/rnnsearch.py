@@ -113,7 +113,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
     def init_state(params, memory, max_len):
         """s_0 = tanh(W_init ←h_1 + b_init) (+ a zero LSTM cell state)."""
         h0 = jnp.tanh(dense(params["init"], memory["h_bw_first"]))  # [B, d_dec]
-        if spec.from_hidden is not None:  # a linear recurrence (anatomy.recurrence.linear)
+        if spec.from_hidden is not None:  # a linear recurrence (anatomy.recurrence.registry)
             return spec.from_hidden(params["decoder"], h0)
         return LSTMState(h0, jnp.zeros_like(h0)) if cfg.cell == "lstm" else h0
 
