@@ -19,6 +19,7 @@ from anatomy.axes import declare
 from anatomy.errors import BadInputError
 from anatomy.layers import OUT_AXES, dense, init_dense, init_embedding
 from anatomy.seq2seq import MODELS, base, build_model, count_params, registry
+from anatomy.train.sharded import state_shardings
 
 
 def test_builtin_models_and_families():
@@ -172,7 +173,7 @@ def test_a_registered_model_gets_its_declared_shardings(bag):
         "mix": ("embed", "mlp"),
         "out": {"w": ("embed", "vocab"), "b": ("vocab",)},
     }
-    _, p_sh = sh.state_shardings(model, optax.adam(1e-3), mesh)
+    _, p_sh = state_shardings(model, optax.adam(1e-3), mesh)
     specs = jax.tree.map(lambda s: s.spec, p_sh)
     assert specs["mix"] == P(None, "model")  # 'mlp' -> the model axis (DEFAULT_RULES)
     assert specs["src_emb"] == P() and specs["out"]["w"] == P() and specs["out"]["b"] == P()
@@ -185,7 +186,7 @@ def test_a_registered_model_gets_its_declared_shardings(bag):
 def test_an_undeclared_parameter_of_a_model_is_an_error_naming_it(bag):
     model = BAG.build(ml_collections.ConfigDict({"d": 16, "d_mix": 8}), 24, 24, extra_param=True)
     with pytest.raises(BadInputError, match=r"parameter \['extra'\] \(shape \(3, 16\)\) has no"):
-        sh.state_shardings(model, optax.adam(1e-3), sh.make_mesh((2, 4)))
+        state_shardings(model, optax.adam(1e-3), sh.make_mesh((2, 4)))
 
 
 def test_a_registered_model_is_grouped_by_the_report(bag):
