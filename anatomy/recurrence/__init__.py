@@ -3,12 +3,15 @@
 cells.py  rnn / lstm / gru (reset after or before) cells, inits, zero carries
 registry.py  the cell registry: every cell as a CellSpec by name (get_cell), the linear
           recurrences among them ('sru', 'qrnn', 'mingru', 'mamba') and the fused paths
-scan.py   run (lengths, reverse, hoisted input projection, fused VJP), bidirectional
+scan.py   run (lengths, reverse, hoisted input projection, fused VJP), bidirectional;
+          sequences.py reverse_padded and the runners' input checks
 fused.py  the custom-VJP LSTM and GRU (one matmul per backward step); paths.py per-backend defaults
 quasi.py  SRU / QRNN-style linear recurrences via jax.lax.associative_scan; SRU, QRNN cells
 mingru.py minGRU (Feng et al. 2024): gates from x only, a linear recurrence
 selective.py  a Mamba-style selective state-space layer (Gu & Dao 2023), simplified
 stack.py  deep LSTM / GRU stacks: n_layers, GNMT residuals, LayerNorm on each layer's output
+
+Imports only anatomy.layers / anatomy.axes below it (tests/test_layering.py).
 """
 
 from anatomy.recurrence import paths  # per-backend default paths (hoist, vjp)
