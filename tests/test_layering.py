@@ -8,7 +8,10 @@ packages anatomy.a and anatomy.a.b, unless the importer lives inside them.
 
 import ast
 import importlib
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -112,3 +115,15 @@ def test_every_subpackage_loads_from_the_root(name):
     assert getattr(anatomy, name) is importlib.import_module(f"anatomy.{name}")
     with pytest.raises(AttributeError):
         anatomy.no_such_subpackage  # noqa: B018
+
+
+def test_sharding_imports_no_training_and_its_moved_names_still_resolve():
+    """anatomy.sharding loads without anatomy.train; the sharded steps it used to hold
+    (now anatomy.train.sharded) still resolve from it, lazily, for older callers."""
+    code = (
+        "import sys, anatomy.sharding as sh; assert 'anatomy.train' not in sys.modules; "
+        "import anatomy.train.sharded as ts; assert sh.train_kwargs is ts.train_kwargs; "
+        "assert sh.setup_train is ts.setup_train and sh.state_shardings is ts.state_shardings"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=ROOT, timeout=120)
