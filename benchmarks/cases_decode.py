@@ -20,8 +20,9 @@ import jax.numpy as jnp
 import numpy as np
 import torch
 
-from anatomy.attention import causal_mask, decoder_layer, layer_norm, sinusoidal
+from anatomy.attention import causal_mask, decoder_layer, sinusoidal
 from anatomy.decode import mask_never_generated
+from anatomy.layers import layer_norm
 from anatomy.seq2seq import build_model
 from anatomy.seq2seq.base import BOS, EOS
 from benchmarks import peers

@@ -15,7 +15,7 @@ tokens (data.train_max_src_len) and is tested on every length: Bahdanau et al.'s
 Validation: teacher-forced loss/accuracy on config.eval.valid_batches fixed valid batches every
 config.train.eval_every steps (anatomy.train.make_validate), outside the training clock.
 
-Training goes through anatomy.sharding's jitted step on the mesh of config.sharding (default:
+Training goes through anatomy.train.sharded's jitted step on the mesh of config.sharding (default:
 every device on the data axis; one device on a plain CPU run, where results are those of the
 unsharded step). Batch rows are rounded to a multiple of the data axis. With several
 processes (launch.py's distributed flags) each feeds only its rows of every batch; decoding
@@ -213,12 +213,12 @@ def _valid_batches(config, corpus, rows):
 
 def _validator(model, tc, mesh, rules, valid):
     """evaluate(state) -> valid_loss / valid_accuracy on `valid` (this process's rows), through
-    anatomy.sharding's jitted eval step on the training mesh; None when validation is off."""
+    anatomy.train.sharded's jitted eval step on the training mesh; None when validation is off."""
     if not valid or tc.eval_every <= 0:
         return None
     b_sh = sharding.batch_sharding(mesh, rules)
-    _, p_sh = sharding.state_shardings(model, T.make_optimizer(tc), mesh, rules)
-    step = sharding.shard_eval_step(
+    _, p_sh = T.sharded.state_shardings(model, T.make_optimizer(tc), mesh, rules)
+    step = T.sharded.shard_eval_step(
         T.make_eval_step(model, compute_dtype=tc.compute_dtype), mesh, p_sh, b_sh
     )
     return T.make_validate(step, [distributed.local_rows(b, b_sh) for b in valid])
@@ -264,7 +264,7 @@ def _train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
         name=name if n_seeds == 1 else f"{name}/seed{seed}",
         evaluate=_validator(model, tc, mesh, tuple(sc.rules), valid),
         fingerprint=run_fp,
-        **sharding.train_kwargs(model, tc, sc),
+        **T.sharded.train_kwargs(model, tc, sc),
     )
     params = distributed.local_copy(res.state.params)  # whole arrays here, for decoding
     ev = _evaluate(model, params, corpus, config, mdir, int(res.state.step), run_fp)

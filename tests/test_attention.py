@@ -13,6 +13,7 @@ import pytest
 from jax.test_util import check_grads
 
 import anatomy.attention as att
+from anatomy import layers
 
 TOL = 1e-5
 
@@ -297,26 +298,26 @@ def test_padded_batch_equals_unpadded_sequences(rng, layer_params, pre_ln):
 def test_layer_norm_and_ffn_match_numpy(rng):
     M, F = 6, 10
     x = rng.normal(size=(2, 3, M))
-    ln = randomize(att.init_layer_norm(M), rng)
-    fp = randomize(att.init_ffn(jax.random.key(0), M, F), rng)
+    ln = randomize(layers.init_layer_norm(M), rng)
+    fp = randomize(layers.init_ffn(jax.random.key(0), M, F), rng)
     for eps in (1e-5, 1e-6):
         ref = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps) * ln[
             "scale"
         ] + ln["bias"]
-        assert rel(att.layer_norm(jax.tree.map(f32, ln), f32(x), eps), ref) <= TOL
+        assert rel(layers.layer_norm(jax.tree.map(f32, ln), f32(x), eps), ref) <= TOL
     ref = np.maximum(x @ fp["w1"] + fp["b1"], 0) @ fp["w2"] + fp["b2"]
-    assert rel(att.ffn(jax.tree.map(f32, fp), f32(x)), ref) <= TOL
+    assert rel(layers.ffn(jax.tree.map(f32, fp), f32(x)), ref) <= TOL
 
 
 def test_dropout(rng, layer_params):
     x = f32(rng.normal(size=(4, 50, 50)) + 3.0)
-    y = att.dropout(x, 0.25, jax.random.key(0))
+    y = layers.dropout(x, 0.25, jax.random.key(0))
     zero = np.asarray(y) == 0
     assert abs(zero.mean() - 0.25) < 0.03
     np.testing.assert_allclose(np.asarray(y)[~zero], np.asarray(x)[~zero] / 0.75, rtol=1e-6)
-    assert att.dropout(x, 0.25, None, deterministic=True) is x
+    assert layers.dropout(x, 0.25, None, deterministic=True) is x
     with pytest.raises(ValueError, match="rng"):
-        att.dropout(x, 0.25, None)
+        layers.dropout(x, 0.25, None)
     enc, _ = layer_params
     xs = f32(rng.normal(size=(2, 4, 8)))
     a = att.encoder_layer(enc, xs, None, dropout_rate=0.3, rng=jax.random.key(1))

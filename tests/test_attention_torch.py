@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import anatomy.attention as att
+from anatomy import layers
 from benchmarks import peers
 
 TOL = 1e-5
@@ -150,9 +151,9 @@ def test_layer_norm_eps_maps_to_torch_and_flax(rng):
     p = {"scale": 1.0 + 0.3 * rng.normal(size=M), "bias": 0.3 * rng.normal(size=M)}
     tln = torch.nn.LayerNorm(M, eps=1e-5, dtype=torch.float64)  # torch default eps
     tln.load_state_dict({"weight": t64(p["scale"]), "bias": t64(p["bias"])})
-    ours = att.layer_norm(f32(p), jnp.asarray(x, jnp.float32), eps=1e-5)
+    ours = layers.layer_norm(f32(p), jnp.asarray(x, jnp.float32), eps=1e-5)
     assert rel(ours, tln(t64(x)).detach().numpy()) <= TOL
     fln = nn.LayerNorm()  # flax default epsilon=1e-6
     ref = fln.apply({"params": f32(p)}, jnp.asarray(x, jnp.float32))
     assert fln.epsilon == 1e-6
-    assert rel(att.layer_norm(f32(p), jnp.asarray(x, jnp.float32), eps=1e-6), ref) <= TOL
+    assert rel(layers.layer_norm(f32(p), jnp.asarray(x, jnp.float32), eps=1e-6), ref) <= TOL

@@ -196,6 +196,7 @@ def test_parameters_declare_their_axes_and_sharded_training_equals_one_device():
     from test_sharding_models import VOCAB, _close, make_batches, run_steps
 
     from anatomy import sharding as sh
+    from anatomy.train.sharded import setup_train
     from anatomy.train.state import create_state
     from anatomy.train.step import compile_train_step, make_train_step
 
@@ -207,7 +208,7 @@ def test_parameters_declare_their_axes_and_sharded_training_equals_one_device():
     tx, batches = optax.sgd(0.5, momentum=0.9), make_batches()
     step = compile_train_step(make_train_step(model, tx), donate=False)
     want = run_steps(step, create_state(model.init(jax.random.key(0)), tx), batches)
-    state, sharded_step, _ = sh.setup_train(model, tx, sh.make_mesh((4, 2)), key=jax.random.key(0))
+    state, sharded_step, _ = setup_train(model, tx, sh.make_mesh((4, 2)), key=jax.random.key(0))
     got = run_steps(sharded_step, state, batches)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
     _close(got[1], want[1], "convs2s gradient")

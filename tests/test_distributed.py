@@ -2,7 +2,7 @@
 
 The main test starts 2 processes on 127.0.0.1 (2 CPU devices each, gloo collectives, the
 coordinator given by the JAX_COORDINATOR_ADDRESS / JAX_NUM_PROCESSES / JAX_PROCESS_ID
-environment variables). They run anatomy.train.train with sharding.train_kwargs on a
+environment variables). They run anatomy.train.train with anatomy.train.sharded.train_kwargs on a
 (data 2, model 2) mesh, each process feeding only its own rows of every batch: 2 steps,
 an orbax checkpoint written across processes, then a resumed run to step 3. The losses and
 parameters must match one process training 3 steps on one device. The batches come from a
@@ -23,6 +23,7 @@ import pytest
 
 from anatomy import distributed
 from anatomy import sharding as sh
+from anatomy.train.sharded import train_kwargs
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONFIG = dict(cell="lstm", d_emb=16, d_enc=16, d_dec=16, d_attn=16, d_readout=16, dropout_rate=0.1)
@@ -126,7 +127,7 @@ def worker(outdir):
     model, config = setup(num_steps=2)
     mesh_config = sh.default_config()
     mesh_config.mesh_shape = (2, 2)
-    kwargs = sh.train_kwargs(model, config, mesh_config)
+    kwargs = train_kwargs(model, config, mesh_config)
     b_sh = sh.batch_sharding(sh.mesh_from_config(mesh_config))
     batcher = make_batcher()
     local_feed = distributed.local_batches(batcher, b_sh)  # reads only this process's rows

@@ -1,7 +1,7 @@
 """Elastic resume: a checkpoint written on one mesh restores on another and training continues
 as if it had never stopped.
 
-On the suite's 8 fake CPU devices: anatomy.train.train with sharding.train_kwargs trains 2
+On the suite's 8 fake CPU devices: anatomy.train.train with anatomy.train.sharded.train_kwargs trains 2
 steps on a (data 4, model 2) mesh and checkpoints; copies of that workdir resume to step 4 on
 (8, 1) and on one device. Orbax restores every array straight into the new mesh's shardings.
 Losses and parameters must equal an uninterrupted 4-step run on (4, 2) within float32 rounding
@@ -18,6 +18,7 @@ import pytest
 from anatomy import sharding as sh
 from anatomy import train as T
 from anatomy.seq2seq import build_model
+from anatomy.train.sharded import state_shardings, train_kwargs
 
 CONFIG = dict(cell="lstm", d_emb=16, d_enc=16, d_dec=16, d_attn=16, d_readout=16, dropout_rate=0.1)
 VOCAB, B, S, TGT, FIRST, STEPS = 20, 8, 6, 5, 2, 4
@@ -60,7 +61,7 @@ def kwargs_for(model, config, shape):
         return {}  # one device, the unsharded step
     mesh_config = sh.default_config()
     mesh_config.mesh_shape = shape
-    return sh.train_kwargs(model, config, mesh_config)
+    return train_kwargs(model, config, mesh_config)
 
 
 def losses(workdir):
@@ -123,7 +124,7 @@ def test_orbax_restores_into_the_target_shardings(runs):
     saved, _ = ckpt.restore(like)  # onto like's device
     for shape in ((8, 1), (2, 4), (1, 1)):
         mesh = sh.make_mesh(shape, devices=jax.devices()[: shape[0] * shape[1]])
-        s_sh, _ = sh.state_shardings(model, tx, mesh)
+        s_sh, _ = state_shardings(model, tx, mesh)
         state, _ = ckpt.restore(like, shardings=s_sh)
         for x, s, y in zip(jax.tree.leaves(state), jax.tree.leaves(s_sh), jax.tree.leaves(saved)):
             assert x.sharding == s

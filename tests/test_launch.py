@@ -58,6 +58,19 @@ def test_impossible_config_is_one_line_and_traceback_on_request(tmp_path):
     assert loud.returncode != 0 and "Traceback" in loud.stderr
 
 
+def test_a_bad_model_choice_is_one_line(tmp_path):
+    """A model's choice check (seq2seq.base.check_choices) names the field and the choices."""
+    out = _launch(
+        "--experiment=rnn_vs_attn",
+        "--config=experiments/configs/rnn_vs_attn.py:quick",
+        "--config.models=('rnnenc',)",
+        "--config.model.rnnenc.cell=tcn",
+        f"--workdir={tmp_path}",
+    )
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "rnnenc: cell must be one of rnn/lstm/gru" in out.stderr and "'tcn'" in out.stderr
+
+
 # Runs launch.main with experiments.rnn_vs_attn.run replaced by one that raises `error`.
 _RAISING = """
 import sys

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from anatomy import attention as att
+from anatomy import axes as axes_mod
 from anatomy.errors import BadInputError
-from anatomy.sharding import axes as axes_mod
 
 B, T, H, D = 2, 5, 3, 8
 

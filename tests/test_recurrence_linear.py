@@ -9,7 +9,7 @@ import pytest
 
 from anatomy import probes
 from anatomy import recurrence as rec
-from anatomy.sharding.axes import is_axes, trace
+from anatomy.axes import is_axes, trace
 
 B, T, D, H = 3, 9, 5, 6
 LENGTHS = np.array([9, 4, 0])

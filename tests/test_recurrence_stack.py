@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from jax.test_util import check_grads
 
+from anatomy import axes as axes_mod
 from anatomy import recurrence as rec
 from anatomy.errors import BadInputError
 from anatomy.recurrence import stack
-from anatomy.sharding import axes as axes_mod
 
 B, T, D, H, L = 3, 6, 4, 5, 3
 LENGTHS = np.array([4, 6, 1])  # unsorted on purpose

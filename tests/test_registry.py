@@ -15,9 +15,11 @@ from jax.sharding import PartitionSpec as P
 
 from anatomy import sharding as sh
 from anatomy.attention import masked_softmax
+from anatomy.axes import declare
 from anatomy.errors import BadInputError
+from anatomy.layers import OUT_AXES, dense, init_dense, init_embedding
 from anatomy.seq2seq import MODELS, base, build_model, count_params, registry
-from anatomy.sharding.axes import declare
+from anatomy.train.sharded import state_shardings
 
 
 def test_builtin_models_and_families():
@@ -88,10 +90,10 @@ def _bag_build(config, src_vocab_size, tgt_vocab_size, extra_param=False):
     def init(key):
         ks = jax.random.split(key, 4)
         p = {
-            "src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d),
-            "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d),
+            "src_emb": init_embedding(ks[0], src_vocab_size, cfg.d),
+            "tgt_emb": init_embedding(ks[1], tgt_vocab_size, cfg.d),
             "mix": declare(jax.random.normal(ks[2], (cfg.d, cfg.d_mix)), ("embed", "mlp")),
-            "out": base.init_dense(ks[3], cfg.d_mix, tgt_vocab_size, axes=base.OUT_AXES),
+            "out": init_dense(ks[3], cfg.d_mix, tgt_vocab_size, axes=OUT_AXES),
         }
         if extra_param:
             p["extra"] = jnp.ones((3, cfg.d))  # created without declare
@@ -104,7 +106,7 @@ def _bag_build(config, src_vocab_size, tgt_vocab_size, extra_param=False):
     def _logits(params, memory, q):  # q [B, T, d] -> logits [B, T, V], a [B, T, S]
         a = masked_softmax(jnp.einsum("btd,bsd->bts", q, memory["keys"]), memory["mask"][:, None])
         ctx = jnp.einsum("bts,bsd->btd", a, memory["keys"])
-        return base.dense(params["out"], jnp.tanh((q + ctx) @ params["mix"])), a
+        return dense(params["out"], jnp.tanh((q + ctx) @ params["mix"])), a
 
     def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
         src, src_len, tgt = base.check_batch(batch, "bag")
@@ -171,7 +173,7 @@ def test_a_registered_model_gets_its_declared_shardings(bag):
         "mix": ("embed", "mlp"),
         "out": {"w": ("embed", "vocab"), "b": ("vocab",)},
     }
-    _, p_sh = sh.state_shardings(model, optax.adam(1e-3), mesh)
+    _, p_sh = state_shardings(model, optax.adam(1e-3), mesh)
     specs = jax.tree.map(lambda s: s.spec, p_sh)
     assert specs["mix"] == P(None, "model")  # 'mlp' -> the model axis (DEFAULT_RULES)
     assert specs["src_emb"] == P() and specs["out"]["w"] == P() and specs["out"]["b"] == P()
@@ -184,7 +186,7 @@ def test_a_registered_model_gets_its_declared_shardings(bag):
 def test_an_undeclared_parameter_of_a_model_is_an_error_naming_it(bag):
     model = BAG.build(ml_collections.ConfigDict({"d": 16, "d_mix": 8}), 24, 24, extra_param=True)
     with pytest.raises(BadInputError, match=r"parameter \['extra'\] \(shape \(3, 16\)\) has no"):
-        sh.state_shardings(model, optax.adam(1e-3), sh.make_mesh((2, 4)))
+        state_shardings(model, optax.adam(1e-3), sh.make_mesh((2, 4)))
 
 
 def test_a_registered_model_is_grouped_by_the_report(bag):
@@ -195,3 +197,30 @@ def test_a_registered_model_is_grouped_by_the_report(bag):
     assert translators(models, cross_attention=True) == ["rnnsearch", "transformer", bag]
     assert translators(models, family="attention") == ["transformer", bag]
     assert translators(models, family="recurrent") == ["rnnenc", "rnnsearch"]
+
+
+# ------------------------------------------------ choice checks: one helper, every model
+
+
+@pytest.mark.parametrize("name", registry.names())
+def test_every_choice_check_raises_bad_input_naming_field_and_choices(name):
+    """Each model's CHOICES go through base.check_choices: a bad value is one line
+    (BadInputError, which launch.py prints) naming the field and every allowed value."""
+    module = registry.get(name).load()
+    choices = getattr(module, "CHOICES", {})
+    if registry.get(name).family == "recurrent":
+        assert "cell" in choices
+    for field, allowed in choices.items():
+        assert module.default_config()[field] in allowed
+        with pytest.raises(BadInputError) as err:
+            build_model(name, {field: "no-such-choice"}, 16, 16)
+        msg = str(err.value)
+        assert f"{name}: {field} must be one of" in msg and "'no-such-choice'" in msg
+        assert all(str(a) in msg for a in allowed)
+
+
+def test_check_choices_passes_good_values():
+    cfg = ml_collections.ConfigDict({"cell": "lstm"})
+    base.check_choices("m", cfg, {"cell": ("lstm", "gru")})
+    with pytest.raises(BadInputError, match="m: cell must be one of gru, got 'lstm'"):
+        base.check_choices("m", cfg, {"cell": ("gru",)})

@@ -13,10 +13,10 @@ from jax.sharding import PartitionSpec as P
 
 from anatomy import sharding as sh
 from anatomy.attention import encoder_layer, init_encoder_layer, padding_mask
-from anatomy.attention.layers import FFN_AXES
+from anatomy.axes import declare, is_axes
+from anatomy.layers import FFN_AXES, OUT_AXES, init_dense, init_embedding
 from anatomy.recurrence import get_cell, run
-from anatomy.seq2seq.base import OUT_AXES, init_dense, init_embedding
-from anatomy.sharding.axes import declare, is_axes
+from anatomy.train.sharded import shard_eval_step
 
 
 def test_resolve_shape_fills_minus_one():
@@ -148,7 +148,7 @@ def test_batch_that_does_not_divide_over_data_is_an_error_before_compiling():
     b_sh = sh.batch_sharding(mesh)
     bad = {"src": np.ones((6, 5), np.int32)}
     calls = []
-    step = sh.shard_eval_step(
+    step = shard_eval_step(
         lambda p, b: calls.append(1) or jnp.sum(b["src"]), mesh, sh.replicated(mesh), b_sh
     )
     with pytest.raises(ValueError, match="size 6 does not divide over mesh axis .'data',. of 4"):

@@ -5,7 +5,7 @@ two steps of SGD with momentum the losses, the gradients (the momentum trace aft
 and the parameters match one device within float32 rounding (sums are reordered across
 devices). Not Adam here: it divides by sqrt(v), so a gradient that is zero in exact arithmetic
 (e.g. a key bias, which softmax ignores) turns its rounding noise into a full-size step.
-anatomy.train.train with sharding.train_kwargs (Adam, clipping, checkpoints, resume) is
+anatomy.train.train with anatomy.train.sharded.train_kwargs (Adam, clipping, checkpoints, resume) is
 checked against one device in tests/test_distributed.py, on two processes.
 """
 
@@ -16,6 +16,7 @@ import pytest
 
 from anatomy import sharding as sh
 from anatomy.seq2seq import build_model
+from anatomy.train.sharded import setup_train, state_shardings
 from anatomy.train.state import create_state
 from anatomy.train.step import compile_train_step, make_train_step
 
@@ -90,7 +91,7 @@ def _close(a, b, what):
 def test_sharded_training_equals_single_device(reference, shape):
     name, model, tx, batches, (loss0, mu0, params0) = reference
     mesh = sh.make_mesh(shape)
-    state, step, _ = sh.setup_train(model, tx, mesh, key=jax.random.key(0))
+    state, step, _ = setup_train(model, tx, mesh, key=jax.random.key(0))
     loss1, mu1, params1 = run_steps(step, state, batches)
     np.testing.assert_allclose(loss1, loss0, rtol=1e-5)
     _close(mu1, mu0, f"{name} {shape} gradient")
@@ -100,7 +101,7 @@ def test_sharded_training_equals_single_device(reference, shape):
 def test_tensor_parallel_layouts(reference):
     """On (2, 4) heads / FFN / recurrent gates are split over 'model', embeddings replicated."""
     name, model, tx, _, _ = reference
-    _, p_sh = sh.state_shardings(model, tx, sh.make_mesh((2, 4)))
+    _, p_sh = state_shardings(model, tx, sh.make_mesh((2, 4)))
     specs = jax.tree.map(lambda s: s.spec, p_sh)
     model_split = [
         p

@@ -2,7 +2,8 @@
 translators, scaled dot-product and multi-head attention as batched einsums, sliding-window
 attention in O(r·N·d), chunked attention with an online softmax in O(N) memory, masks, a KV
 cache for incremental decoding, positional encodings (sinusoidal, learned, RoPE, ALiBi;
-positions.py) and Transformer encoder/decoder layers.
+positions.py) and Transformer encoder/decoder layers (built on anatomy.layers: LayerNorm,
+the FFN, dropout).
 
 Everything is a pure function over explicit parameter dicts; shapes are batch-major.
 """
@@ -29,15 +30,10 @@ from anatomy.attention.layers import (
     decoder_layer,
     decoder_layer_step,
     decoder_memory_kv,
-    dropout,
     encoder_layer,
-    ffn,
     init_decoder_cache,
     init_decoder_layer,
     init_encoder_layer,
-    init_ffn,
-    init_layer_norm,
-    layer_norm,
 )
 from anatomy.attention.luong import KINDS as LUONG_KINDS
 from anatomy.attention.luong import init_luong, luong_attention, luong_scores
@@ -97,21 +93,16 @@ __all__ = [
     "decoder_layer",
     "decoder_layer_step",
     "decoder_memory_kv",
-    "dropout",
     "encoder_layer",
-    "ffn",
     "init_additive",
     "init_cache",
     "init_decoder_cache",
     "init_decoder_layer",
     "init_encoder_layer",
-    "init_ffn",
-    "init_layer_norm",
     "init_learned_positions",
     "init_luong",
     "init_mha",
     "init_window_cache",
-    "layer_norm",
     "learned_positions",
     "luong_attention",
     "luong_scores",

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.attention.masks import masked_softmax
-from anatomy.sharding.axes import declare
+from anatomy.axes import declare
 
 
 def _dense_init(key, shape, fan_in):

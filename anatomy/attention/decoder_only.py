@@ -21,11 +21,12 @@ experiments (long_range, gradient_decay, decode_cost) share.
 import jax
 
 from anatomy.attention import kv_cache
-from anatomy.attention.layers import _sublayer, encoder_layer, ffn, init_encoder_layer
+from anatomy.attention.layers import _sublayer, encoder_layer, init_encoder_layer
 from anatomy.attention.masks import causal_mask
 from anatomy.attention.multihead import output_projection, project_kv, project_q
 from anatomy.attention.positions import sinusoidal
 from anatomy.errors import BadInputError
+from anatomy.layers import ffn
 
 init_block = init_encoder_layer  # (key, d_model, n_heads, d_ff) -> one block's parameters
 

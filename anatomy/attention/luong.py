@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.attention.masks import masked_softmax
-from anatomy.sharding.axes import declare
+from anatomy.axes import declare
 
 KINDS = ("dot", "general", "concat")
 

@@ -15,9 +15,9 @@ import jax.numpy as jnp
 
 from anatomy.attention.chunked import chunked_attention
 from anatomy.attention.dot_product import scaled_dot_product
-from anatomy.sharding.axes import declare
+from anatomy.axes import declare
 
-# Logical axes (anatomy.sharding.axes): heads split over the mesh's 'model' axis by default.
+# Logical axes (anatomy.axes): heads split over the mesh's 'model' axis by default.
 MHA_AXES = {
     "w_q": ("embed", "heads", "head_dim"),  # [m, h, d]
     "w_k": ("embed", "heads", "head_dim"),

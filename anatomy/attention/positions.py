@@ -28,8 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from anatomy.axes import declare
 from anatomy.errors import BadInputError
-from anatomy.sharding.axes import declare
 
 POSITIONS = ("sinusoidal", "learned", "rope", "alibi", "none")
 

@@ -23,7 +23,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from anatomy.sharding.axes import declare
+from anatomy.axes import declare
 
 SQRT_HALF = math.sqrt(0.5)
 

@@ -1,21 +1,22 @@
 """Recurrences: cells (params, carry, x) -> (carry, y) and one scan runner over time.
 
-cells.py  rnn / lstm / gru (reset after or before) cells, inits, zero carries, get_cell
-scan.py   run (lengths, reverse, hoisted input projection, fused VJP), bidirectional
+cells.py  rnn / lstm / gru (reset after or before) cells, inits, zero carries
+registry.py  the cell registry: every cell as a CellSpec by name (get_cell), the linear
+          recurrences among them ('sru', 'qrnn', 'mingru', 'mamba') and the fused paths
+scan.py   run (lengths, reverse, hoisted input projection, fused VJP), bidirectional;
+          sequences.py reverse_padded and the runners' input checks
 fused.py  the custom-VJP LSTM and GRU (one matmul per backward step); paths.py per-backend defaults
 quasi.py  SRU / QRNN-style linear recurrences via jax.lax.associative_scan; SRU, QRNN cells
 mingru.py minGRU (Feng et al. 2024): gates from x only, a linear recurrence
 selective.py  a Mamba-style selective state-space layer (Gu & Dao 2023), simplified
-linear.py the linear recurrences as cells: 'sru', 'qrnn', 'mingru', 'mamba' for get_cell / run
 stack.py  deep LSTM / GRU stacks: n_layers, GNMT residuals, LayerNorm on each layer's output
+
+Imports only anatomy.layers / anatomy.axes below it (tests/test_layering.py).
 """
 
 from anatomy.recurrence import paths  # per-backend default paths (hoist, vjp)
 from anatomy.recurrence.cells import (
-    CELLS,
-    CellSpec,
     LSTMState,
-    get_cell,
     gru_cell,
     gru_paper_cell,
     gru_paper_recur,
@@ -34,7 +35,6 @@ from anatomy.recurrence.cells import (
     rnn_recur,
     rnn_zero_carry,
 )
-from anatomy.recurrence.linear import LINEAR_CELLS
 from anatomy.recurrence.mingru import (
     init_mingru,
     mingru,
@@ -56,8 +56,10 @@ from anatomy.recurrence.quasi import (
     sru_cell,
     sru_sequence,
 )
-from anatomy.recurrence.scan import FUSED_CELLS, bidirectional, reverse_padded, run
+from anatomy.recurrence.registry import CELLS, FUSED_CELLS, LINEAR_CELLS, CellSpec, get_cell
+from anatomy.recurrence.scan import bidirectional, run
 from anatomy.recurrence.selective import MambaState, init_mamba, mamba, mamba_cell
+from anatomy.recurrence.sequences import reverse_padded
 from anatomy.recurrence.stack import STACK_CELLS, check_stack_cell, init_stack, run_stack
 
 __all__ = [

@@ -18,7 +18,7 @@ Initialisation (all cells): weights ~ U(-1/sqrt(H), 1/sqrt(H)) as in
 ``torch.nn.RNN/LSTM/GRU``; biases are zero (the LSTM forget-gate bias is
 ``forget_bias``, 1.0 by default, Jozefowicz et al. 2015).
 
-Logical axes (anatomy.sharding.axes): the gate dimension G*H is 'hidden' (split over the
+Logical axes (anatomy.axes): the gate dimension G*H is 'hidden' (split over the
 mesh's 'model' axis by default); the input dimension is never sharded.
 """
 
@@ -27,7 +27,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from anatomy.sharding.axes import declare
+from anatomy.axes import declare
 
 # Every cell's parameters: w_x [D, G*H], w_h [H, G*H], b / b_x / b_h [G*H].
 CELL_AXES = {
@@ -252,74 +252,3 @@ def gru_paper_cell(params, carry, x):
 def gru_zero_carry(batch, d_hidden, dtype=jnp.float32):
     """Initial GRU carry: h = 0 [B, H]."""
     return jnp.zeros((batch, d_hidden), dtype)
-
-
-# ---------------------------------------------------------------------- registry
-
-
-class CellSpec(NamedTuple):
-    """Everything the scan runner needs to know about a cell.
-
-    name: registry key.
-    init(key, d_in, d_hidden) -> params.
-    cell(params, carry, x [B, D]) -> (carry, y [B, H])       (= recur ∘ project).
-    project(params, x [..., D]) -> xw [..., G*H]             (hoistable input projection).
-    recur(params, carry, xw [B, G*H]) -> (carry, y [B, H]).
-    zero_carry(batch, d_hidden, dtype) -> carry.
-    hidden(carry) -> h [B, H].
-    sequence: None, or for a linear recurrence (linear.py) its whole-sequence form
-      (params, xs [B, T, D], carry0, *, lengths, parallel) -> (final carry, ys [B, T, H]).
-    from_hidden: None, or (params, h0 [B, H]) -> a carry starting from the output h0.
-    """
-
-    name: str
-    init: callable
-    cell: callable
-    project: callable
-    recur: callable
-    zero_carry: callable
-    hidden: callable
-    sequence: callable = None
-    from_hidden: callable = None
-
-
-def _identity(carry):
-    return carry
-
-
-def _lstm_hidden(carry):
-    return carry.h
-
-
-CELLS = {
-    "rnn": CellSpec("rnn", init_rnn, rnn_cell, rnn_project, rnn_recur, rnn_zero_carry, _identity),
-    "lstm": CellSpec(
-        "lstm", init_lstm, lstm_cell, lstm_project, lstm_recur, lstm_zero_carry, _lstm_hidden
-    ),
-    "gru": CellSpec("gru", init_gru, gru_cell, gru_project, gru_recur, gru_zero_carry, _identity),
-    "gru_paper": CellSpec(
-        "gru_paper",
-        init_gru,
-        gru_paper_cell,
-        gru_project,
-        gru_paper_recur,
-        gru_zero_carry,
-        _identity,
-    ),
-}
-
-
-def get_cell(name):
-    """The CellSpec registered as ``name`` ('rnn', 'lstm', 'gru', 'gru_paper', or a linear
-    recurrence of linear.py: 'sru', 'qrnn', 'mingru', 'mamba').
-
-    A CellSpec passes through unchanged, so functions can take either.
-    """
-    if isinstance(name, CellSpec):
-        return name
-    from anatomy.recurrence.linear import LINEAR_CELLS  # builds on this module: import here
-
-    cells = {**CELLS, **LINEAR_CELLS}
-    if name not in cells:
-        raise ValueError(f"unknown cell {name!r}; choose one of {sorted(cells)}")
-    return cells[name]

@@ -44,7 +44,7 @@ from anatomy.recurrence.cells import (
     lstm_update,
     lstm_zero_carry,
 )
-from anatomy.recurrence.scan import _check_inputs, reverse_padded
+from anatomy.recurrence.sequences import check_inputs, reverse_padded
 
 
 class _Cell(NamedTuple):
@@ -261,7 +261,7 @@ def run_lstm(params, xs, *, lengths=None, carry0=None, reverse=False, hoist=True
     one matmul before the scan; False: inside each step (and its gradients after the backward
     scan). Returns (final LSTMState, ys [B, T, H])."""
     xs = jnp.asarray(xs)
-    _check_inputs(params, xs, lengths)
+    check_inputs(params, xs, lengths)
     if carry0 is None:
         dtype = jnp.result_type(xs.dtype, params["w_h"].dtype)
         carry0 = lstm_zero_carry(xs.shape[0], params["w_h"].shape[0], dtype)
@@ -278,7 +278,7 @@ def run_gru(params, xs, *, lengths=None, carry0=None, reverse=False, hoist=True)
     dh_{t-1} += dgh_t W_hᵀ only; dW_h, d b_h (and with hoist=False dx, dW_x, d b_x) are large
     matmuls / sums after it. Returns (final h [B, H], ys [B, T, H])."""
     xs = jnp.asarray(xs)
-    _check_inputs(params, xs, lengths)
+    check_inputs(params, xs, lengths)
     if carry0 is None:
         dtype = jnp.result_type(xs.dtype, params["w_h"].dtype)
         carry0 = gru_zero_carry(xs.shape[0], params["w_h"].shape[0], dtype)

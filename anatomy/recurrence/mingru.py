@@ -17,15 +17,15 @@ into ``mingru_project`` (x [..., D] -> [a_z, h̃] [..., 2H], hoistable) and ``mi
 import jax
 import jax.numpy as jnp
 
+from anatomy.axes import declare
 from anatomy.recurrence.quasi import (
     _check_xs,
     linear_recurrence,
     linear_recurrence_sequential,
     zero_padding,
 )
-from anatomy.sharding.axes import declare
 
-MINGRU_AXES = {"w": (None, "hidden"), "b": ("hidden",)}  # logical axes (anatomy.sharding.axes)
+MINGRU_AXES = {"w": (None, "hidden"), "b": ("hidden",)}  # logical axes (anatomy.axes)
 
 
 def init_mingru(key, d_in, d_hidden, dtype=jnp.float32):

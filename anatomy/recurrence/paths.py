@@ -7,7 +7,7 @@
             matmul per backward step, the weight gradients as one matmul over all steps)
 Both give the same values; gradients agree up to float rounding (tests/test_recurrence_fast.py).
 The defaults are chosen by measurement (BENCHMARKS.md, `python -m benchmarks.run`):
-    cpu     hoist=False, and vjp="fused" for the cells that have it (scan.FUSED_CELLS):
+    cpu     hoist=False, and vjp="fused" for the cells that have it (registry.FUSED_CELLS):
             on 2 CPU cores the per-step projection was faster than the hoisted one for the
             LSTM and the GRU, and the fused VJP faster again (the RNNenc train step 0.53x; the
             GRU layer's fwd+bwd 0.67-0.9x of the hoisted autodiff path)
@@ -19,7 +19,7 @@ A linear-recurrence cell (sru, qrnn, mingru, mamba) runs its own sequence form a
 import jax
 
 from anatomy.errors import BadInputError
-from anatomy.recurrence.scan import FUSED_CELLS
+from anatomy.recurrence.registry import FUSED_CELLS
 
 
 def default_path(cell, backend=None):

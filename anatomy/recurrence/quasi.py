@@ -18,9 +18,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from anatomy.sharding.axes import declare
+from anatomy.axes import declare
 
-# Logical axes (anatomy.sharding.axes): the gate dimension is 'hidden', the input one unsharded.
+# Logical axes (anatomy.axes): the gate dimension is 'hidden', the input one unsharded.
 SRU_AXES = {"w": (None, "hidden"), "b": ("hidden",), "w_skip": (None, "hidden")}
 QRNN_AXES = {"w": (None, "hidden"), "w_prev": (None, "hidden"), "b": ("hidden",)}
 

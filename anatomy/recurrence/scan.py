@@ -14,42 +14,8 @@ the same formulas (``cell = recur ∘ project``, see ``cells.py``).
 import jax
 import jax.numpy as jnp
 
-from anatomy.recurrence.cells import get_cell
-
-
-def reverse_padded(xs, lengths=None):
-    """Reverse each sequence within its own length (a per-sequence permutation of time).
-
-    Position t < L_b goes to L_b - 1 - t; padding positions t >= L_b stay where they
-    are. The permutation is its own inverse. Without lengths it is a flip of axis 1.
-
-    Args: xs [B, T, ...]; lengths [B] int or None.
-    Returns: [B, T, ...], same shape.
-    """
-    if lengths is None:
-        return jnp.flip(xs, axis=1)
-    n_time = xs.shape[1]
-    t = jnp.arange(n_time)[None, :]  # [1, T]
-    lens = lengths[:, None]  # [B, 1]
-    idx = jnp.where(t < lens, lens - 1 - t, t)  # [B, T]
-    idx = idx.reshape(idx.shape + (1,) * (xs.ndim - 2))  # [B, T, 1, ...]
-    return jnp.take_along_axis(xs, idx, axis=1)
-
-
-def _check_inputs(params, xs, lengths):
-    if xs.ndim != 3:
-        raise ValueError(f"xs must be batch-major [B, T, D], got shape {xs.shape}")
-    if "w_x" not in params or "w_h" not in params:
-        raise ValueError(f"params must hold 'w_x' and 'w_h', got keys {sorted(params)}")
-    if xs.shape[-1] != params["w_x"].shape[0]:
-        raise ValueError(
-            f"xs feature size {xs.shape[-1]} does not match params w_x rows {params['w_x'].shape[0]}"
-        )
-    if lengths is not None:
-        if lengths.shape != (xs.shape[0],):
-            raise ValueError(f"lengths must have shape [B]=({xs.shape[0]},), got {lengths.shape}")
-        if not jnp.issubdtype(lengths.dtype, jnp.integer):
-            raise ValueError(f"lengths must be integers, got dtype {lengths.dtype}")
+from anatomy.recurrence.registry import FUSED_CELLS, get_cell
+from anatomy.recurrence.sequences import check_inputs, reverse_padded
 
 
 def run(
@@ -68,7 +34,8 @@ def run(
     """Run a cell over every time step of a batch of sequences with ``jax.lax.scan``.
 
     Args:
-      name_or_spec: a registry name ('rnn', 'lstm', 'gru', 'gru_paper') or a CellSpec.
+      name_or_spec: a registry name (registry.get_cell: 'rnn', 'lstm', 'gru', ...) or a
+        CellSpec.
       params: the cell's parameters (from its init).
       xs: [B, T, D] inputs, batch-major.
       lengths: [B] int or None. Step t of sequence b is real iff t < lengths[b]; past
@@ -80,12 +47,12 @@ def run(
         scan (fast path); False = call the plain cell inside the scan.
       return_carries: also return the carry after every step (e.g. LSTM cell states), a
         carry pytree with leaves [B, T, H], aligned like ys and zero past each length.
-      parallel: for a linear-recurrence cell (spec.sequence, linear.py: sru, qrnn, mingru,
+      parallel: for a linear-recurrence cell (spec.sequence, registry.py: sru, qrnn, mingru,
         mamba), which runs its own sequence form: jax.lax.associative_scan (True) or
         jax.lax.scan (False). Ignored by the other cells.
       vjp: how the gradient is computed: "autodiff" (JAX differentiates the scan: two small
-        matmuls per backward step) or "fused" (fused.py's custom VJP: one matmul per backward
-        step, the weight gradients as one matmul over all steps; the cells in FUSED_CELLS,
+        matmuls per backward step) or "fused" (the cell's spec.fused, fused.py's custom VJP: one matmul
+        per backward step, the weight gradients as one matmul over all steps; FUSED_CELLS,
         same values, gradients equal up to float rounding).
 
     Returns:
@@ -100,7 +67,7 @@ def run(
         return _run_fused(spec, params, xs, lengths, carry0, reverse, hoist, return_carries)
     if spec.sequence is not None:
         return _run_sequence(spec, params, xs, lengths, carry0, reverse, parallel, return_carries)
-    _check_inputs(params, xs, lengths)
+    check_inputs(params, xs, lengths)
     batch, n_time, _ = xs.shape
     d_hidden = params["w_h"].shape[0]
     if carry0 is None:
@@ -144,19 +111,13 @@ def run(
     return final, to_batch_major(ys), jax.tree_util.tree_map(to_batch_major, carries)
 
 
-FUSED_CELLS = ("lstm", "gru")  # the cells with a custom-VJP path in fused.py (run_<cell>)
-
-
 def _run_fused(spec, params, xs, lengths, carry0, reverse, hoist, return_carries):
-    """``run`` through fused.py's custom VJP (same values; the module doc of fused.py)."""
-    from anatomy.recurrence import fused  # fused.py builds on this module
-
-    if spec.name not in FUSED_CELLS:
+    """``run`` through the cell's custom-VJP path, spec.fused (fused.py; same values)."""
+    if spec.fused is None:
         raise ValueError(f"run: vjp='fused' exists for the cells {FUSED_CELLS}, not {spec.name!r}")
     if return_carries:
         raise ValueError("run: return_carries is not supported with vjp='fused'")
-    fn = getattr(fused, f"run_{spec.name}")
-    return fn(params, xs, lengths=lengths, carry0=carry0, reverse=reverse, hoist=hoist)
+    return spec.fused(params, xs, lengths=lengths, carry0=carry0, reverse=reverse, hoist=hoist)
 
 
 def _run_sequence(spec, params, xs, lengths, carry0, reverse, parallel, return_carries):

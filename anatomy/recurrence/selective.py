@@ -32,6 +32,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from anatomy.axes import declare
 from anatomy.recurrence.quasi import (
     _check_xs,
     last_real,
@@ -39,11 +40,10 @@ from anatomy.recurrence.quasi import (
     linear_recurrence_sequential,
     zero_padding,
 )
-from anatomy.sharding.axes import declare
 
 D_STATE = 16  # N, Mamba's default state size per channel
 DT_MIN, DT_MAX = 1e-3, 1e-1  # the range of Δ at initialisation (log-uniform)
-# Logical axes (anatomy.sharding.axes): channels d < H are 'hidden' where a matrix makes
+# Logical axes (anatomy.axes): channels d < H are 'hidden' where a matrix makes
 # them (its output dimension; [H, H] matrices shard one side only), N is never sharded.
 MAMBA_AXES = {
     "w_in": (None, "hidden"),

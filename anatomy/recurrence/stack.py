@@ -29,9 +29,9 @@ layer]} ('ln' only with layer_norm); the cells and init_layer_norm declare their
 import jax
 import jax.numpy as jnp
 
-from anatomy.attention.layers import dropout, init_layer_norm, layer_norm
 from anatomy.errors import BadInputError
-from anatomy.recurrence.cells import get_cell
+from anatomy.layers import dropout, init_layer_norm, layer_norm
+from anatomy.recurrence.registry import get_cell
 from anatomy.recurrence.scan import run
 
 STACK_CELLS = ("lstm", "gru")

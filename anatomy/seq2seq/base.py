@@ -1,4 +1,5 @@
-"""What every translator shares: the Translator interface, special tokens, small layers.
+"""What every translator shares: the Translator interface, special tokens, checks.
+(The small layers, dense and embedding, are anatomy.layers'.)
 
 A Translator is a NamedTuple of pure functions closing over a static (frozen) config, so
 it is hashable and can be a static argument of jax.jit (anatomy/decode.py relies on that).
@@ -12,10 +13,8 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
-from anatomy.sharding.axes import declare
+from anatomy.errors import BadInputError
 from anatomy.tokens import BOS, EOS, PAD, UNK  # noqa: F401  (re-exported)
-
-OUT_AXES = ("embed", "vocab")  # logical axes of an output projection [d, V] (init_dense axes=)
 
 
 class Translator(NamedTuple):
@@ -49,28 +48,19 @@ def count_params(params):
     return int(sum(x.size for x in jax.tree_util.tree_leaves(params)))
 
 
-def init_embedding(key, vocab_size, d, scale=None):
-    """Embedding table [V, d] ~ N(0, scale^2), scale defaulting to d^-1/2; axes (vocab, embed)."""
-    scale = d**-0.5 if scale is None else scale
-    return declare(jax.random.normal(key, (vocab_size, d), jnp.float32) * scale, ("vocab", "embed"))
+def check_choices(name, config, choices):
+    """BadInputError unless every `config[field]` is one of `choices[field]`.
 
-
-def init_dense(key, d_in, d_out, bias=True, axes=(None, None)):
-    """{'w': [d_in, d_out] ~ N(0, 1/d_in), 'b': [d_out] zeros} (no 'b' when bias=False).
-
-    axes: the logical axes of w (b takes the second), e.g. ('embed', 'vocab') for an output
-    projection; the default (None, None) is never sharded.
+    name: the model ('rnnsearch'); choices: {field: tuple of allowed values}, a model module's
+    CHOICES, which build() passes here so that every model checks its choices one way:
+        "rnnsearch: cell must be one of lstm/gru/..., got 'tcn'"
     """
-    p = {"w": jax.random.normal(key, (d_in, d_out), jnp.float32) / jnp.sqrt(d_in)}
-    if bias:
-        p["b"] = jnp.zeros((d_out,), jnp.float32)
-    return declare(p, {"w": tuple(axes), "b": tuple(axes)[1:]})
-
-
-def dense(p, x):
-    """x [..., d_in] @ w [d_in, d_out] (+ b) -> [..., d_out]."""
-    y = x @ p["w"]
-    return y + p["b"] if "b" in p else y
+    for field, allowed in choices.items():
+        if config[field] not in allowed:
+            raise BadInputError(
+                f"{name}: {field} must be one of {'/'.join(map(str, allowed))}, "
+                f"got {config[field]!r}"
+            )
 
 
 def source_mask(src_len, s_len):

@@ -50,10 +50,11 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy import conv
-from anatomy.attention import dropout, masked_softmax, position_lookup
+from anatomy.attention import masked_softmax, position_lookup
+from anatomy.axes import declare
 from anatomy.errors import BadInputError
+from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
 from anatomy.seq2seq import base
-from anatomy.sharding.axes import declare
 
 
 def default_config():
@@ -83,7 +84,7 @@ def _check(cfg):
 
 def _linear(key, d_in, d_out, p=0.0, axes=(None, None)):
     """{'w': [d_in, d_out] ~ N(0, (1-p)/d_in), 'b': zeros [d_out]}; w's logical axes `axes`."""
-    lin = base.init_dense(key, d_in, d_out)
+    lin = init_dense(key, d_in, d_out)
     return declare({"w": lin["w"] * math.sqrt(1.0 - p), "b": lin["b"]}, {"w": axes, "b": axes[1:]})
 
 
@@ -96,12 +97,12 @@ def _scale_grad(x, scale):
 def attend(p, h, g, memory):
     """One decoder layer's attention: (h [b, t, d], weights [b, t, s]) with the module doc's
     q = (W_d h + b_d + g)·√0.5, a = softmax(q·z), c = √m Σ a (z + e), h' = (W_c c + b_c + h)·√0.5."""
-    q = (base.dense(p["query"], h) + g) * conv.SQRT_HALF  # [b, t, f]
+    q = (dense(p["query"], h) + g) * conv.SQRT_HALF  # [b, t, f]
     logits = jnp.einsum("btf,bsf->bts", q, memory["keys"])  # [b, t, s]
     a = masked_softmax(logits, memory["mask"][:, None, :], axis=-1)  # [b, t, s]
     c = jnp.einsum("bts,bsf->btf", a, memory["values"])  # [b, t, f]
     c = c * jnp.sqrt(memory["length"])[:, None, None]  # m·√(1/m)
-    return conv.residual(base.dense(p["context"], c), h), a
+    return conv.residual(dense(p["context"], c), h), a
 
 
 def build(config, src_vocab_size, tgt_vocab_size):
@@ -119,9 +120,9 @@ def build(config, src_vocab_size, tgt_vocab_size):
             return declare(table, (None, "embed"))
 
         return {
-            "src_emb": base.init_embedding(ks[0], src_vocab_size, f, scale=0.1),
+            "src_emb": init_embedding(ks[0], src_vocab_size, f, scale=0.1),
             "src_pos_emb": positions(ks[1]),
-            "tgt_emb": base.init_embedding(ks[2], tgt_vocab_size, f, scale=0.1),
+            "tgt_emb": init_embedding(ks[2], tgt_vocab_size, f, scale=0.1),
             "tgt_pos_emb": positions(ks[3]),
             "encoder": {
                 "fc_in": _linear(ks[4], f, d, rate),
@@ -142,7 +143,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
                 ],
                 "fc_out": _linear(ks[9], d, cfg.d_out),
             },
-            "out": _linear(ks[10], cfg.d_out, tgt_vocab_size, rate, base.OUT_AXES),
+            "out": _linear(ks[10], cfg.d_out, tgt_vocab_size, rate, OUT_AXES),
         }
 
     def _length_ok(n, what):
@@ -159,19 +160,19 @@ def build(config, src_vocab_size, tgt_vocab_size):
         _length_ok(src.shape[1], "a source")
         e = _drop(params["src_emb"][src] + params["src_pos_emb"][: src.shape[1]], rngs[0])
         mask = base.source_mask(src_len, src.shape[1])  # [b, s]
-        x = base.dense(params["encoder"]["fc_in"], e)  # [b, s, d]
+        x = dense(params["encoder"]["fc_in"], e)  # [b, s, d]
         for p_block, r in zip(params["encoder"]["blocks"], rngs[1:]):
             x = jnp.where(mask[..., None], x, 0.0)  # padded positions read as 'same' padding
             x = conv.residual(conv.glu_conv(p_block, _drop(x, r), causal=False), x)
-        z = base.dense(params["encoder"]["fc_out"], x)  # [b, s, f]
+        z = dense(params["encoder"]["fc_out"], x)  # [b, s, f]
         if cfg.scale_encoder_grad:
             z = _scale_grad(z, 1.0 / (2.0 * n_dec))
         length = jnp.maximum(src_len, 1).astype(jnp.float32)  # [b]
         return {"keys": z, "values": z + e, "mask": mask, "length": length}
 
     def _logits(params, y, rng=None):
-        y = _drop(base.dense(params["decoder"]["fc_out"], y), rng)  # [..., d_out]
-        return base.dense(params["out"], y)  # [..., V]
+        y = _drop(dense(params["decoder"]["fc_out"], y), rng)  # [..., d_out]
+        return dense(params["out"], y)  # [..., V]
 
     def encode(params, src, src_len):
         src, src_len = base.check_src(src, src_len, "convs2s")
@@ -186,7 +187,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         memory = _encode(params, src, src_len.astype(jnp.int32), rngs[: n_enc + 1])
         g = params["tgt_emb"][tgt] + params["tgt_pos_emb"][: tgt.shape[1]]  # [b, t, f]
         g = _drop(g, rngs[n_enc + 1])
-        y = base.dense(params["decoder"]["fc_in"], g)  # [b, t, d]
+        y = dense(params["decoder"]["fc_in"], g)  # [b, t, d]
         weights = []
         for p_block, r in zip(params["decoder"]["blocks"], rngs[n_enc + 2 :]):
             h = conv.glu_conv(p_block, _drop(y, r), causal=True)  # [b, t, d]
@@ -211,7 +212,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         shifted by one input). Past max_positions the position row is NaN, so are the logits."""
         pos = state["pos"]
         g = params["tgt_emb"][tokens] + position_lookup(params["tgt_pos_emb"], pos)  # [b, f]
-        y = base.dense(params["decoder"]["fc_in"], g)  # [b, d]
+        y = dense(params["decoder"]["fc_in"], g)  # [b, d]
         buffers = []
         for p_block, buf in zip(params["decoder"]["blocks"], state["buffers"]):
             h, buf = conv.glu_conv_step(p_block, buf, y)  # [b, d]

@@ -16,9 +16,13 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
-from anatomy.attention import LUONG_KINDS, dropout, init_luong, luong_attention
+from anatomy.attention import LUONG_KINDS, init_luong, luong_attention
+from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
 from anatomy.recurrence import get_cell, run
 from anatomy.seq2seq import base
+
+# The fields build() checks (base.check_choices) and their allowed values.
+CHOICES = {"cell": ("rnn", "lstm", "gru", "gru_paper"), "score": LUONG_KINDS}
 
 
 def default_config():
@@ -35,10 +39,7 @@ def default_config():
 
 def build(config, src_vocab_size, tgt_vocab_size):
     """The Luong Translator (see base.Translator)."""
-    if config.score not in LUONG_KINDS:
-        raise ValueError(f"luong: score must be one of {LUONG_KINDS}, got {config.score!r}")
-    if config.cell not in ("rnn", "lstm", "gru", "gru_paper"):
-        raise ValueError(f"luong: cell must be one of rnn/lstm/gru/gru_paper, got {config.cell!r}")
+    base.check_choices("luong", config, CHOICES)
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
     h = cfg.d_hidden
@@ -46,13 +47,13 @@ def build(config, src_vocab_size, tgt_vocab_size):
     def init(key):
         ks = jax.random.split(key, 7)
         return {
-            "src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb),
-            "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb),
+            "src_emb": init_embedding(ks[0], src_vocab_size, cfg.d_emb),
+            "tgt_emb": init_embedding(ks[1], tgt_vocab_size, cfg.d_emb),
             "encoder": spec.init(ks[2], cfg.d_emb, h),
             "decoder": spec.init(ks[3], cfg.d_emb + h, h),
             "attn": init_luong(ks[4], cfg.score, h, h, cfg.d_attn),
-            "combine": base.init_dense(ks[5], 2 * h, h, bias=False),  # W_c
-            "out": base.init_dense(ks[6], h, tgt_vocab_size, axes=base.OUT_AXES),
+            "combine": init_dense(ks[5], 2 * h, h, bias=False),  # W_c
+            "out": init_dense(ks[6], h, tgt_vocab_size, axes=OUT_AXES),
         }  # W_s
 
     def _encode(params, src, src_len, rng=None):
@@ -81,7 +82,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         ctx, a = luong_attention(
             params["attn"], h_t, memory["states"], memory["states"], memory["mask"], kind=cfg.score
         )
-        h_tilde = jnp.tanh(base.dense(params["combine"], jnp.concatenate([ctx, h_t], axis=-1)))
+        h_tilde = jnp.tanh(dense(params["combine"], jnp.concatenate([ctx, h_t], axis=-1)))
         return {"carry": carry, "feed": h_tilde}, (h_tilde, a)
 
     def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
@@ -95,14 +96,14 @@ def build(config, src_vocab_size, tgt_vocab_size):
         h_tilde, a = base.teacher_forced_scan(
             _recur, params, memory, init_state(params, memory, tgt.shape[1]), emb
         )  # [B, T, ·]
-        logits = base.dense(params["out"], dropout(h_tilde, cfg.dropout_rate, r_out, r_out is None))
+        logits = dense(params["out"], dropout(h_tilde, cfg.dropout_rate, r_out, r_out is None))
         inter = {"alignments": a, "cross_attention": a, "attentional": h_tilde}
         return base.intermediates_or_logits(logits, inter, return_intermediates)
 
     def step(params, memory, state, tokens):
         """One decoder step: tokens [B] -> (logits [B, V], {'carry', 'feed': h̃_t})."""
         state, (h_tilde, _) = _recur(params, memory, state, params["tgt_emb"][tokens])
-        return base.dense(params["out"], h_tilde), state
+        return dense(params["out"], h_tilde), state
 
     return base.Translator(
         "luong", cfg, src_vocab_size, tgt_vocab_size, init, apply, encode, init_state, step

@@ -25,11 +25,12 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
-from anatomy.attention import dropout
+from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
 from anatomy.recurrence import get_cell, paths, run
 from anatomy.seq2seq import base
 
 CELLS = ("rnn", "lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
+CHOICES = {"cell": CELLS}  # the fields build() checks (base.check_choices)
 
 
 def default_config():
@@ -41,7 +42,7 @@ def default_config():
     c.feed_context = False  # also feed the encoder's final h to every decoder step (Cho)
     c.reverse_source = False  # read the source backwards within its length (Sutskever)
     c.dropout_rate = 0.0  # on embeddings and the decoder output, training only
-    c.emb_init_std = 0.0  # embedding init N(0, std^2); 0 = base.init_embedding's d_emb^-1/2
+    c.emb_init_std = 0.0  # embedding init N(0, std^2); 0 = init_embedding's d_emb^-1/2
     # The recurrent path (the same function, different speed; recurrence/paths.py):
     # None = chosen per backend (CPU: per-step projection and the fused VJP for the LSTM).
     c.hoist = ml_collections.config_dict.placeholder(bool)  # input projection before the scan
@@ -51,8 +52,7 @@ def default_config():
 
 def build(config, src_vocab_size, tgt_vocab_size):
     """The RNNenc Translator (see base.Translator)."""
-    if config.cell not in CELLS:
-        raise ValueError(f"rnnenc: cell must be one of {'/'.join(CELLS)}, got {config.cell!r}")
+    base.check_choices("rnnenc", config, CHOICES)
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
     hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp, where="rnnenc")
@@ -62,11 +62,11 @@ def build(config, src_vocab_size, tgt_vocab_size):
         ks = jax.random.split(key, 5)
         std = cfg.emb_init_std or None  # None: d_emb^-1/2
         return {
-            "src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb, std),
-            "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb, std),
+            "src_emb": init_embedding(ks[0], src_vocab_size, cfg.d_emb, std),
+            "tgt_emb": init_embedding(ks[1], tgt_vocab_size, cfg.d_emb, std),
             "encoder": spec.init(ks[2], cfg.d_emb, cfg.d_hidden),
             "decoder": spec.init(ks[3], d_dec_in, cfg.d_hidden),
-            "out": base.init_dense(ks[4], cfg.d_hidden, tgt_vocab_size, axes=base.OUT_AXES),
+            "out": init_dense(ks[4], cfg.d_hidden, tgt_vocab_size, axes=OUT_AXES),
         }
 
     def _encode(params, src, src_len, rng=None):
@@ -109,7 +109,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
             hoist=hoist,
             vjp=vjp,
         )
-        logits = base.dense(params["out"], dropout(ys, cfg.dropout_rate, r_out, r_out is None))
+        logits = dense(params["out"], dropout(ys, cfg.dropout_rate, r_out, r_out is None))
         return base.intermediates_or_logits(logits, {"decoder_states": ys}, return_intermediates)
 
     def init_state(params, memory, max_len):
@@ -120,7 +120,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         """One decoder step: tokens [B] (previous outputs) -> (logits [B, V], carry)."""
         emb = params["tgt_emb"][tokens]  # [B, E]
         state, h = spec.cell(params["decoder"], state, _inputs(memory, emb))
-        return base.dense(params["out"], h), state
+        return dense(params["out"], h), state
 
     return base.Translator(
         "rnnenc", cfg, src_vocab_size, tgt_vocab_size, init, apply, encode, init_state, step

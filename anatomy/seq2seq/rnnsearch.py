@@ -34,12 +34,18 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
-from anatomy.attention import additive_attention, dropout, init_additive, project_keys
-from anatomy.errors import BadInputError
+from anatomy.attention import additive_attention, init_additive, project_keys
+from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
 from anatomy.recurrence import LSTMState, bidirectional, get_cell, paths
 from anatomy.seq2seq import base
 
 CELLS = ("lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
+# The fields build() checks (base.check_choices) and their allowed values.
+CHOICES = {
+    "cell": CELLS,
+    "readout_state": ("current", "previous"),
+    "readout": ("tanh", "maxout"),
+}
 
 
 def default_config():
@@ -66,16 +72,7 @@ def default_config():
 
 def build(config, src_vocab_size, tgt_vocab_size):
     """The RNNsearch Translator (see base.Translator)."""
-    if config.cell not in CELLS:
-        raise ValueError(f"rnnsearch: cell must be one of {'/'.join(CELLS)}, got {config.cell!r}")
-    for field, choices in (
-        ("readout_state", ("current", "previous")),
-        ("readout", ("tanh", "maxout")),
-    ):
-        if config[field] not in choices:
-            raise BadInputError(
-                f"rnnsearch: {field} must be one of {'/'.join(choices)}, got {config[field]!r}"
-            )
+    base.check_choices("rnnsearch", config, CHOICES)
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
     hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp, where="rnnsearch")
@@ -85,15 +82,15 @@ def build(config, src_vocab_size, tgt_vocab_size):
     def init(key):
         ks = jax.random.split(key, 9)
         return {
-            "src_emb": base.init_embedding(ks[0], src_vocab_size, cfg.d_emb),
-            "tgt_emb": base.init_embedding(ks[1], tgt_vocab_size, cfg.d_emb),
+            "src_emb": init_embedding(ks[0], src_vocab_size, cfg.d_emb),
+            "tgt_emb": init_embedding(ks[1], tgt_vocab_size, cfg.d_emb),
             "enc_fw": spec.init(ks[2], cfg.d_emb, cfg.d_enc),
             "enc_bw": spec.init(ks[3], cfg.d_emb, cfg.d_enc),
-            "init": base.init_dense(ks[4], cfg.d_enc, cfg.d_dec),
+            "init": init_dense(ks[4], cfg.d_enc, cfg.d_dec),
             "attn": init_additive(ks[5], cfg.d_dec, d_ann, cfg.d_attn),
             "decoder": spec.init(ks[6], cfg.d_emb + d_ann, cfg.d_dec),
-            "readout": base.init_dense(ks[7], cfg.d_dec + d_ann + cfg.d_emb, pool * cfg.d_readout),
-            "out": base.init_dense(ks[8], cfg.d_readout, tgt_vocab_size, axes=base.OUT_AXES),
+            "readout": init_dense(ks[7], cfg.d_dec + d_ann + cfg.d_emb, pool * cfg.d_readout),
+            "out": init_dense(ks[8], cfg.d_readout, tgt_vocab_size, axes=OUT_AXES),
         }
 
     def _encode(params, src, src_len, rng=None):
@@ -115,8 +112,8 @@ def build(config, src_vocab_size, tgt_vocab_size):
 
     def init_state(params, memory, max_len):
         """s_0 = tanh(W_init ←h_1 + b_init) (+ a zero LSTM cell state)."""
-        h0 = jnp.tanh(base.dense(params["init"], memory["h_bw_first"]))  # [B, d_dec]
-        if spec.from_hidden is not None:  # a linear recurrence (anatomy.recurrence.linear)
+        h0 = jnp.tanh(dense(params["init"], memory["h_bw_first"]))  # [B, d_dec]
+        if spec.from_hidden is not None:  # a linear recurrence (anatomy.recurrence.registry)
             return spec.from_hidden(params["decoder"], h0)
         return LSTMState(h0, jnp.zeros_like(h0)) if cfg.cell == "lstm" else h0
 
@@ -132,12 +129,12 @@ def build(config, src_vocab_size, tgt_vocab_size):
 
     def _readout(params, r, ctx, emb, rng=None):
         """r, ctx, emb [..., ·] -> logits [..., V] (the module doc's t̃_i, t_i, W_o t_i + b_o)."""
-        t = base.dense(params["readout"], jnp.concatenate([r, ctx, emb], axis=-1))  # t̃_i
+        t = dense(params["readout"], jnp.concatenate([r, ctx, emb], axis=-1))  # t̃_i
         if cfg.readout == "maxout":  # [..., 2·d_readout] -> [..., d_readout]: pairs (2k-1, 2k)
             t = jnp.max(t.reshape(t.shape[:-1] + (cfg.d_readout, 2)), axis=-1)
         else:
             t = jnp.tanh(t)  # [..., d_readout]
-        return base.dense(params["out"], dropout(t, cfg.dropout_rate, rng, rng is None))
+        return dense(params["out"], dropout(t, cfg.dropout_rate, rng, rng is None))
 
     def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
         """Teacher-forced logits [B, T, V]; intermediates {'alignments' = 'cross_attention'

@@ -24,19 +24,25 @@ from anatomy.attention import (
     decoder_layer,
     decoder_layer_step,
     decoder_memory_kv,
-    dropout,
     encoder_layer,
     init_cache,
     init_decoder_layer,
     init_encoder_layer,
-    init_layer_norm,
-    layer_norm,
     padding_mask,
     position_lookup,
     sinusoidal,
 )
+from anatomy.axes import declare
+from anatomy.errors import BadInputError
+from anatomy.layers import (
+    OUT_AXES,
+    dropout,
+    init_dense,
+    init_embedding,
+    init_layer_norm,
+    layer_norm,
+)
 from anatomy.seq2seq import base
-from anatomy.sharding.axes import declare
 
 
 def default_config():
@@ -57,11 +63,11 @@ def default_config():
 def build(config, src_vocab_size, tgt_vocab_size):
     """The Transformer Translator (see base.Translator)."""
     if config.d_model % config.n_heads:
-        raise ValueError(
+        raise BadInputError(
             f"transformer: d_model={config.d_model} not divisible by n_heads={config.n_heads}"
         )
     if config.share_embeddings and src_vocab_size != tgt_vocab_size:
-        raise ValueError(
+        raise BadInputError(
             f"transformer: share_embeddings needs equal vocab sizes, got "
             f"{src_vocab_size} and {tgt_vocab_size}"
         )
@@ -71,7 +77,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
     def init(key):
         k_src, k_tgt, k_out, k_enc, k_dec = jax.random.split(key, 5)
         p = {
-            "tgt_emb": base.init_embedding(k_tgt, tgt_vocab_size, m),
+            "tgt_emb": init_embedding(k_tgt, tgt_vocab_size, m),
             "encoder": [
                 init_encoder_layer(k, m, cfg.n_heads, cfg.d_ff)
                 for k in jax.random.split(k_enc, cfg.n_encoder_layers)
@@ -83,11 +89,9 @@ def build(config, src_vocab_size, tgt_vocab_size):
             "out_bias": declare(jnp.zeros((tgt_vocab_size,), jnp.float32), ("vocab",)),
         }
         if not cfg.share_embeddings:
-            p["src_emb"] = base.init_embedding(k_src, src_vocab_size, m)
+            p["src_emb"] = init_embedding(k_src, src_vocab_size, m)
         if not (cfg.tie_output or cfg.share_embeddings):
-            p["out"] = base.init_dense(k_out, m, tgt_vocab_size, False, base.OUT_AXES)[
-                "w"
-            ]  # [m, V]
+            p["out"] = init_dense(k_out, m, tgt_vocab_size, False, OUT_AXES)["w"]  # [m, V]
         if cfg.pre_ln:
             p["enc_ln"], p["dec_ln"] = init_layer_norm(m), init_layer_norm(m)
         return p

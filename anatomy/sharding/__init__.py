@@ -1,4 +1,4 @@
-"""Scale-out: meshes from config, logical axis rules, NamedShardings, sharded jitted steps.
+"""Scale-out: meshes from config, logical axis rules, NamedShardings, placement.
 
 Public API
     default_config() -> ConfigDict: mesh_shape (one -1 fills), mesh_axes, rules
@@ -13,16 +13,16 @@ Public API
     place(tree, shardings) ; place_state(state, params, mesh, rules, axes=) -> (state, shardings)
     batch_sharding(mesh, rules) ; shard_batch(local_rows, sharding, global_batch=None)
     row_slice(sharding, global_batch, process=None) -> (start, stop) rows a process loads
-    shard_train_step(train_step, mesh, state_shardings, batch_sharding, donate=True)
-    shard_eval_step(eval_step, mesh, params_shardings, batch_sharding)
-    state_shardings(model, tx, mesh, rules) -> (TrainState shardings, params shardings)
-    sharded_steps(model, tx, mesh, rules) -> (train_step, eval_step, state shardings)
-    setup_train(model, tx, mesh, rules, key=...) -> (state, train_step, eval_step)
-    train_kwargs(model, train_config, sharding_config) -> {'train_step', 'state_shardings'} for
-        anatomy.train.train(model, batches, config.train, workdir, **kwargs)
+
+The sharded train / eval steps that glue these to training (shard_train_step,
+shard_eval_step, state_shardings, sharded_steps, setup_train, train_kwargs, ensure_placed,
+as_global_batch) live beside training, in anatomy.train.sharded; this package imports
+nothing of anatomy.train. Those names still resolve here, lazily, for older callers.
 """
 
-from anatomy.sharding.axes import declare
+import importlib
+
+from anatomy.axes import declare
 from anatomy.sharding.mesh import (
     axis_size,
     default_config,
@@ -49,27 +49,15 @@ from anatomy.sharding.rules import (
     logical_to_spec,
     param_specs,
 )
-from anatomy.sharding.steps import (
-    as_global_batch,
-    ensure_placed,
-    setup_train,
-    shard_eval_step,
-    shard_train_step,
-    sharded_steps,
-    state_shardings,
-    train_kwargs,
-)
 
 __all__ = [
     "DEFAULT_RULES",
-    "as_global_batch",
     "axis_size",
     "batch_sharding",
     "batch_spec",
     "check_batch_divides",
     "declare",
     "default_config",
-    "ensure_placed",
     "logical_axes",
     "logical_to_spec",
     "make_mesh",
@@ -82,12 +70,25 @@ __all__ = [
     "replicated",
     "resolve_shape",
     "row_slice",
-    "setup_train",
     "shard_batch",
+    "tree_specs",
+]
+
+# Moved to anatomy.train.sharded (sharded-training glue sits beside training); resolved on
+# first use so that importing anatomy.sharding never imports anatomy.train.
+_MOVED_TO_TRAIN = (
+    "as_global_batch",
+    "ensure_placed",
+    "setup_train",
     "shard_eval_step",
     "shard_train_step",
     "sharded_steps",
     "state_shardings",
     "train_kwargs",
-    "tree_specs",
-]
+)
+
+
+def __getattr__(name):
+    if name in _MOVED_TO_TRAIN:
+        return getattr(importlib.import_module("anatomy.train.sharded"), name)
+    raise AttributeError(f"module 'anatomy.sharding' has no attribute {name!r}")

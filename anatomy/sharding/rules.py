@@ -1,7 +1,7 @@
 """Logical axes: the models' parameters name them, config maps them to mesh axes.
 
 Each parameter's logical axes are declared by the init that creates it
-(anatomy.sharding.axes.declare, whose docstring shows how a new init does it) and read
+(anatomy.axes.declare, whose docstring shows how a new init does it) and read
 back by tracing the model's init (logical_axes(model.init, key), under jax.eval_shape). A
 parameter no init declared is an error naming its path, never silently replicated.
 
@@ -20,8 +20,8 @@ from typing import Any
 import jax
 from jax.sharding import PartitionSpec
 
+from anatomy import axes as _axes
 from anatomy.errors import BadInputError
-from anatomy.sharding import axes as _axes
 
 # (logical axis, mesh axis or None). Config may replace this (config.sharding.rules).
 DEFAULT_RULES = (

@@ -10,7 +10,7 @@ Public API
         -> TrainResult(state, summary)     resumes from workdir/checkpoints when present, only
         with the fingerprint the checkpoint carries (default anatomy.fingerprint.run_fingerprint
         (config, model); else FingerprintMismatchError naming the fields), restored into
-        state_shardings (any mesh; sharding.train_kwargs supplies them);
+        state_shardings (any mesh; sharded.train_kwargs supplies them);
         batches(start) -> iterator of batch start, start+1, ... (anatomy.data Batcher.iterate).
         Writes workdir/metrics.jsonl, workdir/tensorboard/, workdir/checkpoints/<step>/.
         Raises NonFiniteLossError naming the step and the last good checkpoint.
@@ -30,8 +30,11 @@ Public API
         CorruptCheckpointError, NonFiniteStateError
     MetricsWriter, read_metrics, Progress
     corpus_bleu, decode_ids, evaluate_bleu (overall and per LENGTH_BUCKETS label)
+    sharded: the sharded steps over anatomy.sharding's meshes (shard_train_step,
+        shard_eval_step, state_shardings, sharded_steps, setup_train, train_kwargs)
 """
 
+from anatomy.train import sharded
 from anatomy.train.checkpoint import Checkpointer, CorruptCheckpointError, NonFiniteStateError
 from anatomy.train.evaluate import corpus_bleu, decode_ids, evaluate_bleu
 from anatomy.train.loop import NonFiniteLossError, TrainResult, default_train_config, train
@@ -71,6 +74,7 @@ __all__ = [
     "config_schedule",
     "make_train_step",
     "read_metrics",
+    "sharded",
     "sequence_loss",
     "smoothed_cross_entropy",
     "train",

@@ -123,7 +123,7 @@ def train(
     free to change on resume, and the model config; callers add the data). A workdir whose
     checkpoint carries another stops with FingerprintMismatchError naming the fields, before
     any array is read. `state_shardings` (a TrainState of shardings, e.g. from
-    anatomy.sharding.train_kwargs) is where a resumed state is restored, on any mesh.
+    anatomy.train.sharded.train_kwargs) is where a resumed state is restored, on any mesh.
 
     Validation: with `evaluate(state) -> dict of float scalars` (e.g. make_validate's
     valid_loss / valid_accuracy) and config.eval_every > 0, it runs every eval_every steps and

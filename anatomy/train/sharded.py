@@ -1,11 +1,13 @@
-"""Sharded train / eval steps: jax.jit with in/out shardings and donation, under jax.set_mesh.
+"""Sharded training: train / eval steps jitted with in/out shardings and donation, under
+jax.set_mesh, and what anatomy.train.train needs to run sharded (train_kwargs).
 
     step = shard_train_step(train_step, mesh, state_sh, batch_sh)
     state, metrics = step(state, local_batch, rng)    # local_batch: numpy rows of this process
 
 The jits themselves are anatomy.train.step.compile_train_step / compile_eval_step (the ONE place
 that wires jit and donation); this module only supplies shardings and turns host batches into
-global arrays.
+global arrays. It sits beside the training code it glues to anatomy.sharding (meshes, rules,
+placement), which therefore never imports anatomy.train.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Callable, Sequence
 
 import jax
 
-from anatomy.sharding.axes import trace
+from anatomy.axes import trace
+from anatomy.sharding.mesh import default_config, mesh_from_config
 from anatomy.sharding.place import (
     batch_sharding,
     mirror_shardings,
@@ -24,14 +27,14 @@ from anatomy.sharding.place import (
     shard_batch,
 )
 from anatomy.sharding.rules import DEFAULT_RULES
-
-
-def _compile(fn, *, donate: bool, in_shardings, out_shardings):
-    from anatomy.train.step import compile_train_step  # lazy: train imports optax, orbax
-
-    return compile_train_step(
-        fn, donate=donate, in_shardings=in_shardings, out_shardings=out_shardings
-    )
+from anatomy.train.optim import make_optimizer
+from anatomy.train.state import create_state
+from anatomy.train.step import (
+    compile_eval_step,
+    compile_train_step,
+    make_eval_step,
+    make_train_step,
+)
 
 
 def shard_train_step(
@@ -52,7 +55,7 @@ def shard_train_step(
     axis before the first compilation. `.jitted` is the underlying jax.jit function.
     """
     rep = replicated(mesh)
-    jitted = _compile(
+    jitted = compile_train_step(
         train_step,
         donate=donate,
         in_shardings=(state_shardings, batch_sharding_, rep),
@@ -74,8 +77,6 @@ def shard_eval_step(
     eval_step: Callable, mesh, params_shardings, batch_sharding_, *, global_batch: int | None = None
 ) -> Callable:
     """Wrap eval_step(params, batch) -> metrics: params sharded, batch rows over data, no donation."""
-    from anatomy.train.step import compile_eval_step  # lazy, as in _compile
-
     jitted = compile_eval_step(
         eval_step, in_shardings=(params_shardings, batch_sharding_), out_shardings=replicated(mesh)
     )
@@ -116,8 +117,6 @@ def as_global_batch(batch: dict, sharding, global_batch: int | None = None) -> d
 def state_shardings(model, tx, mesh, rules: Sequence = DEFAULT_RULES):
     """(TrainState shardings, params shardings) from shapes alone (jax.eval_shape, no init);
     the parameters' logical axes are those model.init's layers declare (axes.trace)."""
-    from anatomy.train.state import create_state
-
     axes, _ = trace(model.init, jax.random.key(0))
     shapes = jax.eval_shape(lambda k: create_state(model.init(k), tx), jax.random.key(0))
     p_sh = param_shardings(shapes.params, mesh, rules, axes=axes)
@@ -140,8 +139,6 @@ def sharded_steps(
     accept an unplaced state / params (moved on the first call, see ensure_placed) and this
     process's rows of each batch as numpy.
     """
-    from anatomy.train.step import make_eval_step, make_train_step
-
     s_sh, p_sh = state_shardings(model, tx, mesh, rules)
     b_sh = batch_sharding(mesh, rules)
     step = shard_train_step(
@@ -178,8 +175,6 @@ def setup_train(
     Returns (state, train_step, eval_step): state a TrainState born sharded (params from
     model.init(key) inside one jit, or `params` when given), the steps from sharded_steps.
     """
-    from anatomy.train.state import create_state
-
     step, eval_step, s_sh = sharded_steps(
         model,
         tx,
@@ -205,7 +200,7 @@ def train_kwargs(
     """Keyword arguments that make anatomy.train.train run sharded:
 
         train(model, batches, config.train, workdir,
-              **sharding.train_kwargs(model, config.train, config.sharding))
+              **sharded.train_kwargs(model, config.train, config.sharding))
 
     -> {'train_step': the sharded step, 'state_shardings': the TrainState's shardings}.
     train() builds a fresh TrainState as usual and the step moves it onto the mesh on the first
@@ -215,9 +210,6 @@ def train_kwargs(
     None: every device on the data axis). With several processes, also wrap `batches` with
     anatomy.distributed.local_batches so each process feeds only its rows.
     """
-    from anatomy.sharding.mesh import default_config, mesh_from_config
-    from anatomy.train.optim import make_optimizer
-
     cfg = default_config() if sharding_config is None else sharding_config
     step, _, s_sh = sharded_steps(
         model,

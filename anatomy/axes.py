@@ -3,7 +3,7 @@
 Every init_* that creates arrays names each array's logical axes, one per dimension, with
 declare() on what it returns:
 
-    from anatomy.sharding.axes import declare
+    from anatomy.axes import declare
 
     LSTM_AXES = {"w_x": (None, "hidden"), "w_h": (None, "hidden"), "b": ("hidden",)}
 
@@ -29,6 +29,10 @@ names (None = not sharded). An array no declare() saw, e.g. one made by arithmet
 declared arrays or returned from an inner jit / vmap, raises BadInputError naming its path:
 nothing is replicated silently. (Declare the result again where such an array is made.)
 Logical axis names map to mesh axes only in config (anatomy.sharding.rules.DEFAULT_RULES).
+
+A leaf: it imports nothing of anatomy but the error type, so every layer can declare its axes
+without importing anatomy.sharding (meshes, placement, the sharded steps); the sharding
+package reads the declarations back through trace().
 
 Why this design: parameters stay plain dicts of arrays (no boxed leaves for every function
 that reads them), the axes sit next to the shapes they describe, and a model composes layers
@@ -120,7 +124,7 @@ def _read_back(params, record) -> Any:
             shape = tuple(getattr(node, "shape", ()))
             raise BadInputError(
                 f"parameter {_where(path)} (shape {shape}) has no declared logical axes: "
-                "create it with an init that calls anatomy.sharding.axes.declare (see its "
+                "create it with an init that calls anatomy.axes.declare (see its "
                 "module docstring), or declare it where the model makes it"
             )
         return hit[1]
