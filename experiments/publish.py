@@ -261,7 +261,7 @@ def render_chapter_complexity(doc: dict) -> str:
     res = doc["result"]
     fits = res["fits"]
     rows = [r for r in res["table"] if r["claim"].startswith(("recurrent", "attention_core"))]
-    e = lambda k, ax: f"{fits[k][ax]['exponent']:.2f}"  # noqa: E731
+    e = lambda k, ax: f"{fits[k][ax]['exponent']:.2f}"
     return (
         f"{_all_hold(rows)}: FLOPs ∝ N^{e('recurrent', 'N')}·d^{e('recurrent', 'd')} for the "
         f"LSTM, N^{e('attention_core', 'N')}·d^{e('attention_core', 'd')} for attention "
@@ -275,7 +275,7 @@ def render_chapter_decode(doc: dict) -> str:
     fits = res["fits"]
     names = ("rnn", "kv_cache", "recompute")
     rows = [r for r in res["table"] if r["claim"].split(":")[0] in names]
-    e = lambda k: f"{fits[k]['flops_n_dependent']['exponent']:.2f}"  # noqa: E731
+    e = lambda k: f"{fits[k]['flops_n_dependent']['exponent']:.2f}"
     return (
         f"{_all_hold(rows)}: per-token FLOPs ∝ N^{e('rnn')} (RNN), N^{e('kv_cache')} (KV "
         f"cache), N^{e('recompute')} (recomputation) (`results/{doc['name']}.json`)"
