@@ -282,6 +282,56 @@ def render_chapter_decode(doc: dict) -> str:
     )
 
 
+def render_chapter_gradients(doc: dict) -> str:
+    """Row 1: Pascanu's bound, the gates' easing and attention's flat path, as measured."""
+    from anatomy.probes.claims import CAVEAT, HOLDS
+
+    table = doc["result"]["table"]
+    bound = [r for r in table if "Pascanu" in r["claim"]]
+    gates = [r for r in table if "gates ease decay" in r["claim"]]
+    attn = [r for r in table if r["claim"].startswith("self-attention")]
+    core = _all_hold(bound + attn)
+    eased = [r["claim"].split(":")[0] for r in gates if r["verdict"] == HOLDS]
+    not_eased = [r["claim"].split(":")[0] for r in gates if r["verdict"] != HOLDS]
+    verdict = core if core != HOLDS or not not_eased else (CAVEAT if eased else _all_hold(gates))
+    held = sum(r["verdict"] == HOLDS for r in bound)
+    text = (
+        f"{verdict}: the fitted per-step rate is within γ·σ_max for {held} of {len(bound)} "
+        f"tanh-RNN settings; self-attention's rate is {attn[0]['measured'].split(';')[0]}"
+        if attn
+        else f"{verdict}: {held} of {len(bound)} settings within γ·σ_max"
+    )
+    if gates:
+        text += f"; the gates ease decay for {', '.join(eased) or 'none'}"
+        if not_eased:
+            text += f", not for {', '.join(not_eased)}"
+    return f"{text} (`results/{doc['name']}.json`)"
+
+
+def render_chapter_steps(doc: dict) -> str:
+    """Row 3: serial steps read from the compiled programs (exact counts)."""
+    res = doc["result"]
+    rows = [r for r in res["table"] if r["claim"].startswith(("RNN: N serial", "self-attention"))]
+    a = res["analysis"]
+    return (
+        f"{_all_hold(rows)}: {a['lstm_steps_per_token'] / 2:.2f}·N serial steps for the LSTM "
+        f"(forward; {a['lstm_steps_per_token']:.2f}·N with the backward), "
+        f"{a['attention_max_steps']} for attention (`results/{doc['name']}.json`)"
+    )
+
+
+def render_chapter_speedup(doc: dict) -> str:
+    """Row 5: the measured LSTM/attention training-time ratio at N = 512, with its load."""
+    res = doc["result"]
+    row = next(r for r in res["table"] if "5-10x" in r["claim"])
+    load = res["analysis"].get("load_average_before_after") or [None, None]
+    return (
+        f"{row['verdict']} on this CPU: attention trains {row['measured']} as fast as the LSTM "
+        f"(1-minute load {f(float(load[0] or 'nan'))} before, {f(float(load[1] or 'nan'))} "
+        f"after); not run on a GPU (`results/{doc['name']}.json`)"
+    )
+
+
 # KEY -> (committed result, renderer)
 RENDERERS = {
     "rnn_vs_attn/default": ("rnn_vs_attn/default", render_default),
@@ -293,6 +343,9 @@ RENDERERS = {
     "chapter/bottleneck": ("rnn_vs_attn/default", render_chapter_bottleneck),
     "chapter/equal_time": ("rnn_vs_attn/equal_time", render_chapter_equal_time),
     "chapter/complexity": ("complexity/default", render_chapter_complexity),
+    "chapter/steps": ("parallelism/default", render_chapter_steps),
+    "chapter/speedup": ("parallelism/default", render_chapter_speedup),
+    "chapter/gradients": ("gradient_decay/default", render_chapter_gradients),
     "chapter/decode_cost": ("decode_cost/default", render_chapter_decode),
 }
 
