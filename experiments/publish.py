@@ -163,16 +163,17 @@ def render_sweep(doc: dict) -> str:
     for row in res["rows"]:
         picked = chosen.get(row[header.index("model")]) == row[header.index("setting")]
         rows.append([row[i] for i in idx] + ["chosen" if picked else ""])
-    keep = keep[:5] + [f"valid {k}" for k in keep[5:]] + [""]
-    p = res.get("provenance") or {}
-    commit = (p.get("commit") or "unknown")[:7]
+    keep = keep[:5] + [f"valid {k}" for k in keep[5:]] + ["choice"]
+    where = (
+        doc.get("note") or f"at commit {((res.get('provenance') or {}).get('commit') or '?')[:7]}"
+    )
     return "\n".join(
         [
             common.markdown_table(keep, rows),
             "",
             f"Scored on the {res['split']} split ({res['sentences_per_bucket']} sentences per "
             f"length bucket), {res['num_steps']} steps per run, one seed. Made by "
-            f"`{doc['command']}` at commit {commit}; `results/{doc['name']}.json`.",
+            f"`{doc['command']}` {where}; `results/{doc['name']}.json`.",
         ]
     )
 
@@ -211,8 +212,15 @@ def render_equal_time(doc: dict) -> str:
             f" In the same time the Transformer takes {t['steps'] / s['steps']:.1f}x the steps "
             f"RNNsearch takes and sees {t['tokens'] / s['tokens']:.1f}x the target tokens; it ends "
             f"{'ahead of' if t['bleu'] > s['bleu'] else 'behind'} it by "
-            f"{f(abs(t['bleu'] - s['bleu']))} BLEU."
+            f"{f(abs(t['bleu'] - s['bleu']))} BLEU"
         )
+        if t["steps"] > s["steps"] and t["bleu"] < s["bleu"]:
+            pair += ": on this machine its extra steps per second do not make up for RNNsearch's "
+            pair += "sample efficiency."
+        elif t["bleu"] >= s["bleu"]:
+            pair += ": at equal time its parallelism pays for itself here."
+        else:
+            pair += "."
     return (
         f"{common.markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
         f"model's schedule laid out over it. Ranked by BLEU: {order}.{pair} Made by "
@@ -221,12 +229,22 @@ def render_equal_time(doc: dict) -> str:
 
 
 def render_chapter_bottleneck(doc: dict) -> str:
+    """Row 2: RNNenc against the attention models by length, with the report's verdict."""
+    from experiments import thresholds
+
     m = doc["result"]["models"]
-    by = lambda n, b: f(m[n]["bleu_by_length"][b])
+    by = lambda n, b: m[n]["bleu_by_length"][b]
+    attn = [n for n in ("rnnsearch", "transformer") if n in m]
+    verdict = thresholds.bottleneck_verdict(
+        by("rnnenc", "1-10"),
+        by("rnnenc", "61+"),
+        {n: by(n, "1-10") for n in attn},
+        {n: by(n, "61+") for n in attn},
+    )
     return (
-        f"RNNenc {by('rnnenc', '1-10')} BLEU on 1-10 tokens, {by('rnnenc', '61+')} on 61+; "
-        f"RNNsearch {by('rnnsearch', '61+')} and the Transformer {by('transformer', '61+')} "
-        f"on 61+ (`results/{doc['name']}.json`)"
+        f"{verdict}: RNNenc {f(by('rnnenc', '1-10'))} BLEU on 1-10 tokens, "
+        f"{f(by('rnnenc', '61+'))} on 61+; RNNsearch {f(by('rnnsearch', '61+'))} and the "
+        f"Transformer {f(by('transformer', '61+'))} on 61+ (one seed; `results/{doc['name']}.json`)"
     )
 
 
@@ -239,8 +257,9 @@ def render_chapter_equal_time(doc: dict) -> str:
     rnn = max(r["bleu"] for n, r in m.items() if n != "transformer")
     verdict = thresholds.HOLDS if m["transformer"]["bleu"] >= rnn else thresholds.FAILS
     parts = ", ".join(f"{n} {f(r['bleu'])}" for n, r in m.items())
+    cores = _prov(doc["result"]["setup"]).get("cpus", "?")
     return (
-        f"{verdict} at equal time on 2 CPU cores: in {f(budget)} s of training each (each "
+        f"{verdict} at equal time on {cores} CPU cores: in {f(budget)} s of training each (each "
         f"schedule laid out over it), {parts} BLEU (`results/{doc['name']}.json`)"
     )
 
