@@ -41,8 +41,9 @@ def load(name: str) -> dict:
         return json.load(f)
 
 
-def save(name: str, workdir: str, command: str) -> str:
-    """Copy workdir's results.json (or sweep.json) into results/<name>.json with its command."""
+def save(name: str, workdir: str, command: str, note: str = "") -> str:
+    """Copy workdir's results.json (or sweep.json) into results/<name>.json with its command
+    (and `note`: what the result alone does not say, e.g. the commit a long sweep started at)."""
     for file in ("results.json", "sweep.json"):
         path = os.path.join(workdir, file)
         if os.path.exists(path):
@@ -58,6 +59,8 @@ def save(name: str, workdir: str, command: str) -> str:
         "saved_by": common.provenance(),
         "result": result,
     }
+    if note:
+        out["note"] = note
     os.makedirs(os.path.dirname(result_path(name)), exist_ok=True)
     common.write_json(
         os.path.dirname(result_path(name)), out, name=os.path.basename(name) + ".json"
@@ -362,6 +365,9 @@ RENDERERS = {
     "rnn_vs_attn/equal_time": ("rnn_vs_attn/equal_time", render_equal_time),
     "rnn_vs_attn/seeds": ("rnn_vs_attn/seeds", render_seeds),
     "recipe_sweep/budget": ("recipe_sweep/budget", render_sweep),
+    "recipe_sweep/rnnenc_800": ("recipe_sweep/rnnenc_800", render_sweep),
+    "recipe_sweep/transformer_2000": ("recipe_sweep/transformer_2000", render_sweep),
+    "recipe_sweep/transformer_2000b": ("recipe_sweep/transformer_2000b", render_sweep),
     "chapter/bottleneck": ("rnn_vs_attn/default", render_chapter_bottleneck),
     "chapter/equal_time": ("rnn_vs_attn/equal_time", render_chapter_equal_time),
     "chapter/complexity": ("complexity/default", render_chapter_complexity),
@@ -417,12 +423,13 @@ def main(argv=None) -> int:
     ap.add_argument("what", nargs="*", help="'save NAME' to store a run's results")
     ap.add_argument("--workdir", default="")
     ap.add_argument("--command", default="")
+    ap.add_argument("--note", default="", help="save: what the result alone does not say")
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
     if args.what[:1] == ["save"]:
         if len(args.what) != 2 or not args.workdir or not args.command:
             ap.error("save NAME --workdir=DIR --command='python launch.py ...'")
-        print(save(args.what[1], args.workdir, args.command))
+        print(save(args.what[1], args.workdir, args.command, args.note))
         return 0
     drifted = publish(check=args.check)
     for d in drifted:
