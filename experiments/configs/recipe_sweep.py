@@ -50,6 +50,18 @@ GRIDS = {
             for lr, wu in itertools.product(BUDGET_LR, BUDGET_WARMUP)
         ],
     ),
+    # The Transformer's two structural choices that issue 10 set by single runs scored on test
+    # sentences (pre-LN, 8 heads of 16 dims), re-chosen on the validation split: post-/pre-LN x
+    # 4/8 heads at the default recipe (budget's choice, 6e-3 / 400, the curriculum), 2,000 steps.
+    "transformer_arch": (
+        ("transformer",),
+        2000,
+        30,
+        [
+            (f"{'pre' if pre else 'post'}ln_h{h}", {T + "pre_ln": pre, T + "n_heads": h})
+            for pre, h in itertools.product((False, True), (4, 8))
+        ],
+    ),
     "quick": (
         ("rnnenc",),
         6,
@@ -143,5 +155,5 @@ def get_config(preset=None):
     c.models = models  # rnn_vs_attn's config.models for every setting
     c.num_steps = steps  # rnn_vs_attn's config.train.num_steps (same for every setting)
     c.max_per_bucket = per_bucket  # valid sentences decoded per length bucket (0 = all)
-    c.from_before_issue10 = name not in ("quick", "budget")  # apply BEFORE_ISSUE10 first
+    c.from_before_issue10 = name not in ("quick", "budget", "transformer_arch")  # apply BEFORE_ISSUE10 first
     return c
