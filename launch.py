@@ -64,7 +64,8 @@ def available_experiments() -> list[str]:
     return sorted(
         p.stem
         for p in CONFIG_DIR.glob("*.py")
-        if not p.stem.startswith("_") and (ROOT / "experiments" / p.name).exists()
+        if not p.stem.startswith("_")
+        and ((ROOT / "experiments" / p.name).exists() or (ROOT / "experiments" / p.stem).is_dir())
     )
 
 
