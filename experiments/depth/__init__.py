@@ -94,8 +94,6 @@ def measure(config, variants, corpus) -> dict:
                     got[v.name],
                     params=train.param_count(family, v, config, n_layers, corpus.vocab_size),
                     compile_s=timing["compile_s"],
-                    seconds_per_step=timing["seconds_per_step"],
-                    rows_per_program=timing["rows"],
                 )
         for fam_name, family in FAMILIES.items():
             present = [v for v in variants if v.family == fam_name]
@@ -130,7 +128,6 @@ def summarise(config, variants, raw) -> dict:
                 "params": r["params"],
                 "compile_s": r["compile_s"],
                 "seconds_per_step": r["seconds_per_step"],
-                "rows_per_program": r["rows_per_program"],
             }
         out[v.name] = {
             "family": v.family,

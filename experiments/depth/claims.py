@@ -339,7 +339,7 @@ def time_per_step(results) -> Claim:
         "reported, not judged (it moves with the machine's load)",
         "; ".join(parts),
         REPORTED,
-        "one step of every seed of the program at once (vmapped)",
+        "one run's step, the median over the seeds",
         id="depth/time_per_step",
     )
 

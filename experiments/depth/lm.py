@@ -7,8 +7,8 @@
     loss   = mean cross-entropy of the next character
 
 A Variant names one contender: its family, the structural options that decide its compiled
-program (`program`: variants that share one, e.g. post-LN with and without warmup, train
-together as more rows of the same vmapped program), and whether it warms up.
+program (`program`: variants with equal ones, post-LN with and without warmup, share one
+compile), and whether it warms up.
 
 Params: {'embed': [V, m], 'stack': the family's tree, 'readout': {'w': [m, V], 'b': [V]}}.
 """
@@ -40,7 +40,7 @@ class Variant:
 
     @property
     def program(self) -> tuple:
-        """Variants with equal programs compile once and train as rows of one vmapped call."""
+        """Variants with equal programs share one compiled training program."""
         return (self.family, self.options)
 
     def option(self, key, default=None):

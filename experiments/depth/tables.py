@@ -77,20 +77,19 @@ def cost_table(results) -> str:
                     int(d),
                     r["params"],
                     1e3 * r["seconds_per_step"],
-                    r["rows_per_program"],
                     r["compile_s"],
                 ]
             )
-    head = ["variant", "L", "params", "ms per step", "runs per step", "compile s"]
+    head = ["variant", "L", "params", "ms per step", "compile s"]
     serial = []
     for family, by_depth in results["serial_steps"].items():
         for d, s in by_depth.items():
             serial.append([family, s["variant"], int(d), s["n"], s["hlo"], s["jaxpr"]])
     return (
         common.markdown_table(head, rows)
-        + "\n\nA step trains every run of its program at once (the seeds, vmapped; post-LN "
-        "with and without warmup share one). Times move with the machine's load: they are "
-        "reported, never judged.\n\nSerial steps of the forward program (one window of N "
+        + "\n\nms per step: one run (one seed), the median over the seeds; post-LN with and "
+        "without warmup share one compiled program. Times move with the machine's load: they "
+        "are reported, never judged.\n\nSerial steps of the forward program (one window of N "
         "characters), read from the compiled HLO and from the jaxpr:\n\n"
         + common.markdown_table(["family", "variant", "L", "N", "HLO", "jaxpr"], serial)
     )

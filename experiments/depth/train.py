@@ -1,9 +1,9 @@
-"""One compiled program per (structure, L): init, train and score a batch of runs at once.
+"""One compiled program per (structure, L) that inits-to-scores a run: train and score it.
 
-A run is one seed of one variant. Runs whose variants share a structure (lm.Variant.program:
-post-LN with and without warmup) are rows of the same vmapped program, which takes each row's
-initial parameters (lm.init(init_key), run op by op outside the program: jitted inside, its
-random draws tripled the compile time) and
+A run is one seed of one variant. Variants that share a structure (lm.Variant.program: post-LN
+with and without warmup) share the compiled program, which takes a run's initial parameters
+(lm.init(init_key), run op by op outside the program: jitted inside, its random draws tripled
+the compile time), its data key and whether it warms up, and
 
     for i < n_steps (a traced bound: one compile serves n_steps = 1 and n_steps = steps):
         x, y  = data.batch(train, fold_in(data_key, i))  [B, N] each
@@ -13,9 +13,10 @@ random draws tripled the compile time) and
         params -= lr_i · u      lr_i = make_schedule(peak, warmup or 0, steps, 'linear')(i)
     valid_loss = loss(params; every validation window)
 
-and returns, per row, the training losses [steps], the gradient norms at init and the
-validation loss. NaNs are not stopped: a run that diverges ends with a NaN loss and counts as
-failed (claims.py), the other rows of its program are unaffected.
+and returns the training losses [steps], the gradient norms at init and the validation loss.
+The whole loop is one XLA program (no Python between steps). Runs go one after another: a
+vmap over seeds ran no faster here and compiled a fifth slower. NaNs are not stopped: a run
+that diverges ends with a NaN loss and counts as failed (claims.py).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def grad_norms(family: lm.Family, grads) -> dict:
 
 def optimizer(tc) -> optax.GradientTransformation:
     """clip_by_global_norm, then Adam's direction (anatomy.train.optim.make_optimizer's, with
-    weight decay 0); the learning rate is applied per row, since rows differ in warmup."""
+    weight decay 0); the program applies the learning rate itself, since the variants that
+    share it differ in warmup."""
     return optax.chain(
         optax.clip_by_global_norm(tc.clip_norm), optax.scale_by_adam(b1=tc.b1, b2=tc.b2, eps=1e-9)
     )
@@ -58,9 +60,9 @@ def compiler_options(cfg) -> dict | None:
 
 
 def make_program(family: lm.Family, variant: lm.Variant, cfg):
-    """jit(vmap(run)): (params [R, ...], data_keys [R], warm bool [R], n_steps, train [n],
-    valid_x [W, N], valid_y [W, N]) -> {'losses': [R, steps], 'init': grad_norms with a
-    leading R, 'valid_loss': [R]}."""
+    """jit(run): (params, data_key, warm bool, n_steps, train [n], valid_x [W, N],
+    valid_y [W, N]) -> {'losses': [steps] (NaN past n_steps), 'init': grad_norms at the
+    first step, 'valid_loss': []}."""
     tc = cfg.train
     tx = optimizer(tc)
     plain = make_schedule(tc.learning_rate, 0, tc.steps, "linear")
@@ -85,7 +87,7 @@ def make_program(family: lm.Family, variant: lm.Variant, cfg):
         params, _, losses, init = jax.lax.fori_loop(0, n_steps, step, carry)
         return {"losses": losses, "init": init, "valid_loss": loss(params, valid_x, valid_y)}
 
-    return jax.jit(jax.vmap(run, in_axes=(0, 0, 0, None, None, None, None)))
+    return jax.jit(run)
 
 
 def run_keys(seed: int, seeds) -> tuple:
@@ -98,57 +100,62 @@ def run_keys(seed: int, seeds) -> tuple:
     return fold(k_init, seeds), fold(k_data, seeds)
 
 
-def train_group(group, family, cfg, n_layers, corpus) -> dict:
-    """Train every variant of `group` (one structure) at n_layers: cfg.seeds runs each, plus
-    as many more seeds for one step (their gradients at init).
+def _timed(fn, *args):
+    t0 = time.perf_counter()
+    out = jax.block_until_ready(fn(*args))
+    return jax.device_get(out), time.perf_counter() - t0
 
-    Returns {variant name: {'valid_loss': [seeds], 'losses': [seeds][steps],
-    'init_grads': {'layers': [2·seeds][L], 'xiong': [2·seeds], 'total': [2·seeds]}}} and
-    '_timing': {'compile_s', 'seconds_per_step' (all rows of the program together), 'rows'}.
+
+def train_group(group, family, cfg, n_layers, corpus) -> dict:
+    """Train every variant of `group` (one structure) at n_layers: cfg.seeds runs each, and as
+    many more seeds for one step (their gradients at init).
+
+    Returns {variant name: {'valid_loss': [seeds], 'losses': [seeds, steps],
+    'init_grads': {'layers': [2·seeds, L], 'xiong': [2·seeds], 'total': [2·seeds]},
+    'seconds_per_step': median over its runs}} and '_timing': {'compile_s'}.
     """
-    variant = group[0]
-    args = (
+    data_args = (
         jnp.asarray(corpus.train),
         jnp.asarray(corpus.valid_x),
         jnp.asarray(corpus.valid_y),
     )
-    fn = make_program(family, variant, cfg)
-
-    def rows(seed_numbers):
-        ik, dk = run_keys(cfg.seed, seed_numbers)
-        inits = [lm.init(family, k, cfg.model, corpus.vocab_size, n_layers, variant) for k in ik]
-        params = jax.tree_util.tree_map(lambda *a: jnp.stack(a * len(group)), *inits)
-        warm = jnp.repeat(jnp.asarray([v.warmup for v in group]), len(seed_numbers))
-        return params, jnp.tile(dk, (len(group), 1)), warm
-
-    trained, extra = rows(range(cfg.seeds)), rows(range(cfg.seeds, 2 * cfg.seeds))
+    seeds = range(2 * cfg.seeds)
+    init_keys, data_keys = run_keys(cfg.seed, seeds)
+    inits = [
+        lm.init(family, k, cfg.model, corpus.vocab_size, n_layers, group[0]) for k in init_keys
+    ]
     t0 = time.perf_counter()
-    exe = fn.lower(*trained, jnp.int32(cfg.train.steps), *args).compile(compiler_options(cfg))
+    exe = (
+        make_program(family, group[0], cfg)
+        .lower(inits[0], data_keys[0], False, jnp.int32(cfg.train.steps), *data_args)
+        .compile(compiler_options(cfg))
+    )
     compile_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    more = jax.block_until_ready(exe(*extra, jnp.int32(1), *args))
-    one = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    out = jax.block_until_ready(exe(*trained, jnp.int32(cfg.train.steps), *args))
-    full = time.perf_counter() - t0
-    out, more = jax.device_get(out), jax.device_get(more)
-    result, n = {}, cfg.seeds
-    for j, v in enumerate(group):
-        mine = slice(j * n, (j + 1) * n)
+    result = {}
+    for v in group:
+        outs, times = [], []
+        for s in seeds:
+            steps = cfg.train.steps if s < cfg.seeds else 1  # the extra seeds: init only
+            out, seconds = _timed(
+                exe, inits[s], data_keys[s], v.warmup, jnp.int32(steps), *data_args
+            )
+            outs.append(out)
+            times.append(seconds)
+        one = float(np.median(times[cfg.seeds :]))  # one step and the evaluation
+        trained = outs[: cfg.seeds]
         result[v.name] = {
-            "valid_loss": np.asarray(out["valid_loss"][mine], np.float64),
-            "losses": np.asarray(out["losses"][mine], np.float64),
+            "valid_loss": np.array([o["valid_loss"] for o in trained], np.float64),
+            "losses": np.array([o["losses"] for o in trained], np.float64),
             "init_grads": {
-                k: np.concatenate([out["init"][k][mine], more["init"][k][mine]]).astype(np.float64)
+                k: np.array([o["init"][k] for o in outs], np.float64)
                 for k in ("layers", "xiong", "total")
             },
+            "seconds_per_step": float(
+                np.median([max(t - one, 0.0) for t in times[: cfg.seeds]])
+                / max(cfg.train.steps - 1, 1)
+            ),
         }
-    steps = max(cfg.train.steps - 1, 1)
-    result["_timing"] = {
-        "compile_s": compile_s,
-        "seconds_per_step": max(full - one, 0.0) / steps,
-        "rows": len(group) * n,
-    }
+    result["_timing"] = {"compile_s": compile_s}
     return result
 
 
