@@ -41,6 +41,7 @@ def fake(losses=None, fits=None, serial=None, unigram=UNIGRAM):
         depths = {
             str(d): {
                 "valid_loss": x if isinstance(x, list) else _seeds(x),
+                "init_grad_layers": [[1.0] * d] * 6,
                 "seconds_per_step": 0.01 * d,
             }
             for d, x in by_depth.items()
@@ -129,6 +130,16 @@ def test_plain_lstm_degrades_only_counts_past_a_few_layers():
     assert verdicts(fake({"lstm": early}))[v] == FAILS
     shallow = {d: x for d, x in WORSE_AT_8.items() if d <= claims.FEW_LAYERS}
     assert verdicts(fake({"lstm": shallow}))[v] == probes.NOT_SHOWN
+
+
+def test_the_gradient_ratio_down_the_stack_is_reported_beside_the_lstm_verdict():
+    results = fake({"lstm": WORSE_AT_8})
+    results["variants"]["lstm"]["depths"]["16"]["init_grad_layers"] = [
+        list(np.geomspace(1e-4, 1.0, 16))
+    ] * 6
+    assert claims.bottom_over_top(results, "lstm") == (16, pytest.approx(1e-4))
+    row = {c.id: c for c in claims.judge(results)}["depth/lstm_plain_degrades"]
+    assert "0.0001x layer 16's" in row.detail
 
 
 def test_xiong_slope_holds_near_the_theorem_caveat_on_direction_fails_otherwise():

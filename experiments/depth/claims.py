@@ -144,6 +144,27 @@ def breaks_by(stats, limit=None) -> str | None:
     return None
 
 
+def flat_steps(stats) -> list[str]:
+    """The steps of the depth grid that do not lower the mean loss beyond the seed spread."""
+    depths = list(stats)
+    flat = []
+    for a, b in zip(depths, depths[1:]):
+        sa, sb = stats[a], stats[b]
+        if sb["failed"] or not sb["mean"] < sa["mean"] - tolerance(sa, sb):
+            flat.append(f"L={a}->{b}: {sa['mean']:.3f} -> {sb['mean']:.3f}")
+    return flat
+
+
+def bottom_over_top(results, name) -> tuple[int, float] | None:
+    """(L, ‖g_layer 1‖ / ‖g_layer L‖ at init, means over seeds) at the deepest L > 1."""
+    depths = sorted(int(d) for d in results["variants"][name]["depths"])
+    if depths[-1] < 2:
+        return None
+    rows = results["variants"][name]["depths"][str(depths[-1])]["init_grad_layers"]
+    g = np.array([[np.nan if x is None else x for x in r] for r in rows], np.float64)
+    return depths[-1], float(np.mean(g[:, 0]) / np.mean(g[:, -1]))
+
+
 def _means(stats) -> str:
     return ", ".join(
         f"L={d} {s['mean']:.3f}±{s['std']:.3f}"
@@ -228,21 +249,17 @@ def steady_gain(results) -> Claim:
     depths = list(stats)
     if len(depths) < 2:
         return Claim(claim, expected, _means(stats), NOT_SHOWN, "one depth only", id=cid)
-    flat = []
-    for a, b in zip(depths, depths[1:]):
-        sa, sb = stats[a], stats[b]
-        if sb["failed"] or not sb["mean"] < sa["mean"] - tolerance(sa, sb):
-            flat.append(f"L={a}->{b}: {sa['mean']:.3f} -> {sb['mean']:.3f}")
+    flat = flat_steps(stats)
     gains = [stats[a]["mean"] - stats[b]["mean"] for a, b in zip(depths, depths[1:])]
     measured = "gain per step of the grid: " + ", ".join(f"{g:+.3f}" for g in gains)
-    return Claim(
-        claim,
-        expected,
-        measured,
-        HOLDS if not flat else FAILS,
-        ("no gain beyond the spread at " + "; ".join(flat)) if flat else "",
-        id=cid,
-    )
+    steady = [
+        n
+        for n in results["variants"]
+        if len(depth_stats(results, n)) > 1 and not flat_steps(depth_stats(results, n))
+    ]
+    detail = ("no gain beyond the spread at " + "; ".join(flat) + ". ") if flat else ""
+    detail += f"Every step of the grid gains beyond the spread for: {', '.join(steady) or 'none'}"
+    return Claim(claim, expected, measured, HOLDS if not flat else FAILS, detail, id=cid)
 
 
 def lstm_plain_degrades(results) -> Claim:
@@ -258,12 +275,14 @@ def lstm_plain_degrades(results) -> Claim:
             claim, expected, _means(stats), NOT_SHOWN, f"no depth past {FEW_LAYERS}", id=cid
         )
     whys = [w for w in (broken_at(stats, d) for d in deep) if w]
+    ratio = bottom_over_top(results, "lstm")
+    grads = f"; at init, layer 1's gradient is {ratio[1]:.2g}x layer {ratio[0]}'s" if ratio else ""
     return Claim(
         claim,
         expected,
         _means(stats),
         HOLDS if whys else FAILS,
-        "; ".join(whys) or f"no depth past {FEW_LAYERS} fails or degrades",
+        ("; ".join(whys) or f"no depth past {FEW_LAYERS} fails or degrades") + grads,
         id=cid,
     )
 

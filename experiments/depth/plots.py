@@ -2,7 +2,9 @@
 
 loss_vs_depth.png         validation loss against L per variant: the seed mean, a band from
                           the best to the worst seed, an x where a seed failed; the unigram
-                          loss dashed. Attention wirings left, LSTM stacks right.
+                          loss dashed, and anything above it (a diverged run's loss can be
+                          hundreds of nats) drawn at the top of the axis. Attention wirings
+                          left, LSTM stacks right.
 grad_norms_at_init.png    left, middle: every layer's gradient norm at init (mean over seeds)
                           against its index, at the deepest L; right: the last layer's
                           (Xiong's W^{2,L}) against L, log-log, with the theorem's slopes.
@@ -15,6 +17,7 @@ import numpy as np
 from experiments import common
 
 FAMILIES = (("attention", "Transformer blocks"), ("recurrent", "LSTM stacks"))
+CEILING = 0.1  # nats above the unigram loss where the loss axis stops
 
 
 def _arr(values) -> np.ndarray:
@@ -30,30 +33,33 @@ def _depths(variant) -> list[int]:
 
 
 def loss_vs_depth(results, workdir) -> str:
-    fig, axes = common.new_figure(1, 2, figsize=(11, 4.2), sharey=True)
+    fig, axes = common.new_figure(1, 2, figsize=(11, 4.2))
     unigram = results["data"]["unigram_loss"]
+    top = unigram + CEILING
     for ax, (family, title) in zip(axes, FAMILIES):
+        lowest = unigram
         for v in results["variants"].values():
             if v["family"] != family:
                 continue
             depths = _depths(v)
             losses = [_arr(v["depths"][str(d)]["valid_loss"]) for d in depths]
-            mean = [np.nanmean(x) if np.isfinite(x).any() else np.nan for x in losses]
-            lo = [np.nanmin(x) if np.isfinite(x).any() else np.nan for x in losses]
-            hi = [np.nanmax(x) if np.isfinite(x).any() else np.nan for x in losses]
-            (line,) = ax.plot(depths, mean, marker="o", label=v["label"])
+            shown = [np.minimum(np.where(np.isfinite(x), x, top), top) for x in losses]
+            (line,) = ax.plot(depths, [x.mean() for x in shown], marker="o", label=v["label"])
+            lo, hi = [x.min() for x in shown], [x.max() for x in shown]
             ax.fill_between(depths, lo, hi, color=line.get_color(), alpha=0.2)
+            lowest = min(lowest, *lo)
             bad = [d for d, x in zip(depths, losses) if (~np.isfinite(x) | (x >= unigram)).any()]
             if bad:
-                ax.plot(bad, [unigram] * len(bad), "x", color=line.get_color(), ms=9)
+                ax.plot(bad, [top] * len(bad), "x", color=line.get_color(), ms=9)
         ax.axhline(unigram, ls="--", color="grey", lw=1, label="unigram")
+        ax.set_ylim(lowest - 0.05, top + 0.03)
         ax.set_xscale("log", base=2)
         common.grid_ticks(ax, results["config"]["depths"])
         ax.set_xlabel("layers L")
         ax.set_title(title)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    axes[0].set_ylabel("validation loss (nats / character)")
+        ax.set_ylabel("validation loss (nats / character; x: a failed seed)")
     return common.save_plot(fig, workdir, "loss_vs_depth.png")
 
 

@@ -45,20 +45,22 @@ def grad_table(results) -> str:
     """The last layer's gradient norm at init (mean over seeds) per depth, and its slope."""
     depths = _depths(results)
     rows = []
-    for v in results["variants"].values():
+    for name, v in results["variants"].items():
         fit = v["xiong_fit"]
         cells = [
             _mean(v["depths"][d]["init_grad_xiong"]) if d in v["depths"] else "—" for d in depths
         ]
         slope = f"{fit['exponent']:+.3f} (r² {fit['r2']:.2f})" if fit else "—"
-        rows.append([v["label"], *cells, slope])
-    head = ["variant", *(f"L={d}" for d in depths), "slope against L"]
+        ratio = claims.bottom_over_top(results, name)
+        rows.append([v["label"], *cells, slope, f"{ratio[1]:.3g}" if ratio else "—"])
+    head = ["variant", *(f"L={d}" for d in depths), "slope against L", "layer 1 / layer L"]
     return (
         common.markdown_table(head, rows)
         + "\n\nTransformer: ‖∂loss/∂W^{2,L}‖, the last block's second FFN weight (Xiong et al. "
         "2020, Theorem 1: slope 0 post-LN, -1/2 pre-LN); LSTM: the last layer's cell "
-        "parameters (no theorem). Every layer's norm is in results.json (init_grad_layers) and "
-        "in grad_norms_at_init.png."
+        "parameters (no theorem). Layer 1 / layer L: the first layer's gradient norm over the "
+        "last's, at the deepest L (below 1: the gradient shrinks on its way down the stack). "
+        "Every layer's norm is in results.json (init_grad_layers) and in grad_norms_at_init.png."
     )
 
 
