@@ -166,10 +166,17 @@ def run(config, workdir):
             "serial_steps": raw["serial_steps"],
         },
     )
+    return finish(workdir, results, common.run_provenance("depth", config, started, t0))
+
+
+def finish(workdir, results, provenance) -> dict:
+    """Plots, claims, results.json and report.md from stored measurements (`stored`, or a
+    results.json read back: a recorded run is redrawn and re-judged by the same code)."""
+    results = {k: v for k, v in results.items() if k not in ("plots", "table", "provenance")}
     results["plots"] = plots.plot(results, workdir)
     judged = claims.judge(results)
     results["table"] = claims.claims_json(judged)
-    results["provenance"] = common.run_provenance("depth", config, started, t0)
+    results["provenance"] = provenance
     common.write_json(workdir, results)
     common.write_report(
         workdir,
@@ -179,7 +186,7 @@ def run(config, workdir):
             ("How verdicts are decided", "\n".join(claims.rules())),
             *tables.sections(results),
             ("Plots", "\n\n".join(f"![{p}]({p})" for p in results["plots"])),
-            ("Run", common.provenance_line(results["provenance"])),
+            ("Run", common.provenance_line(provenance)),
         ],
     )
     return results
