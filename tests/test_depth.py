@@ -18,7 +18,8 @@ from anatomy import probes
 from anatomy.errors import BadInputError
 from anatomy.train.optim import make_optimizer
 from experiments.configs.depth import get_config
-from experiments.depth import VARIANTS, attention, check, claims, data, lm, recurrent, train
+from experiments.depth import VARIANTS, XIONG, attention, check, claims, data, train
+from experiments.depth import lm as depth_lm
 
 CAVEAT, FAILS, HOLDS = probes.CAVEAT, probes.FAILS, probes.HOLDS
 UNIGRAM = 3.0
@@ -197,42 +198,51 @@ def corpus(quick):
 
 
 def test_corpus_windows_and_unigram_loss_match_a_direct_count(corpus, quick):
-    assert corpus.valid_x.shape == (quick.data.valid_windows, quick.train.length)
-    np.testing.assert_array_equal(corpus.valid_x[:, 1:], corpus.valid_y[:, :-1])
-    np.testing.assert_array_equal(corpus.valid_x[1:, 0], corpus.valid_y[:-1, -1])  # contiguous
+    n = quick.train.length
+    assert corpus.valid.shape == (quick.data.valid_windows, n + 1)
+    np.testing.assert_array_equal(corpus.valid[1:, 0], corpus.valid[:-1, -1])  # contiguous
     counts = {}
     for c in corpus.train.tolist():
         counts[c] = counts.get(c, 0) + 1
     total = len(corpus.train) + corpus.vocab_size
-    direct = -np.mean([math.log((counts.get(c, 0) + 1) / total) for c in corpus.valid_y.ravel()])
+    scored = corpus.valid[:, 1:].ravel()
+    direct = -np.mean([math.log((counts.get(c, 0) + 1) / total) for c in scored])
     assert corpus.unigram_loss == pytest.approx(direct, rel=1e-9)
-    x, y = data.batch(jnp.asarray(corpus.train), jax.random.PRNGKey(3), 5, 7)
-    np.testing.assert_array_equal(np.asarray(x)[:, 1:], np.asarray(y)[:, :-1])
-    assert x.shape == (5, 7)
+    w = np.asarray(data.batch(jnp.asarray(corpus.train), jax.random.PRNGKey(3), 5, 7))
+    assert w.shape == (5, 8)
+    text = corpus.train.tolist()
+    for row in w:  # each window is a contiguous slice of the training stream
+        start = next(i for i in range(len(text)) if text[i : i + 8] == row.tolist())
+        assert text[start : start + 8] == row.tolist()
 
 
-@pytest.mark.parametrize("name", ["pre", "no_layernorm", "lstm_residual_ln"])
-def test_layers_partition_the_stack(name, quick, corpus):
-    """Every stack parameter belongs to exactly one layer (a final LN to none): the per-layer
-    gradient norms add up, in squares, to the stack's."""
+@pytest.mark.parametrize("name", ["pre", "lstm_residual_ln"])
+def test_grad_norms_split_the_stack_by_layer(name, quick, corpus):
+    """The per-layer norms add up, in squares, to the stack's: every stack parameter is in one
+    layer; Xiong's weight is the last block's FFN w2 (the LSTM's: its last layer)."""
     v = VARIANTS[name]
-    fam = attention.FAMILY if v.family == "attention" else recurrent.FAMILY
+    xiong = XIONG[v.family]
+    model = depth_lm.build(v, quick.model, 3, corpus.vocab_size)
 
     @jax.jit
-    def squares(key):
-        p = lm.init(fam, key, quick.model, corpus.vocab_size, 3, v)["stack"]
-        per_layer = [probes.global_norm(t) ** 2 for t in fam.layers(p)]
-        rest = probes.global_norm(p["final_ln"]) ** 2 if "final_ln" in p else 0.0
-        return jnp.stack(per_layer), rest, probes.global_norm(p) ** 2
+    def norms(p):
+        got = train.grad_norms(model, xiong, p)
+        rest = {k: x for k, x in p.items() if k != "stack"}
+        return got, probes.global_norm(rest), probes.global_norm(p)
 
-    per_layer, rest, total = squares(jax.random.PRNGKey(0))
-    assert per_layer.shape == (3,)
-    assert float(per_layer.sum() + rest) == pytest.approx(float(total), rel=1e-5)
+    p = model.init(jax.random.PRNGKey(0))
+    got, rest, total = norms(p)
+    assert got["layers"].shape == (3,)
+    assert float(jnp.sum(got["layers"] ** 2) + rest**2) == pytest.approx(float(total) ** 2, 1e-5)
+    assert float(got["total"]) == pytest.approx(float(total), rel=1e-6)
+    want = p["stack"]["layers"][-1]["ffn"]["w2"] if v.family == "attention" else None
+    if want is not None:
+        assert float(got["xiong"]) == pytest.approx(float(jnp.linalg.norm(want)), rel=1e-5)
 
 
-def _reference_step(fam, variant, tx, tc, params, state, train_ids, key):
-    x, y = data.batch(train_ids, key, tc.batch, tc.length)
-    value, g = jax.value_and_grad(functools.partial(lm.loss, fam, variant=variant))(params, x, y)
+def _reference_step(model, tx, tc, params, state, train_ids, key):
+    windows = data.batch(train_ids, key, tc.batch, tc.length)
+    value, g = jax.value_and_grad(functools.partial(depth_lm.loss, model))(params, windows)
     updates, state = tx.update(g, state, params)
     return optax.apply_updates(params, updates), state, value, probes.global_norm(g)
 
@@ -243,12 +253,12 @@ def test_program_equals_a_python_loop_with_the_library_optimizer(quick, corpus):
     clipping, one jitted step at a time."""
     cfg = get_config("quick")
     cfg.train.steps = 4
-    fam, group = attention.FAMILY, [VARIANTS["post"], VARIANTS["post_warmup"]]
-    got = train.train_group(group, fam, cfg, 1, corpus)
+    group = [VARIANTS["post"], VARIANTS["post_warmup"]]
+    got = train.train_group(group, attention.xiong, cfg, 1, corpus)
+    model = depth_lm.build(group[0], cfg.model, 1, corpus.vocab_size)
     init_keys, data_keys = train.run_keys(cfg.seed, range(cfg.seeds))
-    vx, vy = jnp.asarray(corpus.valid_x), jnp.asarray(corpus.valid_y)
-    train_ids = jnp.asarray(corpus.train)
-    valid = jax.jit(functools.partial(lm.loss, fam, variant=group[0]))
+    train_ids, valid_ids = jnp.asarray(corpus.train), jnp.asarray(corpus.valid)
+    valid = jax.jit(functools.partial(depth_lm.loss, model))
     tc = cfg.train
     for v in group:
         opt_cfg = dict(
@@ -264,9 +274,9 @@ def test_program_equals_a_python_loop_with_the_library_optimizer(quick, corpus):
             max_train_seconds=0.0,
         )
         tx = make_optimizer(ml_collections.ConfigDict(opt_cfg))
-        step = jax.jit(functools.partial(_reference_step, fam, v, tx, tc))
+        step = jax.jit(functools.partial(_reference_step, model, tx, tc))
         for s in range(cfg.seeds):
-            params = lm.init(fam, init_keys[s], cfg.model, corpus.vocab_size, 1, v)
+            params = model.init(init_keys[s])
             state, losses, norms = tx.init(params), [], []
             for i in range(tc.steps):
                 key = jax.random.fold_in(data_keys[s], i)
@@ -275,7 +285,7 @@ def test_program_equals_a_python_loop_with_the_library_optimizer(quick, corpus):
                 norms.append(float(norm))
             row = got[v.name]
             np.testing.assert_allclose(row["losses"][s], losses, rtol=2e-5)
-            assert row["valid_loss"][s] == pytest.approx(float(valid(params, vx, vy)), rel=2e-5)
+            assert row["valid_loss"][s] == pytest.approx(float(valid(params, valid_ids)), rel=2e-5)
             assert row["init_grads"]["total"][s] == pytest.approx(norms[0], rel=2e-5)
         assert row["init_grads"]["xiong"].shape == (2 * cfg.seeds,)
 

@@ -39,7 +39,7 @@ from anatomy.errors import BadInputError
 from experiments import common
 from experiments.depth import attention, claims, data, plots, recurrent, tables, train
 
-FAMILIES = {"attention": attention.FAMILY, "recurrent": recurrent.FAMILY}
+XIONG = {"attention": attention.xiong, "recurrent": recurrent.xiong}  # per family
 VARIANTS = {**attention.VARIANTS, **recurrent.VARIANTS}
 
 
@@ -82,9 +82,8 @@ def measure(config, variants, corpus) -> dict:
     serial = {}
     for n_layers in config.depths:
         for group in groups(variants):
-            family = FAMILIES[group[0].family]
             t0 = time.time()
-            got = train.train_group(group, family, config, n_layers, corpus)
+            got = train.train_group(group, XIONG[group[0].family], config, n_layers, corpus)
             timing = got.pop("_timing")
             print(
                 f"depth: {'+'.join(v.name for v in group)} L={n_layers}: compile "
@@ -95,14 +94,14 @@ def measure(config, variants, corpus) -> dict:
             for v in group:
                 runs[v.name][n_layers] = dict(
                     got[v.name],
-                    params=train.param_count(family, v, config, n_layers, corpus.vocab_size),
+                    params=train.param_count(v, config, n_layers, corpus.vocab_size),
                     compile_s=timing["compile_s"],
                 )
-        for fam_name, family in FAMILIES.items():
-            present = [v for v in variants if v.family == fam_name]
+        for family in XIONG:
+            present = [v for v in variants if v.family == family]
             if present:
-                steps = train.serial_steps(family, present[0], config, n_layers, corpus)
-                serial.setdefault(fam_name, {})[n_layers] = dict(steps, variant=present[0].name)
+                steps = train.serial_steps(present[0], config, n_layers, corpus)
+                serial.setdefault(family, {})[n_layers] = dict(steps, variant=present[0].name)
     return {"runs": runs, "serial_steps": serial}
 
 

@@ -1,7 +1,8 @@
-"""The Transformer contenders: anatomy.attention.decoder_only's causal stack, six wirings.
+"""The Transformer contenders: anatomy.lm's 'attention' family (anatomy.attention.decoder_only's
+causal stack, sinusoidal positions), six wirings of its blocks.
 
 Each block is self-attention then FFN, each sub-layer wired by the library's `norm` and
-`residual` (anatomy/attention/layers.py), sinusoidal positions added to the input:
+`residual` (anatomy/attention/layers.py):
 
     post          x <- LN(x + G(x))            Vaswani et al. 2017; no warmup
     post_warmup   the same, warmup_steps of linear warmup (Xiong et al. 2020: post-LN needs it)
@@ -13,17 +14,12 @@ Each block is self-attention then FFN, each sub-layer wired by the library's `no
 
 Xiong et al.'s Theorem 1 bounds the gradient of the last layer's second FFN weight W^{2,L}
 at initialisation: O(d·sqrt(ln d)) for post-LN, independent of L; O(d·sqrt(ln d / L)) for
-pre-LN. `xiong` returns that weight (params['layers'][-1]['ffn']['w2']).
+pre-LN. `xiong` picks that weight out of the model's per-layer groups.
 """
 
 from __future__ import annotations
 
-from anatomy.attention.decoder_only import decoder_only, init_decoder_only
-from anatomy.layers import init_layer_norm, layer_norm
-from experiments.depth.lm import Family, Variant
-
-# Final LayerNorm after the last block: the wirings whose blocks do not end in one.
-_FINAL_LN = ("pre",)
+from experiments.depth.lm import Variant
 
 
 def _variant(name, label, norm, residual=True, warmup=False, citation=""):
@@ -44,35 +40,6 @@ VARIANTS = {
 }
 
 
-def init_stack(key, model_cfg, n_layers, variant):
-    """{'blocks': init_decoder_only's tree} (+ 'final_ln' for the pre-LN wirings)."""
-    norm = variant.option("norm")
-    tree = {
-        "blocks": init_decoder_only(
-            key, n_layers, model_cfg.d_model, model_cfg.n_heads, model_cfg.d_ff, norm=norm
-        )
-    }
-    if norm in _FINAL_LN:
-        tree["final_ln"] = init_layer_norm(model_cfg.d_model)
-    return tree
-
-
-def apply_stack(tree, x, variant):
-    """x [b, t, m] -> the causal stack (sinusoidal positions added first) -> [b, t, m]."""
-    h = decoder_only(
-        tree["blocks"], x, norm=variant.option("norm"), residual=variant.option("residual")
-    )
-    return layer_norm(tree["final_ln"], h) if "final_ln" in tree else h
-
-
-def layers(tree):
-    """One subtree per block, bottom first (a final LN counts with no block)."""
-    return list(tree["blocks"]["layers"])
-
-
-def xiong(tree):
-    """W^{2,L}: the last block's second FFN weight [f, m]."""
-    return tree["blocks"]["layers"][-1]["ffn"]["w2"]
-
-
-FAMILY = Family(init=init_stack, apply=apply_stack, layers=layers, xiong=xiong)
+def xiong(layers):
+    """W^{2,L} [f, m]: the last block's second FFN weight, from model.layers(tree)."""
+    return layers[-1]["ffn"]["w2"]

@@ -9,10 +9,11 @@ readout from dominating the cost, so time per step grows with the stack, not the
     stream     the sentences of a split joined by '\\n' (one more symbol, ending each)
     ids        one id per character of the training stream, sorted; a validation character
                the training stream never had maps to the last id, '<unk>'
-    train      random windows of length + 1 characters (inputs [:-1], targets [1:]), drawn on
-               the device by each run's own key, so a run's batches are its seed's alone
-    valid      the first `valid_windows` disjoint windows of the validation stream, in order:
-               every model is scored on the same characters
+    train      random windows of N + 1 characters (N predicted: each from the ones before it),
+               drawn on the device by each run's own key, so a run's batches are its seed's
+    valid      the first `valid_windows` windows of N + 1 characters of the validation stream,
+               each starting where the last one's predictions ended: every model is scored on
+               the same W·N characters
     unigram    cross-entropy of those validation targets under the training stream's
                character frequencies (add-one): the loss of a model that learned nothing of
                context, the floor a run must beat not to count as failed
@@ -37,12 +38,11 @@ UNK = "<unk>"
 
 @dataclasses.dataclass(frozen=True)
 class CharCorpus:
-    """train: int32 [n_train] ids; valid_x, valid_y: int32 [W, N] (inputs, next characters);
-    symbols: the characters by id (last: UNK); unigram_loss: nats per character."""
+    """train: int32 [n_train] ids; valid: int32 [W, N + 1] windows (the last N of each are
+    scored); symbols: the characters by id (last: UNK); unigram_loss: nats per character."""
 
     train: np.ndarray
-    valid_x: np.ndarray
-    valid_y: np.ndarray
+    valid: np.ndarray
     symbols: tuple
     unigram_loss: float
 
@@ -54,7 +54,7 @@ class CharCorpus:
         return {
             "vocab_size": self.vocab_size,
             "train_characters": int(self.train.size),
-            "valid_characters": int(self.valid_y.size),
+            "valid_characters": int(self.valid[:, 1:].size),
             "unigram_loss": self.unigram_loss,
         }
 
@@ -78,30 +78,27 @@ def load(cfg, length: int, seed: int) -> CharCorpus:
     unk = len(symbols) - 1
     train = np.array([index[c] for c in train_text], np.int32)
     valid = np.array([index.get(c, unk) for c in valid_text], np.int32)
-    windows = (len(valid) - 1) // length
-    if windows < cfg.valid_windows or len(train) <= length + 1:
+    n_windows = (len(valid) - 1) // length
+    if n_windows < cfg.valid_windows or len(train) <= length + 1:
         raise BadInputError(
-            f"depth data: {len(valid)} validation characters give {windows} windows of "
+            f"depth data: {len(valid)} validation characters give {n_windows} windows of "
             f"{length}, data.valid_windows asks for {cfg.valid_windows} (or the training "
             f"stream of {len(train)} is shorter than a window); raise data.valid_sentences "
             "or data.train_sentences"
         )
     starts = np.arange(cfg.valid_windows) * length  # [W]
-    cols = starts[:, None] + np.arange(length)  # [W, N]
+    windows = valid[starts[:, None] + np.arange(length + 1)]  # [W, N + 1]
     counts = np.bincount(train, minlength=len(symbols)) + 1.0  # add-one: UNK gets one count
     probs = counts / counts.sum()
-    valid_y = valid[cols + 1]
     return CharCorpus(
         train=train,
-        valid_x=valid[cols],
-        valid_y=valid_y,
+        valid=windows,
         symbols=symbols,
-        unigram_loss=float(-np.mean(np.log(probs[valid_y]))),
+        unigram_loss=float(-np.mean(np.log(probs[windows[:, 1:]]))),
     )
 
 
 def batch(train, key, batch_size: int, length: int):
-    """batch_size random windows of train (a device array [n]): (x, y), int32 [B, N] each."""
+    """batch_size random windows of N + 1 characters of train (a device array [n]), [B, N + 1]."""
     starts = jax.random.randint(key, (batch_size,), 0, train.shape[0] - length)  # [B]
-    cols = starts[:, None] + jnp.arange(length)  # [B, N]
-    return train[cols], train[cols + 1]
+    return train[starts[:, None] + jnp.arange(length + 1)]  # [B, N + 1]

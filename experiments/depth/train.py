@@ -2,12 +2,12 @@
 
 A run is one seed of one variant. Variants that share a structure (lm.Variant.program: post-LN
 with and without warmup) share the compiled program, which takes a run's initial parameters
-(lm.init(init_key), run op by op outside the program: jitted inside, its random draws tripled
-the compile time), its data key and whether it warms up, and
+(model.init(init_key), run op by op outside the program: jitted inside, its random draws
+tripled the compile time), its data key and whether it warms up, and
 
     for i < n_steps (a traced bound: one compile serves n_steps = 1 and n_steps = steps):
-        x, y  = data.batch(train, fold_in(data_key, i))  [B, N] each
-        g     = ∇ loss(params; x, y)
+        w     = data.batch(train, fold_in(data_key, i))  [B, N + 1]
+        g     = ∇ loss(params; w)
         norms = per-layer ‖g‖, ‖g of Xiong's weight‖     kept at i = 0: the gradient at init
         u     = Adam(clip(g))                            optax, the project's b1, b2, eps
         params -= lr_i · u      lr_i = make_schedule(peak, warmup or 0, steps, 'linear')(i)
@@ -34,13 +34,13 @@ from anatomy.train.optim import make_schedule
 from experiments.depth import data, lm
 
 
-def grad_norms(family: lm.Family, grads) -> dict:
-    """{'layers': [L] ‖g‖ of each layer's parameters, 'xiong': ‖g‖ of Xiong's weight,
-    'total': ‖g‖ of every parameter}."""
-    stack = grads["stack"]
+def grad_norms(model, xiong, grads) -> dict:
+    """{'layers': [L] ‖g‖ of each layer's parameters (model.layers), 'xiong': ‖g‖ of the
+    weight `xiong` picks from them, 'total': ‖g‖ of every parameter}."""
+    layers = model.layers(grads)
     return {
-        "layers": jnp.stack([probes.global_norm(t) for t in family.layers(stack)]),
-        "xiong": probes.global_norm(family.xiong(stack)),
+        "layers": jnp.stack([probes.global_norm(t) for t in layers]),
+        "xiong": probes.global_norm(xiong(layers)),
         "total": probes.global_norm(grads),
     }
 
@@ -59,24 +59,24 @@ def compiler_options(cfg) -> dict | None:
     return {"xla_backend_optimization_level": 0} if cfg.compile_fast else None
 
 
-def make_program(family: lm.Family, variant: lm.Variant, cfg):
-    """jit(run): (params, data_key, warm bool, n_steps, train [n], valid_x [W, N],
-    valid_y [W, N]) -> {'losses': [steps] (NaN past n_steps), 'init': grad_norms at the
-    first step, 'valid_loss': []}."""
+def make_program(model, xiong, cfg):
+    """jit(run): (params, data_key, warm bool, n_steps, train [n], valid [W, N + 1]) ->
+    {'losses': [steps] (NaN past n_steps), 'init': grad_norms at the first step,
+    'valid_loss': []}."""
     tc = cfg.train
     tx = optimizer(tc)
     plain = make_schedule(tc.learning_rate, 0, tc.steps, "linear")
     warmed = make_schedule(tc.learning_rate, tc.warmup_steps, tc.steps, "linear")
-    loss = functools.partial(lm.loss, family, variant=variant)
+    loss = functools.partial(lm.loss, model)
 
-    def run(params, data_key, warm, n_steps, train, valid_x, valid_y):
-        zeros = jax.tree_util.tree_map(jnp.zeros_like, grad_norms(family, params))
+    def run(params, data_key, warm, n_steps, train, valid):
+        zeros = jax.tree_util.tree_map(jnp.zeros_like, grad_norms(model, xiong, params))
 
         def step(i, carry):
             params, opt_state, losses, init = carry
-            x, y = data.batch(train, jax.random.fold_in(data_key, i), tc.batch, tc.length)
-            value, grads = jax.value_and_grad(loss)(params, x, y)
-            norms = grad_norms(family, grads)
+            windows = data.batch(train, jax.random.fold_in(data_key, i), tc.batch, tc.length)
+            value, grads = jax.value_and_grad(loss)(params, windows)
+            norms = grad_norms(model, xiong, grads)
             init = jax.tree_util.tree_map(lambda a, b: jnp.where(i == 0, b, a), init, norms)
             updates, opt_state = tx.update(grads, opt_state, params)
             lr = jnp.where(warm, warmed(i), plain(i))
@@ -85,7 +85,7 @@ def make_program(family: lm.Family, variant: lm.Variant, cfg):
 
         carry = (params, tx.init(params), jnp.full((tc.steps,), jnp.nan), zeros)
         params, _, losses, init = jax.lax.fori_loop(0, n_steps, step, carry)
-        return {"losses": losses, "init": init, "valid_loss": loss(params, valid_x, valid_y)}
+        return {"losses": losses, "init": init, "valid_loss": loss(params, valid)}
 
     return jax.jit(run)
 
@@ -106,7 +106,7 @@ def _timed(fn, *args):
     return jax.device_get(out), time.perf_counter() - t0
 
 
-def train_group(group, family, cfg, n_layers, corpus) -> dict:
+def train_group(group, xiong, cfg, n_layers, corpus) -> dict:
     """Train every variant of `group` (one structure) at n_layers: cfg.seeds runs each, and as
     many more seeds for one step (their gradients at init).
 
@@ -114,19 +114,14 @@ def train_group(group, family, cfg, n_layers, corpus) -> dict:
     'init_grads': {'layers': [2·seeds, L], 'xiong': [2·seeds], 'total': [2·seeds]},
     'seconds_per_step': median over its runs}} and '_timing': {'compile_s'}.
     """
-    data_args = (
-        jnp.asarray(corpus.train),
-        jnp.asarray(corpus.valid_x),
-        jnp.asarray(corpus.valid_y),
-    )
+    data_args = (jnp.asarray(corpus.train), jnp.asarray(corpus.valid))
     seeds = range(2 * cfg.seeds)
     init_keys, data_keys = run_keys(cfg.seed, seeds)
-    inits = [
-        lm.init(family, k, cfg.model, corpus.vocab_size, n_layers, group[0]) for k in init_keys
-    ]
+    model = lm.build(group[0], cfg.model, n_layers, corpus.vocab_size)
+    inits = [model.init(k) for k in init_keys]
     t0 = time.perf_counter()
     exe = (
-        make_program(family, group[0], cfg)
+        make_program(model, xiong, cfg)
         .lower(inits[0], data_keys[0], False, jnp.int32(cfg.train.steps), *data_args)
         .compile(compiler_options(cfg))
     )
@@ -159,26 +154,21 @@ def train_group(group, family, cfg, n_layers, corpus) -> dict:
     return result
 
 
-def serial_steps(family, variant, cfg, n_layers, corpus) -> dict:
-    """Serial loop steps of the forward program (one window of N characters), read from the
-    compiled HLO (while loops' trip counts) and from the jaxpr (scan lengths)."""
-    params = lm.init(family, jax.random.PRNGKey(0), cfg.model, corpus.vocab_size, n_layers, variant)
-    x = jnp.asarray(corpus.valid_x[:1])  # [1, N]
-
-    def forward(p, ids):
-        return lm.logits(family, p, ids, variant)
-
-    exe = jax.jit(forward).lower(params, x).compile(compiler_options(cfg))
+def serial_steps(variant, cfg, n_layers, corpus) -> dict:
+    """Serial loop steps of the forward program (model.apply on one window of N characters),
+    read from the compiled HLO (while loops' trip counts) and from the jaxpr (scan lengths)."""
+    model = lm.build(variant, cfg.model, n_layers, corpus.vocab_size)
+    params = model.init(jax.random.PRNGKey(0))
+    x = jnp.asarray(corpus.valid[:1, :-1])  # [1, N]
+    exe = jax.jit(model.apply).lower(params, x).compile(compiler_options(cfg))
     return {
         "n": int(x.shape[1]),
         "hlo": probes.hlo_sequential_steps(exe.as_text()),
-        "jaxpr": probes.jaxpr_sequential_steps(forward, params, x),
+        "jaxpr": probes.jaxpr_sequential_steps(model.apply, params, x),
     }
 
 
-def param_count(family, variant, cfg, n_layers, vocab_size) -> int:
-    shapes = jax.eval_shape(
-        lambda k: lm.init(family, k, cfg.model, vocab_size, n_layers, variant),
-        jax.random.PRNGKey(0),
-    )
+def param_count(variant, cfg, n_layers, vocab_size) -> int:
+    model = lm.build(variant, cfg.model, n_layers, vocab_size)
+    shapes = jax.eval_shape(model.init, jax.random.PRNGKey(0))
     return int(sum(np.prod(s.shape) for s in jax.tree_util.tree_leaves(shapes)))
