@@ -368,6 +368,7 @@ RENDERERS = {
     "recipe_sweep/rnnenc_800": ("recipe_sweep/rnnenc_800", render_sweep),
     "recipe_sweep/transformer_2000": ("recipe_sweep/transformer_2000", render_sweep),
     "recipe_sweep/transformer_2000b": ("recipe_sweep/transformer_2000b", render_sweep),
+    "recipe_sweep/transformer_arch": ("recipe_sweep/transformer_arch", render_sweep),
     "chapter/bottleneck": ("rnn_vs_attn/default", render_chapter_bottleneck),
     "chapter/equal_time": ("rnn_vs_attn/equal_time", render_chapter_equal_time),
     "chapter/complexity": ("complexity/default", render_chapter_complexity),

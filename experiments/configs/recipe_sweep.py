@@ -155,5 +155,6 @@ def get_config(preset=None):
     c.models = models  # rnn_vs_attn's config.models for every setting
     c.num_steps = steps  # rnn_vs_attn's config.train.num_steps (same for every setting)
     c.max_per_bucket = per_bucket  # valid sentences decoded per length bucket (0 = all)
-    c.from_before_issue10 = name not in ("quick", "budget", "transformer_arch")  # apply BEFORE_ISSUE10 first
+    # apply BEFORE_ISSUE10 first: only the issue-10 grids start from the defaults before it
+    c.from_before_issue10 = name not in ("quick", "budget", "transformer_arch")
     return c
