@@ -23,7 +23,7 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.attention import chunked_attention, scaled_dot_product
-from experiments import common
+from experiments import outputs, provenance
 from experiments.thresholds import CHUNKED_EQUAL_RTOL, EXPONENT_TOL
 
 MODES = ("forward", "forward+backward")
@@ -134,21 +134,21 @@ def claims(cfg, raw, errors):
 
 
 def plot(cfg, raw, workdir):
-    fig, axes = common.new_figure(1, len(MODES), figsize=(6 * len(MODES), 4.5))
+    fig, axes = outputs.new_figure(1, len(MODES), figsize=(6 * len(MODES), 4.5))
     for ax, mode in zip(axes, MODES):
         for impl, style in (("full", "o-"), ("chunked", "s-")):
             for heads in cfg.heads_grid:
                 n, temp = _series(raw, impl, mode, heads)
                 ax.loglog(n, np.asarray(temp) / 2**20, style, label=f"{impl}, h={heads}")
         ax.set(xlabel="N (sequence length)", ylabel="compiled temp memory (MiB)", title=mode)
-        common.grid_ticks(ax, cfg.n_grid)
+        outputs.grid_ticks(ax, cfg.n_grid)
         ax.legend(fontsize=8)
-    return common.save_plot(fig, workdir, "attention_memory.png")
+    return outputs.save_plot(fig, workdir, "attention_memory.png")
 
 
 def run(config, workdir):
     """Measure, fit, write results.json, attention_memory.png and report.md; returns results."""
-    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
+    started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
     raw = measure(config)
     errors = check_equal(config)
     fits, rows = claims(config, raw, errors)
@@ -161,9 +161,9 @@ def run(config, workdir):
         "plots": [png],
         "table": probes.claims_json(rows),
     }
-    results["provenance"] = common.run_provenance("attention_memory", config, started, t0)
-    common.write_json(workdir, results)
-    table = common.markdown_table(
+    results["provenance"] = provenance.run_provenance("attention_memory", config, started, t0)
+    outputs.write_json(workdir, results)
+    table = outputs.markdown_table(
         ("impl", "mode", "h", "N", "temp MiB", "arguments MiB", "outputs MiB"),
         [
             (r["impl"], r["mode"], r["heads"], r["n"])
@@ -183,7 +183,7 @@ def run(config, workdir):
         "their gradients (backward); chunked attention's backward recomputes each tile "
         "from the saved log-sum-exp instead of storing the weights."
     )
-    common.write_report(
+    outputs.write_report(
         workdir,
         "Memory of full and chunked attention, from the compiled program",
         [
@@ -191,7 +191,7 @@ def run(config, workdir):
             ("How it was measured", notes),
             ("Measurements", table),
             ("Plot", f"![attention memory]({png})"),
-            ("Run", common.provenance_line(results["provenance"])),
+            ("Run", provenance.provenance_line(results["provenance"])),
         ],
     )
     return results

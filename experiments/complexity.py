@@ -36,7 +36,7 @@ from anatomy.errors import BadInputError
 from anatomy.recurrence import get_cell, init_mamba, init_mingru, mamba, mingru
 from anatomy.recurrence import run as run_cell
 from anatomy.recurrence.selective import D_STATE
-from experiments import common
+from experiments import outputs, provenance
 from experiments.thresholds import EXPONENT_TOL, parallel_work_verdict
 
 
@@ -278,7 +278,7 @@ def fit_all(cfg, raw):
 
 
 def plot(cfg, raw, workdir):
-    fig, axes = common.new_figure(1, 3, figsize=(15, 4.5))
+    fig, axes = outputs.new_figure(1, 3, figsize=(15, 4.5))
     for layer in LAYERS:
         for ax, key in ((axes[0], "n"), (axes[1], "d")):
             pts = raw[layer][key]
@@ -314,16 +314,16 @@ def plot(cfg, raw, workdir):
         title=f"N={cfg.n_fixed}, d={cfg.d_fixed}",
     )
     axes[2].legend(fontsize=7)
-    common.grid_ticks(axes[0], cfg.n_grid)
-    common.grid_ticks(axes[1], cfg.d_grid)
-    common.grid_ticks(axes[2], sorted(set(cfg.kernel_grid) | {2 * r + 1 for r in cfg.radius_grid}))
+    outputs.grid_ticks(axes[0], cfg.n_grid)
+    outputs.grid_ticks(axes[1], cfg.d_grid)
+    outputs.grid_ticks(axes[2], sorted(set(cfg.kernel_grid) | {2 * r + 1 for r in cfg.radius_grid}))
     axes[2].tick_params(axis="x", labelsize=7)
-    return common.save_plot(fig, workdir, "complexity.png")
+    return outputs.save_plot(fig, workdir, "complexity.png")
 
 
 def run(config, workdir):
     """Measure, fit, write results.json, complexity.png and report.md; returns the results."""
-    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
+    started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
     raw = measure(config)
     fits, rows = fit_all(config, raw)
     raw.update(measure_scans(config))
@@ -339,8 +339,8 @@ def run(config, workdir):
         "plots": [png],
         "table": probes.claims_json(rows),
     }
-    results["provenance"] = common.run_provenance("complexity", config, started, t0)
-    common.write_json(workdir, results)
+    results["provenance"] = provenance.run_provenance("complexity", config, started, t0)
+    outputs.write_json(workdir, results)
     notes = (
         "FLOPs are XLA's own count for one forward pass (`cost_analysis()`, jax "
         f"{jax.__version__}), batch {config.batch}. Exponents are least-squares slopes in "
@@ -363,14 +363,14 @@ def run(config, workdir):
         "jax.lax.associative_scan (no loop, so XLA's count is complete); the claim is about "
         "the ratio of the two as N grows."
     )
-    common.write_report(
+    outputs.write_report(
         workdir,
         "Per-layer complexity from XLA's cost analysis",
         [
             ("Claims", probes.claims_markdown(rows)),
             ("How it was measured", notes),
             ("Plot", f"![complexity]({png})"),
-            ("Run", common.provenance_line(results["provenance"])),
+            ("Run", provenance.provenance_line(results["provenance"])),
         ],
     )
     return results

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from anatomy import data
-from experiments import common
+from experiments import outputs, provenance
 
 
 def _lengths(pairs, vocab_src, vocab_tgt):
@@ -40,7 +40,7 @@ def _split_stats(pairs, corpus):
 
 
 def _plot(corpus, workdir):
-    fig, axes = common.new_figure(1, 2, figsize=(10, 3.6))
+    fig, axes = outputs.new_figure(1, 2, figsize=(10, 3.6))
     src, tgt = _lengths(corpus.splits["train"], corpus.src_vocab, corpus.tgt_vocab)
     top = int(max(src.max(), tgt.max())) + 2
     axes[0].hist([src, tgt], bins=np.arange(0, top, 4), label=["source", "target"])
@@ -49,12 +49,12 @@ def _plot(corpus, workdir):
     groups = corpus.test_by_bucket()
     axes[1].bar(list(groups), [len(v) for v in groups.values()], color="tab:green")
     axes[1].set(xlabel="source length bucket", ylabel="test pairs", title="test set by length")
-    return common.save_plot(fig, workdir, "lengths.png")
+    return outputs.save_plot(fig, workdir, "lengths.png")
 
 
 def run(config, workdir):
     """Load config.data, export it, compute statistics; returns the results dict."""
-    started, t_start = common.provenance(), time.time()  # commit, machine, versions, load
+    started, t_start = provenance.provenance(), time.time()  # commit, machine, versions, load
     os.makedirs(workdir, exist_ok=True)
     t0 = time.perf_counter()
     corpus = data.load_corpus(config.data, workdir)
@@ -71,8 +71,8 @@ def run(config, workdir):
         "splits": {k: _split_stats(v, corpus) for k, v in corpus.splits.items()},
         "plot": _plot(corpus, workdir),
     }
-    results["provenance"] = common.run_provenance("data_stats", config, started, t_start)
-    common.write_json(workdir, results)
+    results["provenance"] = provenance.run_provenance("data_stats", config, started, t_start)
+    outputs.write_json(workdir, results)
     rows = [
         (
             k,
@@ -85,11 +85,11 @@ def run(config, workdir):
         )
         for k, v in results["splits"].items()
     ]
-    table = common.markdown_table(
+    table = outputs.markdown_table(
         ["split", "pairs", "mean src len", "max src len", "mean tgt len", "src types", "tgt types"],
         rows,
     )
-    buckets = common.markdown_table(
+    buckets = outputs.markdown_table(
         ["split"] + list(results["splits"]["test"]["per_bucket"]),
         [[k] + list(v["per_bucket"].values()) for k, v in results["splits"].items()],
     )
@@ -103,7 +103,7 @@ def run(config, workdir):
         f"Loaded in {seconds:.1f} s; vocabularies: source {corpus.src_vocab.size}, "
         f"target {corpus.tgt_vocab.size} ({corpus.src_vocab.kind})."
     )
-    common.write_report(
+    outputs.write_report(
         workdir,
         f"data_stats: {corpus.name}",
         [
@@ -112,7 +112,7 @@ def run(config, workdir):
             ("Pairs per source-length bucket", buckets),
             ("Lengths", "![lengths](lengths.png)"),
             ("Examples (short test pairs)", examples),
-            ("Run", common.provenance_line(results["provenance"])),
+            ("Run", provenance.provenance_line(results["provenance"])),
         ],
     )
     print(summary)

@@ -28,7 +28,7 @@ from anatomy import probes
 from anatomy.attention import decoder_only as stack
 from anatomy.attention import init_cache, init_window_cache, window_append, window_attend
 from anatomy.recurrence import LSTMState, init_lstm, lstm_cell
-from experiments import common, decode_cost_conv
+from experiments import decode_cost_conv, outputs, provenance
 from experiments.thresholds import EXPONENT_TOL, flat_in_n
 
 
@@ -179,7 +179,7 @@ def _latency_note(raw) -> str:
 
 
 def plot(cfg, raw, workdir):
-    fig, axes = common.new_figure(1, 2, figsize=(12, 4.5))
+    fig, axes = outputs.new_figure(1, 2, figsize=(12, 4.5))
     for name, rows in raw.items():
         n = [r["n"] for r in rows]
         style = ":" if name == "kv_fixed" else "-"
@@ -197,13 +197,13 @@ def plot(cfg, raw, workdir):
     )
     for a in axes:
         a.legend()
-        common.grid_ticks(a, cfg.n_grid)
-    return common.save_plot(fig, workdir, "decode_cost.png")
+        outputs.grid_ticks(a, cfg.n_grid)
+    return outputs.save_plot(fig, workdir, "decode_cost.png")
 
 
 def run(config, workdir):
     """Measure, fit, write results.json, decode_cost.png and report.md."""
-    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
+    started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
     raw, base = measure(config)
     f = fits(config, raw, base)
     rnn_d = [{"d": d, "flops": rnn_step_flops(config, d)} for d in config.d_grid]
@@ -273,9 +273,9 @@ def run(config, workdir):
         "plots": [png],
         "table": probes.claims_json(rows),
     }
-    results["provenance"] = common.run_provenance("decode_cost", config, started, t0)
-    common.write_json(workdir, results)
-    table = common.markdown_table(
+    results["provenance"] = provenance.run_provenance("decode_cost", config, started, t0)
+    outputs.write_json(workdir, results)
+    table = outputs.markdown_table(
         ("N",) + tuple(f"{k} FLOPs" for k in raw) + tuple(f"{k} ms" for k in raw),
         [
             (raw["rnn"][i]["n"],)
@@ -299,7 +299,7 @@ def run(config, workdir):
         "work, where a step's dispatch overhead can outweigh it (median latency at the largest "
         f"N: {_latency_note(raw)})."
     )
-    common.write_report(
+    outputs.write_report(
         workdir,
         "Decode cost per token: RNN step, KV cache, recomputation",
         [
@@ -307,7 +307,7 @@ def run(config, workdir):
             ("Measurements", table),
             ("How it was measured", notes),
             ("Plot", f"![decode_cost]({png})"),
-            ("Run", common.provenance_line(results["provenance"])),
+            ("Run", provenance.provenance_line(results["provenance"])),
         ],
     )
     return results

@@ -27,7 +27,7 @@ from anatomy import probes
 from anatomy.attention.decoder_only import decoder_only, init_decoder_only
 from anatomy.recurrence import get_cell
 from anatomy.recurrence import run as run_cell
-from experiments import common, long_range_conv, thresholds
+from experiments import long_range_conv, outputs, provenance, thresholds
 
 
 def count_params(tree):
@@ -152,7 +152,7 @@ def _linear_claims(config, results, acc_at, chance):
 
 
 def plot(cfg, results, workdir):
-    fig, ax = common.new_figure(figsize=(7, 4.5))
+    fig, ax = outputs.new_figure(figsize=(7, 4.5))
     for name, r in results.items():
         ax.plot(cfg.k_grid, r["accuracy"], "o-", label=f"{name} ({r['params']} params)")
     ax.axhline(1.0 / cfg.vocab, color="gray", ls=":", label="chance")
@@ -164,12 +164,12 @@ def plot(cfg, results, workdir):
         title=f"recall x_(t-k): {cfg.steps} Adam steps per point, equal parameter budget",
     )
     ax.legend(fontsize=8)
-    return common.save_plot(fig, workdir, "long_range.png")
+    return outputs.save_plot(fig, workdir, "long_range.png")
 
 
 def run(config, workdir):
     """Train every (model, k), write results.json, long_range.png and report.md."""
-    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
+    started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
     results = {}
     for name in config.models:
         width = pick_width(name, config)
@@ -240,9 +240,9 @@ def run(config, workdir):
         "plots": [png],
         "table": probes.claims_json(rows),
     }
-    out["provenance"] = common.run_provenance("long_range", config, started, t0)
-    common.write_json(workdir, out)
-    acc_table = common.markdown_table(
+    out["provenance"] = provenance.run_provenance("long_range", config, started, t0)
+    outputs.write_json(workdir, out)
+    acc_table = outputs.markdown_table(
         ("model", "width", "params") + tuple(f"k={k}" for k in config.k_grid),
         [(n, r["width"], r["params"]) + tuple(r["accuracy"]) for n, r in results.items()],
     )
@@ -254,7 +254,7 @@ def run(config, workdir):
         "of a few points are noise. Small, short runs: a model that fails here might succeed "
         "with more steps; the comparison is at equal budget."
     )
-    common.write_report(
+    outputs.write_report(
         workdir,
         "Long-range recall: accuracy against distance k",
         [
@@ -262,7 +262,7 @@ def run(config, workdir):
             ("Accuracy", acc_table),
             ("How it was measured", notes),
             ("Plot", f"![long_range]({png})"),
-            ("Run", common.provenance_line(out["provenance"])),
+            ("Run", provenance.provenance_line(out["provenance"])),
         ],
     )
     return out

@@ -24,7 +24,7 @@ from anatomy.attention.chunked import chunked_attention
 from anatomy.probes.depth import hlo_critical_path
 from anatomy.recurrence import LSTMState, init_lstm, lstm_recur
 from anatomy.recurrence import run as run_cell
-from experiments import common, parallelism_conv, parallelism_linear, thresholds
+from experiments import outputs, parallelism_conv, parallelism_linear, provenance, thresholds
 from experiments.thresholds import speedup_verdict
 
 
@@ -154,7 +154,7 @@ def analyse(cfg, raw):
 
 
 def plot(cfg, raw, workdir):
-    fig, axes = common.new_figure(1, 4, figsize=(20, 4.5))
+    fig, axes = outputs.new_figure(1, 4, figsize=(20, 4.5))
     for name, rows in raw.items():
         n = [r["n"] for r in rows]
         axes[0].loglog(n, [r["median_s"] for r in rows], "o-", label=name)
@@ -184,9 +184,9 @@ def plot(cfg, raw, workdir):
     )
     for a in axes:
         a.legend()
-    common.grid_ticks(axes[0], cfg.n_grid)
-    common.grid_ticks(axes[3], cfg.n_grid)
-    return common.save_plot(fig, workdir, "parallelism.png")
+    outputs.grid_ticks(axes[0], cfg.n_grid)
+    outputs.grid_ticks(axes[3], cfg.n_grid)
+    return outputs.save_plot(fig, workdir, "parallelism.png")
 
 
 def _load_note(load, cores) -> str:
@@ -208,14 +208,14 @@ def _load_note(load, cores) -> str:
 
 def run(config, workdir):
     """Measure, analyse, write results.json, parallelism.png and report.md."""
-    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
-    load_before = common.load_average()
+    started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
+    load_before = provenance.load_average()
     raw = measure(config)
     chunked = chunked_steps(config)
     a = analyse(config, raw)
-    load_after = common.load_average()
+    load_after = provenance.load_average()
     a["load_average_before_after"] = [x[0] if x else None for x in (load_before, load_after)]
-    a["device_kind"] = common.device_kind()
+    a["device_kind"] = provenance.device_kind()
     png = plot(config, raw, workdir)
     cores = raw["lstm"][0]["cores"]
     ratio, n0 = a["ratio_lstm_over_attention"], a["ratio_n"]
@@ -288,9 +288,9 @@ def run(config, workdir):
         "plots": [png],
         "table": probes.claims_json(rows),
     }
-    results["provenance"] = common.run_provenance("parallelism", config, started, t0)
-    common.write_json(workdir, results)
-    table = common.markdown_table(
+    results["provenance"] = provenance.run_provenance("parallelism", config, started, t0)
+    outputs.write_json(workdir, results)
+    table = outputs.markdown_table(
         (
             "N",
             "LSTM s",
@@ -323,7 +323,7 @@ def run(config, workdir):
             for r, t in zip(raw["lstm"], raw["attention"])
         ],
     )
-    linear_table = common.markdown_table(
+    linear_table = outputs.markdown_table(
         ("N", "scan s", "assoc. s", "scan steps", "assoc. steps")
         + ("scan depth", "assoc. depth", "LSTM depth", "attention depth"),
         [
@@ -359,7 +359,7 @@ def run(config, workdir):
         "the optimised gradient program: the longest chain of dependent HLO instructions, a "
         "fused chain counted op by op, a loop as trips × its body's path."
     )
-    common.write_report(
+    outputs.write_report(
         workdir,
         "Parallelism: serial steps, wall time and busy cores",
         [
@@ -368,7 +368,7 @@ def run(config, workdir):
             ("minGRU: scan vs associative scan", linear_table),
             ("How it was measured", notes),
             ("Plot", f"![parallelism]({png})"),
-            ("Run", common.provenance_line(results["provenance"])),
+            ("Run", provenance.provenance_line(results["provenance"])),
         ],
     )
     return results

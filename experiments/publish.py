@@ -6,7 +6,7 @@
 
 `save` copies a finished run's results.json (or a sweep's sweep.json) into
 results/<NAME>.json with what made it: the command, the commit, machine, versions, load and
-wall time the run recorded (experiments.common.provenance) and the time it was saved. The
+wall time the run recorded (experiments.provenance.provenance) and the time it was saved. The
 README, docs/chapter.md and the tour quote only these files: every quoted block sits between
 `<!-- results:KEY -->` and `<!-- /results:KEY -->` and is rewritten from them by RENDERERS[KEY];
 tests/test_docs.py fails when a block differs from what its committed result renders.
@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-from experiments import common
+from experiments import outputs, provenance, record
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "results")
@@ -56,13 +56,13 @@ def save(name: str, workdir: str, command: str, note: str = "") -> str:
         "name": name,
         "command": command,
         "saved": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "saved_by": common.provenance(),
+        "saved_by": provenance.provenance(),
         "result": result,
     }
     if note:
         out["note"] = note
     os.makedirs(os.path.dirname(result_path(name)), exist_ok=True)
-    common.write_json(
+    outputs.write_json(
         os.path.dirname(result_path(name)), out, name=os.path.basename(name) + ".json"
     )
     return result_path(name)
@@ -70,7 +70,7 @@ def save(name: str, workdir: str, command: str, note: str = "") -> str:
 
 # ------------------------------------------------------------------------------ rendering
 
-f = common.format_number
+f = outputs.format_number
 
 
 def _prov(setup: dict) -> dict:
@@ -111,7 +111,7 @@ def render_default(doc: dict) -> str:
         + _bleu_row(n, r)[1:]
         for n, r in models.items()
     ]
-    lines = [common.markdown_table(header, rows), "", f"Made by {_made_by(doc)}."]
+    lines = [outputs.markdown_table(header, rows), "", f"Made by {_made_by(doc)}."]
     resumed = [n for n, r in models.items() if r.get("resumed_from")]
     if resumed:
         lines.append(
@@ -172,7 +172,7 @@ def render_sweep(doc: dict) -> str:
     )
     return "\n".join(
         [
-            common.markdown_table(keep, rows),
+            outputs.markdown_table(keep, rows),
             "",
             f"Scored on the {res['split']} split ({res['sentences_per_bucket']} sentences per "
             f"length bucket), {res['num_steps']} steps per run, one seed. Made by "
@@ -192,7 +192,7 @@ def render_seeds(doc: dict) -> str:
         + [", ".join(f(s["bleu"]) for s in r["seeds"])]
         for n, r in models.items()
     ]
-    return f"{common.markdown_table(header, rows)}\n\nMade by {_made_by(doc)}."
+    return f"{outputs.markdown_table(header, rows)}\n\nMade by {_made_by(doc)}."
 
 
 def render_equal_time(doc: dict) -> str:
@@ -225,7 +225,7 @@ def render_equal_time(doc: dict) -> str:
         else:
             pair += "."
     return (
-        f"{common.markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
+        f"{outputs.markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
         f"model's schedule laid out over it. Ranked by BLEU: {order}.{pair} Made by "
         f"{_made_by(doc)}."
     )
@@ -304,30 +304,16 @@ def render_chapter_decode(doc: dict) -> str:
     )
 
 
+def _quote(doc: dict, experiment: str, claim_id: str) -> str:
+    """'<verdict>: <measured> (`results/<name>.json`)': a chapter claim as its experiment
+    judges it (experiments/<experiment>/claims.py), read by id."""
+    c = record.claims_of(experiment, doc["result"])[claim_id]
+    return f"{c.verdict}: {c.measured} (`results/{doc['name']}.json`)"
+
+
 def render_chapter_gradients(doc: dict) -> str:
     """Row 1: Pascanu's bound, the gates' easing and attention's flat path, as measured."""
-    from anatomy.probes.claims import CAVEAT, HOLDS
-
-    table = doc["result"]["table"]
-    bound = [r for r in table if "Pascanu" in r["claim"]]
-    gates = [r for r in table if "gates ease decay" in r["claim"]]
-    attn = [r for r in table if r["claim"].startswith("self-attention")]
-    core = _all_hold(bound + attn)
-    eased = [r["claim"].split(":")[0] for r in gates if r["verdict"] == HOLDS]
-    not_eased = [r["claim"].split(":")[0] for r in gates if r["verdict"] != HOLDS]
-    verdict = core if core != HOLDS or not not_eased else (CAVEAT if eased else _all_hold(gates))
-    held = sum(r["verdict"] == HOLDS for r in bound)
-    text = (
-        f"{verdict}: the fitted per-step rate is within γ·σ_max for {held} of {len(bound)} "
-        f"tanh-RNN settings; self-attention's rate is {attn[0]['measured'].split(';')[0]}"
-        if attn
-        else f"{verdict}: {held} of {len(bound)} settings within γ·σ_max"
-    )
-    if gates:
-        text += f"; the gates ease decay for {', '.join(eased) or 'none'}"
-        if not_eased:
-            text += f", not for {', '.join(not_eased)}"
-    return f"{text} (`results/{doc['name']}.json`)"
+    return _quote(doc, "gradient_decay", "gradient_decay/gradients")
 
 
 def render_chapter_steps(doc: dict) -> str:

@@ -25,7 +25,7 @@ import os
 import sys
 
 from anatomy.train.loop import NonFiniteLossError
-from experiments import common, rnn_vs_attn
+from experiments import outputs, provenance, rnn_vs_attn
 from experiments.configs import rnn_vs_attn as base_config
 from experiments.configs.recipe_sweep import BEFORE_ISSUE10, GRIDS
 
@@ -141,7 +141,7 @@ def run(config, workdir):
         for model in config.models:
             r = _run_one(config, overrides, model, os.path.join(workdir, label, model))
             rows.append(_row(label, model, for_model(overrides, model), r))
-            table = common.markdown_table(HEADER, rows)
+            table = outputs.markdown_table(HEADER, rows)
             out = {
                 "grid": config.grid,
                 "split": SELECTION_SPLIT,
@@ -150,7 +150,7 @@ def run(config, workdir):
                 "header": HEADER,
                 "rows": rows,
                 "chosen": choose(rows),
-                "provenance": common.provenance(),
+                "provenance": provenance.provenance(),
             }
             with open(os.path.join(workdir, "sweep.md"), "w") as f:  # after every run
                 f.write(
@@ -158,6 +158,6 @@ def run(config, workdir):
                     f"{config.max_per_bucket or 'all'} sentences per bucket)\n\n{table}\n\n"
                     f"chosen: {out['chosen']}\n"
                 )
-            common.write_json(workdir, out, name="sweep.json")
+            outputs.write_json(workdir, out, name="sweep.json")
     print("\n" + table + f"\n\nchosen (valid BLEU): {out['chosen']}", file=sys.stdout, flush=True)
     return out

@@ -27,7 +27,7 @@ from anatomy.probes.claims import (
     from_json,
 )
 from anatomy.probes.claims import summary as claims_summary
-from experiments import common
+from experiments import outputs, provenance
 from experiments.report_rows import ROWS
 from experiments.report_sources import Source, gather, publish, recorded
 from experiments.thresholds import thresholds_markdown
@@ -109,7 +109,9 @@ def _made_by(src: Source) -> tuple[str, str, str]:
         return "—", "—", "—"
     p = recorded(src.results, "provenance") or {}
     commit = (p.get("commit") or "not recorded")[:7] + (" (dirty)" if p.get("dirty") else "")
-    preset = p.get("preset") or common.preset_of(src.name, recorded(src.results, "config") or {})
+    preset = p.get("preset") or provenance.preset_of(
+        src.name, recorded(src.results, "config") or {}
+    )
     load = [x[0] for x in (p.get("loadavg"), p.get("loadavg_after")) if x]
     machine = (
         f"{p.get('cpus', '?')} cores, {p.get('device_kind') or '?'}"
@@ -125,7 +127,7 @@ def write_markdown(
     rows: list[dict],
     sources: dict[str, Source],
     links: dict[str, dict],
-    provenance: dict | None = None,
+    made_by: dict | None = None,
 ) -> str:
     claims = from_json(rows)
     table = claims_markdown(
@@ -136,7 +138,7 @@ def write_markdown(
     )
     summary = claims_summary(claims)
     why = "\n".join(f"* **{c.claim}** ({c.verdict}): {c.detail}" for c in claims)
-    src_table = common.markdown_table(
+    src_table = outputs.markdown_table(
         ("experiment", "results", "commit", "preset", "machine and load", "workdir")
         + ("its own claims", "its report"),
         [
@@ -168,7 +170,7 @@ def write_markdown(
         for name, link in links.items()
         if link["plots"]
     )
-    return common.write_report(
+    return outputs.write_report(
         workdir,
         "Why the Transformer: the chapter's table, measured",
         [
@@ -182,7 +184,7 @@ def write_markdown(
                 "(before → after its run) are what that run recorded; a load above its core "
                 "count means other work competed with its timings.",
             ),
-            ("Run", common.provenance_line(provenance)),
+            ("Run", provenance.provenance_line(made_by)),
             ("Plots", plots or "none"),
         ],
     )
@@ -193,7 +195,7 @@ def run(config, workdir):
     if config.preset not in ("", "quick"):
         raise BadInputError(f"report: preset must be '' or 'quick', got {config.preset!r}")
     os.makedirs(workdir, exist_ok=True)
-    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
+    started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
     sources = gather(config, workdir)
     links = {
         n: publish(s, workdir, config.copy_plots)
@@ -215,12 +217,12 @@ def run(config, workdir):
             for n, s in sources.items()
         },
     }
-    results["provenance"] = common.run_provenance("report", config, started, t0)
-    common.write_json(workdir, results)
+    results["provenance"] = provenance.run_provenance("report", config, started, t0)
+    outputs.write_json(workdir, results)
     write_markdown(workdir, rows, sources, links, results["provenance"])
     print(
         "\n"
-        + common.markdown_table(
+        + outputs.markdown_table(
             ("", "measured", "verdict"),
             [(r["property"], r["measured"], r["verdict"]) for r in rows],
         ),

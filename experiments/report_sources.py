@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from anatomy import fingerprint
 from anatomy.errors import BadInputError
-from experiments import common
+from experiments import outputs, provenance
 
 # keys every collected results.json must have, read from each experiment's run();
 # '*' stands for every key of the dict at that level
@@ -178,12 +178,12 @@ def mismatch(name: str, results: dict, preset: str) -> list[str] | None:
     fields ('seed: 1 -> 0', ...), or one line saying the results record no config."""
     want = expected_config(name, preset)
     prov = recorded(results, "provenance") or {}
-    if prov.get("config_fingerprint") == common.config_fingerprint(want):
+    if prov.get("config_fingerprint") == provenance.config_fingerprint(want):
         return None
     saved = recorded(results, "config")
     if saved is None:
         return ["no config recorded (written before results carried their config)"]
-    diffs = fingerprint.differences(saved, common._jsonable(fingerprint._plain(want)))
+    diffs = fingerprint.differences(saved, outputs.jsonable(fingerprint._plain(want)))
     return diffs or None
 
 

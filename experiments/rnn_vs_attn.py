@@ -38,7 +38,7 @@ from anatomy import train as T
 from anatomy.data.curriculum import Curriculum
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model, count_params, registry
-from experiments import common
+from experiments import outputs, provenance
 from experiments import rnn_vs_attn_report as out
 
 
@@ -123,7 +123,7 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
         len_multiple=config.eval.len_multiple,
     )
     if lead:
-        common.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
+        outputs.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
     return ev
 
 
@@ -241,7 +241,7 @@ def _train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
     tc, sc = _train_config(config, base).copy_and_resolve_references(), _sharding_config(config)
     tc.seed = config.train.seed + seed  # parameter init and dropout; data unchanged
     if distributed.is_coordinator():
-        common.write_json(
+        outputs.write_json(
             mdir,
             {"name": base, "label": name, "seed": tc.seed, "model_config": model.config.to_dict()},
             name="model.json",
@@ -301,7 +301,7 @@ def run(config, workdir):
     and plots; return {'models': name -> aggregated entry, 'setup': ...}."""
     specs = {name: model_spec(name) for name in config.models}  # bad names fail here, first
     split = eval_split(config)
-    started, t0 = common.provenance(), time.time()  # commit, machine, versions, load before
+    started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
     n_seeds = _n_seeds(config)
     sc = _sharding_config(config)
     mesh = sharding.mesh_from_config(sc)  # a mesh that does not fit: ValueError, here
@@ -350,7 +350,7 @@ def run(config, workdir):
         "mesh": {k: int(v) for k, v in mesh.shape.items()},
         "processes": jax.process_count(),
         "provenance": dict(
-            started, loadavg_after=common.load_average(), wall_seconds=time.time() - t0
+            started, loadavg_after=provenance.load_average(), wall_seconds=time.time() - t0
         ),
         "config": config.to_dict(),  # what made these numbers (results/ and the docs quote it)
     }

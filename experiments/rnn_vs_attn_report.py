@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 from anatomy.data import describe_corpus_report
-from experiments import common
+from experiments import outputs
 
 STD = "sample standard deviation over seeds (ddof=1); null with one seed"
 PER_SEED = ("train_seed", "stopped_by_time_budget")
@@ -79,7 +79,7 @@ def aggregate(rows: list[dict]) -> dict:
 
 
 def _fmt(v) -> str:
-    return "—" if v is None else common.format_number(v)
+    return "—" if v is None else outputs.format_number(v)
 
 
 def mean_pm_std(entry: dict, key: str, sub: str | None = None) -> str:
@@ -94,7 +94,7 @@ def mean_pm_std(entry: dict, key: str, sub: str | None = None) -> str:
 
 def results_table(models: dict) -> str:
     rows = [[n] + [mean_pm_std(r, k) for k in TABLE_KEYS] for n, r in models.items()]
-    return common.markdown_table(TABLE_HEADER, rows)
+    return outputs.markdown_table(TABLE_HEADER, rows)
 
 
 def bleu_table(models: dict, labels) -> str:
@@ -102,7 +102,7 @@ def bleu_table(models: dict, labels) -> str:
         [n, mean_pm_std(r, "bleu")] + [mean_pm_std(r, "bleu_by_length", lab) for lab in labels]
         for n, r in models.items()
     ]
-    return common.markdown_table(["model", "overall"] + list(labels), rows)
+    return outputs.markdown_table(["model", "overall"] + list(labels), rows)
 
 
 def _style(name: str, colors: dict) -> dict:
@@ -113,7 +113,7 @@ def _style(name: str, colors: dict) -> dict:
 
 
 def plot_bleu(models: dict, labels, workdir: str) -> str:
-    fig, ax = common.new_figure(figsize=(6.5, 4.2))
+    fig, ax = outputs.new_figure(figsize=(6.5, 4.2))
     x, colors = np.arange(len(labels)), {}
     n_seeds = max(r.get("n_seeds", 1) for r in models.values())
     for name, r in models.items():
@@ -141,7 +141,7 @@ def plot_bleu(models: dict, labels, workdir: str) -> str:
     )
     ax.title.set_fontsize(9)
     ax.legend(fontsize=8)
-    return common.save_plot(fig, workdir, "bleu_by_length.png")
+    return outputs.save_plot(fig, workdir, "bleu_by_length.png")
 
 
 def _curves(histories: dict, xkey: str, ykey: str, ax) -> None:
@@ -181,21 +181,21 @@ def plot_curves(histories: dict, workdir: str) -> list[str]:
         if not any(ykey in r for seeds in histories.values() for recs in seeds for r in recs):
             continue
         for xkey, fname in plots:
-            fig, ax = common.new_figure(figsize=(6, 4))
+            fig, ax = outputs.new_figure(figsize=(6, 4))
             _curves(histories, xkey, ykey, ax)
             xlabel = (
                 "optimiser step" if xkey == "step" else "training time (s; validation excluded)"
             )
             ax.set(xlabel=xlabel, ylabel=ylabel, yscale="log")
             ax.legend(fontsize=8)
-            names.append(common.save_plot(fig, workdir, fname))
+            names.append(outputs.save_plot(fig, workdir, fname))
     return names
 
 
 def plot_attention(name, w, pair, workdir) -> str:
     src = pair[0].split()
     tgt = pair[1].split() + ["</s>"]
-    fig, ax = common.new_figure(figsize=(9, 8))
+    fig, ax = outputs.new_figure(figsize=(9, 8))
     ax.imshow(w, cmap="gray_r", aspect="auto", vmin=0.0)
     fs = 5 if max(len(src), len(tgt)) > 40 else 7
     if w.shape == (len(tgt), len(src)):  # word vocab: one token per word
@@ -206,7 +206,7 @@ def plot_attention(name, w, pair, workdir) -> str:
         ylabel="target position",
         title=f"{name}: cross-attention ({len(src)}-token source)",
     )
-    return common.save_plot(fig, workdir, f"attention_{name}.png")
+    return outputs.save_plot(fig, workdir, f"attention_{name}.png")
 
 
 def _setup_note(config, meta) -> str:
@@ -253,7 +253,7 @@ def write_outputs(config, workdir, models, histories, maps, labels, meta) -> lis
     """results.json, the plots and report.md (process 0 only); the tables to stdout."""
     plots = [plot_attention(name, w, pair, workdir) for name, (w, pair) in maps.items()]
     plots = [plot_bleu(models, labels, workdir)] + plot_curves(histories, workdir) + plots
-    common.write_json(workdir, {"models": models, "setup": meta})
+    outputs.write_json(workdir, {"models": models, "setup": meta})
     img = lambda *names: "\n\n".join(f"![]({n})" for n in names if n in plots)
     sections = [
         ("Setup", _setup_note(config, meta)),
@@ -271,7 +271,7 @@ def write_outputs(config, workdir, models, histories, maps, labels, meta) -> lis
     attn = [p for p in plots if p.startswith("attention_")]
     if attn:
         sections.append(("Attention on one long test sentence", img(*attn)))
-    common.write_report(workdir, "RNN vs attention on " + config.data.name, sections)
+    outputs.write_report(workdir, "RNN vs attention on " + config.data.name, sections)
     print(
         "\n" + results_table(models) + "\n\n" + bleu_table(models, labels),
         file=sys.stdout,

@@ -262,6 +262,6 @@ def test_aggregate_over_seeds_on_constructed_rows():
     assert R.mean_pm_std(agg, "bleu") == f"30 ± {np.std([10, 20, 60], ddof=1):.3g}"
     one = R.aggregate(rows[:1])
     assert one["std"]["bleu"] is None and R.mean_pm_std(one, "bleu") == "10"
-    # the console/report tables print steps as 2000, BLEU 96.46 as 96.5 (common.format_number)
+    # the console/report tables print steps as 2000, BLEU 96.46 as 96.5 (outputs.format_number)
     assert R.mean_pm_std({"steps": 2000.0}, "steps") == "2000"
     assert R.mean_pm_std({"bleu": 96.46}, "bleu") == "96.5"

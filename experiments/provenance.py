@@ -1,29 +1,18 @@
-"""What every experiment writes into its workdir: results.json, PNG plots, report.md."""
+"""What made a result: the commit, machine, versions and load a run records, and which
+config (and preset) made it. Every results.json carries it under "provenance"; the report
+names each source by it and the committed results in results/ keep it (experiments/publish.py).
+"""
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import subprocess
-from collections.abc import Iterable, Sequence
-from typing import Any
+
+from experiments.outputs import jsonable
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _jsonable(x: Any) -> Any:
-    """Turn numpy / jax scalars and arrays into plain JSON; non-finite floats into null."""
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if hasattr(x, "tolist"):  # numpy / jax arrays and scalars
-        return _jsonable(x.tolist())
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 
 
 def _git(*args: str) -> str | None:
@@ -107,7 +96,7 @@ def config_fingerprint(config) -> str:
 
     from anatomy.fingerprint import _plain
 
-    text = json.dumps(_jsonable(_plain(config)), sort_keys=True)
+    text = json.dumps(jsonable(_plain(config)), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -169,76 +158,3 @@ def provenance_line(p: dict | None) -> str:
         f"{p['wall_seconds']:.0f} s" if isinstance(p.get("wall_seconds"), (int, float)) else None,
     ]
     return "Run: " + "; ".join(x for x in parts if x) + "."
-
-
-def write_json(workdir: str, results: dict, name: str = "results.json") -> str:
-    """Write `results` as indented JSON into `workdir/name`; returns the path."""
-    os.makedirs(workdir, exist_ok=True)
-    path = os.path.join(workdir, name)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(_jsonable(results), f, indent=2, sort_keys=False)
-    os.replace(tmp, path)  # never leave a half-written results.json
-    return path
-
-
-def format_number(v: Any) -> str:
-    """How every table prints a value. Floats: whole numbers as integers (2000, not 2e+03),
-    10 and above with one decimal (BLEU 95.97 -> 96.0, never rounded up to a bare 96), below 10
-    to 3 significant digits, 10,000 and above without decimals; NaN/inf as a dash."""
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            return "—"
-        if v == int(v):
-            return str(int(v))
-        return f"{v:.0f}" if abs(v) >= 1e4 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.3g}"
-    return str(v)
-
-
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """A GitHub-markdown table, each value printed by format_number."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(format_number(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def write_report(
-    workdir: str, title: str, sections: Sequence[tuple[str, str]], name: str = "report.md"
-) -> str:
-    """Write a markdown report: `# title`, then `## heading` + body per section."""
-    parts = [f"# {title}", ""]
-    for heading, body in sections:
-        parts += [f"## {heading}", "", body.rstrip(), ""]
-    path = os.path.join(workdir, name)
-    with open(path, "w") as f:
-        f.write("\n".join(parts))
-    return path
-
-
-def new_figure(*args, **kwargs):
-    """A matplotlib figure on the non-interactive Agg backend (no screen here or in CI)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(*args, **kwargs)
-
-
-def save_plot(fig, workdir: str, name: str) -> str:
-    """Save a figure as `workdir/name` (PNG) and close it; returns the file name."""
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    fig.savefig(os.path.join(workdir, name), dpi=110)
-    plt.close(fig)
-    return name
-
-
-def grid_ticks(ax, values) -> None:
-    """Label a log x-axis at the grid values only (no overlapping minor labels)."""
-    from matplotlib.ticker import NullFormatter
-
-    ax.set_xticks(list(values))
-    ax.set_xticklabels([str(v) for v in values])
-    ax.xaxis.set_minor_formatter(NullFormatter())

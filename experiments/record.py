@@ -1,0 +1,82 @@
+"""The tail every experiment's run() shares, and any result's claims by id.
+
+    started = record.start()                    # commit, machine, versions, load; the clock
+    results = {"config": config.to_dict(), <measurements>, "plots": [...]}
+    return record.finish("complexity", config, workdir, results, claims.table,
+                         title="...", sections=[("How it was measured", notes), ...],
+                         started=started)
+
+`finish` judges the experiment's claims on what results.json will hold (`stored`: the
+measurements after a JSON round trip, so string keys, lists, null for a non-finite number),
+adds them as results["table"] and the run's provenance, writes results.json and report.md
+(# title, ## Claims, the experiment's sections, ## Run) and returns the results.
+
+A claim is judged by one function, `experiments.<name>.claims.table` (its own claims) or
+`.chapter` (the claims the chapter's report and the published docs quote, made of the table's
+verdicts), from what results.json holds. `claims_of(name, results)` is how anyone else reads
+a verdict: by its id, from a fresh run, a collected workdir or a committed result alike, so a
+result written before a claim existed is judged by the same rule without a rerun.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from collections.abc import Callable, Sequence
+
+from anatomy.probes.claims import Claim, by_id, claims_json, claims_markdown
+from experiments import outputs, provenance
+
+
+def start() -> tuple[dict, float]:
+    """(provenance() now, time.time()): what `finish` needs to record the run."""
+    return provenance.provenance(), time.time()
+
+
+def stored(results: dict) -> dict:
+    """`results` as results.json holds them (outputs.jsonable, then a JSON round trip)."""
+    return json.loads(json.dumps(outputs.jsonable(results)))
+
+
+def judge(name: str, claims: Callable[[dict], list[Claim]], results: dict) -> list[Claim]:
+    """claims(stored(results)), each with an id of its own under '<name>/'."""
+    judged = claims(stored(results))
+    ids = by_id(judged)  # every claim has an id, and no two share one
+    foreign = [i for i in ids if not i.startswith(f"{name}/")]
+    if foreign:
+        raise ValueError(f"{name}: claim ids {foreign} do not start with '{name}/'")
+    return judged
+
+
+def finish(
+    name: str,
+    config,
+    workdir: str,
+    results: dict,
+    claims: Callable[[dict], list[Claim]] | None = None,
+    *,
+    title: str,
+    sections: Sequence[tuple[str, str]],
+    started: tuple[dict, float],
+) -> dict:
+    """Judge `claims` (None: the experiment has none), record, write; returns `results` with
+    "table" (when judged) and "provenance" added, in that order, after the measurements."""
+    judged = judge(name, claims, results) if claims is not None else None
+    if judged is not None:
+        results["table"] = claims_json(judged)
+    results["provenance"] = provenance.run_provenance(name, config, *started)
+    outputs.write_json(workdir, results)
+    head = [("Claims", claims_markdown(judged))] if judged is not None else []
+    run_line = ("Run", provenance.provenance_line(results["provenance"]))
+    outputs.write_report(workdir, title, [*head, *sections, run_line])
+    return results
+
+
+def claims_of(name: str, results: dict) -> dict[str, Claim]:
+    """{id: Claim} of experiment `name`'s results (its table and its chapter claims), judged
+    now by experiments/<name>/claims.py. A KeyError / IndexError / TypeError means the
+    results lack what a claim reads (written by an older run: rerun it)."""
+    module = importlib.import_module(f"experiments.{name}.claims")
+    plain = stored(results)
+    return by_id([*module.table(plain), *module.chapter(plain)])
