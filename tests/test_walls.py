@@ -8,7 +8,7 @@ import pytest
 from conftest import launch as launch_py
 
 from anatomy import probes
-from experiments import thresholds
+from experiments.long_range.claims import well_above_chance
 
 
 def launch(name, workdir):
@@ -135,8 +135,8 @@ def test_long_range_quick(tmp_path):
     # at chance would pass every check above), so the claims judged on them are measurable
     k0 = res["k_grid"].index(min(res["k_grid"]))
     for name in ("rnn", "lstm", "gru", "conv"):
-        assert thresholds.well_above_chance(models[name]["accuracy"][k0], res["chance"]), name
-    gated = next(r for r in res["table"] if r["claim"].startswith("gated recurrence"))
+        assert well_above_chance(models[name]["accuracy"][k0], res["chance"]), name
+    gated = next(r for r in res["table"] if r["id"] == "long_range/gated_reach")
     assert gated["verdict"] != probes.NOT_SHOWN  # the LSTM learned: the claim is judged
 
 
