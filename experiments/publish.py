@@ -318,11 +318,10 @@ def render_chapter_gradients(doc: dict) -> str:
 
 def render_chapter_steps(doc: dict) -> str:
     """Row 3: serial steps read from the compiled programs (exact counts)."""
-    res = doc["result"]
-    rows = [r for r in res["table"] if r["claim"].startswith(("RNN: N serial", "self-attention"))]
-    a = res["analysis"]
+    a = doc["result"]["analysis"]
+    verdict = record.claims_of("parallelism", doc["result"])["parallelism/distance"].verdict
     return (
-        f"{_all_hold(rows)}: {a['lstm_steps_per_token'] / 2:.2f}·N serial steps for the LSTM "
+        f"{verdict}: {a['lstm_steps_per_token'] / 2:.2f}·N serial steps for the LSTM "
         f"(forward; {a['lstm_steps_per_token']:.2f}·N with the backward), "
         f"{a['attention_max_steps']} for attention (`results/{doc['name']}.json`)"
     )
@@ -331,12 +330,12 @@ def render_chapter_steps(doc: dict) -> str:
 def render_chapter_speedup(doc: dict) -> str:
     """Row 5: the measured LSTM/attention training-time ratio at N = 512, with its load."""
     res = doc["result"]
-    row = next(r for r in res["table"] if "5-10x" in r["claim"])
+    verdict = record.claims_of("parallelism", res)["parallelism/speedup"].verdict
     a = res["analysis"]
     load = a.get("load_average_before_after") or [None, None]
     cores = _prov(res).get("cpus", "?")
     return (
-        f"{row['verdict']} on this CPU: at N = {a['ratio_n']} attention's forward+backward "
+        f"{verdict} on this CPU: at N = {a['ratio_n']} attention's forward+backward "
         f"speed is {a['ratio_lstm_over_attention']:.2f}x the LSTM's on {cores} cores (1-minute "
         f"load {f(float(load[0] or 'nan'))} before, {f(float(load[1] or 'nan'))} after); not run "
         f"on a GPU (`results/{doc['name']}.json`)"

@@ -54,8 +54,8 @@ def test_run_provenance_and_its_line():
 
 
 def test_report_prose_comes_from_the_measurements():
-    from experiments import parallelism
     from experiments.gradient_decay import plots as gradient_decay
+    from experiments.parallelism import plots as parallelism
 
     gauss = {"w_kind": "gaussian", "sigma_max": 2.0, "spectral_radius": 1.14}
     assert gradient_decay._radius_over_sigma({"a": gauss}) == "0.57"

@@ -2,8 +2,8 @@
 
     layer l:  x = (GLU(conv_K(x)) + x)·√0.5      all N positions at once, 'same' padding
 
-What is measured (experiments/parallelism.py times it and reads its compiled program like
-the other layers):
+What is measured (experiments/parallelism/__init__.py times it and reads its compiled
+program like the other layers; its claims: experiments/parallelism/claims.py):
     serial loop iterations   0: no loop over positions (known_trip_count of the HLO)
     serial depth             the compiled critical path (anatomy.probes.depth): set by L, not N
     receptive field          positions an output depends on, read from the gradient's support
@@ -20,7 +20,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from anatomy import conv, probes
-from experiments.thresholds import FLAT_DEPTH_TOL
 
 
 def init(key, cfg):
@@ -40,6 +39,14 @@ def forward(params, x):
 
 def loss(params, x):
     return jnp.sum(forward(params, x) ** 2)
+
+
+def flops(exe, params, x):
+    """FLOPs of one forward+backward pass: XLA's count of the compiled gradient (no loops)."""
+    return probes.cost_of(exe)["flops"]
+
+
+LAYERS = {"conv": (loss, init, flops)}  # ConvS2S's GLU blocks
 
 
 def receptive_field(params, d, seed=0):
@@ -69,36 +76,3 @@ def analysis(cfg, raw):
         if cfg.kernel_size > 1
         else {},
     }
-
-
-def claims(cfg, a):
-    """The conv stack's three claims (Claim rows for parallelism's table)."""
-    k, n_layers = cfg.kernel_size, cfg.conv_layers
-    fields = a["conv_receptive_field"]
-    want = {n: 1 + n * (k - 1) for n in fields}
-    lo, hi = a["conv_depth_range"]
-    n_max = max(a["conv_layers_to_span"] or {0: 0})
-    return [
-        probes.Claim(
-            f"convolution ({n_layers} GLU blocks, K={k}): no serial steps over positions",
-            "0",
-            str(a["conv_max_steps"]),
-            probes.holds(a["conv_max_steps"] == 0),
-        ),
-        probes.Claim(
-            "convolution: serial depth does not grow with N (it is L layers deep)",
-            "N^0",
-            f"{lo}..{hi} dependent ops (N^{a['conv_depth_exponent']:.3f})",
-            probes.verdict(a["conv_depth_exponent"], 0.0, FLAT_DEPTH_TOL),
-            "depth = critical path of the optimised HLO of grad (anatomy.probes.depth)",
-        ),
-        probes.Claim(
-            "convolution: L layers see 1 + L·(K-1) positions (no dilation)",
-            ", ".join(f"L={n}: {w}" for n, w in want.items()),
-            ", ".join(f"L={n}: {w}" for n, w in fields.items()),
-            probes.holds(fields == want),
-            f"so spanning N={n_max} takes {a['conv_layers_to_span'].get(n_max, '-')} layers "
-            f"(⌈(N-1)/(K-1)⌉; log_K N only with dilated convolutions), attention 1"
-            "; field read from the gradient's support",
-        ),
-    ]
