@@ -282,10 +282,10 @@ def render_chapter_complexity(doc: dict) -> str:
     """Row 4: the fitted FLOP exponents of the LSTM layer and the attention core."""
     res = doc["result"]
     fits = res["fits"]
-    rows = [r for r in res["table"] if r["claim"].startswith(("recurrent", "attention_core"))]
+    verdict = record.claims_of("complexity", res)["complexity/per_layer"].verdict
     e = lambda k, ax: f"{fits[k][ax]['exponent']:.2f}"
     return (
-        f"{_all_hold(rows)}: FLOPs ∝ N^{e('recurrent', 'N')}·d^{e('recurrent', 'd')} for the "
+        f"{verdict}: FLOPs ∝ N^{e('recurrent', 'N')}·d^{e('recurrent', 'd')} for the "
         f"LSTM, N^{e('attention_core', 'N')}·d^{e('attention_core', 'd')} for attention "
         f"(`results/{doc['name']}.json`)"
     )
