@@ -1,10 +1,8 @@
 """The tail every experiment's run() shares, and any result's claims by id.
 
-    started = record.start()                    # commit, machine, versions, load; the clock
+    started = record.start("complexity", config, workdir)  # commit, machine, load; the clock
     results = {"config": config.to_dict(), <measurements>, "plots": [...]}
-    return record.finish("complexity", config, workdir, results, claims.table,
-                         title="...", sections=[("How it was measured", notes), ...],
-                         started=started)
+    return started.finish(results, claims.table, TITLE, [("How it was measured", notes), ...])
 
 `finish` judges the experiment's claims on what results.json will hold (`stored`: the
 measurements after a JSON round trip, so string keys, lists, null for a non-finite number),
@@ -20,18 +18,15 @@ result written before a claim existed is judged by the same rule without a rerun
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from anatomy.probes.claims import Claim, by_id, claims_json, claims_markdown
 from experiments import outputs, provenance
-
-
-def start() -> tuple[dict, float]:
-    """(provenance() now, time.time()): what `finish` needs to record the run."""
-    return provenance.provenance(), time.time()
 
 
 def stored(results: dict) -> dict:
@@ -49,28 +44,43 @@ def judge(name: str, claims: Callable[[dict], list[Claim]], results: dict) -> li
     return judged
 
 
-def finish(
-    name: str,
-    config,
-    workdir: str,
-    results: dict,
-    claims: Callable[[dict], list[Claim]] | None = None,
-    *,
-    title: str,
-    sections: Sequence[tuple[str, str]],
-    started: tuple[dict, float],
-) -> dict:
-    """Judge `claims` (None: the experiment has none), record, write; returns `results` with
-    "table" (when judged) and "provenance" added, in that order, after the measurements."""
-    judged = judge(name, claims, results) if claims is not None else None
-    if judged is not None:
-        results["table"] = claims_json(judged)
-    results["provenance"] = provenance.run_provenance(name, config, *started)
-    outputs.write_json(workdir, results)
-    head = [("Claims", claims_markdown(judged))] if judged is not None else []
-    run_line = ("Run", provenance.provenance_line(results["provenance"]))
-    outputs.write_report(workdir, title, [*head, *sections, run_line])
-    return results
+@dataclasses.dataclass(frozen=True)
+class Started:
+    """A run of experiment `name` under way: its config and workdir, and what made it
+    (provenance.provenance() and time.time() when it started)."""
+
+    name: str
+    config: Any
+    workdir: str
+    provenance: dict
+    t0: float
+
+    def finish(
+        self,
+        results: dict,
+        claims: Callable[[dict], list[Claim]] | None,
+        title: str,
+        sections: Sequence[tuple[str, str]],
+    ) -> dict:
+        """Judge `claims` (None: the experiment has none), record, write; returns `results`
+        with "table" (when judged) and "provenance" added, in that order, after the
+        measurements."""
+        judged = judge(self.name, claims, results) if claims is not None else None
+        if judged is not None:
+            results["table"] = claims_json(judged)
+        results["provenance"] = provenance.run_provenance(
+            self.name, self.config, self.provenance, self.t0
+        )
+        outputs.write_json(self.workdir, results)
+        head = [("Claims", claims_markdown(judged))] if judged is not None else []
+        run_line = ("Run", provenance.provenance_line(results["provenance"]))
+        outputs.write_report(self.workdir, title, [*head, *sections, run_line])
+        return results
+
+
+def start(name: str, config, workdir: str) -> Started:
+    """Experiment `name` starts now: record what made it (commit, machine, versions, load)."""
+    return Started(name, config, workdir, provenance.provenance(), time.time())
 
 
 def claims_of(name: str, results: dict) -> dict[str, Claim]:

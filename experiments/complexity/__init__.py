@@ -38,6 +38,8 @@ LAYERS = {
     "windowed_layer": (attention.windowed_layer_cost, None, None),
 }
 
+TITLE = "Per-layer complexity from XLA's cost analysis"  # of report.md
+
 
 def measure(cfg):
     """Every layer along the N grid and the d grid: {layer: {'n': [...], 'd': [...]}}."""
@@ -87,7 +89,7 @@ def fit_all(cfg, raw):
 
 def run(config, workdir):
     """Measure, fit, write results.json, complexity.png and report.md; returns the results."""
-    started = record.start()
+    started = record.start("complexity", config, workdir)
     raw = measure(config)
     fits = fit_all(config, raw)
     raw.update(linear.measure_scans(config))
@@ -100,16 +102,8 @@ def run(config, workdir):
         "raw": raw,
         "plots": [png],
     }
-    return record.finish(
-        "complexity",
-        config,
-        workdir,
-        results,
-        claims.table,
-        title="Per-layer complexity from XLA's cost analysis",
-        sections=[
-            ("How it was measured", plots.notes(config, fits)),
-            ("Plot", f"![complexity]({png})"),
-        ],
-        started=started,
-    )
+    sections = [
+        ("How it was measured", plots.notes(config, fits)),
+        ("Plot", f"![complexity]({png})"),
+    ]
+    return started.finish(results, claims.table, TITLE, sections)

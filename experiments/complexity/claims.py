@@ -94,58 +94,51 @@ def table(results) -> list[Claim]:
     return [*per_axis, *extra, *parallel_work(results)]
 
 
-def _cost_row(results, cid, axes, claim, measured, source) -> Claim:
+ND = (("N", "N"), ("d", "d"))  # (fitted axis, its symbol in the chapter's notation)
+# the chapter's cost rows: id, claim, measured (a template over the layers' fitted
+# exponents), {layer: its axes}, where the numbers come from
+COST_ROWS = (
+    (
+        "complexity/per_layer",
+        "per layer, recurrence costs O(N·d²), self-attention O(N²·d)",
+        "fitted FLOPs ∝ {recurrent} (LSTM) vs {attention_core} (attention)",
+        {"recurrent": ND, "attention_core": ND},
+        "XLA cost analysis (LSTM loop-corrected)",
+    ),
+    (
+        "complexity/restricted",
+        "restricted (sliding-window) self-attention costs O(r·N·d)",
+        "sliding-window attention FLOPs ∝ {windowed_core}",
+        {"windowed_core": (*ND, ("window", "(2r+1)"))},
+        "XLA cost analysis of anatomy.attention.sliding_window_attention (score + value part)",
+    ),
+    (
+        "complexity/conv",
+        "a convolution of width k costs O(k·N·d²)",
+        "1-D convolution FLOPs ∝ {conv}",
+        {"conv": (*ND, ("k", "k"))},
+        "XLA cost analysis of anatomy.conv.conv1d",
+    ),
+)
+
+
+def cost_row(results, cid, claim, template, layers, source) -> Claim:
     """A chapter row made of exponent claims: their weakest verdict, the worst deviation."""
-    parts = [exponent(results, layer, axis) for layer, axis in axes]
     fits = results["fits"]
-    pairs = [(fits[layer][a]["exponent"], fits[layer][a]["expected"]) for layer, a in axes]
-    _, dev = exponent_verdict(pairs)
+    axes = [(layer, axis) for layer, pairs in layers.items() for axis, _ in pairs]
+    parts = [exponent(results, layer, axis) for layer, axis in axes]
+    _, dev = exponent_verdict([(fits[x][a]["exponent"], fits[x][a]["expected"]) for x, a in axes])
+    fitted = {
+        layer: "·".join(f"{sym}^{fits[layer][axis]['exponent']:.2f}" for axis, sym in pairs)
+        for layer, pairs in layers.items()
+    }
     return Claim(
         claim,
-        ", ".join(f"{layer} {LABELS[layer]}" for layer in dict.fromkeys(x for x, _ in axes)),
-        measured,
+        ", ".join(f"{layer} {LABELS[layer]}" for layer in layers),
+        template.format(**fitted),
         weakest(c.verdict for c in parts),
         f"{source}; worst exponent off by {dev:.3f}",
         id=cid,
-    )
-
-
-def per_layer(results) -> Claim:
-    e = {(layer, a): results["fits"][layer][a]["exponent"] for layer in LABELS for a in "Nd"}
-    return _cost_row(
-        results,
-        "complexity/per_layer",
-        [("recurrent", "N"), ("recurrent", "d"), ("attention_core", "N"), ("attention_core", "d")],
-        "per layer, recurrence costs O(N·d²), self-attention O(N²·d)",
-        f"fitted FLOPs ∝ N^{e['recurrent', 'N']:.2f}·d^{e['recurrent', 'd']:.2f} (LSTM) vs "
-        f"N^{e['attention_core', 'N']:.2f}·d^{e['attention_core', 'd']:.2f} (attention)",
-        "XLA cost analysis (LSTM loop-corrected)",
-    )
-
-
-def restricted(results) -> Claim:
-    f = results["fits"]["windowed_core"]
-    return _cost_row(
-        results,
-        "complexity/restricted",
-        [("windowed_core", a) for a in ("N", "d", "window")],
-        "restricted (sliding-window) self-attention costs O(r·N·d)",
-        f"sliding-window attention FLOPs ∝ N^{f['N']['exponent']:.2f}·"
-        f"d^{f['d']['exponent']:.2f}·(2r+1)^{f['window']['exponent']:.2f}",
-        "XLA cost analysis of anatomy.attention.sliding_window_attention (score + value part)",
-    )
-
-
-def conv(results) -> Claim:
-    f = results["fits"]["conv"]
-    return _cost_row(
-        results,
-        "complexity/conv",
-        [("conv", a) for a in ("N", "d", "k")],
-        "a convolution of width k costs O(k·N·d²)",
-        f"1-D convolution FLOPs ∝ N^{f['N']['exponent']:.2f}·d^{f['d']['exponent']:.2f}·"
-        f"k^{f['k']['exponent']:.2f}",
-        "XLA cost analysis of anatomy.conv.conv1d",
     )
 
 
@@ -182,7 +175,7 @@ def linear_work(results) -> Claim:
 
 
 def chapter(results) -> list[Claim]:
-    return [per_layer(results), restricted(results), conv(results), linear_work(results)]
+    return [*(cost_row(results, *row) for row in COST_ROWS), linear_work(results)]
 
 
 def rules() -> list[str]:

@@ -27,6 +27,8 @@ from anatomy.recurrence import run as run_cell
 from experiments import record
 from experiments.gradient_decay import claims, plots
 
+TITLE = "Gradients over distance: vanishing, exploding, and direct paths"  # of report.md
+
 
 def _rnn_params(cfg, w_kind, sigma, dtype):
     k1, k2 = jax.random.split(jax.random.PRNGKey(cfg.seed))
@@ -177,7 +179,7 @@ def clipping(cfg):
 
 def run(config, workdir):
     """Measure every curve, fit rates, write results.json, two PNGs and report.md."""
-    started = record.start()
+    started = record.start("gradient_decay", config, workdir)
     rnn, other, clip = rnn_curves(config), other_curves(config), clipping(config)
     pngs = plots.plot(config, rnn, other, clip, workdir)
     results = {
@@ -188,16 +190,8 @@ def run(config, workdir):
         "clipping": clip,
         "plots": pngs,
     }
-    return record.finish(
-        "gradient_decay",
-        config,
-        workdir,
-        results,
-        claims.table,
-        title="Gradients over distance: vanishing, exploding, and direct paths",
-        sections=[
-            ("How it was measured", plots.notes(config, rnn)),
-            ("Plots", "\n\n".join(f"![{p}]({p})" for p in pngs)),
-        ],
-        started=started,
-    )
+    sections = [
+        ("How it was measured", plots.notes(config, rnn)),
+        ("Plots", "\n\n".join(f"![{p}]({p})" for p in pngs)),
+    ]
+    return started.finish(results, claims.table, TITLE, sections)

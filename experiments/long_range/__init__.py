@@ -29,6 +29,8 @@ from experiments.long_range import attention, claims, conv, recurrent
 
 FAMILIES = {"transformer": attention, "conv": conv}  # any other name: a recurrent cell
 
+TITLE = "Long-range recall: accuracy against distance k"  # of report.md
+
 
 def count_params(tree):
     return int(sum(np.prod(x.shape) for x in jax.tree_util.tree_leaves(tree)))
@@ -121,7 +123,7 @@ def plot(cfg, results, workdir):
 
 def run(config, workdir):
     """Train every (model, k), write results.json, long_range.png and report.md."""
-    started = record.start()
+    started = record.start("long_range", config, workdir)
     models = {}
     for name in config.models:
         width = pick_width(name, config)
@@ -153,17 +155,9 @@ def run(config, workdir):
         "of a few points are noise. Small, short runs: a model that fails here might succeed "
         "with more steps; the comparison is at equal budget."
     )
-    return record.finish(
-        "long_range",
-        config,
-        workdir,
-        results,
-        claims.table,
-        title="Long-range recall: accuracy against distance k",
-        sections=[
-            ("Accuracy", acc_table),
-            ("How it was measured", notes),
-            ("Plot", f"![long_range]({png})"),
-        ],
-        started=started,
-    )
+    sections = [
+        ("Accuracy", acc_table),
+        ("How it was measured", notes),
+        ("Plot", f"![long_range]({png})"),
+    ]
+    return started.finish(results, claims.table, TITLE, sections)

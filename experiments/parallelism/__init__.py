@@ -23,6 +23,8 @@ from experiments.parallelism import attention, claims, conv, linear, plots, recu
 # every layer measured, in the order results.json lists them: name -> (loss, init, flops)
 LAYERS = {**recurrent.LAYERS, **attention.LAYERS, **linear.LAYERS, **conv.LAYERS}
 
+TITLE = "Parallelism: serial steps, wall time and busy cores"  # of report.md
+
 
 def measure(cfg):
     """{layer: [dict(n, steps_hlo, steps_jaxpr, median_s, utilisation, ...) per N]}."""
@@ -83,7 +85,7 @@ def analyse(cfg, raw):
 
 def run(config, workdir):
     """Measure, analyse, write results.json, parallelism.png and report.md."""
-    started = record.start()
+    started = record.start("parallelism", config, workdir)
     load_before = provenance.load_average()
     raw = measure(config)
     chunked = attention.chunked_steps(config)
@@ -99,13 +101,5 @@ def run(config, workdir):
         "chunked_attention_steps": chunked,
         "plots": [png],
     }
-    return record.finish(
-        "parallelism",
-        config,
-        workdir,
-        results,
-        claims.table,
-        title="Parallelism: serial steps, wall time and busy cores",
-        sections=plots.sections(config, raw, a, png),
-        started=started,
-    )
+    sections = plots.sections(config, raw, a, png)
+    return started.finish(results, claims.table, TITLE, sections)
