@@ -95,3 +95,12 @@ def grid_ticks(ax, values) -> None:
     ax.set_xticks(list(values))
     ax.set_xticklabels([str(v) for v in values])
     ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def plot_series(ax, series, y, *, x="n", scale=1.0, loglog=True, dotted=()) -> None:
+    """One line per named series ({name: [row dict, ...]}): row[y]·scale against row[x], on
+    log-log axes (loglog=False: linear), circles joined by a line, dotted for names in `dotted`."""
+    draw = ax.loglog if loglog else ax.plot
+    for name, rows in series.items():
+        style = "o:" if name in dotted else "o-"
+        draw([r[x] for r in rows], [r[y] * scale for r in rows], style, label=name)

@@ -267,17 +267,6 @@ def render_chapter_equal_time(doc: dict) -> str:
     )
 
 
-def _all_hold(rows) -> str:
-    """One verdict for a set of claim rows: the weakest of theirs."""
-    from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, NOT_SHOWN
-
-    verdicts = {r["verdict"] for r in rows}
-    for v in (FAILS, NOT_SHOWN, CAVEAT, HOLDS):
-        if v in verdicts:
-            return v
-    return sorted(verdicts)[0] if verdicts else NOT_SHOWN
-
-
 def render_chapter_complexity(doc: dict) -> str:
     """Row 4: the fitted FLOP exponents of the LSTM layer and the attention core."""
     res = doc["result"]
@@ -295,11 +284,10 @@ def render_chapter_decode(doc: dict) -> str:
     """Row 6: the per-token FLOP exponents in N of the RNN step, the KV cache, recomputation."""
     res = doc["result"]
     fits = res["fits"]
-    names = ("rnn", "kv_cache", "recompute")
-    rows = [r for r in res["table"] if r["claim"].split(":")[0] in names]
+    verdict = record.claims_of("decode_cost", res)["decode_cost/per_token"].verdict
     e = lambda k: f"{fits[k]['flops_n_dependent']['exponent']:.2f}"
     return (
-        f"{_all_hold(rows)}: per-token FLOPs ∝ N^{e('rnn')} (RNN), N^{e('kv_cache')} (KV "
+        f"{verdict}: per-token FLOPs ∝ N^{e('rnn')} (RNN), N^{e('kv_cache')} (KV "
         f"cache), N^{e('recompute')} (recomputation) (`results/{doc['name']}.json`)"
     )
 

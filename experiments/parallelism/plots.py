@@ -8,33 +8,25 @@ from experiments import outputs
 
 def plot(cfg, raw, workdir):
     fig, axes = outputs.new_figure(1, 4, figsize=(20, 4.5))
-    for name, rows in raw.items():
-        n = [r["n"] for r in rows]
-        axes[0].loglog(n, [r["median_s"] for r in rows], "o-", label=name)
-        axes[1].plot(n, [r["steps_hlo"] for r in rows], "o-", label=name)
-        axes[2].plot(n, [r["utilisation"] for r in rows], "o-", label=name)
-        axes[3].loglog(n, [r["depth"] for r in rows], "o-", label=name)
-    axes[0].set(
-        xlabel="N",
-        ylabel="forward+backward wall time (s)",
-        title=f"median of {cfg.repeats}, batch {cfg.batch}, d={cfg.d}",
+    for ax, key, loglog in zip(
+        axes, ("median_s", "steps_hlo", "utilisation", "depth"), (True, False, False, True)
+    ):
+        outputs.plot_series(ax, raw, key, loglog=loglog)
+    panels = (
+        (
+            "forward+backward wall time (s)",
+            f"median of {cfg.repeats}, batch {cfg.batch}, d={cfg.d}",
+        ),
+        ("serial loop iterations (compiled HLO)", "sequential steps in the program"),
+        ("CPU time / (wall × cores)", f"core utilisation ({raw['lstm'][0]['cores']} cores)"),
+        (
+            "critical path (dependent ops, compiled HLO)",
+            "serial depth: scan ∝ N, associative scan ∝ log N",
+        ),
     )
-    axes[1].set(
-        xlabel="N",
-        ylabel="serial loop iterations (compiled HLO)",
-        title="sequential steps in the program",
-    )
-    axes[2].set(
-        xlabel="N",
-        ylabel="CPU time / (wall × cores)",
-        ylim=(0, 1.05),
-        title=f"core utilisation ({raw['lstm'][0]['cores']} cores)",
-    )
-    axes[3].set(
-        xlabel="N",
-        ylabel="critical path (dependent ops, compiled HLO)",
-        title="serial depth: scan ∝ N, associative scan ∝ log N",
-    )
+    for ax, (ylabel, title) in zip(axes, panels):
+        ax.set(xlabel="N", ylabel=ylabel, title=title)
+    axes[2].set(ylim=(0, 1.05))
     for a in axes:
         a.legend()
     outputs.grid_ticks(axes[0], cfg.n_grid)

@@ -28,7 +28,8 @@ def _prefix(params, xs):
 
 
 def programs(cfg, x_t, prefix):
-    """(fn, args) of the two conv decoders for the next token, x_t [b, d], prefix [b, N, d]."""
+    """(fn, args) of the two conv decoders for the next token, x_t [b, 1, d], prefix [b, N, d]."""
+    x_t = x_t[:, 0]  # [b, d]
     params = conv.init_glu_block(jax.random.PRNGKey(cfg.seed + 5), cfg.d, cfg.conv_kernel)
     buffer = jax.random.normal(
         jax.random.PRNGKey(cfg.seed + 6), (x_t.shape[0], cfg.conv_kernel - 1, cfg.d)
@@ -37,9 +38,3 @@ def programs(cfg, x_t, prefix):
         "conv_buffer": (_step, (params, buffer, x_t)),
         "conv_recompute": (_prefix, (params, prefix)),
     }
-
-
-EXPECTED = {
-    "conv_buffer": (0.0, "O(K·d²), flat in N"),
-    "conv_recompute": (1.0, "O(N·K·d²)"),
-}
