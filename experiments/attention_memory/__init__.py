@@ -13,9 +13,9 @@ for the forward f = attention(q, k, v) and forward+backward f = grad(Σ attentio
 q, k, v, over N (queries = keys = N) and the number of heads, then exponents fitted in
 log-log space: full attention's temp memory should grow as N², chunked attention's as N.
 A run of both at check_n confirms they compute the same numbers (forward and gradients).
+The claims, judged on results.json, are in claims.py.
 """
 
-import time
 
 import jax
 import jax.numpy as jnp
@@ -23,11 +23,11 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.attention import chunked_attention, scaled_dot_product
-from experiments import outputs, provenance
-from experiments.thresholds import CHUNKED_EQUAL_RTOL, EXPONENT_TOL
+from experiments import outputs, record
+from experiments.attention_memory import claims
+from experiments.attention_memory.claims import EXPECTED, MODES, fit_key, series
 
-MODES = ("forward", "forward+backward")
-EXPECTED = {"full": (2.0, "O(N²)"), "chunked": (1.0, "O(N)")}
+TITLE = "Memory of full and chunked attention, from the compiled program"  # of report.md
 
 
 def _impls(cfg):
@@ -67,11 +67,6 @@ def measure(cfg):
     return rows
 
 
-def _series(raw, impl, mode, heads):
-    pts = [r for r in raw if (r["impl"], r["mode"], r["heads"]) == (impl, mode, heads)]
-    return [p["n"] for p in pts], [p["temp"] for p in pts]
-
-
 def check_equal(cfg):
     """Max |chunked - full| of the outputs and of the gradients at N = check_n (relative)."""
     heads = cfg.heads_grid[-1]
@@ -90,47 +85,16 @@ def check_equal(cfg):
     return out
 
 
-def claims(cfg, raw, errors):
-    fits, rows = {}, []
-    for impl, (expected, label) in EXPECTED.items():
+def fit(cfg, raw) -> dict:
+    """{'<impl> <mode> h=<heads>': the power law of temp bytes against N} (claims.fit_key)."""
+    fits = {}
+    for impl in EXPECTED:
         for mode in MODES:
             for heads in cfg.heads_grid:
-                n, temp = _series(raw, impl, mode, heads)
-                f = probes.fit_power_law(n, temp)
-                fits[f"{impl} {mode} h={heads}"] = f
-                rows.append(
-                    probes.Claim(
-                        f"{impl} attention, {mode}, {heads} head(s): memory {label}",
-                        f"temp bytes ∝ N^{expected:g}",
-                        f"N^{f['exponent']:.3f}",
-                        probes.verdict(f["exponent"], expected, EXPONENT_TOL),
-                        f"{temp[0]:,} -> {temp[-1]:,} bytes over N = {n[0]}..{n[-1]}",
-                    )
+                fits[fit_key(impl, mode, heads)] = probes.fit_power_law(
+                    *series(raw, impl, mode, heads)
                 )
-    for mode in MODES:
-        heads = cfg.heads_grid[-1]
-        full, chunked = (
-            _series(raw, "full", mode, heads)[1][-1],
-            _series(raw, "chunked", mode, heads)[1][-1],
-        )
-        rows.append(
-            probes.Claim(
-                f"at N={cfg.n_grid[-1]}, {heads} head(s), {mode}: full / chunked memory",
-                "ratio",
-                f"{full / chunked:.1f}x ({full:,} / {chunked:,} bytes)",
-                probes.REPORTED,
-            )
-        )
-    for mode, err in errors.items():
-        rows.append(
-            probes.Claim(
-                f"chunked attention equals full attention ({mode})",
-                f"max rel. error ≤ {CHUNKED_EQUAL_RTOL:g}",
-                f"{err:.2g} at N={cfg.check_n}",
-                probes.holds(err <= CHUNKED_EQUAL_RTOL),
-            )
-        )
-    return fits, rows
+    return fits
 
 
 def plot(cfg, raw, workdir):
@@ -138,7 +102,7 @@ def plot(cfg, raw, workdir):
     for ax, mode in zip(axes, MODES):
         for impl, style in (("full", "o-"), ("chunked", "s-")):
             for heads in cfg.heads_grid:
-                n, temp = _series(raw, impl, mode, heads)
+                n, temp = series(raw, impl, mode, heads)
                 ax.loglog(n, np.asarray(temp) / 2**20, style, label=f"{impl}, h={heads}")
         ax.set(xlabel="N (sequence length)", ylabel="compiled temp memory (MiB)", title=mode)
         outputs.grid_ticks(ax, cfg.n_grid)
@@ -148,21 +112,17 @@ def plot(cfg, raw, workdir):
 
 def run(config, workdir):
     """Measure, fit, write results.json, attention_memory.png and report.md; returns results."""
-    started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
+    started = record.start("attention_memory", config, workdir)
     raw = measure(config)
     errors = check_equal(config)
-    fits, rows = claims(config, raw, errors)
     png = plot(config, raw, workdir)
     results = {
         "config": config.to_dict(),
-        "fits": fits,
+        "fits": fit(config, raw),
         "raw": raw,
         "equality": errors,
         "plots": [png],
-        "table": probes.claims_json(rows),
     }
-    results["provenance"] = provenance.run_provenance("attention_memory", config, started, t0)
-    outputs.write_json(workdir, results)
     table = outputs.markdown_table(
         ("impl", "mode", "h", "N", "temp MiB", "arguments MiB", "outputs MiB"),
         [
@@ -183,15 +143,9 @@ def run(config, workdir):
         "their gradients (backward); chunked attention's backward recomputes each tile "
         "from the saved log-sum-exp instead of storing the weights."
     )
-    outputs.write_report(
-        workdir,
-        "Memory of full and chunked attention, from the compiled program",
-        [
-            ("Claims", probes.claims_markdown(rows)),
-            ("How it was measured", notes),
-            ("Measurements", table),
-            ("Plot", f"![attention memory]({png})"),
-            ("Run", provenance.provenance_line(results["provenance"])),
-        ],
-    )
-    return results
+    sections = [
+        ("How it was measured", notes),
+        ("Measurements", table),
+        ("Plot", f"![attention memory]({png})"),
+    ]
+    return started.finish(results, claims.table, TITLE, sections)
