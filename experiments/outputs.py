@@ -68,6 +68,11 @@ def write_report(
     return path
 
 
+def images(pngs: Sequence[str]) -> str:
+    """Markdown showing each PNG (a path relative to report.md), its name as the alt text."""
+    return "\n\n".join(f"![{os.path.splitext(os.path.basename(p))[0]}]({p})" for p in pngs)
+
+
 def new_figure(*args, **kwargs):
     """A matplotlib figure on the non-interactive Agg backend (no screen here or in CI)."""
     import matplotlib

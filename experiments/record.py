@@ -7,7 +7,8 @@
 `finish` judges the experiment's claims on what results.json will hold (`stored`: the
 measurements after a JSON round trip, so string keys, lists, null for a non-finite number),
 adds them as results["table"] and the run's provenance, writes results.json and report.md
-(# title, ## Claims, the experiment's sections, ## Run) and returns the results.
+(# title, ## Claims, the experiment's sections, ## Plot(s) of results["plots"], ## Run) and
+returns the results.
 
 A claim is judged by one function, `experiments.<name>.claims.table` (its own claims) or
 `.chapter` (the claims the chapter's report and the published docs quote, made of the table's
@@ -73,8 +74,10 @@ class Started:
         )
         outputs.write_json(self.workdir, results)
         head = [("Claims", claims_markdown(judged))] if judged is not None else []
+        pngs = results.get("plots") or []
+        shown = [("Plot" if len(pngs) == 1 else "Plots", outputs.images(pngs))] if pngs else []
         run_line = ("Run", provenance.provenance_line(results["provenance"]))
-        outputs.write_report(self.workdir, title, [*head, *sections, run_line])
+        outputs.write_report(self.workdir, title, [*head, *sections, *shown, run_line])
         return results
 
 

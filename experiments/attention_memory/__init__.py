@@ -16,7 +16,6 @@ A run of both at check_n confirms they compute the same numbers (forward and gra
 The claims, judged on results.json, are in claims.py.
 """
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -143,9 +142,6 @@ def run(config, workdir):
         "their gradients (backward); chunked attention's backward recomputes each tile "
         "from the saved log-sum-exp instead of storing the weights."
     )
-    sections = [
-        ("How it was measured", notes),
-        ("Measurements", table),
-        ("Plot", f"![attention memory]({png})"),
-    ]
-    return started.finish(results, claims.table, TITLE, sections)
+    return started.finish(
+        results, claims.table, TITLE, [("How it was measured", notes), ("Measurements", table)]
+    )

@@ -102,8 +102,6 @@ def run(config, workdir):
         "raw": raw,
         "plots": [png],
     }
-    sections = [
-        ("How it was measured", plots.notes(config, fits)),
-        ("Plot", f"![complexity]({png})"),
-    ]
-    return started.finish(results, claims.table, TITLE, sections)
+    return started.finish(
+        results, claims.table, TITLE, [("How it was measured", plots.notes(config, fits))]
+    )

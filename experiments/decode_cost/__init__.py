@@ -131,4 +131,4 @@ def run(config, workdir):
         "window_vs_r": win_r,
         "plots": [png],
     }
-    return started.finish(results, claims.table, TITLE, plots.sections(config, raw, png))
+    return started.finish(results, claims.table, TITLE, plots.sections(config, raw))

@@ -29,8 +29,8 @@ def plot(cfg, raw, workdir):
     return outputs.save_plot(fig, workdir, "decode_cost.png")
 
 
-def sections(config, raw, png) -> list[tuple[str, str]]:
-    """report.md's sections after the claims: the measurements, how they were made, the plot."""
+def sections(config, raw) -> list[tuple[str, str]]:
+    """report.md's sections after the claims: the measurements and how they were made."""
     table = outputs.markdown_table(
         ("N",) + tuple(f"{k} FLOPs" for k in raw) + tuple(f"{k} ms" for k in raw),
         [
@@ -58,5 +58,4 @@ def sections(config, raw, png) -> list[tuple[str, str]]:
     return [
         ("Measurements", table),
         ("How it was measured", notes),
-        ("Plot", f"![decode_cost]({png})"),
     ]

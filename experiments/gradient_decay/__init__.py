@@ -190,8 +190,6 @@ def run(config, workdir):
         "clipping": clip,
         "plots": pngs,
     }
-    sections = [
-        ("How it was measured", plots.notes(config, rnn)),
-        ("Plots", "\n\n".join(f"![{p}]({p})" for p in pngs)),
-    ]
-    return started.finish(results, claims.table, TITLE, sections)
+    return started.finish(
+        results, claims.table, TITLE, [("How it was measured", plots.notes(config, rnn))]
+    )

@@ -101,5 +101,5 @@ def run(config, workdir):
         "chunked_attention_steps": chunked,
         "plots": [png],
     }
-    sections = plots.sections(config, raw, a, png)
+    sections = plots.sections(config, raw, a)
     return started.finish(results, claims.table, TITLE, sections)

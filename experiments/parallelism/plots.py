@@ -51,9 +51,9 @@ def _load_note(load, cores) -> str:
     )
 
 
-def sections(config, raw, a, png) -> list[tuple[str, str]]:
+def sections(config, raw, a) -> list[tuple[str, str]]:
     """report.md's sections after the claims: the measurements, the minGRU's two ways, how it
-    was measured, the plot."""
+    was measured."""
     cores = raw["lstm"][0]["cores"]
     n0, ul = a["ratio_n"], a["utilisation_at_ratio_n"]["lstm"]
     table = outputs.markdown_table(
@@ -129,5 +129,4 @@ def sections(config, raw, a, png) -> list[tuple[str, str]]:
         ("Measurements", table),
         ("minGRU: scan vs associative scan", linear_table),
         ("How it was measured", notes),
-        ("Plot", f"![parallelism]({png})"),
     ]
