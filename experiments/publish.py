@@ -22,6 +22,7 @@ import re
 import sys
 
 from experiments import outputs, provenance, record
+from experiments.rnn_vs_attn.seeds import mean_pm_std
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "results")
@@ -182,8 +183,6 @@ def render_sweep(doc: dict) -> str:
 
 
 def render_seeds(doc: dict) -> str:
-    from experiments.rnn_vs_attn_report import mean_pm_std
-
     models = doc["result"]["models"]
     header = ["model", "BLEU", *BUCKETS, "BLEU per seed"]
     rows = [
@@ -232,18 +231,10 @@ def render_equal_time(doc: dict) -> str:
 
 
 def render_chapter_bottleneck(doc: dict) -> str:
-    """Row 2: RNNenc against the attention models by length, with the report's verdict."""
-    from experiments import thresholds
-
+    """Row 2: RNNenc against the attention models by length, with rnn_vs_attn's verdict."""
     m = doc["result"]["models"]
     by = lambda n, b: m[n]["bleu_by_length"][b]
-    attn = [n for n in ("rnnsearch", "transformer") if n in m]
-    verdict = thresholds.bottleneck_verdict(
-        by("rnnenc", "1-10"),
-        by("rnnenc", "61+"),
-        {n: by(n, "1-10") for n in attn},
-        {n: by(n, "61+") for n in attn},
-    )
+    verdict = record.claims_of("rnn_vs_attn", doc["result"])["rnn_vs_attn/bottleneck"].verdict
     return (
         f"{verdict}: RNNenc {f(by('rnnenc', '1-10'))} BLEU on 1-10 tokens, "
         f"{f(by('rnnenc', '61+'))} on 61+; RNNsearch {f(by('rnnsearch', '61+'))} and the "
@@ -253,18 +244,8 @@ def render_chapter_bottleneck(doc: dict) -> str:
 
 def render_chapter_equal_time(doc: dict) -> str:
     """At the same training time, does the Transformer reach the best recurrent BLEU?"""
-    from experiments import thresholds
-
-    m = doc["result"]["models"]
-    budget = doc["result"]["setup"]["max_train_seconds"]
-    rnn = max(r["bleu"] for n, r in m.items() if n != "transformer")
-    verdict = thresholds.HOLDS if m["transformer"]["bleu"] >= rnn else thresholds.FAILS
-    parts = ", ".join(f"{n} {f(r['bleu'])}" for n, r in m.items())
-    cores = _prov(doc["result"]["setup"]).get("cpus", "?")
-    return (
-        f"{verdict} at equal time on {cores} CPU cores: in {f(budget)} s of training each (each "
-        f"schedule laid out over it), {parts} BLEU (`results/{doc['name']}.json`)"
-    )
+    c = record.claims_of("rnn_vs_attn", doc["result"])["rnn_vs_attn/equal_time"]
+    return f"{c.verdict} {c.measured} (`results/{doc['name']}.json`)"
 
 
 def render_chapter_complexity(doc: dict) -> str:

@@ -23,7 +23,7 @@ import sys
 import jax
 import numpy as np
 
-from anatomy import train as T
+from anatomy import train
 from anatomy.data import detokenize, load_vocab
 from anatomy.data.corpus import VOCAB_FINGERPRINT
 from anatomy.seq2seq import build_model
@@ -68,7 +68,7 @@ def load_trained(workdir, name):
         cfg = json.load(f)
     src_vocab, tgt_vocab = _vocabs(workdir)
     model = build_model(cfg["name"], cfg["model_config"], src_vocab.size, tgt_vocab.size)
-    ckpt = T.Checkpointer(os.path.join(mdir, "checkpoints"))
+    ckpt = train.Checkpointer(os.path.join(mdir, "checkpoints"))
     params = ckpt.restore_params(jax.eval_shape(model.init, jax.random.key(0)))
     return model, params, src_vocab, tgt_vocab
 
@@ -85,9 +85,9 @@ def trained_src_len(workdir, name):
     toy.max_src_len only); (None, '') when neither records a bound."""
     fp = {}
     try:
-        meta = T.Checkpointer(os.path.join(workdir, name, "checkpoints")).read_meta()
+        meta = train.Checkpointer(os.path.join(workdir, name, "checkpoints")).read_meta()
         fp = meta.get("fingerprint") or {}
-    except (FileNotFoundError, OSError, T.CorruptCheckpointError):
+    except (FileNotFoundError, OSError, train.CorruptCheckpointError):
         pass
     data = dict(fp.get("data") or {})
     if not data and os.path.exists(os.path.join(workdir, VOCAB_FINGERPRINT)):
@@ -213,7 +213,7 @@ def run(config, workdir):
     hyps = [""] * len(lines)
     stats = {"sentences": 0, "output_tokens": 0, "seconds": 0.0, "tokens_per_second": 0.0}
     if todo:
-        out, stats = T.decode_ids(
+        out, stats = train.decode_ids(
             model,
             params,
             [ids[i] for i in todo],

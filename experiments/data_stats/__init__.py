@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from anatomy import data
-from experiments import outputs, provenance
+from experiments import outputs, record
 
 
 def _lengths(pairs, vocab_src, vocab_tgt):
@@ -54,7 +54,7 @@ def _plot(corpus, workdir):
 
 def run(config, workdir):
     """Load config.data, export it, compute statistics; returns the results dict."""
-    started, t_start = provenance.provenance(), time.time()  # commit, machine, versions, load
+    started = record.start("data_stats", config, workdir)
     os.makedirs(workdir, exist_ok=True)
     t0 = time.perf_counter()
     corpus = data.load_corpus(config.data, workdir)
@@ -71,8 +71,6 @@ def run(config, workdir):
         "splits": {k: _split_stats(v, corpus) for k, v in corpus.splits.items()},
         "plot": _plot(corpus, workdir),
     }
-    results["provenance"] = provenance.run_provenance("data_stats", config, started, t_start)
-    outputs.write_json(workdir, results)
     rows = [
         (
             k,
@@ -103,18 +101,14 @@ def run(config, workdir):
         f"Loaded in {seconds:.1f} s; vocabularies: source {corpus.src_vocab.size}, "
         f"target {corpus.tgt_vocab.size} ({corpus.src_vocab.kind})."
     )
-    outputs.write_report(
-        workdir,
-        f"data_stats: {corpus.name}",
-        [
-            ("Summary", summary),
-            ("Splits", table),
-            ("Pairs per source-length bucket", buckets),
-            ("Lengths", "![lengths](lengths.png)"),
-            ("Examples (short test pairs)", examples),
-            ("Run", provenance.provenance_line(results["provenance"])),
-        ],
-    )
+    sections = [
+        ("Summary", summary),
+        ("Splits", table),
+        ("Pairs per source-length bucket", buckets),
+        ("Lengths", "![lengths](lengths.png)"),
+        ("Examples (short test pairs)", examples),
+    ]
+    started.finish(results, None, f"data_stats: {corpus.name}", sections)
     print(summary)
     print(table)
     print(buckets)

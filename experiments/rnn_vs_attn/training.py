@@ -1,45 +1,21 @@
-"""rnn_vs_attn: the fixed-vector bottleneck, measured (docs/chapter.md, claim 2; Bahdanau Fig. 2).
-
-Trains RNNenc (LSTM encoder-decoder, no attention), RNNsearch (bi-LSTM + additive attention)
-and the Transformer on the same corpus with the same token budget, each in workdir/<model>/
-(own checkpoints: a rerun resumes per model), then decodes the test split greedily and scores
-it with sacrebleu overall and per source-length bucket. Writes results.json, report.md and
-bleu_by_length.png, loss_vs_steps.png, loss_vs_time.png, valid_loss.png,
-valid_loss_vs_time.png, attention_<model>.png (experiments/rnn_vs_attn_report.py).
-
-Seeds: with config.seeds = S > 1 every model trains S times, seed s > 0 in workdir/<model>/seed<s>/
-with train.seed + s (the data and its order unchanged, so seed 0 is the one-seed run);
-results.json keeps every seed's row and the mean and std (rnn_vs_attn_report.aggregate).
-A model named `<model>-N` (e.g. rnnsearch-30) trains only on pairs with at most N source
-tokens (data.train_max_src_len) and is tested on every length: Bahdanau et al.'s protocol.
-Validation: teacher-forced loss/accuracy on config.eval.valid_batches fixed valid batches every
-config.train.eval_every steps (anatomy.train.make_validate), outside the training clock.
-
-Training goes through anatomy.train.sharded's jitted step on the mesh of config.sharding (default:
-every device on the data axis; one device on a plain CPU run, where results are those of the
-unsharded step). Batch rows are rounded to a multiple of the data axis. With several
-processes (launch.py's distributed flags) each feeds only its rows of every batch; decoding
-and BLEU run on a local copy of the parameters, and only process 0 writes files.
-"""
+"""rnn_vs_attn's training of one model: its recipe (config.train with its per-model
+overrides), batches (length limit, curriculum, the fixed validation subset), training on the
+mesh through anatomy.train.sharded, BLEU on the test (or valid) split cached per checkpoint,
+and one cross-attention map to draw."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
-import time
 
-import jax
 import numpy as np
 
-from anatomy import data as D
-from anatomy import distributed, fingerprint, sharding
-from anatomy import train as T
+from anatomy import data, distributed, fingerprint, sharding, train
 from anatomy.data.curriculum import Curriculum
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model, count_params, registry
-from experiments import outputs, provenance
-from experiments import rnn_vs_attn_report as out
+from experiments import outputs
 
 
 def model_spec(name: str) -> tuple[str, int]:
@@ -61,7 +37,7 @@ def _model_config(config, name):
 SHARED_TRAIN_FIELDS = ("num_steps", "max_train_seconds", "seed")
 
 
-def _train_config(config, name):
+def train_config(config, name):
     """config.train with config.train_by_model[name]'s overrides (each model its own recipe:
     learning rate, warmup, schedule, smoothing, clipping), checked (a clear error, not a deep
     traceback)."""
@@ -110,7 +86,7 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
             file=sys.stderr,
             flush=True,
         )
-    ev = T.evaluate_bleu(
+    ev = train.evaluate_bleu(
         model,
         params,
         corpus.test_by_bucket(eval_split(config)),
@@ -153,8 +129,8 @@ def _attention_map(model, params, corpus, pair):
     batch = {
         "src": src[None],
         "src_len": np.array([len(src)], np.int32),
-        "tgt_in": np.concatenate([[D.BOS], tgt]).astype(np.int32)[None],
-        "tgt_out": np.concatenate([tgt, [D.EOS]]).astype(np.int32)[None],
+        "tgt_in": np.concatenate([[data.BOS], tgt]).astype(np.int32)[None],
+        "tgt_out": np.concatenate([tgt, [data.EOS]]).astype(np.int32)[None],
         "tgt_len": np.array([len(tgt) + 1], np.int32),
     }
     _, inter = model.apply(params, batch, deterministic=True, return_intermediates=True)
@@ -166,17 +142,17 @@ def _attention_map(model, params, corpus, pair):
     return w
 
 
-def _sharding_config(config):
+def sharding_config(config):
     """config.sharding, or anatomy.sharding's default (every device on the data axis)."""
     return config.sharding if "sharding" in config else sharding.default_config()
 
 
-def _batch_rows(mesh, rules):
+def batch_rows(mesh, rules):
     """Devices the batch rows are split over (rows per batch must be a multiple of it)."""
     return sharding.axis_size(mesh, sharding.batch_spec(mesh, rules)[0])
 
 
-def _n_seeds(config) -> int:
+def n_seeds(config) -> int:
     n = config.get("seeds", 1)
     if int(n) != n or n < 1:
         raise BadInputError(f"rnn_vs_attn: seeds must be a positive integer, got {n!r}")
@@ -189,10 +165,10 @@ def _model_dir(workdir, name, seed):
     return os.path.join(workdir, name) if seed == 0 else os.path.join(workdir, name, f"seed{seed}")
 
 
-def _train_batcher(config, corpus, rows, max_src_len=0):
+def train_batcher(config, corpus, rows, max_src_len=0):
     """The training batches of a model: sources of at most max_src_len tokens when > 0 (else
     data.train_max_src_len's limit), under config.curriculum's phases when set."""
-    batcher = D.make_batcher(
+    batcher = data.make_batcher(
         corpus, "train", config=config.data, batch_multiple=rows, max_src_len=max_src_len or None
     )
     phases = tuple(tuple(p) for p in config.get("curriculum", {}).get("phases", ()))
@@ -201,13 +177,13 @@ def _train_batcher(config, corpus, rows, max_src_len=0):
     return batcher
 
 
-def _valid_batches(config, corpus, rows):
+def valid_batches(config, corpus, rows):
     """The fixed validation subset: the first config.eval.valid_batches batches of the valid
     split (every length; bucket order shuffled once by the data seed), [] when validation is off."""
     n = config.eval.get("valid_batches", 0)
     if config.train.eval_every <= 0 or n <= 0 or not corpus.splits.get("valid"):
         return []
-    vb = D.make_batcher(corpus, "valid", config=config.data, batch_multiple=rows)
+    vb = data.make_batcher(corpus, "valid", config=config.data, batch_multiple=rows)
     return [vb.batch_at(k) for k in range(min(n, vb.steps_per_epoch))]
 
 
@@ -217,11 +193,11 @@ def _validator(model, tc, mesh, rules, valid):
     if not valid or tc.eval_every <= 0:
         return None
     b_sh = sharding.batch_sharding(mesh, rules)
-    _, p_sh = T.sharded.state_shardings(model, T.make_optimizer(tc), mesh, rules)
-    step = T.sharded.shard_eval_step(
-        T.make_eval_step(model, compute_dtype=tc.compute_dtype), mesh, p_sh, b_sh
+    _, p_sh = train.sharded.state_shardings(model, train.make_optimizer(tc), mesh, rules)
+    step = train.sharded.shard_eval_step(
+        train.make_eval_step(model, compute_dtype=tc.compute_dtype), mesh, p_sh, b_sh
     )
-    return T.make_validate(step, [distributed.local_rows(b, b_sh) for b in valid])
+    return train.make_validate(step, [distributed.local_rows(b, b_sh) for b in valid])
 
 
 def _last(hist, key):
@@ -229,16 +205,16 @@ def _last(hist, key):
     return vals[-1] if vals else None
 
 
-def _train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
+def train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
     """Train (or resume) and evaluate model `name` with train.seed + seed; returns its results
     row, its metrics records and (seed 0 only) its attention map and the pair it shows."""
     base, limit = model_spec(name)
-    n_seeds = _n_seeds(config)
+    seeds = n_seeds(config)
     mdir = _model_dir(workdir, name, seed)
     model = build_model(
         base, _model_config(config, base), corpus.src_vocab.size, corpus.tgt_vocab.size
     )
-    tc, sc = _train_config(config, base).copy_and_resolve_references(), _sharding_config(config)
+    tc, sc = train_config(config, base).copy_and_resolve_references(), sharding_config(config)
     tc.seed = config.train.seed + seed  # parameter init and dropout; data unchanged
     if distributed.is_coordinator():
         outputs.write_json(
@@ -256,19 +232,19 @@ def _train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
         train_max_src_len=limit,
         curriculum=config.get("curriculum", None),
     )
-    res = T.train(
+    res = train.train(
         model,
         distributed.local_batches(batcher, b_sh),
         tc,
         mdir,
-        name=name if n_seeds == 1 else f"{name}/seed{seed}",
+        name=name if seeds == 1 else f"{name}/seed{seed}",
         evaluate=_validator(model, tc, mesh, tuple(sc.rules), valid),
         fingerprint=run_fp,
-        **T.sharded.train_kwargs(model, tc, sc),
+        **train.sharded.train_kwargs(model, tc, sc),
     )
     params = distributed.local_copy(res.state.params)  # whole arrays here, for decoding
     ev = _evaluate(model, params, corpus, config, mdir, int(res.state.step), run_fp)
-    s, hist = res.summary, T.read_metrics(mdir)
+    s, hist = res.summary, train.read_metrics(mdir)
     rates = [r["tokens_per_second"] for r in hist[1:]] or [s["tokens_per_second"]]
     row = {
         "train_seed": tc.seed,
@@ -294,66 +270,3 @@ def _train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
         return row, hist, None, None
     pair = _attention_example(corpus, config.eval.attention_min_len, eval_split(config))
     return row, hist, _attention_map(model, params, corpus, pair), pair
-
-
-def run(config, workdir):
-    """Train and evaluate config.models (each config.seeds times); write results.json, report.md
-    and plots; return {'models': name -> aggregated entry, 'setup': ...}."""
-    specs = {name: model_spec(name) for name in config.models}  # bad names fail here, first
-    split = eval_split(config)
-    started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
-    n_seeds = _n_seeds(config)
-    sc = _sharding_config(config)
-    mesh = sharding.mesh_from_config(sc)  # a mesh that does not fit: ValueError, here
-    lead = distributed.is_coordinator()
-    corpus = D.load_corpus(config.data, workdir=workdir) if lead else None
-    distributed.barrier("rnn_vs_attn vocab")  # process 0 has written the vocabularies
-    if not lead:
-        corpus = D.load_corpus(config.data, workdir=workdir)
-    rows = _batch_rows(mesh, tuple(sc.rules))
-    batchers = {}  # one per training length limit
-    valid = _valid_batches(config, corpus, rows)
-    labels = [D.bucket_label(lo, hi) for lo, hi in D.LENGTH_BUCKETS]
-    models, histories, maps = {}, {}, {}
-    for name, (_, limit) in specs.items():
-        if limit not in batchers:
-            batchers[limit] = _train_batcher(config, corpus, rows, limit)
-        seed_rows, histories[name] = [], []
-        for seed in range(n_seeds):
-            row, hist, attn, pair = _train_one(
-                name, seed, config, corpus, batchers[limit], valid, workdir, mesh
-            )
-            seed_rows.append(row)
-            histories[name].append(hist)
-            if attn is not None:
-                maps[name] = (attn, pair)
-        models[name] = out.aggregate(seed_rows)
-    counts = next(iter(models.values()))["seeds"][0]["count_by_length"]
-    meta = {
-        "corpus": config.data.name,
-        "corpus_sizes": corpus.report.get("sizes"),
-        "corpus_report": D.corpus_report(corpus),  # skipped lines, filtered pairs
-        "vocab": [corpus.src_vocab.size, corpus.tgt_vocab.size],
-        "token_budget": config.data.token_budget,
-        "num_steps": config.train.num_steps,
-        "max_train_seconds": config.train.max_train_seconds,
-        "seeds": n_seeds,
-        "std": out.STD,
-        "eval_every": config.train.eval_every,
-        "valid_batches": len(valid),
-        "train_max_src_len": {n: lim for n, (_, lim) in specs.items() if lim},
-        "eval_split": split,  # 'valid' when the run scores a selection (recipe_sweep)
-        "test_sentences_per_bucket": counts,
-        "decode": "greedy" if config.eval.beam_size <= 1 else f"beam {config.eval.beam_size}",
-        "jax": jax.__version__,
-        "devices": str(jax.devices()[0].platform),
-        "mesh": {k: int(v) for k, v in mesh.shape.items()},
-        "processes": jax.process_count(),
-        "provenance": dict(
-            started, loadavg_after=provenance.load_average(), wall_seconds=time.time() - t0
-        ),
-        "config": config.to_dict(),  # what made these numbers (results/ and the docs quote it)
-    }
-    if lead:
-        out.write_outputs(config, workdir, models, histories, maps, labels, meta)
-    return {"models": models, "setup": meta}
