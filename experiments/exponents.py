@@ -9,9 +9,7 @@ exponent claim, and every claim made of them, is judged alike.
 
 from __future__ import annotations
 
-import math
-
-from anatomy.probes.claims import CAVEAT, FAILS, HOLDS
+from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, finite
 
 EXPONENT_TOL = 0.15  # |fitted − theoretical exponent| <= this: holds
 EXPONENT_CAVEAT_TOL = 0.30  # ... <= this: holds with a caveat; beyond: does not hold
@@ -19,8 +17,7 @@ EXPONENT_CAVEAT_TOL = 0.30  # ... <= this: holds with a caveat; beyond: does not
 
 def exponent_verdict(pairs) -> tuple[str, float]:
     """[(fitted, theory), ...] -> (the verdict of the worst pair, its |fitted − theory|)."""
-    finite = all(isinstance(x, (int, float)) and math.isfinite(x) for pair in pairs for x in pair)
-    if not pairs or not finite:
+    if not pairs or not finite(*(x for pair in pairs for x in pair)):
         return FAILS, float("nan")
     dev = max(abs(m - e) for m, e in pairs)
     return (HOLDS if dev <= EXPONENT_TOL else CAVEAT if dev <= EXPONENT_CAVEAT_TOL else FAILS), dev

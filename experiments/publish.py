@@ -230,84 +230,77 @@ def render_equal_time(doc: dict) -> str:
     )
 
 
+def _verdict(doc: dict, claim_id: str) -> str:
+    """The verdict of claim `claim_id` ('<experiment>/<name>') on the committed result, as its
+    experiment judges it (experiments/<experiment>/claims.py)."""
+    return record.claims_of(claim_id.split("/")[0], doc["result"])[claim_id].verdict
+
+
+def _source(doc: dict) -> str:
+    return f"`results/{doc['name']}.json`"
+
+
+def quote(claim_id: str, joint: str = ": "):
+    """A renderer of '<verdict><joint><measured> (`results/<name>.json`)': a chapter claim,
+    read by id, whose measured text says it all (gradient_decay/gradients: Pascanu's bound,
+    the gates, attention's flat path; rnn_vs_attn/equal_time: BLEU at equal training time)."""
+
+    def render(doc: dict) -> str:
+        c = record.claims_of(claim_id.split("/")[0], doc["result"])[claim_id]
+        return f"{c.verdict}{joint}{c.measured} ({_source(doc)})"
+
+    return render
+
+
 def render_chapter_bottleneck(doc: dict) -> str:
     """Row 2: RNNenc against the attention models by length, with rnn_vs_attn's verdict."""
-    m = doc["result"]["models"]
-    by = lambda n, b: m[n]["bleu_by_length"][b]
-    verdict = record.claims_of("rnn_vs_attn", doc["result"])["rnn_vs_attn/bottleneck"].verdict
+    by = lambda n, b: f(doc["result"]["models"][n]["bleu_by_length"][b])
     return (
-        f"{verdict}: RNNenc {f(by('rnnenc', '1-10'))} BLEU on 1-10 tokens, "
-        f"{f(by('rnnenc', '61+'))} on 61+; RNNsearch {f(by('rnnsearch', '61+'))} and the "
-        f"Transformer {f(by('transformer', '61+'))} on 61+ (one seed; `results/{doc['name']}.json`)"
+        f"{_verdict(doc, 'rnn_vs_attn/bottleneck')}: RNNenc {by('rnnenc', '1-10')} BLEU on 1-10 "
+        f"tokens, {by('rnnenc', '61+')} on 61+; RNNsearch {by('rnnsearch', '61+')} and the "
+        f"Transformer {by('transformer', '61+')} on 61+ (one seed; {_source(doc)})"
     )
-
-
-def render_chapter_equal_time(doc: dict) -> str:
-    """At the same training time, does the Transformer reach the best recurrent BLEU?"""
-    c = record.claims_of("rnn_vs_attn", doc["result"])["rnn_vs_attn/equal_time"]
-    return f"{c.verdict} {c.measured} (`results/{doc['name']}.json`)"
 
 
 def render_chapter_complexity(doc: dict) -> str:
     """Row 4: the fitted FLOP exponents of the LSTM layer and the attention core."""
-    res = doc["result"]
-    fits = res["fits"]
-    verdict = record.claims_of("complexity", res)["complexity/per_layer"].verdict
-    e = lambda k, ax: f"{fits[k][ax]['exponent']:.2f}"
+    e = lambda k, ax: f"{doc['result']['fits'][k][ax]['exponent']:.2f}"
     return (
-        f"{verdict}: FLOPs ∝ N^{e('recurrent', 'N')}·d^{e('recurrent', 'd')} for the "
-        f"LSTM, N^{e('attention_core', 'N')}·d^{e('attention_core', 'd')} for attention "
-        f"(`results/{doc['name']}.json`)"
+        f"{_verdict(doc, 'complexity/per_layer')}: FLOPs ∝ N^{e('recurrent', 'N')}·"
+        f"d^{e('recurrent', 'd')} for the LSTM, N^{e('attention_core', 'N')}·"
+        f"d^{e('attention_core', 'd')} for attention ({_source(doc)})"
     )
 
 
 def render_chapter_decode(doc: dict) -> str:
     """Row 6: the per-token FLOP exponents in N of the RNN step, the KV cache, recomputation."""
-    res = doc["result"]
-    fits = res["fits"]
-    verdict = record.claims_of("decode_cost", res)["decode_cost/per_token"].verdict
-    e = lambda k: f"{fits[k]['flops_n_dependent']['exponent']:.2f}"
+    e = lambda k: f"{doc['result']['fits'][k]['flops_n_dependent']['exponent']:.2f}"
     return (
-        f"{verdict}: per-token FLOPs ∝ N^{e('rnn')} (RNN), N^{e('kv_cache')} (KV "
-        f"cache), N^{e('recompute')} (recomputation) (`results/{doc['name']}.json`)"
+        f"{_verdict(doc, 'decode_cost/per_token')}: per-token FLOPs ∝ N^{e('rnn')} (RNN), "
+        f"N^{e('kv_cache')} (KV cache), N^{e('recompute')} (recomputation) ({_source(doc)})"
     )
-
-
-def _quote(doc: dict, experiment: str, claim_id: str) -> str:
-    """'<verdict>: <measured> (`results/<name>.json`)': a chapter claim as its experiment
-    judges it (experiments/<experiment>/claims.py), read by id."""
-    c = record.claims_of(experiment, doc["result"])[claim_id]
-    return f"{c.verdict}: {c.measured} (`results/{doc['name']}.json`)"
-
-
-def render_chapter_gradients(doc: dict) -> str:
-    """Row 1: Pascanu's bound, the gates' easing and attention's flat path, as measured."""
-    return _quote(doc, "gradient_decay", "gradient_decay/gradients")
 
 
 def render_chapter_steps(doc: dict) -> str:
     """Row 3: serial steps read from the compiled programs (exact counts)."""
     a = doc["result"]["analysis"]
-    verdict = record.claims_of("parallelism", doc["result"])["parallelism/distance"].verdict
     return (
-        f"{verdict}: {a['lstm_steps_per_token'] / 2:.2f}·N serial steps for the LSTM "
-        f"(forward; {a['lstm_steps_per_token']:.2f}·N with the backward), "
-        f"{a['attention_max_steps']} for attention (`results/{doc['name']}.json`)"
+        f"{_verdict(doc, 'parallelism/distance')}: {a['lstm_steps_per_token'] / 2:.2f}·N serial "
+        f"steps for the LSTM (forward; {a['lstm_steps_per_token']:.2f}·N with the backward), "
+        f"{a['attention_max_steps']} for attention ({_source(doc)})"
     )
 
 
 def render_chapter_speedup(doc: dict) -> str:
     """Row 5: the measured LSTM/attention training-time ratio at N = 512, with its load."""
-    res = doc["result"]
-    verdict = record.claims_of("parallelism", res)["parallelism/speedup"].verdict
-    a = res["analysis"]
+    a = doc["result"]["analysis"]
     load = a.get("load_average_before_after") or [None, None]
-    cores = _prov(res).get("cpus", "?")
+    cores = _prov(doc["result"]).get("cpus", "?")
     return (
-        f"{verdict} on this CPU: at N = {a['ratio_n']} attention's forward+backward "
-        f"speed is {a['ratio_lstm_over_attention']:.2f}x the LSTM's on {cores} cores (1-minute "
-        f"load {f(float(load[0] or 'nan'))} before, {f(float(load[1] or 'nan'))} after); not run "
-        f"on a GPU (`results/{doc['name']}.json`)"
+        f"{_verdict(doc, 'parallelism/speedup')} on this CPU: at N = {a['ratio_n']} attention's "
+        f"forward+backward speed is {a['ratio_lstm_over_attention']:.2f}x the LSTM's on {cores} "
+        f"cores (1-minute load {f(float(load[0] or 'nan'))} before, {f(float(load[1] or 'nan'))} "
+        f"after); not run on a GPU ({_source(doc)})"
     )
 
 
@@ -323,11 +316,11 @@ RENDERERS = {
     "recipe_sweep/transformer_2000": ("recipe_sweep/transformer_2000", render_sweep),
     "recipe_sweep/transformer_2000b": ("recipe_sweep/transformer_2000b", render_sweep),
     "chapter/bottleneck": ("rnn_vs_attn/default", render_chapter_bottleneck),
-    "chapter/equal_time": ("rnn_vs_attn/equal_time", render_chapter_equal_time),
+    "chapter/equal_time": ("rnn_vs_attn/equal_time", quote("rnn_vs_attn/equal_time", " ")),
     "chapter/complexity": ("complexity/default", render_chapter_complexity),
     "chapter/steps": ("parallelism/default", render_chapter_steps),
     "chapter/speedup": ("parallelism/default", render_chapter_speedup),
-    "chapter/gradients": ("gradient_decay/default", render_chapter_gradients),
+    "chapter/gradients": ("gradient_decay/default", quote("gradient_decay/gradients")),
     "chapter/decode_cost": ("decode_cost/default", render_chapter_decode),
 }
 

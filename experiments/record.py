@@ -30,9 +30,36 @@ from anatomy.probes.claims import Claim, by_id, claims_json, claims_markdown
 from experiments import outputs, provenance
 
 
+class MissingKey(KeyError):
+    """A key a claim reads is not in the results; str() is its dotted path, 'fits.conv.N'."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class _Keyed(dict):
+    """A dict of results.json that names its whole key path when a key is missing."""
+
+    def __init__(self, items, path: tuple[str, ...]):
+        super().__init__(items)
+        self.path = path
+
+    def __missing__(self, key):
+        raise MissingKey(".".join([*self.path, str(key)]))
+
+
+def _keyed(node, path=()):
+    if isinstance(node, dict):
+        return _Keyed({k: _keyed(v, (*path, k)) for k, v in node.items()}, path)
+    if isinstance(node, list):
+        return [_keyed(v, path) for v in node]
+    return node
+
+
 def stored(results: dict) -> dict:
-    """`results` as results.json holds them (outputs.jsonable, then a JSON round trip)."""
-    return json.loads(json.dumps(outputs.jsonable(results)))
+    """`results` as results.json holds them (outputs.jsonable, then a JSON round trip); a key
+    missing from it raises MissingKey naming its path."""
+    return _keyed(json.loads(json.dumps(outputs.jsonable(results))))
 
 
 def judge(name: str, claims: Callable[[dict], list[Claim]], results: dict) -> list[Claim]:
@@ -88,8 +115,8 @@ def start(name: str, config, workdir: str) -> Started:
 
 def claims_of(name: str, results: dict) -> dict[str, Claim]:
     """{id: Claim} of experiment `name`'s results (its table and its chapter claims), judged
-    now by experiments/<name>/claims.py. A KeyError / IndexError / TypeError means the
-    results lack what a claim reads (written by an older run: rerun it)."""
+    now by experiments/<name>/claims.py. MissingKey (a KeyError naming the key's path),
+    IndexError or TypeError: the results lack what a claim reads (an older run: rerun it)."""
     module = importlib.import_module(f"experiments.{name}.claims")
     plain = stored(results)
     return by_id([*module.table(plain), *module.chapter(plain)])

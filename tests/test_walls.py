@@ -8,6 +8,7 @@ import pytest
 from conftest import launch as launch_py
 
 from anatomy import probes
+from experiments import record
 from experiments.long_range.claims import well_above_chance
 
 
@@ -28,6 +29,11 @@ def launch(name, workdir):
     for row in results["table"]:  # each claim row is in report.md, verdict and all
         assert f"| {row['claim']} |" in report.replace("\\|", "|")
         assert f"**{row['verdict']}**" in report
+    # every claim has an id of its own, and the table is what the experiment's claims.py
+    # gives when it judges the written results.json again (as the report and publish do)
+    judged = record.claims_of(name, results)
+    assert len({r["id"] for r in results["table"]}) == len(results["table"])
+    assert all(judged[r["id"]].as_dict() == r for r in results["table"])
     return results
 
 

@@ -75,16 +75,17 @@ class Claim:
         return {"id": cid, **fields} if cid else fields
 
 
-def _finite(x) -> bool:
+def finite(*xs) -> bool:
+    """Every x a finite number (None, a string, NaN or inf is not)."""
     try:
-        return x is not None and math.isfinite(float(x))
+        return all(x is not None and math.isfinite(float(x)) for x in xs)
     except (TypeError, ValueError):
         return False
 
 
 def verdict(measured, expected, tol) -> str:
     """HOLDS if |measured − expected| <= tol, else FAILS (FAILS too for a non-finite value)."""
-    if not _finite(measured):
+    if not finite(measured):
         return FAILS
     return HOLDS if abs(float(measured) - expected) <= tol else FAILS
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, MISSING, Claim, weakest
+from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, MISSING, Claim, finite, weakest
 from experiments.exponents import EXPONENT_TOL, exponent_verdict
 
 # each layer's cost in the chapter's notation (the layers complexity/__init__.py measures)
@@ -31,10 +31,6 @@ LABELS = {
 EXTRA_AXES = (("conv", "k"), ("windowed_core", "window"))  # fitted at fixed N and d
 
 
-def _finite(*xs) -> bool:
-    return all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
-
-
 def parallel_work_verdict(scan_exponent, assoc_exponent, ratios, n_grid) -> str:
     """A linear recurrence by associative scan against the same one by jax.lax.scan: the
     parallel form costs no more work, asymptotically, than the sequential one beyond a log factor.
@@ -46,9 +42,9 @@ def parallel_work_verdict(scan_exponent, assoc_exponent, ratios, n_grid) -> str:
     form's exponent is within EXPONENT_TOL of the scan's (O(N) work, like the scan), CAVEAT
     when it is above that (O(N log N): the log factor the claim allows is spent).
     """
-    if not _finite(scan_exponent, assoc_exponent) or len(ratios) < 2 or len(ratios) != len(n_grid):
+    if not finite(scan_exponent, assoc_exponent) or len(ratios) < 2 or len(ratios) != len(n_grid):
         return FAILS
-    if not all(_finite(r) and r > 0 for r in ratios) or min(n_grid) < 2:
+    if not all(finite(r) and r > 0 for r in ratios) or min(n_grid) < 2:
         return FAILS
     if abs(scan_exponent - 1.0) > EXPONENT_TOL:
         return FAILS
@@ -95,35 +91,34 @@ def table(results) -> list[Claim]:
 
 
 ND = (("N", "N"), ("d", "d"))  # (fitted axis, its symbol in the chapter's notation)
-# the chapter's cost rows: id, claim, measured (a template over the layers' fitted
-# exponents), {layer: its axes}, where the numbers come from
-COST_ROWS = (
-    (
-        "complexity/per_layer",
+# the chapter's cost rows: id -> (claim, measured: a template over the layers' fitted
+# exponents, {layer: its axes}, where the numbers come from)
+COST_ROWS = {
+    "complexity/per_layer": (
         "per layer, recurrence costs O(N·d²), self-attention O(N²·d)",
         "fitted FLOPs ∝ {recurrent} (LSTM) vs {attention_core} (attention)",
         {"recurrent": ND, "attention_core": ND},
         "XLA cost analysis (LSTM loop-corrected)",
     ),
-    (
-        "complexity/restricted",
+    "complexity/restricted": (
         "restricted (sliding-window) self-attention costs O(r·N·d)",
         "sliding-window attention FLOPs ∝ {windowed_core}",
         {"windowed_core": (*ND, ("window", "(2r+1)"))},
         "XLA cost analysis of anatomy.attention.sliding_window_attention (score + value part)",
     ),
-    (
-        "complexity/conv",
+    "complexity/conv": (
         "a convolution of width k costs O(k·N·d²)",
         "1-D convolution FLOPs ∝ {conv}",
         {"conv": (*ND, ("k", "k"))},
         "XLA cost analysis of anatomy.conv.conv1d",
     ),
-)
+}
 
 
-def cost_row(results, cid, claim, template, layers, source) -> Claim:
-    """A chapter row made of exponent claims: their weakest verdict, the worst deviation."""
+def cost_row(results, cid) -> Claim:
+    """The chapter's cost row `cid` of COST_ROWS, made of exponent claims: their weakest
+    verdict, the worst deviation."""
+    claim, template, layers, source = COST_ROWS[cid]
     fits = results["fits"]
     axes = [(layer, axis) for layer, pairs in layers.items() for axis, _ in pairs]
     parts = [exponent(results, layer, axis) for layer, axis in axes]
@@ -175,7 +170,7 @@ def linear_work(results) -> Claim:
 
 
 def chapter(results) -> list[Claim]:
-    return [*(cost_row(results, *row) for row in COST_ROWS), linear_work(results)]
+    return [*(cost_row(results, cid) for cid in COST_ROWS), linear_work(results)]
 
 
 def rules() -> list[str]:

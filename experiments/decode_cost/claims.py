@@ -2,7 +2,7 @@
 
 table(results), the experiment's own claims (results.json's "table", report.md's Claims):
     decode_cost/<decoder>     the per-token FLOPs' N-dependent exponent against theory
-                              (experiments/exponents.py), per decoder of EXPECTED
+                              (experiments/exponents.py), per decoder of EXPECTED (decoder())
     decode_cost/window_vs_r   the window step's attention against its r+1 slots: O(r·d)
     decode_cost/rnn_vs_d      the LSTM step against its width: O(d²)
     decode_cost/order         at the largest N: RNN < KV cache < recompute (FLOPs)
@@ -13,9 +13,7 @@ chapter(results), the rows of the chapter's report, made of those verdicts:
 
 from __future__ import annotations
 
-import math
-
-from anatomy.probes.claims import Claim, holds, weakest
+from anatomy.probes.claims import Claim, finite, holds, weakest
 from experiments.exponents import exponent_verdict
 
 # decoder -> (the exponent in N its per-token FLOPs should have, the chapter's cost)
@@ -39,30 +37,26 @@ BASIS = {  # how each flops_n_dependent exponent was obtained (n_dependent_fit),
 
 def flat_in_n(values) -> bool:
     """Per-token costs (FLOP counts) the same at every N: spread <= FLAT_FLOPS_RTOL·max."""
-    v = [float("nan") if x is None else float(x) for x in values]
-    if not v or not all(math.isfinite(x) for x in v):
+    v = [float(x) for x in values] if finite(*values) else []
+    if not v:
         return False
     return max(v) - min(v) <= FLAT_FLOPS_RTOL * max(abs(x) for x in v)
 
 
-def per_token(results) -> list[Claim]:
-    """Every decoder's per-token FLOPs: the N-dependent exponent against EXPECTED."""
-    out = []
-    for name, (expected, label) in EXPECTED.items():
-        f = results["fits"][name]
-        dep = f["flops_n_dependent"]
-        out.append(
-            Claim(
-                f"{name}: per-token cost {label}",
-                f"N^{expected:g}",
-                f"N^{dep['exponent']:.3f} (total N^{f['flops_total']['exponent']:.3f}, "
-                f"latency N^{f['latency']['exponent']:.2f})",
-                exponent_verdict([(dep["exponent"], expected)])[0],
-                BASIS[dep["basis"]],
-                id=f"decode_cost/{name}",
-            )
-        )
-    return out
+def decoder(results, name) -> Claim:
+    """One decoder's per-token FLOPs: the N-dependent exponent against EXPECTED[name]."""
+    expected, label = EXPECTED[name]
+    f = results["fits"][name]
+    dep = f["flops_n_dependent"]
+    return Claim(
+        f"{name}: per-token cost {label}",
+        f"N^{expected:g}",
+        f"N^{dep['exponent']:.3f} (total N^{f['flops_total']['exponent']:.3f}, "
+        f"latency N^{f['latency']['exponent']:.2f})",
+        exponent_verdict([(dep["exponent"], expected)])[0],
+        BASIS[dep["basis"]],
+        id=f"decode_cost/{name}",
+    )
 
 
 def window_vs_r(results) -> Claim:
@@ -101,29 +95,29 @@ def order(results) -> Claim:
 
 
 def table(results) -> list[Claim]:
-    return [*per_token(results), window_vs_r(results), rnn_vs_d(results), order(results)]
+    decoders = [decoder(results, name) for name in EXPECTED]
+    return [*decoders, window_vs_r(results), rnn_vs_d(results), order(results)]
 
 
-def _made_of(results, ids) -> tuple[str, float]:
-    """(the weakest verdict of the claims `ids`, their worst |fitted − expected| exponent)."""
-    parts = {c.id: c for c in table(results)}
-    fits = results["fits"]
-    expected = {
-        f"decode_cost/{k}": (fits[k]["flops_n_dependent"]["exponent"], e)
-        for k, (e, _) in EXPECTED.items()
-    }
-    expected["decode_cost/rnn_vs_d"] = (fits["rnn_vs_d"]["exponent"], 2.0)
-    _, dev = exponent_verdict([expected[i] for i in ids])
-    return weakest(parts[i].verdict for i in ids), dev
+def _made_of(results, names) -> tuple[str, float]:
+    """(the weakest verdict of the claims of `names`, decoders or 'rnn_vs_d', and their worst
+    |fitted − expected| exponent)."""
+    fits, parts, pairs = results["fits"], [], []
+    for name in names:
+        if name == "rnn_vs_d":
+            parts.append(rnn_vs_d(results))
+            pairs.append((fits[name]["exponent"], 2.0))
+        else:
+            parts.append(decoder(results, name))
+            pairs.append((fits[name]["flops_n_dependent"]["exponent"], EXPECTED[name][0]))
+    return weakest(c.verdict for c in parts), exponent_verdict(pairs)[1]
 
 
 def per_token_row(results) -> Claim:
     f = results["fits"]
     rn, rd = f["rnn"]["flops_n_dependent"]["exponent"], f["rnn_vs_d"]["exponent"]
     kv, rc = (f[k]["flops_n_dependent"]["exponent"] for k in ("kv_cache", "recompute"))
-    verdict, dev = _made_of(
-        results, ["decode_cost/rnn", "decode_cost/rnn_vs_d", "decode_cost/kv_cache"]
-    )
+    verdict, dev = _made_of(results, ["rnn", "rnn_vs_d", "kv_cache"])
     return Claim(
         "decoding a token costs O(d²) for an RNN, O(N·d) for a Transformer with a KV cache",
         "LSTM step N^0·d^2; KV cache N^1",
@@ -140,7 +134,7 @@ def per_token_row(results) -> Claim:
 def conv_row(results) -> Claim:
     f = results["fits"]
     buf, rec = (f[k]["flops_n_dependent"]["exponent"] for k in ("conv_buffer", "conv_recompute"))
-    verdict, dev = _made_of(results, ["decode_cost/conv_buffer", "decode_cost/conv_recompute"])
+    verdict, dev = _made_of(results, ["conv_buffer", "conv_recompute"])
     return Claim(
         "a convolution decoder's step keeps a K-1 input buffer: its cost is flat in N",
         "buffered step N^0; re-running the prefix N^1",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from anatomy.errors import BadInputError
-from anatomy.probes.claims import CAVEAT, HOLDS, Claim, holds, weakest
+from anatomy.probes.claims import CAVEAT, HOLDS, Claim, finite, holds, weakest
 
 NEAR_ONE = 0.01  # a gradient rate within this of 1 neither vanishes nor explodes
 PASCANU_SLACK = 0.02  # fitted rate <= (1 + this)·γ·σ_max: Pascanu's bound holds (fit noise)
@@ -28,18 +28,14 @@ DECAY_FACTOR = 10.0  # 'decays': the gradient norm falls more than this-fold ove
 # distance; 'direct': it changes by less than this-fold over the same distance
 
 
-def _finite(*xs) -> bool:
-    return all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
-
-
 def decays(rate, distance) -> bool:
     """A per-step gradient rate that falls more than DECAY_FACTOR-fold over `distance` steps."""
-    return _finite(rate) and rate > 0 and -math.log(rate) * distance > math.log(DECAY_FACTOR)
+    return finite(rate) and rate > 0 and -math.log(rate) * distance > math.log(DECAY_FACTOR)
 
 
 def direct(rate, distance) -> bool:
     """A per-step gradient rate that changes less than DECAY_FACTOR-fold over `distance`."""
-    return _finite(rate) and rate > 0 and abs(math.log(rate)) * distance < math.log(DECAY_FACTOR)
+    return finite(rate) and rate > 0 and abs(math.log(rate)) * distance < math.log(DECAY_FACTOR)
 
 
 def rate_kind(rate) -> str:
@@ -59,7 +55,7 @@ def pascanu(results) -> list[Claim]:
                 f"{label}: rate <= γ·σ_max (Pascanu)",
                 f"<= {bound:.3g} (ρ(W)={c['spectral_radius']:.3g})",
                 f"{rate:.4g}/step, {rate_kind(rate)}",
-                holds(_finite(rate) and rate <= bound * (1 + PASCANU_SLACK)),
+                holds(finite(rate) and rate <= bound * (1 + PASCANU_SLACK)),
                 id=f"gradient_decay/pascanu/{c['regime']}_{c['w_kind']}_{c['sigma']:g}",
             )
         )

@@ -15,8 +15,6 @@ chapter(results), what the chapter's report quotes, made of those verdicts:
 
 from __future__ import annotations
 
-import math
-
 from anatomy.probes.claims import (
     FAILS,
     HOLDS,
@@ -24,6 +22,7 @@ from anatomy.probes.claims import (
     NOT_SHOWN,
     REPORTED,
     Claim,
+    finite,
     holds,
     weakest,
 )
@@ -37,20 +36,16 @@ AT_CHANCE_MARGIN = 0.05  # "at chance": accuracy <= 1/V + this (the eval's noise
 LINEAR = ("mingru", "mamba")  # the linear recurrences (gates from x only), run in parallel
 
 
-def _finite(*xs) -> bool:
-    return all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
-
-
 def well_above_chance(accuracy, chance: float) -> bool:
     """accuracy >= chance + ABOVE_CHANCE·(1 − chance); False for NaN."""
-    return _finite(accuracy) and accuracy >= chance + ABOVE_CHANCE * (1.0 - chance)
+    return finite(accuracy) and accuracy >= chance + ABOVE_CHANCE * (1.0 - chance)
 
 
 def recall_ok(t_acc, recurrent_accs, chance) -> bool:
     """Attention's recall at the largest k: well above chance, and level with or above the best
     recurrent model's (matching recurrent models that sit at chance shows nothing)."""
     return (
-        _finite(t_acc)
+        finite(t_acc)
         and bool(recurrent_accs)
         and well_above_chance(t_acc, chance)
         and t_acc >= max(recurrent_accs) - RECALL_MARGIN
@@ -72,7 +67,7 @@ def gated_reach_verdict(lstm_accs, rnn_accs, k_grid, chance) -> tuple[str, int |
     k = max(reach)
     i = list(k_grid).index(k)
     lstm, rnn = lstm_accs[i], rnn_accs[i]
-    return (HOLDS if _finite(rnn) and lstm > rnn + RECALL_MARGIN else FAILS), k
+    return (HOLDS if finite(rnn) and lstm > rnn + RECALL_MARGIN else FAILS), k
 
 
 def linear_recall_verdict(acc, lstm_acc, lstm_recalls) -> str:
@@ -80,7 +75,7 @@ def linear_recall_verdict(acc, lstm_acc, lstm_recalls) -> str:
     well above chance: NOT_SHOWN if there is no such k, else HOLDS if acc >= lstm − margin."""
     if not lstm_recalls:
         return NOT_SHOWN
-    return HOLDS if _finite(acc, lstm_acc) and acc >= lstm_acc - RECALL_MARGIN else FAILS
+    return HOLDS if finite(acc, lstm_acc) and acc >= lstm_acc - RECALL_MARGIN else FAILS
 
 
 def _accuracy(results):

@@ -19,14 +19,13 @@ chapter(results), the rows of the chapter's report, made of those verdicts:
 
 from __future__ import annotations
 
-import math
-
 from anatomy.probes.claims import (
     CAVEAT,
     FAILS,
     HOLDS,
     REPORTED,
     Claim,
+    finite,
     holds,
     verdict,
     weakest,
@@ -47,10 +46,6 @@ SPEEDUP_CAVEAT_MIN = 2.0  # a clear but smaller speed-up, in [this, 5x), or >= 5
 CORES_MARGIN = 0.1  # parallel training: attention keeps this many more cores busy than the LSTM
 
 
-def _finite(*xs) -> bool:
-    return all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
-
-
 def speedup_verdict(ratio, n) -> str:
     """LSTM/attention wall-time ratio against the chapter's "5-10x faster" at N = 512.
 
@@ -59,7 +54,7 @@ def speedup_verdict(ratio, n) -> str:
     a ratio >= SPEEDUP_RANGE[0] measured at another N. FAILS: ratio < SPEEDUP_CAVEAT_MIN
     (attention about as fast as the LSTM, or slower), or no finite ratio.
     """
-    if not _finite(ratio) or ratio < SPEEDUP_CAVEAT_MIN:
+    if not finite(ratio) or ratio < SPEEDUP_CAVEAT_MIN:
         return FAILS
     if ratio >= SPEEDUP_RANGE[0] and n == SPEEDUP_N:
         return HOLDS
@@ -71,39 +66,41 @@ def parallel_training_verdict(steps: str, busy) -> str:
     did not keep CORES_MARGIN more cores busy than the LSTM (busy = (lstm, attention) cores)."""
     if steps != HOLDS:
         return steps
-    return HOLDS if _finite(*busy) and busy[1] >= busy[0] + CORES_MARGIN else CAVEAT
+    return HOLDS if finite(*busy) and busy[1] >= busy[0] + CORES_MARGIN else CAVEAT
 
 
 def log_depth_verdict(r2, exponent) -> str:
     """The associative scan's compiled depth grows as log N: a + b·log2 N fits with R² >=
     LOG_DEPTH_R2 and its power-law exponent in N is <= LOG_DEPTH_EXPONENT."""
-    return holds(_finite(r2, exponent) and r2 >= LOG_DEPTH_R2 and exponent <= LOG_DEPTH_EXPONENT)
+    return holds(finite(r2, exponent) and r2 >= LOG_DEPTH_R2 and exponent <= LOG_DEPTH_EXPONENT)
 
 
 def _cores(results):
     return results["raw"]["lstm"][0].get("cores", 1)
 
 
-def lstm_steps(results) -> Claim:
-    slope = results["analysis"]["lstm_steps_per_token"]
+def _per_token(results, key, claim, cid) -> Claim:
+    """N serial loop steps forward and N backward: analysis[key] = 2 steps per token."""
+    slope = results["analysis"][key]
     return Claim(
-        "RNN: N serial steps (forward) + N (backward)",
-        "2 steps per token",
-        f"{slope:.3f} per token",
-        verdict(slope, 2.0, STEPS_TOL),
-        id="parallelism/lstm_steps",
+        claim, "2 steps per token", f"{slope:.3f} per token", verdict(slope, 2.0, STEPS_TOL), id=cid
     )
+
+
+def _no_loop(results, key, claim, cid) -> Claim:
+    """No serial loop over positions: analysis[key], the most loop trips at any N, is 0."""
+    steps = results["analysis"][key]
+    return Claim(claim, "0", str(steps), holds(steps == 0), id=cid)
+
+
+def lstm_steps(results) -> Claim:
+    claim = "RNN: N serial steps (forward) + N (backward)"
+    return _per_token(results, "lstm_steps_per_token", claim, "parallelism/lstm_steps")
 
 
 def attention_steps(results) -> Claim:
-    steps = results["analysis"]["attention_max_steps"]
-    return Claim(
-        "self-attention: no serial steps over positions",
-        "0",
-        str(steps),
-        holds(steps == 0),
-        id="parallelism/attention_steps",
-    )
+    claim = "self-attention: no serial steps over positions"
+    return _no_loop(results, "attention_max_steps", claim, "parallelism/attention_steps")
 
 
 def chunked_steps(results) -> Claim:
@@ -178,91 +175,98 @@ def time_exponents(results) -> list[Claim]:
     ]
 
 
-def linear(results) -> list[Claim]:
-    """The minGRU's two computations: jax.lax.scan and jax.lax.associative_scan."""
-    a, raw = results["analysis"], results["raw"]
-    e_scan, e_assoc = a["depth_exponent"]["mingru_scan"], a["depth_exponent"]["mingru_assoc"]
-    r2, per_doubling = a["assoc_depth_log2_r2"], a["assoc_depth_per_doubling"]
-    n_max = max(r["n"] for r in raw["mingru_scan"])
+def mingru_scan_steps(results) -> Claim:
+    claim = "minGRU with jax.lax.scan: N serial steps (forward) + N (backward)"
+    return _per_token(
+        results, "mingru_scan_steps_per_token", claim, "parallelism/mingru_scan_steps"
+    )
+
+
+def mingru_assoc_steps(results) -> Claim:
+    claim = "minGRU with jax.lax.associative_scan: no serial loop over positions"
+    return _no_loop(results, "mingru_assoc_max_steps", claim, "parallelism/mingru_assoc_steps")
+
+
+def assoc_log_depth(results) -> Claim:
+    a = results["analysis"]
+    e_assoc, r2 = a["depth_exponent"]["mingru_assoc"], a["assoc_depth_log2_r2"]
+    return Claim(
+        "associative scan: serial depth grows as log N",
+        f"depth ≈ a + b·log2 N (R² ≥ {LOG_DEPTH_R2}, ≤ N^{LOG_DEPTH_EXPONENT})",
+        f"+{a['assoc_depth_per_doubling']:.0f} ops per doubling of N (R² {r2:.3f}), "
+        f"N^{e_assoc:.2f}",
+        log_depth_verdict(r2, e_assoc),
+        "depth = critical path of the optimised HLO of grad (anatomy.probes.depth)",
+        id="parallelism/assoc_log_depth",
+    )
+
+
+def scan_linear_depth(results) -> Claim:
+    a = results["analysis"]
+    e_scan = a["depth_exponent"]["mingru_scan"]
+    return Claim(
+        "scan: serial depth grows linearly in N",
+        "N^1",
+        f"N^{e_scan:.2f} ({a['depth_per_token']['mingru_scan']:.1f} ops per token)",
+        verdict(e_scan, 1.0, DEPTH_EXPONENT_TOL),
+        id="parallelism/scan_linear_depth",
+    )
+
+
+def scan_over_assoc(results) -> Claim:
+    a = results["analysis"]
+    n_max = max(r["n"] for r in results["raw"]["mingru_scan"])
     ratio = a["mingru_scan_over_assoc_time"][str(n_max)]
-    return [
-        Claim(
-            "minGRU with jax.lax.scan: N serial steps (forward) + N (backward)",
-            "2 steps per token",
-            f"{a['mingru_scan_steps_per_token']:.3f} per token",
-            verdict(a["mingru_scan_steps_per_token"], 2.0, STEPS_TOL),
-            id="parallelism/mingru_scan_steps",
-        ),
-        Claim(
-            "minGRU with jax.lax.associative_scan: no serial loop over positions",
-            "0",
-            str(a["mingru_assoc_max_steps"]),
-            holds(a["mingru_assoc_max_steps"] == 0),
-            id="parallelism/mingru_assoc_steps",
-        ),
-        Claim(
-            "associative scan: serial depth grows as log N",
-            f"depth ≈ a + b·log2 N (R² ≥ {LOG_DEPTH_R2}, ≤ N^{LOG_DEPTH_EXPONENT})",
-            f"+{per_doubling:.0f} ops per doubling of N (R² {r2:.3f}), N^{e_assoc:.2f}",
-            log_depth_verdict(r2, e_assoc),
-            "depth = critical path of the optimised HLO of grad (anatomy.probes.depth)",
-            id="parallelism/assoc_log_depth",
-        ),
-        Claim(
-            "scan: serial depth grows linearly in N",
-            "N^1",
-            f"N^{e_scan:.2f} ({a['depth_per_token']['mingru_scan']:.1f} ops per token)",
-            verdict(e_scan, 1.0, DEPTH_EXPONENT_TOL),
-            id="parallelism/scan_linear_depth",
-        ),
-        Claim(
-            f"minGRU time, jax.lax.scan over associative scan (N={n_max})",
-            "> 1 where the hardware runs the log N levels' work in parallel",
-            f"{ratio:.2f}x on {_cores(results)} cores "
-            f"({a.get('device_kind') or 'device not recorded'})",
-            REPORTED,
-            "its work against the scan's is measured by complexity (parallel_work)",
-            id="parallelism/scan_over_assoc",
-        ),
-    ]
+    return Claim(
+        f"minGRU time, jax.lax.scan over associative scan (N={n_max})",
+        "> 1 where the hardware runs the log N levels' work in parallel",
+        f"{ratio:.2f}x on {_cores(results)} cores "
+        f"({a.get('device_kind') or 'device not recorded'})",
+        REPORTED,
+        "its work against the scan's is measured by complexity (parallel_work)",
+        id="parallelism/scan_over_assoc",
+    )
 
 
-def conv(results) -> list[Claim]:
-    """The GLU convolution stack: no loop, a depth flat in N, a field of 1 + L·(K-1)."""
-    a, cfg = results["analysis"], results["config"]
-    k, n_layers = cfg["kernel_size"], cfg["conv_layers"]
+def conv_steps(results) -> Claim:
+    cfg = results["config"]
+    claim = (
+        f"convolution ({cfg['conv_layers']} GLU blocks, K={cfg['kernel_size']}): no serial "
+        "steps over positions"
+    )
+    return _no_loop(results, "conv_max_steps", claim, "parallelism/conv_steps")
+
+
+def conv_depth(results) -> Claim:
+    a = results["analysis"]
+    lo, hi = a["conv_depth_range"]
+    return Claim(
+        "convolution: serial depth does not grow with N (it is L layers deep)",
+        "N^0",
+        f"{lo}..{hi} dependent ops (N^{a['conv_depth_exponent']:.3f})",
+        verdict(a["conv_depth_exponent"], 0.0, FLAT_DEPTH_TOL),
+        "depth = critical path of the optimised HLO of grad (anatomy.probes.depth)",
+        id="parallelism/conv_depth",
+    )
+
+
+def conv_field(results) -> Claim:
+    """L = 1..conv_layers blocks see 1 + L·(K-1) positions (read from the gradient's support)."""
+    a, k = results["analysis"], results["config"]["kernel_size"]
     fields = a["conv_receptive_field"]  # {"L": positions} (JSON keys)
     want = {n: 1 + int(n) * (k - 1) for n in fields}
-    lo, hi = a["conv_depth_range"]
     span = a["conv_layers_to_span"]
     n_max = max(span, key=int) if span else 0
-    return [
-        Claim(
-            f"convolution ({n_layers} GLU blocks, K={k}): no serial steps over positions",
-            "0",
-            str(a["conv_max_steps"]),
-            holds(a["conv_max_steps"] == 0),
-            id="parallelism/conv_steps",
-        ),
-        Claim(
-            "convolution: serial depth does not grow with N (it is L layers deep)",
-            "N^0",
-            f"{lo}..{hi} dependent ops (N^{a['conv_depth_exponent']:.3f})",
-            verdict(a["conv_depth_exponent"], 0.0, FLAT_DEPTH_TOL),
-            "depth = critical path of the optimised HLO of grad (anatomy.probes.depth)",
-            id="parallelism/conv_depth",
-        ),
-        Claim(
-            "convolution: L layers see 1 + L·(K-1) positions (no dilation)",
-            ", ".join(f"L={n}: {w}" for n, w in want.items()),
-            ", ".join(f"L={n}: {w}" for n, w in fields.items()),
-            holds(fields == want),
-            f"so spanning N={n_max} takes {span.get(n_max, '-')} layers "
-            f"(⌈(N-1)/(K-1)⌉; log_K N only with dilated convolutions), attention 1"
-            "; field read from the gradient's support",
-            id="parallelism/conv_field",
-        ),
-    ]
+    return Claim(
+        "convolution: L layers see 1 + L·(K-1) positions (no dilation)",
+        ", ".join(f"L={n}: {w}" for n, w in want.items()),
+        ", ".join(f"L={n}: {w}" for n, w in fields.items()),
+        holds(fields == want),
+        f"so spanning N={n_max} takes {span.get(n_max, '-')} layers "
+        f"(⌈(N-1)/(K-1)⌉; log_K N only with dilated convolutions), attention 1"
+        "; field read from the gradient's support",
+        id="parallelism/conv_field",
+    )
 
 
 def table(results) -> list[Claim]:
@@ -274,8 +278,14 @@ def table(results) -> list[Claim]:
         one_core(results),
         useful_work(results),
         *time_exponents(results),
-        *linear(results),
-        *conv(results),
+        mingru_scan_steps(results),
+        mingru_assoc_steps(results),
+        assoc_log_depth(results),
+        scan_linear_depth(results),
+        scan_over_assoc(results),
+        conv_steps(results),
+        conv_depth(results),
+        conv_field(results),
     ]
 
 
@@ -318,7 +328,7 @@ def parallel_training(results) -> Claim:
         + (
             f"; 1-minute load average before / after the run {load[0]:.1f} / {load[1]:.1f} "
             f"on {cores} cores"
-            if load and _finite(*load)
+            if load and finite(*load)
             else ""
         ),
         id="parallelism/parallel_training",
@@ -345,7 +355,6 @@ def wall_clock(results) -> Claim:
 
 def conv_distance(results) -> Claim:
     a, k = results["analysis"], results["config"]["kernel_size"]
-    steps, _depth, field = conv(results)
     fields, span = a["conv_receptive_field"], a["conv_layers_to_span"]
     n_max = max(span, key=int) if span else None
     return Claim(
@@ -355,7 +364,7 @@ def conv_distance(results) -> Claim:
         + ", ".join(str(w) for w in fields.values())
         + " positions"
         + (f" (spanning N={n_max} takes {span[n_max]} layers)" if n_max else ""),
-        weakest([steps.verdict, field.verdict]),
+        weakest([conv_steps(results).verdict, conv_field(results).verdict]),
         "loops from the compiled HLO; receptive field from the gradient's support, expected "
         "1 + L·(K-1) (no dilation; log_K N layers need dilated convolutions)",
         id="parallelism/conv_distance",
@@ -365,14 +374,14 @@ def conv_distance(results) -> Claim:
 def linear_parallel(results) -> Claim:
     a = results["analysis"]
     e = a["depth_exponent"]
-    scan_steps, assoc_steps, log_depth, *_ = linear(results)
+    parts = (mingru_scan_steps, mingru_assoc_steps, assoc_log_depth)
     return Claim(
         "a linear recurrence trains in parallel by associative scan",
         "scan: 2 loop steps per token; associative scan: none, depth ∝ log N",
         f"minGRU loop steps {a['mingru_scan_steps_per_token']:.2f}·N (jax.lax.scan) vs "
         f"{a['mingru_assoc_max_steps']} (associative scan); compiled depth N^{e['mingru_scan']:.2f}"
         f" vs +{a['assoc_depth_per_doubling']:.0f} ops per doubling of N (N^{e['mingru_assoc']:.2f})",
-        weakest([scan_steps.verdict, assoc_steps.verdict, log_depth.verdict]),
+        weakest(part(results).verdict for part in parts),
         "depth = critical path of the optimised gradient HLO (anatomy.probes.depth); "
         f"a + b·log2 N fits the associative scan's with R² {a['assoc_depth_log2_r2']:.3f}",
         id="parallelism/linear_parallel",

@@ -15,10 +15,8 @@ the quality row the Transformer against every recurrent model.
 
 from __future__ import annotations
 
-import math
-
 from anatomy.errors import BadInputError
-from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, MISSING, NOT_SHOWN, Claim, holds
+from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, MISSING, NOT_SHOWN, Claim, finite, holds
 from anatomy.seq2seq import registry
 from experiments.outputs import format_number
 
@@ -28,10 +26,6 @@ BLEU_GAP = 10.0  # no-attention BLEU on the longest bucket this far below attent
 FLAT_RATIO = 0.8  # attention keeps >= this fraction of its shortest-bucket BLEU
 BLEU_TIE = 1.0  # BLEU within this counts as level
 MIN_BLEU = 10.0  # below this overall BLEU a model has not learned: no quality claim holds
-
-
-def _finite(*xs) -> bool:
-    return all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
 
 
 def translators(models, *, family=None, cross_attention=None) -> list[str]:
@@ -49,7 +43,7 @@ def bottleneck_verdict(enc_short, enc_long, attn_short: dict, attn_long: dict) -
     no-attention BLEU on the longest bucket BLEU_GAP below every attention model, each of which
     keeps FLAT_RATIO of its shortest-bucket BLEU.
     """
-    if not attn_long or not _finite(enc_short, enc_long, *attn_long.values()):
+    if not attn_long or not finite(enc_short, enc_long, *attn_long.values()):
         return NOT_SHOWN
     if enc_short < ENC_SHORT_FLOOR:
         return NOT_SHOWN
@@ -70,7 +64,7 @@ def quality_cost_verdict(t_bleu, t_seconds, rnn_bleu, rnn_seconds) -> str:
     Quality is the claim's core: behind in BLEU it does not hold however cheap the training;
     level but slower to train holds with a caveat.
     """
-    if not _finite(t_bleu, t_seconds, rnn_bleu, rnn_seconds) or max(t_bleu, rnn_bleu) < MIN_BLEU:
+    if not finite(t_bleu, t_seconds, rnn_bleu, rnn_seconds) or max(t_bleu, rnn_bleu) < MIN_BLEU:
         return FAILS
     level, cheaper = t_bleu >= rnn_bleu - BLEU_TIE, t_seconds <= rnn_seconds
     if not level:
@@ -114,10 +108,10 @@ def bottleneck(results) -> Claim:
     reason = (
         f"rnnenc did not learn short sentences ({enc_short:.1f} BLEU on {short} tokens, "
         f"below the {ENC_SHORT_FLOOR:g} floor), so this run cannot show its collapse; "
-        if _finite(enc_short) and enc_short < ENC_SHORT_FLOOR
+        if finite(enc_short) and enc_short < ENC_SHORT_FLOOR
         else f"rnnenc learned short sentences but fell only {enc_short - enc_long:.1f} BLEU "
         f"(< {ENC_DROP:g}) from {short} to {long} tokens; "
-        if _finite(enc_short, enc_long) and enc_short - enc_long < ENC_DROP
+        if finite(enc_short, enc_long) and enc_short - enc_long < ENC_DROP
         else ""
     )
     reason += f"means of {seeds} seeds; " if seeds > 1 else ""

@@ -1,20 +1,21 @@
 """report: the chapter's closing table (docs/chapter.md), regenerated from our own measurements.
 
-Gathers the results of gradient_decay, long_range, parallelism, complexity, decode_cost and
-rnn_vs_attn (report_sources: collects each workdir's results.json, or runs the experiment
-in-process when it is missing or config.rerun is set; a collected one made by another config
-than the report would run it with is refused in one line, or re-run with
-config.on_mismatch='rerun'), turns their numbers into one row per
-property of the chapter's table (report_rows) with a verdict from explicit thresholds
-(thresholds), and writes results.json (rows + sources), report.md and the sub-experiments'
-plots. Every row is a probes.Claim, written by probes.claims_json / claims_markdown; report.md
-names each source's commit, preset, machine and load as that run recorded them.
+Gathers the results of gradient_decay, long_range, parallelism, complexity, attention_memory,
+decode_cost and rnn_vs_attn (sources.py: collects each workdir's results.json, or runs the
+experiment in-process when it is missing or config.rerun is set; a collected one made by another
+config than the report would run it with is refused in one line, or re-run with
+config.on_mismatch='rerun'), reads the claims each row cites by id, as each experiment judges
+them (experiments/<name>/claims.py), and writes results.json (rows + sources), report.md and the
+sub-experiments' plots. The report judges nothing itself: a row shows its claims' measured
+texts and combines their verdicts (rows.py). Every row is a probes.Claim, written by
+probes.claims_json / claims_markdown; report.md names each source's commit, preset, machine
+and load as that run recorded them.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
-import time
 
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import (
@@ -25,12 +26,14 @@ from anatomy.probes.claims import (
     claims_markdown,
     count,
     from_json,
+    held_in_part,
 )
 from anatomy.probes.claims import summary as claims_summary
-from experiments import outputs, provenance
-from experiments.report_rows import ROWS
-from experiments.report_sources import Source, gather, publish, recorded
-from experiments.thresholds import thresholds_markdown
+from experiments import exponents, outputs, provenance, record
+from experiments.report.rows import REQUIRED, ROWS, Row
+from experiments.report.sources import Source, gather, publish, recorded
+
+TITLE = "Why the Transformer: the chapter's table, measured"  # of report.md
 
 
 def _own_claims(results: dict | None) -> str:
@@ -45,52 +48,71 @@ def _own_claims(results: dict | None) -> str:
     return f"{held}/{len(table)} hold"
 
 
-def row_claim(spec, have: dict, sources: dict[str, Source]) -> Claim:
-    """One row as a Claim: claim = the property, expected = the chapter's two claims,
-    measured and verdict from spec.measure, detail = why (MISSING when a source is absent)."""
-    expected = f"RNN/LSTM: {spec.rnn}; Transformer: {spec.transformer}"
-    absent = [n for n in spec.sources if n not in have]
+def verdict_rules() -> str:
+    """How every verdict the rows cite is decided: the rules of each experiment's claims.py,
+    and how a row combines its claims' verdicts."""
+    lines = [exponents.rule()]
+    for name in REQUIRED:
+        lines += importlib.import_module(f"experiments.{name}.claims").rules()
+    halves = [row.property for row in ROWS if row.combine is held_in_part]
+    lines += [
+        "* A row takes the weakest verdict of the claims it cites"
+        + (
+            f"; a row of halves that each say something ({', '.join(halves)}) holds when all "
+            "hold, holds with a caveat when some do, and does not hold when none does."
+            if halves
+            else "."
+        ),
+        f"* Verdicts: {', '.join(VERDICTS)}.",
+    ]
+    return "\n".join(lines)
+
+
+def row_claim(row: Row, claims: dict[str, Claim]) -> Claim:
+    """One row as a Claim: claim = the property, expected = the chapter's two claims, measured
+    and detail its claims' (joined by '; '), verdict row.combine of theirs; MISSING when no
+    experiment measures it or a source's claims are absent."""
+    expected = f"RNN/LSTM: {row.rnn}; Transformer: {row.transformer}"
+    if not row.claims:
+        return Claim(row.property, expected, "—", MISSING, row.unmeasured)
+    absent = [n for n in row.sources if not any(c.startswith(f"{n}/") for c in claims)]
     if absent:
-        return Claim(spec.name, expected, "—", MISSING, f"no results from {', '.join(absent)}")
-    try:
-        measured, verdict, why = spec.measure(have)
-    except (KeyError, IndexError, TypeError) as e:
-        files = ", ".join(os.path.join(sources[n].workdir, "results.json") for n in have)
-        raise BadInputError(
-            f"report: row {spec.name!r} cannot read {e!r} from {files}; "
-            "rerun those experiments (--config.rerun=True)"
-        ) from e
+        return Claim(row.property, expected, "—", MISSING, f"no results from {', '.join(absent)}")
+    parts = [claims[cid] for cid in row.claims]
+    verdict = row.combine(c.verdict for c in parts)
     if verdict not in VERDICTS:
-        raise BadInputError(
-            f"report: row {spec.name!r} gave verdict {verdict!r}, not one of {VERDICTS}"
-        )
-    return Claim(spec.name, expected, measured, verdict, why)
+        raise BadInputError(f"report: row {row.property!r} gave verdict {verdict!r}")
+    return Claim(
+        row.property,
+        expected,
+        "; ".join(c.measured for c in parts),
+        verdict,
+        "; ".join(c.detail for c in parts if c.detail),
+    )
 
 
 def build_rows(sources: dict[str, Source], links: dict[str, dict]) -> list[dict]:
     """Every row of the table: the Claim's fields (claim = property, expected = the chapter's
-    two claims, measured, verdict, detail = why) plus property, rnn, transformer, sources, plots."""
+    two claims, measured, verdict, detail) plus property, rnn, transformer, the sources and
+    claim ids it cites, and its plots."""
+    claims = {cid: c for s in sources.values() if s.claims for cid, c in s.claims.items()}
     rows = []
-    for spec in ROWS:
-        have = {
-            n: sources[n].results
-            for n in spec.sources
-            if n in sources and sources[n].results is not None
-        }
+    for row in ROWS:
         plots = [
             p
-            for n in spec.sources
+            for n in row.sources
             if n in links
             for p in links[n]["plots"]
-            if any(os.path.basename(p).startswith(pre) for pre in spec.plots)
+            if any(os.path.basename(p).startswith(pre) for pre in row.plots)
         ]
         rows.append(
             {
-                "property": spec.name,
-                "rnn": spec.rnn,
-                "transformer": spec.transformer,
-                **row_claim(spec, have, sources).as_dict(),
-                "sources": list(spec.sources),
+                "property": row.property,
+                "rnn": row.rnn,
+                "transformer": row.transformer,
+                **row_claim(row, claims).as_dict(),
+                "sources": list(row.sources),
+                "claims": list(row.claims),
                 "plots": plots,
             }
         )
@@ -122,13 +144,8 @@ def _made_by(src: Source) -> tuple[str, str, str]:
     return commit, preset, machine
 
 
-def write_markdown(
-    workdir: str,
-    rows: list[dict],
-    sources: dict[str, Source],
-    links: dict[str, dict],
-    made_by: dict | None = None,
-) -> str:
+def sections(rows: list[dict], sources: dict[str, Source], links: dict[str, dict]) -> list:
+    """report.md's sections: the table, why each verdict, the rules, the sources, their plots."""
     claims = from_json(rows)
     table = claims_markdown(
         claims,
@@ -170,24 +187,19 @@ def write_markdown(
         for name, link in links.items()
         if link["plots"]
     )
-    return outputs.write_report(
-        workdir,
-        "Why the Transformer: the chapter's table, measured",
-        [
-            ("The table", f"{summary}.\n\n{table}"),
-            ("Why each verdict", why),
-            ("How verdicts are decided", thresholds_markdown()),
-            (
-                "Sources",
-                src_table + "\n\nSmall runs: we reproduce shapes and ratios, not the "
-                "literature's absolute numbers. Each source's machine and 1-minute load average "
-                "(before → after its run) are what that run recorded; a load above its core "
-                "count means other work competed with its timings.",
-            ),
-            ("Run", provenance.provenance_line(made_by)),
-            ("Plots", plots or "none"),
-        ],
-    )
+    return [
+        ("The table", f"{summary}.\n\n{table}"),
+        ("Why each verdict", why),
+        ("How verdicts are decided", verdict_rules()),
+        (
+            "Sources",
+            src_table + "\n\nSmall runs: we reproduce shapes and ratios, not the "
+            "literature's absolute numbers. Each source's machine and 1-minute load average "
+            "(before → after its run) are what that run recorded; a load above its core "
+            "count means other work competed with its timings.",
+        ),
+        ("Plots", plots or "none"),
+    ]
 
 
 def run(config, workdir):
@@ -195,7 +207,7 @@ def run(config, workdir):
     if config.preset not in ("", "quick"):
         raise BadInputError(f"report: preset must be '' or 'quick', got {config.preset!r}")
     os.makedirs(workdir, exist_ok=True)
-    started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
+    started = record.start("report", config, workdir)
     sources = gather(config, workdir)
     links = {
         n: publish(s, workdir, config.copy_plots)
@@ -217,9 +229,7 @@ def run(config, workdir):
             for n, s in sources.items()
         },
     }
-    results["provenance"] = provenance.run_provenance("report", config, started, t0)
-    outputs.write_json(workdir, results)
-    write_markdown(workdir, rows, sources, links, results["provenance"])
+    started.finish(results, None, TITLE, sections(rows, sources, links))
     print(
         "\n"
         + outputs.markdown_table(

@@ -1,8 +1,9 @@
-"""report's sources: where each sub-experiment's results.json is, what it must contain,
-collecting or running it, and publishing its plots beside the report.
+"""report's sources: where each sub-experiment's results.json is, the claims the report reads
+from it, collecting or running it, and publishing its plots beside the report.
 
-REQUIRED names, per experiment, the key paths of results.json the report's rows read
-(experiments/report_rows.py); a collected file missing one fails with the file and the key.
+rows.REQUIRED names, per experiment, the ids of the claims the report's rows cite; a collected
+results.json is judged by its experiment's claims.py on load (record.claims_of), and one that
+lacks what a claim reads, or a cited claim, fails with the file and the key or the id.
 """
 
 from __future__ import annotations
@@ -16,138 +17,40 @@ from typing import NamedTuple
 
 from anatomy import fingerprint
 from anatomy.errors import BadInputError
-from experiments import outputs, provenance
-
-# keys every collected results.json must have, read from each experiment's run();
-# '*' stands for every key of the dict at that level
-REQUIRED = {
-    "gradient_decay": [
-        ("config", "fit_max_distance"),
-        ("rates", "lstm"),
-        ("rates", "attention"),
-        ("rnn", "*", "regime"),
-        ("rnn", "*", "sigma"),
-        ("rnn", "*", "fit", "rate"),
-        ("other", "attention", "far_over_near"),
-    ],
-    "long_range": [
-        ("k_grid",),
-        ("chance",),
-        ("models", "*", "accuracy"),
-        ("models", "*", "params"),
-    ],
-    "parallelism": [
-        ("analysis", k)
-        for k in (
-            "lstm_steps_per_token",
-            "attention_max_steps",
-            "ratio_n",
-            "ratio_lstm_over_attention",
-        )
-    ]
-    + [
-        ("analysis", "utilisation_at_ratio_n", "lstm"),
-        ("analysis", "utilisation_at_ratio_n", "attention"),
-        ("raw", "lstm"),
-    ],
-    "complexity": [
-        ("fits", layer, axis, "exponent")
-        for layer in ("recurrent", "attention_core")
-        for axis in ("N", "d")
-    ]
-    + [("fits", "windowed_core", axis, "exponent") for axis in ("N", "d", "window")],
-    "attention_memory": [
-        ("config", "heads_grid"),
-        ("config", "n_grid"),
-        ("fits", "*", "exponent"),
-        ("raw",),
-        ("equality",),
-    ],
-    "decode_cost": [
-        ("fits", "rnn", "flops_n_dependent", "exponent"),
-        ("fits", "kv_cache", "flops_n_dependent", "exponent"),
-        ("fits", "recompute", "flops_n_dependent", "exponent"),
-        ("fits", "rnn", "latency", "exponent"),
-        ("fits", "kv_cache", "latency", "exponent"),
-        ("fits", "rnn_vs_d", "exponent"),
-    ],
-    "rnn_vs_attn": [
-        ("models", "*", k)
-        for k in (
-            "params",
-            "train_seconds",
-            "tokens_per_second",
-            "bleu",
-            "bleu_by_length",
-            "count_by_length",
-        )
-    ],
-}
-
-# the linear-recurrence rows (experiments/report_rows_linear.py)
-REQUIRED["parallelism"] += [
-    ("analysis", k)
-    for k in (
-        "mingru_scan_steps_per_token",
-        "mingru_assoc_max_steps",
-        "assoc_depth_per_doubling",
-        "assoc_depth_log2_r2",
-    )
-] + [("analysis", "depth_exponent", k) for k in ("mingru_scan", "mingru_assoc")]
-REQUIRED["complexity"] += [
-    ("parallel_work", "*", k) for k in ("n", "scan_exponent", "assoc_exponent", "ratio")
-]
-# the convolutional rows (experiments/report_rows_conv.py)
-REQUIRED["complexity"] += [("fits", "conv", axis, "exponent") for axis in ("N", "d", "k")]
-REQUIRED["parallelism"] += [("config", "kernel_size")] + [
-    ("analysis", k) for k in ("conv_max_steps", "conv_receptive_field", "conv_layers_to_span")
-]
-REQUIRED["decode_cost"] += [
-    ("fits", "conv_buffer", "flops_n_dependent", "exponent"),
-    ("fits", "conv_recompute", "flops_total", "exponent"),
-]
+from anatomy.probes.claims import Claim
+from experiments import outputs, provenance, record
+from experiments.report.rows import REQUIRED
 
 
 class Source(NamedTuple):
-    """One sub-experiment's results: where from, how obtained ('collected' | 'ran' | 'missing')."""
+    """One sub-experiment's results: where from, how obtained ('collected' | 'ran' |
+    'missing'), and its claims by id as its experiment judges them (None when missing)."""
 
     name: str
     workdir: str
     status: str
     results: dict | None
+    claims: dict[str, Claim] | None = None
 
 
-def check_keys(results, name: str, path: str) -> None:
-    """Raise ValueError naming the file and the first key of REQUIRED[name] that is missing."""
-
-    def walk(node, keys, trail):
-        if not keys:
-            return
-        key, rest = keys[0], keys[1:]
-        if key == "*":
-            if not isinstance(node, dict) or not node:
-                raise BadInputError(
-                    f"report: {path} is malformed: {'.'.join(trail) or 'top level'} "
-                    "should be a non-empty dict (written by "
-                    f"experiments/{name}.py)"
-                )
-            for k, v in node.items():
-                walk(v, rest, trail + [k])
-            return
-        if not isinstance(node, dict) or key not in node:
-            raise BadInputError(
-                f"report: {path} is malformed: missing key {'.'.join(trail + [key])!r} "
-                f"(written by experiments/{name}.py; rerun it, or pass "
-                f"--config.rerun=True)"
-            )
-        walk(node[key], rest, trail + [key])
-
-    for keys in REQUIRED.get(name, []):
-        walk(results, list(keys), [])
+def judge(results, name: str, path: str) -> dict[str, Claim]:
+    """The claims of `results` by id (record.claims_of); a BadInputError naming the file and
+    the missing key, or the claim the rows cite that it does not give."""
+    rerun = f"written by experiments/{name}; rerun it, or pass --config.rerun=True"
+    try:
+        claims = record.claims_of(name, results)
+    except KeyError as e:
+        raise BadInputError(f"report: {path} is malformed: missing key {str(e)!r} ({rerun})") from e
+    except (IndexError, TypeError, ValueError) as e:
+        raise BadInputError(f"report: {path} is malformed: cannot read {e!r} ({rerun})") from e
+    absent = [cid for cid in REQUIRED.get(name, []) if cid not in claims]
+    if absent:
+        raise BadInputError(f"report: {path} gives no claim {absent} ({rerun})")
+    return claims
 
 
 def load_results(name: str, workdir: str) -> dict:
-    """workdir/results.json of experiment `name`, checked against REQUIRED (clear errors)."""
+    """workdir/results.json of experiment `name`, judged (`judge`: clear errors)."""
     path = os.path.join(workdir, "results.json")
     if not os.path.isfile(path):
         raise BadInputError(f"report: no results file {path} for experiment {name!r}")
@@ -158,7 +61,7 @@ def load_results(name: str, workdir: str) -> dict:
         raise BadInputError(
             f"report: {path} is not valid JSON ({e}); rerun experiment {name!r}"
         ) from e
-    check_keys(results, name, path)
+    judge(results, name, path)
     return results
 
 
@@ -234,7 +137,8 @@ def gather(config, workdir: str) -> dict[str, Source]:
                 to_run.append((name, sub))  # made by another config: measured again
                 continue
             check_made_by(name, results, config.preset, path)
-            sources[name] = Source(name, sub, "collected", results)
+            claims = judge(results, name, os.path.join(sub, "results.json"))
+            sources[name] = Source(name, sub, "collected", results, claims)
         elif config.rerun or config.run_missing:
             to_run.append((name, sub))
         else:
@@ -243,7 +147,9 @@ def gather(config, workdir: str) -> dict[str, Source]:
         print(
             f"report: running {name} ({config.preset or 'default'} preset) into {sub}", flush=True
         )
-        sources[name] = Source(name, sub, "ran", run_experiment(name, config.preset, sub))
+        results = run_experiment(name, config.preset, sub)
+        claims = judge(results, name, os.path.join(sub, "results.json"))
+        sources[name] = Source(name, sub, "ran", results, claims)
     return {n: sources[n] for n in config.experiments}
 
 
