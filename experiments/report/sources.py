@@ -40,7 +40,13 @@ def judge(results, name: str, path: str) -> dict[str, Claim]:
     try:
         claims = record.claims_of(name, results)
     except KeyError as e:
-        raise BadInputError(f"report: {path} is malformed: missing key {str(e)!r} ({rerun})") from e
+        key = str(e)
+        what = (
+            "no config recorded (written before results carried their config)"
+            if key.split(".")[0] == "config" and "config" not in results
+            else f"missing key {key!r}"
+        )
+        raise BadInputError(f"report: {path} is malformed: {what} ({rerun})") from e
     except (IndexError, TypeError, ValueError) as e:
         raise BadInputError(f"report: {path} is malformed: cannot read {e!r} ({rerun})") from e
     absent = [cid for cid in REQUIRED.get(name, []) if cid not in claims]
@@ -49,8 +55,8 @@ def judge(results, name: str, path: str) -> dict[str, Claim]:
     return claims
 
 
-def load_results(name: str, workdir: str) -> dict:
-    """workdir/results.json of experiment `name`, judged (`judge`: clear errors)."""
+def read_results(name: str, workdir: str) -> dict:
+    """workdir/results.json of experiment `name` as written (clear errors: no file, no JSON)."""
     path = os.path.join(workdir, "results.json")
     if not os.path.isfile(path):
         raise BadInputError(f"report: no results file {path} for experiment {name!r}")
@@ -61,7 +67,13 @@ def load_results(name: str, workdir: str) -> dict:
         raise BadInputError(
             f"report: {path} is not valid JSON ({e}); rerun experiment {name!r}"
         ) from e
-    judge(results, name, path)
+    return results
+
+
+def load_results(name: str, workdir: str) -> dict:
+    """workdir/results.json of experiment `name`, read and judged (`judge`: clear errors)."""
+    results = read_results(name, workdir)
+    judge(results, name, os.path.join(workdir, "results.json"))
     return results
 
 
@@ -108,7 +120,7 @@ def run_experiment(name: str, preset: str, workdir: str) -> dict:
     config = expected_config(name, preset)
     os.makedirs(workdir, exist_ok=True)
     importlib.import_module(f"experiments.{name}").run(config, workdir)
-    return load_results(name, workdir)  # what was written, read back as a collected one would be
+    return read_results(name, workdir)  # what was written, read back as a collected one would be
 
 
 def source_dir(config, name: str, workdir: str) -> str:
@@ -132,12 +144,12 @@ def gather(config, workdir: str) -> dict[str, Source]:
         sub = source_dir(config, name, workdir)
         path = os.path.join(sub, "results.json")
         if not config.rerun and os.path.isfile(path):
-            results = load_results(name, sub)
+            results = read_results(name, sub)
             if config.on_mismatch == "rerun" and mismatch(name, results, config.preset):
                 to_run.append((name, sub))  # made by another config: measured again
                 continue
+            claims = judge(results, name, path)  # what it lacks, named, before whose it is
             check_made_by(name, results, config.preset, path)
-            claims = judge(results, name, os.path.join(sub, "results.json"))
             sources[name] = Source(name, sub, "collected", results, claims)
         elif config.rerun or config.run_missing:
             to_run.append((name, sub))
