@@ -64,7 +64,8 @@ def available_experiments() -> list[str]:
     return sorted(
         p.stem
         for p in CONFIG_DIR.glob("*.py")
-        if not p.stem.startswith("_") and (ROOT / "experiments" / p.name).exists()
+        if not p.stem.startswith("_")
+        and any((ROOT / "experiments" / q).exists() for q in (p.name, f"{p.stem}/__init__.py"))
     )
 
 

@@ -1,0 +1,113 @@
+"""The cost model: predicted time of one call of a compiled program on a Hardware table.
+
+    time = Σ_ops runs · max(dot_flops / matmul_peak + other_flops / vector_peak,
+                            bytes / bandwidth(bytes))               (roofline, per op)
+         + ops · op_latency + loop_iterations · loop_latency        (latency: serial steps)
+         + Σ_collectives runs · (α + wire_bytes / link_bandwidth)   (communication)
+
+with every op counted as often as it runs (op_cost: loop bodies × their trip counts, nested
+loops multiplied through), ops = kernels executed, loop_iterations = while-loop iterations,
+other_flops = non-dot FLOPs + transcendentals, bandwidth(bytes) the in-cache rate for an op
+that fits in the cache and the main-memory rate otherwise (hardware.py), wire_bytes by ring
+algorithms (collectives.py).
+The three terms add: on one in-order stream of kernels a latency is paid whatever the kernel
+does, and a collective blocks the ops that need its result.
+
+precision: 'float32' charges dots at matmul_flops['float32'] and bytes as compiled;
+'bfloat16' (bf16 compute, float32 master parameters, as train.compute_dtype='bfloat16')
+charges dots at matmul_flops['bfloat16'] and HALF the bytes of every op and collective, since
+the activations, their gradients and the dots' operands are 2-byte numbers (the float32 update
+of master parameters and Adam moments is under-counted by this, and is a small share of a step
+in every program here). The op graph is the one the compiler here produced (XLA:CPU's fusion
+decisions), not an accelerator compiler's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from anatomy.errors import BadInputError
+from anatomy.probes.hardware import Hardware
+from anatomy.probes.op_cost import COLLECTIVES, OpCost
+
+PRECISIONS = {"float32": 1.0, "bfloat16": 0.5}  # precision -> bytes per float32 byte
+TERMS = ("compute", "memory", "latency", "communication")
+
+
+def _bandwidth(hw: Hardware, n_bytes: float) -> float:
+    """The memory rate an op moving n_bytes sees: in-cache when it fits (hardware.py)."""
+    if hw.cache_bandwidth is not None and n_bytes <= hw.cache_bytes:
+        return hw.cache_bandwidth
+    return hw.bandwidth
+
+
+def predict(
+    ops: Sequence[OpCost],
+    hw: Hardware,
+    *,
+    collectives: Sequence[dict] = (),
+    loop_iterations: float = 0.0,
+    precision: str = "float32",
+) -> dict:
+    """Predicted seconds of one call of a program (module doc) and its terms.
+
+    ops: op_cost.op_costs(text); collectives: collectives.collectives(text) (their ops are
+    charged here, not in the roofline); loop_iterations: op_cost.profile(text)
+    ['loop_iterations'].
+    Returns dict(seconds, compute (Σ over compute-bound ops), memory (Σ over memory-bound ops),
+    latency, communication, dominant (the largest of TERMS), precision, n_ops).
+    """
+    if precision not in PRECISIONS:
+        raise BadInputError(f"precision {precision!r}: choose one of {sorted(PRECISIONS)}")
+    scale = PRECISIONS[precision]
+    peak = hw.matmul_flops[precision]
+    compute = memory = 0.0
+    n_ops = 0.0
+    for o in ops:
+        if o.opcode in COLLECTIVES:
+            continue
+        c = o.dot_flops / peak + (o.flops - o.dot_flops + o.transcendentals) / hw.vector_flops
+        m = scale * o.bytes / _bandwidth(hw, scale * o.bytes)
+        if c >= m:
+            compute += o.runs * c
+        else:
+            memory += o.runs * m
+        n_ops += o.runs
+    latency = n_ops * hw.op_latency + loop_iterations * hw.loop_latency
+    comm = 0.0
+    if collectives:
+        if hw.link_bandwidth is None or hw.collective_latency is None:
+            raise BadInputError(f"{hw.name} has no link figures: it cannot price collectives")
+        comm = sum(
+            c["runs"] * (hw.collective_latency + scale * c["wire_bytes"] / hw.link_bandwidth)
+            for c in collectives
+        )
+    terms = {"compute": compute, "memory": memory, "latency": latency, "communication": comm}
+    return {
+        "seconds": sum(terms.values()),
+        **terms,
+        "dominant": max(TERMS, key=terms.get),
+        "precision": precision,
+        "n_ops": n_ops,
+    }
+
+
+def predict_text(
+    text: str, hw: Hardware, *, precision: str = "float32", with_collectives: bool | None = None
+) -> dict:
+    """predict() from an HLO module's text (op costs, loop iterations and, when the program has
+    any and with_collectives is not False, its collectives)."""
+    from anatomy.probes import collectives as coll
+    from anatomy.probes import hlo, op_cost
+
+    m = hlo.Module(text)
+    cs = coll.collectives(m, text)
+    if with_collectives is None:
+        with_collectives = bool(cs)
+    return predict(
+        op_cost.op_costs(m),
+        hw,
+        collectives=cs if with_collectives else (),
+        loop_iterations=op_cost.profile(m)["loop_iterations"],
+        precision=precision,
+    )

@@ -1,0 +1,91 @@
+"""The cost model checked on this CPU: predicted against measured time of real programs.
+
+Programs (one device, float32):
+    layers       the `parallelism` experiment's LSTM and self-attention layers, jit(grad) of
+                 their losses with respect to parameters and inputs, at each N of the grid
+    translators  rnn_vs_attn's three train steps (anatomy's step with its optimiser, no
+                 donation so the same arguments can be reused) on one padded batch
+This machine's hardware table is measured in the same run (anatomy.probes.hardware's
+micro-benchmarks), interleaved with the programs round by round: load that comes and goes
+slows the benchmarks and the programs alike, and every figure is a median. The prediction of a
+program is probes.roofline on its own compiled HLO; the error is predicted / measured.
+"""
+
+from __future__ import annotations
+
+import jax
+
+from anatomy.probes import hardware, hlo, op_cost, roofline
+from anatomy.train.state import create_state
+from anatomy.train.step import compile_train_step
+from experiments.scaling import attention, recurrent, translators
+
+LAYER_FAMILIES = {"lstm": recurrent, "attention": attention}
+
+
+def layer_programs(cfg) -> dict:
+    """{('lstm' | 'attention', N): (compiled, args)}: jit(grad) of each layer's loss."""
+    out = {}
+    for name, family in LAYER_FAMILIES.items():
+        init, loss = family.layer(cfg.d, cfg.n_heads)
+        params = init(jax.random.PRNGKey(cfg.seed))
+        grad = jax.jit(jax.grad(loss, argnums=(0, 1)))
+        for n in cfg.n_grid:
+            x = jax.random.normal(jax.random.PRNGKey(cfg.seed + n), (cfg.batch, n, cfg.d))
+            out[(name, n)] = (grad.lower(params, x).compile(), (params, x))
+    return out
+
+
+def translator_programs(cfg, rva) -> dict:
+    """{(name, length): (compiled train step, (state, batch, rng))} at rnn_vs_attn's sizes."""
+    out = {}
+    vocab = tuple(cfg.vocab)
+    for name in cfg.translators:
+        model, tx, step = translators.build(rva, name, vocab)
+        state = create_state(model.init(jax.random.key(cfg.seed)), tx)
+        batch = jax.device_put(translators.batch(cfg.rows, cfg.length, vocab, cfg.seed))
+        rng = jax.random.key(cfg.seed + 1)
+        exe = compile_train_step(step, donate=False).lower(state, batch, rng).compile()
+        out[(name, cfg.length)] = (exe, (state, batch, rng))
+    return out
+
+
+def run(cfg, rva) -> dict:
+    """Time the micro-benchmarks and every program interleaved; predict each program on the
+    measured table. Returns {'hardware': table dict, 'benchmarks': raw figures, 'rows': [...]}
+    with one row per program: family, n, measured_s, times_s, predicted_s, ratio
+    (predicted / measured), the model's terms, dominant, ops, loop_iterations, flops, bytes."""
+    progs = {**layer_programs(cfg), **translator_programs(cfg, rva)}
+    benches = hardware.benchmarks(quick=cfg.quick_benchmarks)
+    calls = {**hardware.bench_calls(benches), **progs}
+    medians = hardware.interleaved_medians(calls, cfg.rounds, warmup=cfg.warmup)
+    hw, raw = hardware.host_table(benches, {k: medians[k][0] for k in benches})
+    rows = []
+    for (family, n), (exe, _) in progs.items():
+        m = hlo.Module(exe.as_text())
+        prof = op_cost.profile(m)
+        pred = roofline.predict(op_cost.op_costs(m), hw, loop_iterations=prof["loop_iterations"])
+        measured, times = medians[(family, n)]
+        rows.append(
+            {
+                "family": family,
+                "n": n,
+                "kind": "layer" if family in LAYER_FAMILIES else "translator",
+                "measured_s": measured,
+                "times_s": times,
+                "predicted_s": pred["seconds"],
+                "ratio": pred["seconds"] / measured,
+                **{t: pred[t] for t in roofline.TERMS},
+                "dominant": pred["dominant"],
+                "ops": prof["ops"],
+                "loop_iterations": prof["loop_iterations"],
+                "flops": prof["flops"],
+                "bytes": prof["bytes"],
+            }
+        )
+    return {
+        "hardware": hw.as_dict(),
+        "benchmarks": raw,
+        "rows": rows,
+        "texts": {(r["family"], r["n"]): progs[(r["family"], r["n"])][0].as_text() for r in rows},
+    }
