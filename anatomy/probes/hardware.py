@@ -8,6 +8,8 @@ A Hardware holds rates and latencies, each with where it comes from:
     bandwidth         main-memory bytes/s (HBM; DRAM on a CPU)
     op_latency        seconds one executed op costs beyond its work (a kernel launch, a thunk)
     loop_latency      seconds one while-loop iteration costs beyond its ops
+    call_latency      seconds one call of a compiled program costs beyond its ops (dispatch
+                      from Python, argument handling, the executable's launch)
     link_bandwidth    bytes/s one device sends to the others (one direction), for collectives
     collective_latency  α: seconds one collective costs beyond its bytes
     cache_bytes, cache_bandwidth  an op moving at most cache_bytes streams at cache_bandwidth
@@ -48,6 +50,7 @@ class Hardware:
     bandwidth: float
     op_latency: float
     loop_latency: float
+    call_latency: float = 0.0
     link_bandwidth: float | None = None
     collective_latency: float | None = None
     cache_bytes: float = 0.0
@@ -72,6 +75,10 @@ _GPU_LOOP = (
     "iteration (one device-to-host sync, ~10 µs) unless XLA unrolls it or runs it as a "
     "CUDA graph"
 )
+_CALL = (
+    "not published; assumed: one jitted call from Python (dispatch, argument checks, the "
+    "executable's launch) costs ~20 µs, the order JAX's own dispatch takes on a CPU"
+)
 _NCCL_ALPHA = (
     "not published; assumed: NCCL's small-message all-reduce latency on one 8-GPU NVLink "
     "node is ~10-20 µs (nccl-tests); 15 µs"
@@ -85,6 +92,7 @@ ACCELERATORS = {
         bandwidth=3.35e12,
         op_latency=5 * MICRO,
         loop_latency=10 * MICRO,
+        call_latency=20 * MICRO,
         link_bandwidth=450 * GIGA,
         collective_latency=15 * MICRO,
         sources={
@@ -99,6 +107,7 @@ ACCELERATORS = {
         assumptions={
             "op_latency": _GPU_LAUNCH,
             "loop_latency": _GPU_LOOP,
+            "call_latency": _CALL,
             "collective_latency": _NCCL_ALPHA,
         },
     ),
@@ -109,6 +118,7 @@ ACCELERATORS = {
         bandwidth=2.039e12,
         op_latency=5 * MICRO,
         loop_latency=10 * MICRO,
+        call_latency=20 * MICRO,
         link_bandwidth=300 * GIGA,
         collective_latency=15 * MICRO,
         sources={
@@ -122,6 +132,7 @@ ACCELERATORS = {
         assumptions={
             "op_latency": _GPU_LAUNCH,
             "loop_latency": _GPU_LOOP,
+            "call_latency": _CALL,
             "collective_latency": _NCCL_ALPHA,
         },
     ),
@@ -132,6 +143,7 @@ ACCELERATORS = {
         bandwidth=819 * GIGA,
         op_latency=1 * MICRO,
         loop_latency=1 * MICRO,
+        call_latency=20 * MICRO,
         link_bandwidth=200 * GIGA,
         collective_latency=10 * MICRO,
         sources={
@@ -148,6 +160,7 @@ ACCELERATORS = {
             "op_latency": "not published; assumed 1 µs: the whole program runs on the chip, "
             "no host launch per op",
             "loop_latency": "not published; assumed 1 µs: loops run on the chip's scalar unit",
+            "call_latency": _CALL,
             "collective_latency": "not published; assumed 10 µs per ICI collective",
         },
     ),
@@ -234,6 +247,7 @@ def benchmarks(*, quick: bool = False, latency_ks=(1, 2, 4, 8, 16)) -> dict:
                                                                      -> bytes/s = 2·size / t
     cache_bandwidth  in-place passes over half the (private) level-2 cache in one loop
                                                                      -> bytes/s = moved / t
+    call             one call of jit(x + 1) on a scalar                  -> call_latency = t
     latency_k        loops of `trips` iterations, k dependent tiny dot + tanh ops each
                      -> op_latency, loop_latency by least squares (host_table)
     Bytes and ops per iteration are read from the compiled programs (op_cost).
@@ -272,6 +286,11 @@ def benchmarks(*, quick: bool = False, latency_ks=(1, 2, 4, 8, 16)) -> dict:
             "float32 in one loop: bytes of the compiled program / median time",
         ),
     }
+    out["call"] = dict(
+        fn=jax.jit(lambda v: v + 1.0),
+        args=(jnp.ones((), jnp.float32),),
+        how="one call of jit(x + 1) on a scalar: median time",
+    )
     trips = 200 if quick else 1000
     x = jnp.ones((8, 16), jnp.float32)
     for k in latency_ks:
@@ -318,6 +337,7 @@ def host_table(benches: dict, medians: dict, name: str = "this machine") -> tupl
         bandwidth=rate["bandwidth"],
         op_latency=float(max(op, 0.0)),
         loop_latency=float(max(loop, 0.0)),
+        call_latency=medians["call"],
         cache_bytes=float(cache_bytes()),
         cache_bandwidth=rate["cache_bandwidth"],
         sources={
@@ -329,6 +349,7 @@ def host_table(benches: dict, medians: dict, name: str = "this machine") -> tupl
             "cache_bandwidth": benches["cache_bandwidth"]["how"],
             "op_latency": lat_how,
             "loop_latency": lat_how,
+            "call_latency": benches["call"]["how"],
         },
     )
     return hw, {**rate, "latency_points": points}

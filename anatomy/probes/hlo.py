@@ -105,6 +105,19 @@ def shape_bytes(shape: str) -> float:
     return float(sum(DTYPE_BYTES[t] * math.prod(d) for t, d in arrays(shape)))
 
 
+def tuple_size(shape: str) -> int:
+    """Top-level elements of a tuple shape text (0 for an array)."""
+    shape = shape.strip()
+    if not shape.startswith("("):
+        return 0
+    inner, depth, n = shape[1 : _balanced(shape, 0) - 1], 0, 0
+    for c in inner:
+        depth += c in "([{"
+        depth -= c in ")]}"
+        n += c == "," and depth == 0
+    return n + 1 if inner.strip() else 0
+
+
 def shape_elements(shape: str) -> int:
     """Elements of the first array in a shape text (0 for a shape without one)."""
     a = arrays(shape)
@@ -138,15 +151,15 @@ class Instruction:
     root: bool = False
 
     def attr(self, key: str) -> str | None:
-        """The value of attribute `key` (a name, or a bracketed group as written), or None."""
+        """The value of attribute `key` as written (up to the next top-level comma; a leading
+        % dropped), or None."""
         m = re.search(rf"(?:^|[\s,]){re.escape(key)}=", self.attrs)
         if m is None:
             return None
-        i = m.end()
-        if i < len(self.attrs) and self.attrs[i] in "{[":
-            return self.attrs[i : _balanced(self.attrs, i)]
-        v = re.match(r"%?([^,\s]+)", self.attrs[i:])
-        return v.group(1) if v else None
+        i = j = m.end()
+        while j < len(self.attrs) and self.attrs[j] not in ", ":
+            j = _balanced(self.attrs, j) if self.attrs[j] in "{[(" else j + 1
+        return self.attrs[i:j].lstrip("%") or None
 
     def callees(self) -> list[tuple[str, str]]:
         """[(role, computation)] this instruction calls: calls / to_apply / body / condition /

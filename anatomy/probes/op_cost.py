@@ -14,7 +14,8 @@ a collective... (hlo.FREE_OPS and hlo.CONTROL_OPS run none). For each op:
                     operands + result; a fusion reads each parameter once (only the slice a
                     slice / dynamic-slice takes; nothing for the buffer a dynamic-update-slice
                     updates in place, whose write is the update only); gather 2 × output,
-                    scatter 3 × updates
+                    scatter 3 × updates; a tuple its pointer table (8 bytes an element:
+                    no kernel, only so that the totals match XLA's)
     runs            executions per call of the program (hlo.Module.runs: loop trips multiplied)
 
 Why per op and not XLA's whole-program cost analysis split by loop bodies: a roofline is a
@@ -122,6 +123,7 @@ class OpCost:
     bytes: float  # per execution, read + written
     runs: float  # executions per call of the program
     loop_depth: int  # while loops around it
+    kernel: bool = True  # False: no kernel runs (a tuple's pointer table, counted in bytes only)
 
 
 def _dims(ins: hlo.Instruction, key: str) -> list[int]:
@@ -265,6 +267,10 @@ def op_costs(text_or_module, loops: bool = True) -> list[OpCost]:
     out = []
     for comp, n in runs.items():
         for ins in m.computations[comp]:
+            if ins.opcode == "tuple":
+                size = 8.0 * hlo.tuple_size(ins.shape)
+                out.append(OpCost(ins.name, comp, "tuple", 0, 0, 0, size, n, depth[comp], False))
+                continue
             if ins.opcode in hlo.FREE_OPS or ins.opcode in hlo.CONTROL_OPS or ins.opcode in _DONE:
                 continue
             flops, dot_flops, trans = costs.instruction_flops(ins)
@@ -288,7 +294,7 @@ def profile(text_or_module, loops: bool = True) -> dict:
     """Totals of op_costs over one call of the program:
 
     dict(flops, dot_flops, transcendentals, bytes: Σ runs × per-execution value;
-         ops: Σ runs (kernels executed, each one dispatch), ops_in_loops: the part inside
+         ops: Σ runs of kernels (each one dispatch), ops_in_loops: the part inside
          while loops, static_ops: distinct ops in the program text,
          loop_iterations: Σ while-body runs (serial steps, nested loops multiplied),
          collectives: Σ runs of collective ops)
@@ -306,9 +312,9 @@ def profile(text_or_module, loops: bool = True) -> dict:
         "dot_flops": sum(o.dot_flops * o.runs for o in ops),
         "transcendentals": sum(o.transcendentals * o.runs for o in ops),
         "bytes": sum(o.bytes * o.runs for o in ops),
-        "ops": sum(o.runs for o in ops),
-        "ops_in_loops": sum(o.runs for o in ops if o.loop_depth > 0),
-        "static_ops": len(ops),
+        "ops": sum(o.runs for o in ops if o.kernel),
+        "ops_in_loops": sum(o.runs for o in ops if o.kernel and o.loop_depth > 0),
+        "static_ops": sum(o.kernel for o in ops),
         "loop_iterations": iterations,
         "collectives": sum(o.runs for o in ops if o.opcode in COLLECTIVES),
     }

@@ -2,7 +2,8 @@
 
     time = Σ_ops runs · max(dot_flops / matmul_peak + other_flops / vector_peak,
                             bytes / bandwidth(bytes))               (roofline, per op)
-         + ops · op_latency + loop_iterations · loop_latency        (latency: serial steps)
+         + call_latency + ops · op_latency
+         + loop_iterations · loop_latency                           (latency: serial steps)
          + Σ_collectives runs · (α + wire_bytes / link_bandwidth)   (communication)
 
 with every op counted as often as it runs (op_cost: loop bodies × their trip counts, nested
@@ -64,7 +65,7 @@ def predict(
     compute = memory = 0.0
     n_ops = 0.0
     for o in ops:
-        if o.opcode in COLLECTIVES:
+        if o.opcode in COLLECTIVES or not o.kernel:
             continue
         c = o.dot_flops / peak + (o.flops - o.dot_flops + o.transcendentals) / hw.vector_flops
         m = scale * o.bytes / _bandwidth(hw, scale * o.bytes)
@@ -73,7 +74,7 @@ def predict(
         else:
             memory += o.runs * m
         n_ops += o.runs
-    latency = n_ops * hw.op_latency + loop_iterations * hw.loop_latency
+    latency = hw.call_latency + n_ops * hw.op_latency + loop_iterations * hw.loop_latency
     comm = 0.0
     if collectives:
         if hw.link_bandwidth is None or hw.collective_latency is None:

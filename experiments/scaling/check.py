@@ -28,7 +28,7 @@ def layer_programs(cfg) -> dict:
     out = {}
     for name, family in LAYER_FAMILIES.items():
         init, loss = family.layer(cfg.d, cfg.n_heads)
-        params = init(jax.random.PRNGKey(cfg.seed))
+        params = jax.jit(init)(jax.random.PRNGKey(cfg.seed))
         grad = jax.jit(jax.grad(loss, argnums=(0, 1)))
         for n in cfg.n_grid:
             x = jax.random.normal(jax.random.PRNGKey(cfg.seed + n), (cfg.batch, n, cfg.d))
@@ -42,7 +42,9 @@ def translator_programs(cfg, rva) -> dict:
     vocab = tuple(cfg.vocab)
     for name in cfg.translators:
         model, tx, step = translators.build(rva, name, vocab)
-        state = create_state(model.init(jax.random.key(cfg.seed)), tx)
+        state = jax.jit(lambda k, m=model, t=tx: create_state(m.init(k), t))(
+            jax.random.key(cfg.seed)
+        )
         batch = jax.device_put(translators.batch(cfg.rows, cfg.length, vocab, cfg.seed))
         rng = jax.random.key(cfg.seed + 1)
         exe = compile_train_step(step, donate=False).lower(state, batch, rng).compile()
@@ -50,12 +52,17 @@ def translator_programs(cfg, rva) -> dict:
     return out
 
 
-def run(cfg, rva) -> dict:
-    """Time the micro-benchmarks and every program interleaved; predict each program on the
-    measured table. Returns {'hardware': table dict, 'benchmarks': raw figures, 'rows': [...]}
-    with one row per program: family, n, measured_s, times_s, predicted_s, ratio
-    (predicted / measured), the model's terms, dominant, ops, loop_iterations, flops, bytes."""
-    progs = {**layer_programs(cfg), **translator_programs(cfg, rva)}
+def compile_all(cfg, rva) -> dict:
+    """Every program of the check, compiled: {(family, n): (compiled, args)}."""
+    return {**layer_programs(cfg), **translator_programs(cfg, rva)}
+
+
+def run(cfg, progs: dict) -> dict:
+    """Time the micro-benchmarks and every program of compile_all interleaved; predict each
+    program on the measured table. Returns {'hardware': table dict, 'benchmarks': raw figures,
+    'rows': [...], 'texts': {(family, n): HLO text}} with one row per program: family, n,
+    measured_s, times_s, predicted_s, ratio (predicted / measured), the model's terms,
+    dominant, ops, loop_iterations, flops, bytes."""
     benches = hardware.benchmarks(quick=cfg.quick_benchmarks)
     calls = {**hardware.bench_calls(benches), **progs}
     medians = hardware.interleaved_medians(calls, cfg.rounds, warmup=cfg.warmup)

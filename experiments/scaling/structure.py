@@ -12,10 +12,10 @@ counts and the serial steps (probes.cost), FLOPs / bytes / ops with loop trips r
 each named accelerator (probes.roofline, bfloat16 and float32). Wall time on fake devices is
 never measured.
 
-XLA_FLAGS=--xla_force_host_platform_device_count must be set before JAX initialises, so
-`read_all` compiles in a subprocess (`python -m experiments.scaling.structure IN OUT`) that
-sets it, unless this process already has the devices (the test suite's conftest sets 8): the
-experiment's own process keeps one CPU device for its timings.
+XLA_FLAGS=--xla_force_host_platform_device_count must be set before JAX initialises, so the
+programs are compiled in a subprocess (`python -m experiments.scaling.structure IN OUT`) that
+sets it: the experiment's own process keeps its devices (one CPU device) for its timings, and
+compiles its own programs while the subprocess compiles these (two cores, both busy).
 """
 
 from __future__ import annotations
@@ -162,34 +162,46 @@ def _read_specs(config_dict: dict, todo: list[dict]) -> list[dict]:
     return [read(cfg, s) for s in todo]
 
 
-def read_all(cfg, todo: list[dict]) -> list[dict]:
-    """read() of every spec, on cfg.devices fake CPU devices: here if this process has them,
-    else in a subprocess that sets XLA_FLAGS before JAX starts."""
-    import jax
+def start(cfg, todo: list[dict]) -> dict:
+    """Start compiling and reading every spec in a subprocess with cfg.devices fake CPU devices
+    (XLA_FLAGS set before its JAX starts); returns a handle for `collect`. The caller may work
+    meanwhile (compile its own programs), but should not time anything until collect returns."""
+    tmp = tempfile.TemporaryDirectory()
+    src, dst = os.path.join(tmp.name, "in.json"), os.path.join(tmp.name, "out.json")
+    with open(src, "w") as f:
+        json.dump({"config": cfg.to_dict(), "specs": todo}, f)
+    env = dict(os.environ)
+    flags = [f for f in env.get("XLA_FLAGS", "").split() if "device_count" not in f]
+    env["XLA_FLAGS"] = " ".join(flags + [f"--xla_force_host_platform_device_count={cfg.devices}"])
+    env["JAX_PLATFORMS"] = "cpu"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "experiments.scaling.structure", src, dst],
+        env=env,
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    return {"proc": proc, "tmp": tmp, "out": dst}
 
-    if len(jax.devices()) >= cfg.devices and jax.devices()[0].platform == "cpu":
-        return _read_specs(cfg.to_dict(), todo)
-    with tempfile.TemporaryDirectory() as tmp:
-        src, dst = os.path.join(tmp, "in.json"), os.path.join(tmp, "out.json")
-        with open(src, "w") as f:
-            json.dump({"config": cfg.to_dict(), "specs": todo}, f)
-        env = dict(os.environ)
-        flag = f"--xla_force_host_platform_device_count={cfg.devices}"
-        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + flag).strip()
-        env["JAX_PLATFORMS"] = "cpu"
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
-        proc = subprocess.run(
-            [sys.executable, "-m", "experiments.scaling.structure", src, dst],
-            env=env,
-            cwd=root,
-            capture_output=True,
-            text=True,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"structure subprocess failed:\n{proc.stderr[-4000:]}")
-        with open(dst) as f:
+
+def collect(handle: dict) -> list[dict]:
+    """Wait for `start`'s subprocess; its read() of every spec, in order."""
+    try:
+        _, err = handle["proc"].communicate()
+        if handle["proc"].returncode != 0:
+            raise RuntimeError(f"structure subprocess failed:\n{err[-4000:]}")
+        with open(handle["out"]) as f:
             return json.load(f)
+    finally:
+        handle["tmp"].cleanup()
+
+
+def read_all(cfg, todo: list[dict]) -> list[dict]:
+    """read() of every spec on cfg.devices fake CPU devices (collect(start(...)))."""
+    return collect(start(cfg, todo))
 
 
 def main(argv):
