@@ -96,3 +96,25 @@ def test_model_and_predictions_recorded(results):
     verdicts = {row["id"]: row["verdict"] for row in res["table"]}
     if not res["applied"]["used"]:  # a model that missed here is not used for accelerators
         assert verdicts["speed_ratio_accelerator"] == probes.NOT_SHOWN
+
+
+def test_gpu_script_quick_path_runs(tmp_path):
+    """benchmarks/gpu_scaling.py's --quick path on this CPU, cut to one N and no translator:
+    a measured time and a prediction for each case, the ratio printed (values unchecked)."""
+    from benchmarks import gpu_scaling
+
+    out = tmp_path / "gpu.json"
+    rows, ratios = gpu_scaling.main(
+        [
+            "--quick",
+            "--rounds=1",
+            "--n-grid=16",
+            "--translators=",
+            "--precisions=float32",
+            f"--out={out}",
+        ]
+    )
+    assert {(r["family"], r["n"]) for r in rows} == {("lstm", 16), ("attention", 16)}
+    assert all(r["measured_s"] > 0 and r["measured here"]["seconds"] > 0 for r in rows)
+    assert [r["what"] for r in ratios] == ["LSTM / attention at N = 16"]
+    assert json.loads(out.read_text())["rows"]

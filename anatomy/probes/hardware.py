@@ -237,7 +237,7 @@ def cache_bytes(level: int = 2, default: int = 1 << 20) -> int:
     return default
 
 
-def benchmarks(*, quick: bool = False, latency_ks=(1, 2, 4, 8, 16)) -> dict:
+def benchmarks(*, quick: bool = False, latency_ks=None, cache: bool = True) -> dict:
     """The micro-benchmarks `measure` times, {key: dict(fn, args, how, ...)}, for a caller that
     interleaves them with its own programs (interleaved_medians) and then calls host_table:
 
@@ -250,7 +250,8 @@ def benchmarks(*, quick: bool = False, latency_ks=(1, 2, 4, 8, 16)) -> dict:
     call             one call of jit(x + 1) on a scalar                  -> call_latency = t
     latency_k        loops of `trips` iterations, k dependent tiny dot + tanh ops each
                      -> op_latency, loop_latency by least squares (host_table)
-    Bytes and ops per iteration are read from the compiled programs (op_cost).
+    Bytes and ops per iteration are read from the compiled programs (op_cost). cache=False
+    leaves out cache_bandwidth (an accelerator: its cache is not the CPU's level 2).
     """
     from anatomy.probes.op_cost import profile  # op_cost imports nothing of this module
 
@@ -278,14 +279,15 @@ def benchmarks(*, quick: bool = False, latency_ks=(1, 2, 4, 8, 16)) -> dict:
             how=f"jit(2·x) over {big / 2**20:g} MiB float32, a fresh output each call "
             "(read + write) / median time",
         ),
-        "cache_bandwidth": dict(
+    }
+    if cache:
+        out["cache_bandwidth"] = dict(
             fn=stream,
             args=(x_small,),
             work=profile(stream.lower(x_small).compile().as_text())["bytes"],
             how=f"{passes} in-place passes v <- 0.999·v + 0.001 over {small / 2**20:g} MiB "
             "float32 in one loop: bytes of the compiled program / median time",
-        ),
-    }
+        )
     out["call"] = dict(
         fn=jax.jit(lambda v: v + 1.0),
         args=(jnp.ones((), jnp.float32),),
@@ -293,6 +295,8 @@ def benchmarks(*, quick: bool = False, latency_ks=(1, 2, 4, 8, 16)) -> dict:
     )
     trips = 200 if quick else 1000
     x = jnp.ones((8, 16), jnp.float32)
+    if latency_ks is None:
+        latency_ks = (1, 4, 16) if quick else (1, 2, 4, 8, 16)
     for k in latency_ks:
         fn = _chain(k, trips)
         ops = profile(fn.lower(x).compile().as_text())["ops"] / trips
@@ -312,7 +316,12 @@ def host_table(benches: dict, medians: dict, name: str = "this machine") -> tupl
     vector work (the same cores; elementwise ops are memory-bound long before it matters).
     op / loop latency: seconds per iteration = loop + (ops per iteration) · op, least squares
     over k (a negative intercept clipped to 0). No link figures: one device."""
-    rate = {k: benches[k]["work"] / medians[k] for k in ("matmul", "bandwidth", "cache_bandwidth")}
+    rate = {
+        k: benches[k]["work"] / medians[k]
+        for k in ("matmul", "bandwidth", "cache_bandwidth")
+        if k in benches
+    }
+    cached = "cache_bandwidth" in rate
     lat = [b for b in benches.values() if "ops_per_iteration" in b]
     points = [
         {
@@ -338,15 +347,17 @@ def host_table(benches: dict, medians: dict, name: str = "this machine") -> tupl
         op_latency=float(max(op, 0.0)),
         loop_latency=float(max(loop, 0.0)),
         call_latency=medians["call"],
-        cache_bytes=float(cache_bytes()),
-        cache_bandwidth=rate["cache_bandwidth"],
+        cache_bytes=float(cache_bytes()) if cached else 0.0,
+        cache_bandwidth=rate["cache_bandwidth"] if cached else None,
         sources={
             "matmul_flops": benches["matmul"]["how"]
             + " (bfloat16: the same; XLA:CPU computes bf16 dots in float32)",
             "vector_flops": "the matmul rate (the same cores)",
             "bandwidth": benches["bandwidth"]["how"],
-            "cache_bytes": "cpu0's level-2 cache as sysfs reports it (private to a core)",
-            "cache_bandwidth": benches["cache_bandwidth"]["how"],
+            "cache_bytes": "cpu0's level-2 cache as sysfs reports it (private to a core)"
+            if cached
+            else "no cache tier",
+            "cache_bandwidth": benches["cache_bandwidth"]["how"] if cached else "no cache tier",
             "op_latency": lat_how,
             "loop_latency": lat_how,
             "call_latency": benches["call"]["how"],

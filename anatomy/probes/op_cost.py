@@ -124,6 +124,7 @@ class OpCost:
     runs: float  # executions per call of the program
     loop_depth: int  # while loops around it
     kernel: bool = True  # False: no kernel runs (a tuple's pointer table, counted in bytes only)
+    dot_dtype: str = ""  # element type of its (first) dot's operands, '' without a dot
 
 
 def _dims(ins: hlo.Instruction, key: str) -> list[int]:
@@ -199,6 +200,18 @@ class _Costs:
         in_feat = rhs[kernel.index("i")] if "i" in kernel else 1
         f = 2.0 * _elements(ins.shape) * math.prod(spatial) * in_feat
         return f, f, 0.0
+
+    def dot_dtype(self, ins: hlo.Instruction) -> str:
+        """Element type of the first dot's left operand in `ins` (itself or its fusion)."""
+        if ins.opcode == "dot":
+            arrays = hlo.arrays(self.m.operand_shapes(ins)[0])
+            return arrays[0][0] if arrays else ""
+        if ins.opcode == "fusion":
+            for inner in self.m.computations.get(ins.attr("calls"), ()):
+                found = self.dot_dtype(inner)
+                if found:
+                    return found
+        return ""
 
     # -- bytes ------------------------------------------------------------------------------
     def op_bytes(self, ins: hlo.Instruction) -> float:
@@ -285,6 +298,7 @@ def op_costs(text_or_module, loops: bool = True) -> list[OpCost]:
                     costs.op_bytes(ins),
                     n,
                     depth.get(comp, 0),
+                    dot_dtype=costs.dot_dtype(ins) if dot_flops else "",
                 )
             )
     return out

@@ -14,13 +14,16 @@ algorithms (collectives.py).
 The three terms add: on one in-order stream of kernels a latency is paid whatever the kernel
 does, and a collective blocks the ops that need its result.
 
-precision: 'float32' charges dots at matmul_flops['float32'] and bytes as compiled;
-'bfloat16' (bf16 compute, float32 master parameters, as train.compute_dtype='bfloat16')
-charges dots at matmul_flops['bfloat16'] and HALF the bytes of every op and collective, since
-the activations, their gradients and the dots' operands are 2-byte numbers (the float32 update
-of master parameters and Adam moments is under-counted by this, and is a small share of a step
-in every program here). The op graph is the one the compiler here produced (XLA:CPU's fusion
-decisions), not an accelerator compiler's.
+precision: None (as compiled) charges each dot at the peak of its operands' element type
+(bf16 / f16: matmul_flops['bfloat16'], else 'float32') and bytes as compiled: for a program
+compiled on the device it runs on. 'float32' charges every dot at matmul_flops['float32'].
+'bfloat16' re-prices a float32 program compiled here (XLA:CPU computes in float32 whatever the
+model asked for) as bf16 compute with float32 master parameters (train.compute_dtype=
+'bfloat16'): dots at matmul_flops['bfloat16'] and HALF the bytes of every op and collective,
+since the activations, their gradients and the dots' operands are 2-byte numbers (the float32
+update of master parameters and Adam moments is under-counted by this, and is a small share of
+a step in every program here). The op graph is the one the compiler produced: for a program
+compiled here, XLA:CPU's fusion decisions, not an accelerator compiler's.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from anatomy.errors import BadInputError
 from anatomy.probes.hardware import Hardware
 from anatomy.probes.op_cost import COLLECTIVES, OpCost
 
-PRECISIONS = {"float32": 1.0, "bfloat16": 0.5}  # precision -> bytes per float32 byte
+PRECISIONS = {None: 1.0, "float32": 1.0, "bfloat16": 0.5}  # precision -> bytes per byte compiled
+_HALF = ("bf16", "f16")
 TERMS = ("compute", "memory", "latency", "communication")
 
 
@@ -48,7 +52,7 @@ def predict(
     *,
     collectives: Sequence[dict] = (),
     loop_iterations: float = 0.0,
-    precision: str = "float32",
+    precision: str | None = None,
 ) -> dict:
     """Predicted seconds of one call of a program (module doc) and its terms.
 
@@ -59,15 +63,16 @@ def predict(
     latency, communication, dominant (the largest of TERMS), precision, n_ops).
     """
     if precision not in PRECISIONS:
-        raise BadInputError(f"precision {precision!r}: choose one of {sorted(PRECISIONS)}")
+        raise BadInputError(f"precision {precision!r}: choose None, 'float32' or 'bfloat16'")
     scale = PRECISIONS[precision]
-    peak = hw.matmul_flops[precision]
     compute = memory = 0.0
     n_ops = 0.0
     for o in ops:
         if o.opcode in COLLECTIVES or not o.kernel:
             continue
-        c = o.dot_flops / peak + (o.flops - o.dot_flops + o.transcendentals) / hw.vector_flops
+        kind = precision or ("bfloat16" if o.dot_dtype in _HALF else "float32")
+        c = o.dot_flops / hw.matmul_flops[kind]
+        c += (o.flops - o.dot_flops + o.transcendentals) / hw.vector_flops
         m = scale * o.bytes / _bandwidth(hw, scale * o.bytes)
         if c >= m:
             compute += o.runs * c
@@ -94,7 +99,7 @@ def predict(
 
 
 def predict_text(
-    text: str, hw: Hardware, *, precision: str = "float32", with_collectives: bool | None = None
+    text: str, hw: Hardware, *, precision: str | None = None, with_collectives: bool | None = None
 ) -> dict:
     """predict() from an HLO module's text (op costs, loop iterations and, when the program has
     any and with_collectives is not False, its collectives)."""

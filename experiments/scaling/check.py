@@ -14,34 +14,38 @@ program is probes.roofline on its own compiled HLO; the error is predicted / mea
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 from anatomy.probes import hardware, hlo, op_cost, roofline
 from anatomy.train.state import create_state
-from anatomy.train.step import compile_train_step
+from anatomy.train.step import cast_floating, compile_train_step
 from experiments.scaling import attention, recurrent, translators
 
 LAYER_FAMILIES = {"lstm": recurrent, "attention": attention}
 
 
-def layer_programs(cfg) -> dict:
-    """{('lstm' | 'attention', N): (compiled, args)}: jit(grad) of each layer's loss."""
+def layer_programs(cfg, dtype=jnp.float32) -> dict:
+    """{('lstm' | 'attention', N): (compiled, args)}: jit(grad) of each layer's loss, its
+    parameters and inputs in `dtype`."""
     out = {}
     for name, family in LAYER_FAMILIES.items():
         init, loss = family.layer(cfg.d, cfg.n_heads)
-        params = jax.jit(init)(jax.random.PRNGKey(cfg.seed))
+        params = jax.jit(lambda k, i=init: cast_floating(i(k), dtype))(jax.random.PRNGKey(cfg.seed))
         grad = jax.jit(jax.grad(loss, argnums=(0, 1)))
         for n in cfg.n_grid:
-            x = jax.random.normal(jax.random.PRNGKey(cfg.seed + n), (cfg.batch, n, cfg.d))
+            key = jax.random.PRNGKey(cfg.seed + n)
+            x = jax.random.normal(key, (cfg.batch, n, cfg.d)).astype(dtype)
             out[(name, n)] = (grad.lower(params, x).compile(), (params, x))
     return out
 
 
-def translator_programs(cfg, rva) -> dict:
-    """{(name, length): (compiled train step, (state, batch, rng))} at rnn_vs_attn's sizes."""
+def translator_programs(cfg, rva, compute_dtype: str = "float32") -> dict:
+    """{(name, length): (compiled train step, (state, batch, rng))} at rnn_vs_attn's sizes
+    (float32 master parameters, the forward and backward pass in compute_dtype)."""
     out = {}
     vocab = tuple(cfg.vocab)
     for name in cfg.translators:
-        model, tx, step = translators.build(rva, name, vocab)
+        model, tx, step = translators.build(rva, name, vocab, compute_dtype)
         state = jax.jit(lambda k, m=model, t=tx: create_state(m.init(k), t))(
             jax.random.key(cfg.seed)
         )

@@ -19,13 +19,16 @@ def train_config(rva, name):
     return c
 
 
-def build(rva, name, vocab):
+def build(rva, name, vocab, compute_dtype: str = "float32"):
     """(model, tx, train_step) of translator `name` under rnn_vs_attn config `rva`, vocabularies
-    vocab = (source, target) sizes; train_step(state, batch, rng) is anatomy's pure step."""
+    vocab = (source, target) sizes; train_step(state, batch, rng) is anatomy's pure step
+    (float32 master parameters, the forward and backward pass in compute_dtype)."""
     model = build_model(name, rva.model[name], vocab[0], vocab[1])
     tc = train_config(rva, name)
     tx: optax.GradientTransformation = make_optimizer(tc)
-    step = make_train_step(model, tx, label_smoothing=tc.label_smoothing)
+    step = make_train_step(
+        model, tx, label_smoothing=tc.label_smoothing, compute_dtype=compute_dtype
+    )
     return model, tx, step
 
 
