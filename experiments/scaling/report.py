@@ -56,6 +56,7 @@ def depth_table(structure) -> str:
             r["n"],
             r["layers"] or "—",
             r["serial_steps"],
+            r.get("critical_path", "—"),
             ", ".join(str(t) for t in r["trip_counts"]) or "none",
             r["profile"]["flops"] / 1e6,
             r["profile"]["bytes"] / 2**20,
@@ -71,6 +72,7 @@ def depth_table(structure) -> str:
             "N",
             "L",
             "serial steps",
+            "critical path",
             "loop trip counts",
             "MFLOP / step (per device)",
             "MiB / step",
@@ -89,6 +91,7 @@ def error_table(check_rows) -> str:
             "measured ms",
             "predicted ms",
             "predicted / measured",
+            "fastest: predicted / measured",
             "compute ms",
             "memory ms",
             "latency ms",
@@ -102,6 +105,7 @@ def error_table(check_rows) -> str:
                 1e3 * r["measured_s"],
                 1e3 * r["predicted_s"],
                 r["ratio"],
+                r["ratio_min"],
                 1e3 * r["compute"],
                 1e3 * r["memory"],
                 1e3 * r["latency"],
@@ -114,28 +118,23 @@ def error_table(check_rows) -> str:
 
 
 def hardware_table(tables: list[dict]) -> str:
-    rows = []
-    for t in tables:
-        src = {
-            **t.get("sources", {}),
-            **{k: "assumed: " + v for k, v in t.get("assumptions", {}).items()},
-        }
-        rows.append(
-            (
-                t["name"],
-                t["matmul_flops"]["bfloat16"] / 1e12,
-                t["matmul_flops"]["float32"] / 1e12,
-                t["bandwidth"] / 1e9,
-                (t["cache_bandwidth"] or 0) / 1e9 if t.get("cache_bandwidth") else "—",
-                t["op_latency"] * 1e6,
-                t["loop_latency"] * 1e6,
-                t.get("call_latency", 0.0) * 1e6,
-                t["link_bandwidth"] / 1e9 if t.get("link_bandwidth") else "—",
-                t["collective_latency"] * 1e6 if t.get("collective_latency") else "—",
-                "; ".join(f"{k}: {v}" for k, v in src.items()),
-            )
+    """The figures of each table, then where each comes from (source, measurement or assumption)."""
+    rows = [
+        (
+            t["name"],
+            t["matmul_flops"]["bfloat16"] / 1e12,
+            t["matmul_flops"]["float32"] / 1e12,
+            t["bandwidth"] / 1e9,
+            t["cache_bandwidth"] / 1e9 if t.get("cache_bandwidth") else "—",
+            t["op_latency"] * 1e6,
+            t["loop_latency"] * 1e6,
+            t.get("call_latency", 0.0) * 1e6,
+            t["link_bandwidth"] / 1e9 if t.get("link_bandwidth") else "—",
+            t["collective_latency"] * 1e6 if t.get("collective_latency") else "—",
         )
-    return common.markdown_table(
+        for t in tables
+    ]
+    table = common.markdown_table(
         (
             "hardware",
             "bf16 TFLOP/s",
@@ -147,10 +146,15 @@ def hardware_table(tables: list[dict]) -> str:
             "call latency µs",
             "link GB/s",
             "α µs",
-            "sources and assumptions",
         ),
         rows,
     )
+    notes = []
+    for t in tables:
+        notes.append(f"* **{t['name']}**")
+        notes += [f"  * {k}: {v}" for k, v in t.get("sources", {}).items()]
+        notes += [f"  * {k}: *assumed*: {v}" for k, v in t.get("assumptions", {}).items()]
+    return table + "\n\n" + "\n".join(notes)
 
 
 def accelerator_table(ratios, cfg) -> str:
@@ -276,6 +280,9 @@ def plot(structure, check_rows, workdir, cfg) -> list[str]:
         title=f"{cfg.devices} devices, L = {cfg.layers_fixed} (read from the compiled programs)",
     )
     axes[0].legend(fontsize=8)
+    common.grid_ticks(
+        axes[0], sorted({r["n"] for r in structure if r["layers"] == cfg.layers_fixed})
+    )
     ax = axes[1]
     meas = [1e3 * r["measured_s"] for r in check_rows]
     pred = [1e3 * r["predicted_s"] for r in check_rows]

@@ -9,8 +9,8 @@ the train step is compiled for its mesh (programs.compile_for_mesh) and read fro
 optimised HLO (per device): every collective (probes.collectives), the while loops' trip
 counts and the serial steps (probes.cost), FLOPs / bytes / ops with loop trips restored
 (probes.op_cost; XLA's own loop-once counts beside them), and the cost model's prediction on
-each named accelerator (probes.roofline, bfloat16 and float32). Wall time on fake devices is
-never measured.
+each named accelerator (probes.roofline, bfloat16 and float32), and the critical path
+(probes.depth). Wall time on fake devices is never measured.
 
 XLA_FLAGS=--xla_force_host_platform_device_count must be set before JAX initialises, so the
 programs are compiled in a subprocess (`python -m experiments.scaling.structure IN OUT`) that
@@ -121,6 +121,7 @@ def read(cfg, spec) -> dict:
 
     from anatomy import probes
     from anatomy.probes import collectives, hardware, hlo, op_cost, roofline
+    from anatomy.probes.depth import hlo_critical_path
     from experiments.scaling import programs
 
     init, step, tx, shapes = _program(cfg, spec)
@@ -147,6 +148,7 @@ def read(cfg, spec) -> dict:
         "param_bytes": float(sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(params))),
         "trip_counts": [w["trip_count"] for w in probes.while_loops(text)],
         "serial_steps": probes.hlo_sequential_steps(text),
+        "critical_path": hlo_critical_path(text),
         "profile": prof,
         "xla_loops_once": probes.cost_of(exe),
         "collectives": collectives.summarize(cs),
