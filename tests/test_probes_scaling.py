@@ -256,3 +256,13 @@ def test_named_tables():
     with pytest.raises(BadInputError, match="H100 SXM"):
         hardware.get("H200 PCIe")
     assert np.isfinite(hardware.cache_bytes())
+
+
+def test_fused_loops_charge_one_launch_per_iteration():
+    """fused_loops: the loop body's ops cost one latency per iteration, the work unchanged."""
+    ops = op_cost.op_costs(LOOP_HLO)
+    plain = roofline.predict(ops, TOY, loop_iterations=5)
+    fused = roofline.predict(ops, TOY, loop_iterations=5, fused_loops=True)
+    # in the loops: the body's add (5 runs) and the condition's compare (6); fused: 5 launches
+    assert plain["latency"] - fused["latency"] == pytest.approx((5 + 6 - 5) * TOY.op_latency)
+    assert plain["memory"] + plain["compute"] == pytest.approx(fused["memory"] + fused["compute"])

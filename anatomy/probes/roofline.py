@@ -53,12 +53,15 @@ def predict(
     collectives: Sequence[dict] = (),
     loop_iterations: float = 0.0,
     precision: str | None = None,
+    fused_loops: bool = False,
 ) -> dict:
     """Predicted seconds of one call of a program (module doc) and its terms.
 
     ops: op_cost.op_costs(text); collectives: collectives.collectives(text) (their ops are
     charged here, not in the roofline); loop_iterations: op_cost.profile(text)
-    ['loop_iterations'].
+    ['loop_iterations']. fused_loops: charge the op latency once per loop iteration instead of
+    once per op inside loops (as if each loop body ran as one kernel, e.g. a fused recurrent
+    cell); the work is unchanged.
     Returns dict(seconds, compute (Σ over compute-bound ops), memory (Σ over memory-bound ops),
     latency, communication, dominant (the largest of TERMS), precision, n_ops).
     """
@@ -78,7 +81,9 @@ def predict(
             compute += o.runs * c
         else:
             memory += o.runs * m
-        n_ops += o.runs
+        n_ops += o.runs if not (fused_loops and o.loop_depth > 0) else 0
+    if fused_loops:
+        n_ops += loop_iterations
     latency = hw.call_latency + n_ops * hw.op_latency + loop_iterations * hw.loop_latency
     comm = 0.0
     if collectives:
@@ -99,7 +104,12 @@ def predict(
 
 
 def predict_text(
-    text: str, hw: Hardware, *, precision: str | None = None, with_collectives: bool | None = None
+    text: str,
+    hw: Hardware,
+    *,
+    precision: str | None = None,
+    with_collectives: bool | None = None,
+    fused_loops: bool = False,
 ) -> dict:
     """predict() from an HLO module's text (op costs, loop iterations and, when the program has
     any and with_collectives is not False, its collectives)."""
@@ -116,4 +126,5 @@ def predict_text(
         collectives=cs if with_collectives else (),
         loop_iterations=op_cost.profile(m)["loop_iterations"],
         precision=precision,
+        fused_loops=fused_loops,
     )

@@ -2,7 +2,9 @@
 
 * speed ratio   LSTM / self-attention training time (jit(grad) of parallelism's layers) at
                 each N, on each accelerator, from the very programs timed here (check.py);
-                with the per-op latency scaled (the assumption that dominates the LSTM)
+                with the per-op latency scaled (the assumption that dominates the LSTM), and
+                with each LSTM time step as ONE kernel (ratio_fused: a fused cell, as cuDNN
+                runs it, instead of XLA:CPU's ops per step)
 * time to loss  Transformer vs RNNsearch: predicted seconds per train step (check.py's
                 programs) × the steps each needs to reach the same validation loss
 * scale-out     predicted step time of the stacks on one device and on the mesh (dp / tp,
@@ -22,8 +24,10 @@ from anatomy.train.metrics import read_metrics
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _predict(text, hw, precision):
-    return roofline.predict_text(text, hw, precision=precision, with_collectives=False)
+def _predict(text, hw, precision, fused_loops=False):
+    return roofline.predict_text(
+        text, hw, precision=precision, with_collectives=False, fused_loops=fused_loops
+    )
 
 
 def speed_ratios(cfg, texts: dict, layer_ns) -> list[dict]:
@@ -36,6 +40,7 @@ def speed_ratios(cfg, texts: dict, layer_ns) -> list[dict]:
             hw = base.scaled(op_latency=scale, loop_latency=scale)
             for n in layer_ns:
                 lstm = _predict(texts[("lstm", n)], hw, cfg.precision)
+                fused = _predict(texts[("lstm", n)], hw, cfg.precision, fused_loops=True)
                 attn = _predict(texts[("attention", n)], hw, cfg.precision)
                 rows.append(
                     {
@@ -45,6 +50,8 @@ def speed_ratios(cfg, texts: dict, layer_ns) -> list[dict]:
                         "lstm_s": lstm["seconds"],
                         "attention_s": attn["seconds"],
                         "ratio": lstm["seconds"] / attn["seconds"],
+                        "lstm_fused_s": fused["seconds"],
+                        "ratio_fused": fused["seconds"] / attn["seconds"],
                         "lstm_dominant": lstm["dominant"],
                         "attention_dominant": attn["dominant"],
                         "lstm_terms": {t: lstm[t] for t in roofline.TERMS},

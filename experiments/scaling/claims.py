@@ -263,8 +263,9 @@ def applied_claims(cfg, check_rows, ratios, ttl, steps, n_ratio) -> list[tuple[s
                     f"{max(cfg.latency_scales):g})",
                     verdict,
                     f"LSTM: {row['lstm_dominant']} dominates; attention: "
-                    f"{row['attention_dominant']}; the prediction agrees with the chapter when ≥ "
-                    f"{lo:g}x (faster is stronger), the caveat: it is a prediction",
+                    f"{row['attention_dominant']}; with one kernel per LSTM time step (a fused "
+                    f"cell) {row['ratio_fused']:.1f}x; the prediction agrees with the chapter when "
+                    f"≥ {lo:g}x (faster is stronger), the caveat: it is a prediction",
                 ),
             )
         )
