@@ -26,8 +26,8 @@ def get_config(preset=None):
     # Structure: train steps compiled for a mesh of fake CPU devices, read, never run.
     c.devices = 8  # fake CPU devices (XLA_FLAGS=--xla_force_host_platform_device_count)
     c.modes = ("dp", "tp", "single")  # data parallel (8 x 1), tensor parallel (1 x 8), one device
-    c.full_grid_modes = ("dp", "tp", "single")  # modes compiled over the whole (N, L) grid;
-    # the others at (n_fixed, layers_fixed) only
+    c.full_grid_modes = ("dp", "tp")  # modes compiled over the whole (N, L) grid; the others
+    # at (n_fixed, layers_fixed) only (one device: the scale-out baseline)
     c.stack_families = ("lstm", "transformer", "lstm_autodiff")  # experiments/scaling/structure.py
     c.d = 128  # stack width: LSTM hidden = Transformer d_model (8d² weights per layer each)
     c.n_heads = 8  # Transformer heads (divisible by the devices: tensor parallel over heads)
