@@ -99,8 +99,10 @@ def main(argv=None):
     dev = jax.devices()[0]
     kind = f"{dev.device_kind} ({dev.platform}) x{len(jax.devices())}"
     print(f"device: {kind}; jax {jax.__version__}")
+    from experiments.scaling import check
+
     progs, cfg = cases(args)
-    benches = hardware.benchmarks(quick=args.quick, cache=dev.platform == "cpu")
+    benches = hardware.benchmarks(quick=args.quick, cpu_caches=dev.platform == "cpu")
     rounds = args.rounds or (2 if args.quick else 5)
     calls = {**hardware.bench_calls(benches), **progs}
     medians = hardware.interleaved_medians(calls, rounds, warmup=1 if args.quick else 2)
@@ -119,9 +121,12 @@ def main(argv=None):
         precision, family, n = key
         m = hlo.Module(exe.as_text())
         ops, prof = op_cost.op_costs(m), op_cost.profile(m)
+        fresh = check.fresh_bytes(exe)
         row = {"precision": precision, "family": family, "n": n, "measured_s": medians[key][0]}
         for label, hw in tables.items():
-            p = roofline.predict(ops, hw, loop_iterations=prof["loop_iterations"])
+            p = roofline.predict(
+                ops, hw, loop_iterations=prof["loop_iterations"], fresh_bytes=fresh
+            )
             row[label] = {"seconds": p["seconds"], "dominant": p["dominant"]}
         rows.append(row)
     labels = list(tables)

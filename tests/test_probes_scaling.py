@@ -4,9 +4,10 @@ bytes, a hand-written matmul's predicted time is the hand computation, the per-o
 reproduces XLA's own cost analysis when loops are counted once. No timing is asserted: the
 hardware table is built from injected times."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
@@ -96,6 +97,18 @@ def test_replica_groups_forms():
     assert collectives.replica_groups(None, 4) == [[0, 1, 2, 3]]
     assert collectives.wire_factor("all-reduce", 8) == pytest.approx(2 * 7 / 8)
     assert collectives.wire_factor("collective-permute", 8) == 1.0
+
+
+def test_memory_tiers_and_first_touch():
+    """An op that fits a cache tier streams at its rate; fresh buffers cost their first write."""
+    (op,) = op_cost.op_costs(MATMUL_HLO)  # 3,584 bytes, 8,192 FLOPs
+    slow = hardware.Hardware("t", {"float32": 1e12}, 1e12, 1e3, 0, 0, caches=((4096, 1e6),))
+    assert roofline.predict([op], slow)["memory"] == pytest.approx(3584 / 1e6)
+    big = hardware.Hardware("t", {"float32": 1e12}, 1e12, 1e3, 0, 0, caches=((1024, 1e6),))
+    assert roofline.predict([op], big)["memory"] == pytest.approx(3584 / 1e3)
+    touch = dataclasses.replace(slow, first_touch_bandwidth=1e2)
+    p = roofline.predict([op], touch, fresh_bytes=1024)
+    assert p["memory"] == pytest.approx(3584 / 1e6 + 1024 / 1e2)
 
 
 def test_matmul_prediction_is_the_hand_computation():
@@ -231,18 +244,22 @@ def test_loop_trips_restore_the_body():
 def test_host_table_from_injected_times():
     benches = {
         "matmul": {"work": 2e9, "how": "m"},
-        "bandwidth": {"work": 4e9, "how": "b"},
-        "cache_bandwidth": {"work": 6e9, "how": "c"},
+        "bandwidth": {"work": 4e9, "size": 1 << 27, "how": "b"},
+        "cache_2": {"work": 6e9, "size": 1 << 19, "how": "c"},
+        "first_touch": {"size": 1 << 27, "how": "f"},
+        "call": {"how": "call"},
     }
-    benches["call"] = {"how": "call"}
-    medians = {"matmul": 0.5, "bandwidth": 2.0, "cache_bandwidth": 0.1, "call": 4e-5}
+    # streaming 2 x 128 MiB at 2 GB/s, plus first-touching 128 MiB at 1 GB/s
+    touch = 2 * 2**27 / 2e9 + 2**27 / 1e9
+    medians = {"matmul": 0.5, "bandwidth": 2.0, "cache_2": 0.1, "call": 4e-5, "first_touch": touch}
     op, loop = 3e-6, 7e-6
     for k, ops in ((1, 4.0), (2, 6.0), (4, 10.0)):
         benches[f"latency_{k}"] = {"k": k, "trips": 100, "ops_per_iteration": ops}
         medians[f"latency_{k}"] = 100 * (loop + ops * op)
     hw, raw = hardware.host_table(benches, medians)
     assert hw.matmul_flops["float32"] == pytest.approx(4e9)
-    assert hw.bandwidth == pytest.approx(2e9) and hw.cache_bandwidth == pytest.approx(6e10)
+    assert hw.bandwidth == pytest.approx(2e9) and hw.caches == ((1 << 19, pytest.approx(6e10)),)
+    assert hw.first_touch_bandwidth == pytest.approx(1e9)
     assert hw.op_latency == pytest.approx(op) and hw.loop_latency == pytest.approx(loop)
     assert hw.call_latency == 4e-5
     assert len(raw["latency_points"]) == 3
@@ -255,7 +272,7 @@ def test_named_tables():
     assert h100.scaled(op_latency=2.0).op_latency == pytest.approx(2 * h100.op_latency)
     with pytest.raises(BadInputError, match="H100 SXM"):
         hardware.get("H200 PCIe")
-    assert np.isfinite(hardware.cache_bytes())
+    assert hardware.cache_bytes(level=99) == 0  # no such cache: no tier
 
 
 def test_fused_loops_charge_one_launch_per_iteration():

@@ -12,9 +12,14 @@ A Hardware holds rates and latencies, each with where it comes from:
                       from Python, argument handling, the executable's launch)
     link_bandwidth    bytes/s one device sends to the others (one direction), for collectives
     collective_latency  α: seconds one collective costs beyond its bytes
-    cache_bytes, cache_bandwidth  an op moving at most cache_bytes streams at cache_bandwidth
-                      (measured on a CPU; None for the accelerators: every op at HBM speed, an
-                      assumption that over-prices small ops whose operands sit in L2)
+    caches            ((bytes, bytes/s), ...) ascending: an op moving at most `bytes` streams at
+                      that rate (a CPU's level-2 and level-3 caches, measured; none for the
+                      accelerators: every op at HBM speed, an assumption that over-prices small
+                      ops whose operands sit in L2)
+    first_touch_bandwidth  bytes/s at which a program's fresh buffers (temporaries and
+                      outputs, compiled.memory_analysis()) are first written: on a CPU each call
+                      allocates them and the OS maps and zeroes every page on first touch;
+                      None (no such cost) for an accelerator's preallocated memory
     sources           {field: the published figure's source, or how it was measured}
     assumptions       {field: what is assumed where nothing is published}
 
@@ -53,8 +58,8 @@ class Hardware:
     call_latency: float = 0.0
     link_bandwidth: float | None = None
     collective_latency: float | None = None
-    cache_bytes: float = 0.0
-    cache_bandwidth: float | None = None
+    caches: tuple = ()
+    first_touch_bandwidth: float | None = None
     sources: dict = dataclasses.field(default_factory=dict)
     assumptions: dict = dataclasses.field(default_factory=dict)
 
@@ -215,11 +220,8 @@ def _stream(trips: int):
     return jax.jit(lambda v: jax.lax.fori_loop(0, trips, lambda i, u: u * 0.999 + 0.001, v))
 
 
-def cache_bytes(level: int = 2, default: int = 1 << 20) -> int:
-    """Size of cpu0's data / unified cache of `level` as sysfs reports it, else `default`.
-
-    Level 2 by default: on x86 it is private to a core, so its rate, unlike that of a shared
-    last-level cache, does not depend on what other processes on the machine are doing."""
+def cache_bytes(level: int, default: int = 0) -> int:
+    """Size of cpu0's data / unified cache of `level` as sysfs reports it, else `default`."""
     for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
         try:
             with open(os.path.join(d, "level")) as f:
@@ -237,34 +239,54 @@ def cache_bytes(level: int = 2, default: int = 1 << 20) -> int:
     return default
 
 
-def benchmarks(*, quick: bool = False, latency_ks=None, cache: bool = True) -> dict:
+def _streams(sizes: dict, pass_bytes: int) -> dict:
+    """In-place streaming benchmarks {key: dict(fn, args, work, how)} over arrays of sizes[key]
+    bytes, about pass_bytes moved per call."""
+    from anatomy.probes.op_cost import profile  # op_cost imports nothing of this module
+
+    out = {}
+    for key, size in sizes.items():
+        passes = max(2, pass_bytes // size)
+        fn, x = _stream(passes), jnp.ones((size // 4,), jnp.float32)
+        out[key] = dict(
+            fn=fn,
+            args=(x,),
+            size=size,
+            work=profile(fn.lower(x).compile().as_text())["bytes"],
+            how=f"{passes} in-place passes v <- 0.999·v + 0.001 over {size / 2**20:g} MiB "
+            "float32 in one loop (no allocation): bytes of the compiled program / median time",
+        )
+    return out
+
+
+def benchmarks(*, quick: bool = False, latency_ks=None, cpu_caches: bool = True) -> dict:
     """The micro-benchmarks `measure` times, {key: dict(fn, args, how, ...)}, for a caller that
     interleaves them with its own programs (interleaved_medians) and then calls host_table:
 
     matmul           jit(a @ b), float32 [n,n]x[n,n]                   -> FLOP/s = 2n³ / t
-    bandwidth        jit(2·x) over a float32 array of 128 MiB (quick: 32), past every cache:
-                     one call writing a fresh output, as a program's large temporaries are
-                                                                     -> bytes/s = 2·size / t
-    cache_bandwidth  in-place passes over half the (private) level-2 cache in one loop
+    bandwidth        in-place passes over 128 MiB (quick: 32) in one loop, past every cache
                                                                      -> bytes/s = moved / t
+    cache_L, ...     the same over half of each CPU cache level L >= 2 (sysfs): a tier each
+    first_touch      jit(2·x) over the same array, a fresh output each call: what writing
+                     fresh pages costs beyond streaming  -> bytes/s = size / (t − moved / bw)
     call             one call of jit(x + 1) on a scalar                  -> call_latency = t
     latency_k        loops of `trips` iterations, k dependent tiny dot + tanh ops each
                      -> op_latency, loop_latency by least squares (host_table)
-    Bytes and ops per iteration are read from the compiled programs (op_cost). cache=False
-    leaves out cache_bandwidth (an accelerator: its cache is not the CPU's level 2).
+    Bytes and ops per iteration are read from the compiled programs (op_cost). cpu_caches=False
+    leaves out the cache tiers and first_touch (an accelerator: its memory is preallocated).
     """
-    from anatomy.probes.op_cost import profile  # op_cost imports nothing of this module
+    from anatomy.probes.op_cost import profile
 
-    cache = cache_bytes()
     n = 512 if quick else 1024
     a = jax.random.normal(jax.random.key(0), (n, n), jnp.float32)
     b = jax.random.normal(jax.random.key(1), (n, n), jnp.float32)
     big = 1 << (25 if quick else 27)
-    x_big = jnp.ones((big // 4,), jnp.float32)
-    small = max(cache // 2, 1 << 14)
-    passes = max(2, (1 << (26 if quick else 28)) // small)
-    x_small = jnp.ones((small // 4,), jnp.float32)
-    stream = _stream(passes)
+    pass_bytes = 1 << (26 if quick else 28)
+    sizes = {"bandwidth": big}
+    if cpu_caches:
+        for level in (2, 3):
+            if cache_bytes(level):
+                sizes[f"cache_{level}"] = cache_bytes(level) // 2
     out = {
         "matmul": dict(
             fn=jax.jit(jnp.matmul),
@@ -272,27 +294,21 @@ def benchmarks(*, quick: bool = False, latency_ks=None, cache: bool = True) -> d
             work=2.0 * n**3,
             how=f"jit(a @ b), float32 [{n},{n}]x[{n},{n}]: 2n³ / median time",
         ),
-        "bandwidth": dict(
-            fn=jax.jit(lambda v: v * 2.0),
-            args=(x_big,),
-            work=2.0 * big,
-            how=f"jit(2·x) over {big / 2**20:g} MiB float32, a fresh output each call "
-            "(read + write) / median time",
+        **_streams(sizes, pass_bytes),
+        "call": dict(
+            fn=jax.jit(lambda v: v + 1.0),
+            args=(jnp.ones((), jnp.float32),),
+            how="one call of jit(x + 1) on a scalar: median time",
         ),
     }
-    if cache:
-        out["cache_bandwidth"] = dict(
-            fn=stream,
-            args=(x_small,),
-            work=profile(stream.lower(x_small).compile().as_text())["bytes"],
-            how=f"{passes} in-place passes v <- 0.999·v + 0.001 over {small / 2**20:g} MiB "
-            "float32 in one loop: bytes of the compiled program / median time",
+    if cpu_caches:
+        out["first_touch"] = dict(
+            fn=jax.jit(lambda v: v * 2.0),
+            args=out["bandwidth"]["args"],
+            size=big,
+            how=f"jit(2·x) over {big / 2**20:g} MiB float32, a fresh output each call: "
+            "size / (time − 2·size / bandwidth)",
         )
-    out["call"] = dict(
-        fn=jax.jit(lambda v: v + 1.0),
-        args=(jnp.ones((), jnp.float32),),
-        how="one call of jit(x + 1) on a scalar: median time",
-    )
     trips = 200 if quick else 1000
     x = jnp.ones((8, 16), jnp.float32)
     if latency_ks is None:
@@ -311,17 +327,28 @@ def bench_calls(benches: dict, repeats: int = 5) -> dict:
 
 def host_table(benches: dict, medians: dict, name: str = "this machine") -> tuple[Hardware, dict]:
     """This machine's Hardware from benchmarks() and their median seconds ({key: seconds}), and
-    the raw figures. Two memory tiers: an op whose bytes fit in the last-level cache streams at
-    the in-cache rate (level 2), a larger one at the main-memory rate. The matmul rate is also used for
-    vector work (the same cores; elementwise ops are memory-bound long before it matters).
-    op / loop latency: seconds per iteration = loop + (ops per iteration) · op, least squares
-    over k (a negative intercept clipped to 0). No link figures: one device."""
-    rate = {
-        k: benches[k]["work"] / medians[k]
-        for k in ("matmul", "bandwidth", "cache_bandwidth")
-        if k in benches
-    }
-    cached = "cache_bandwidth" in rate
+    the raw figures. Memory tiers: an op moving at most half a cache level's size streams at
+    that level's measured rate, a larger one at the main-memory rate; fresh buffers are first
+    written at the first-touch rate. The matmul rate is also used for vector work (the same
+    cores; elementwise ops are memory-bound long before it matters). op / loop latency:
+    seconds per iteration = loop + (ops per iteration) · op, least squares over k (a negative
+    intercept clipped to 0). No link figures: one device."""
+    rate = {"matmul": benches["matmul"]["work"] / medians["matmul"]}
+    rate.update(
+        {
+            k: b["work"] / medians[k]
+            for k, b in benches.items()
+            if "size" in b and k != "first_touch"
+        }
+    )
+    tiers = sorted(k for k in rate if k.startswith("cache_"))
+    caches = tuple((float(benches[k]["size"]), rate[k]) for k in tiers)
+    first = None
+    if "first_touch" in benches:
+        size = benches["first_touch"]["size"]
+        extra = medians["first_touch"] - 2.0 * size / rate["bandwidth"]
+        first = size / extra if extra > 0 else None
+        rate["first_touch"] = first
     lat = [b for b in benches.values() if "ops_per_iteration" in b]
     points = [
         {
@@ -339,6 +366,22 @@ def host_table(benches: dict, medians: dict, name: str = "this machine") -> tupl
         "dependent [8,16]x[16,16] dot + tanh ops; seconds per iteration = loop + ops · op, "
         "least squares over k (ops per iteration read from each compiled program)"
     )
+    sources = {
+        "matmul_flops": benches["matmul"]["how"]
+        + " (bfloat16: the same; XLA:CPU computes bf16 dots in float32)",
+        "vector_flops": "the matmul rate (the same cores)",
+        "bandwidth": benches["bandwidth"]["how"],
+        "op_latency": lat_how,
+        "loop_latency": lat_how,
+        "call_latency": benches["call"]["how"],
+    }
+    if caches:
+        sources["caches"] = "; ".join(
+            f"level {k[-1]} ({benches[k]['size'] / 2**20:g} MiB, half of it): {benches[k]['how']}"
+            for k in tiers
+        )
+    if "first_touch" in benches:
+        sources["first_touch_bandwidth"] = benches["first_touch"]["how"]
     hw = Hardware(
         name,
         matmul_flops={"float32": rate["matmul"], "bfloat16": rate["matmul"]},
@@ -347,21 +390,9 @@ def host_table(benches: dict, medians: dict, name: str = "this machine") -> tupl
         op_latency=float(max(op, 0.0)),
         loop_latency=float(max(loop, 0.0)),
         call_latency=medians["call"],
-        cache_bytes=float(cache_bytes()) if cached else 0.0,
-        cache_bandwidth=rate["cache_bandwidth"] if cached else None,
-        sources={
-            "matmul_flops": benches["matmul"]["how"]
-            + " (bfloat16: the same; XLA:CPU computes bf16 dots in float32)",
-            "vector_flops": "the matmul rate (the same cores)",
-            "bandwidth": benches["bandwidth"]["how"],
-            "cache_bytes": "cpu0's level-2 cache as sysfs reports it (private to a core)"
-            if cached
-            else "no cache tier",
-            "cache_bandwidth": benches["cache_bandwidth"]["how"] if cached else "no cache tier",
-            "op_latency": lat_how,
-            "loop_latency": lat_how,
-            "call_latency": benches["call"]["how"],
-        },
+        caches=caches,
+        first_touch_bandwidth=first,
+        sources=sources,
     )
     return hw, {**rate, "latency_points": points}
 

@@ -8,9 +8,10 @@
 
 with every op counted as often as it runs (op_cost: loop bodies × their trip counts, nested
 loops multiplied through), ops = kernels executed, loop_iterations = while-loop iterations,
-other_flops = non-dot FLOPs + transcendentals, bandwidth(bytes) the in-cache rate for an op
-that fits in the cache and the main-memory rate otherwise (hardware.py), wire_bytes by ring
-algorithms (collectives.py).
+other_flops = non-dot FLOPs + transcendentals, bandwidth(bytes) the rate of the first cache
+tier the op fits and the main-memory rate otherwise (hardware.py), wire_bytes by ring
+algorithms (collectives.py); on a CPU also the first write of the call's fresh buffers
+(fresh_bytes / first_touch_bandwidth: the OS maps and zeroes each new page).
 The three terms add: on one in-order stream of kernels a latency is paid whatever the kernel
 does, and a collective blocks the ops that need its result.
 
@@ -40,9 +41,10 @@ TERMS = ("compute", "memory", "latency", "communication")
 
 
 def _bandwidth(hw: Hardware, n_bytes: float) -> float:
-    """The memory rate an op moving n_bytes sees: in-cache when it fits (hardware.py)."""
-    if hw.cache_bandwidth is not None and n_bytes <= hw.cache_bytes:
-        return hw.cache_bandwidth
+    """The memory rate an op moving n_bytes sees: the first cache tier it fits (hardware.py)."""
+    for size, rate in hw.caches:
+        if n_bytes <= size:
+            return rate
     return hw.bandwidth
 
 
@@ -54,6 +56,7 @@ def predict(
     loop_iterations: float = 0.0,
     precision: str | None = None,
     fused_loops: bool = False,
+    fresh_bytes: float = 0.0,
 ) -> dict:
     """Predicted seconds of one call of a program (module doc) and its terms.
 
@@ -61,7 +64,9 @@ def predict(
     charged here, not in the roofline); loop_iterations: op_cost.profile(text)
     ['loop_iterations']. fused_loops: charge the op latency once per loop iteration instead of
     once per op inside loops (as if each loop body ran as one kernel, e.g. a fused recurrent
-    cell); the work is unchanged.
+    cell); the work is unchanged. fresh_bytes: the buffers a call allocates (temporaries and
+    outputs, compiled.memory_analysis()), charged to memory at hw.first_touch_bandwidth when
+    the table has one.
     Returns dict(seconds, compute (Σ over compute-bound ops), memory (Σ over memory-bound ops),
     latency, communication, dominant (the largest of TERMS), precision, n_ops).
     """
@@ -84,6 +89,8 @@ def predict(
         n_ops += o.runs if not (fused_loops and o.loop_depth > 0) else 0
     if fused_loops:
         n_ops += loop_iterations
+    if hw.first_touch_bandwidth and fresh_bytes:
+        memory += scale * fresh_bytes / hw.first_touch_bandwidth
     latency = hw.call_latency + n_ops * hw.op_latency + loop_iterations * hw.loop_latency
     comm = 0.0
     if collectives:

@@ -56,6 +56,13 @@ def translator_programs(cfg, rva, compute_dtype: str = "float32") -> dict:
     return out
 
 
+def fresh_bytes(exe) -> float:
+    """Bytes a call of a compiled program allocates: its temporaries and its outputs (less
+    those aliased to donated inputs), from XLA's memory analysis."""
+    m = exe.memory_analysis()
+    return float(m.temp_size_in_bytes + m.output_size_in_bytes - m.alias_size_in_bytes)
+
+
 def compile_all(cfg, rva) -> dict:
     """Every program of the check, compiled: {(family, n): (compiled, args)}."""
     return {**layer_programs(cfg), **translator_programs(cfg, rva)}
@@ -79,8 +86,9 @@ def run(cfg, progs: dict) -> dict:
     for (family, n), (exe, _) in progs.items():
         m = hlo.Module(exe.as_text())
         prof, ops = op_cost.profile(m), op_cost.op_costs(m)
-        pred = roofline.predict(ops, hw, loop_iterations=prof["loop_iterations"])
-        fastest = roofline.predict(ops, hw_min, loop_iterations=prof["loop_iterations"])
+        kw = dict(loop_iterations=prof["loop_iterations"], fresh_bytes=fresh_bytes(exe))
+        pred = roofline.predict(ops, hw, **kw)
+        fastest = roofline.predict(ops, hw_min, **kw)
         measured, times = medians[(family, n)]
         rows.append(
             {
@@ -95,6 +103,7 @@ def run(cfg, progs: dict) -> dict:
                 "ratio_min": fastest["seconds"] / min(times),
                 **{t: pred[t] for t in roofline.TERMS},
                 "dominant": pred["dominant"],
+                "fresh_bytes": kw["fresh_bytes"],
                 "ops": prof["ops"],
                 "loop_iterations": prof["loop_iterations"],
                 "flops": prof["flops"],

@@ -148,7 +148,8 @@ def hardware_table(tables: list[dict]) -> str:
             t["matmul_flops"]["bfloat16"] / 1e12,
             t["matmul_flops"]["float32"] / 1e12,
             t["bandwidth"] / 1e9,
-            t["cache_bandwidth"] / 1e9 if t.get("cache_bandwidth") else "—",
+            ", ".join(f"{b / 2**20:g} MiB: {r / 1e9:.3g}" for b, r in t.get("caches", ())) or "—",
+            t["first_touch_bandwidth"] / 1e9 if t.get("first_touch_bandwidth") else "—",
             t["op_latency"] * 1e6,
             t["loop_latency"] * 1e6,
             t.get("call_latency", 0.0) * 1e6,
@@ -163,7 +164,8 @@ def hardware_table(tables: list[dict]) -> str:
             "bf16 TFLOP/s",
             "fp32 TFLOP/s",
             "memory GB/s",
-            "in-cache GB/s",
+            "cache tiers GB/s",
+            "first touch GB/s",
             "op latency µs",
             "loop latency µs",
             "call latency µs",
@@ -363,8 +365,13 @@ def write(workdir, cfg, results, claims: list[Claim], pngs) -> str:
         "XLA's HloCostAnalysis rules and reproduce its totals when loops are counted once.\n"
         f"* **This machine** was measured in the same run, its micro-benchmarks interleaved "
         f"with the programs ({cfg.check.rounds} rounds, medians): matmul "
-        f"{bench['matmul'] / 1e9:.1f} GFLOP/s, memory {bench['bandwidth'] / 1e9:.2f} GB/s "
-        f"(fresh output), in-cache {bench['cache_bandwidth'] / 1e9:.1f} GB/s, op latency "
+        f"{bench['matmul'] / 1e9:.1f} GFLOP/s, memory {bench['bandwidth'] / 1e9:.2f} GB/s, "
+        + ", ".join(
+            f"{k.replace('_', ' level ')} {v / 1e9:.1f} GB/s"
+            for k, v in bench.items()
+            if k.startswith("cache_")
+        )
+        + f", first touch {(bench.get('first_touch') or 0) / 1e9:.2f} GB/s, op latency "
         f"{results['check']['hardware']['op_latency'] * 1e6:.2f} µs, loop latency "
         f"{results['check']['hardware']['loop_latency'] * 1e6:.2f} µs. "
         f"{_load_note(results['load_average_before_after'])}\n"
