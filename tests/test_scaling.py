@@ -118,3 +118,18 @@ def test_gpu_script_quick_path_runs(tmp_path):
     assert all(r["measured_s"] > 0 and r["measured here"]["seconds"] > 0 for r in rows)
     assert [r["what"] for r in ratios] == ["LSTM / attention at N = 16"]
     assert json.loads(out.read_text())["rows"]
+
+
+def test_bad_config_names_the_field():
+    from anatomy.errors import BadInputError
+    from experiments.configs.scaling import get_config
+    from experiments.scaling import structure
+
+    cfg = get_config("quick")
+    cfg.modes = ("dp", "pipeline")
+    with pytest.raises(BadInputError, match="modes"):
+        structure.specs(cfg)
+    cfg = get_config("quick")
+    cfg.n_heads = 4  # not a multiple of 8 devices: heads could not be split
+    with pytest.raises(BadInputError, match="n_heads"):
+        structure.specs(cfg)

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import time
 
-from anatomy.probes import claims_json
-from anatomy.probes.hardware import ACCELERATORS
+from anatomy.probes import claims_json, hardware
 from experiments import common
 from experiments.configs import rnn_vs_attn as rva_config
 from experiments.scaling import applied, check, claims, report, structure
@@ -34,6 +33,8 @@ def run(config, workdir):
     """Read the structure, check the model, apply it; write results.json, report.md, plots."""
     started, t0 = common.provenance(), time.time()
     load_before = common.load_average()
+    for name in (*config.applied.accelerators, config.applied.headline):
+        hardware.get(name)  # an unknown accelerator: BadInputError before anything compiles
     pending = structure.start(config, structure.specs(config))  # compiles on the other core
     rva = rva_config.get_config(config.translators.preset or None)
     progs = check.compile_all(config.check, rva)
@@ -53,7 +54,7 @@ def run(config, workdir):
         "structure": structure_rows,
         "check": checked,
         "applied": {
-            "accelerator_tables": [ACCELERATORS[a].as_dict() for a in cfg_a.accelerators],
+            "accelerator_tables": [hardware.get(a).as_dict() for a in cfg_a.accelerators],
             "speed_ratios": ratios,
             "steps_to_loss": steps,
             "time_to_loss": ttl,

@@ -35,11 +35,37 @@ TRANSLATORS = {
 }
 
 
+def validate(cfg) -> None:
+    """BadInputError naming the field and its choices for a config the programs cannot have."""
+    from anatomy.errors import BadInputError
+
+    def check(field, values, choices):
+        bad = [v for v in values if v not in choices]
+        if bad:
+            raise BadInputError(f"scaling: {field} {bad} unknown; choose from {list(choices)}")
+
+    check("modes", cfg.modes, MODES)
+    check("full_grid_modes", cfg.full_grid_modes, MODES)
+    check("stack_families", cfg.stack_families, [f for f in FAMILIES if f not in TRANSLATORS])
+    check("translators.families", cfg.translators.families, TRANSLATORS)
+    if cfg.devices < 2 or cfg.batch % cfg.devices or cfg.translators.rows % cfg.devices:
+        raise BadInputError(
+            f"scaling: devices={cfg.devices} must be >= 2 and divide batch={cfg.batch} and "
+            f"translators.rows={cfg.translators.rows} (data parallel rows)"
+        )
+    if cfg.n_heads % cfg.devices or cfg.d % cfg.n_heads:
+        raise BadInputError(
+            f"scaling: n_heads={cfg.n_heads} must be a multiple of devices={cfg.devices} "
+            f"(tensor parallel over heads) and divide d={cfg.d}"
+        )
+
+
 def specs(cfg) -> list[dict]:
     """Every program the config asks for: each stack family × mode over the N grid at
     cfg.layers_fixed and over the L grid at cfg.n_fixed (modes not in cfg.full_grid_modes:
     at (n_fixed, layers_fixed) only); lstm_autodiff under dp only; the translators under
-    every mode at cfg.translators.length."""
+    every mode at cfg.translators.length. BadInputError for an impossible config (validate)."""
+    validate(cfg)
     out = []
     points = [(n, cfg.layers_fixed) for n in cfg.n_grid]
     points += [(cfg.n_fixed, L) for L in cfg.layers_grid if (cfg.n_fixed, L) not in points]
