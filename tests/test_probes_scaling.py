@@ -99,6 +99,20 @@ def test_replica_groups_forms():
     assert collectives.wire_factor("collective-permute", 8) == 1.0
 
 
+def test_gpu_library_matmul_counts_as_a_dot():
+    """XLA:GPU calls cuBLAS for a dot: a custom-call whose FLOPs come from its backend_config."""
+    text = MATMUL_HLO.replace(
+        "ROOT %dot = f32[8,32]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+        "ROOT %gemm = (bf16[8,32]{1,0}, s8[64]{0}) custom-call(%a, %b), custom_call_target="
+        '"__cublas$gemm", backend_config={"gemm_backend_config":{"dot_dimension_numbers":'
+        '{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"]}}}',
+    ).replace("f32[8,16]{1,0} parameter(0)", "bf16[8,16]{1,0} parameter(0)")
+    (op,) = op_cost.op_costs(text)
+    assert op.dot_flops == 2 * 8 * 32 * 16 and op.dot_dtype == "bf16"
+    # priced at the bf16 peak as compiled (precision=None): half the float32 time on TOY
+    assert roofline.predict([op], TOY)["compute"] == pytest.approx(2 * 8 * 32 * 16 / 2e6)
+
+
 def test_memory_tiers_and_first_touch():
     """An op that fits a cache tier streams at its rate; fresh buffers cost their first write."""
     (op,) = op_cost.op_costs(MATMUL_HLO)  # 3,584 bytes, 8,192 FLOPs

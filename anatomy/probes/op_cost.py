@@ -9,7 +9,8 @@ a collective... (hlo.FREE_OPS and hlo.CONTROL_OPS run none). For each op:
                     exp, log, tanh, logistic, sqrt, rsqrt, power, erf, sin, cos, ...)
                     reduce: (input - output elements) × the reducer's FLOPs
                     a fusion: the sum over the instructions it fuses
-    dot_flops       the part of flops done by dots (matrix units: tensor cores, the MXU)
+    dot_flops       the part of flops done by dots (matrix units: tensor cores, the MXU), and
+                    by library matmuls (XLA:GPU's cuBLAS custom-calls) and convolutions
     bytes           what the op reads and writes in memory, by XLA's HloCostAnalysis rules:
                     operands + result; a fusion reads each parameter once (only the slice a
                     slice / dynamic-slice takes; nothing for the buffer a dynamic-update-slice
@@ -108,6 +109,8 @@ COLLECTIVES = frozenset(
     }
 )
 _DONE = ("all-reduce-done", "all-gather-done", "collective-permute-done", "copy-done")
+_GEMM = re.compile(r'custom_call_target="[^"]*(?:gemm|matmul)', re.IGNORECASE)
+_LHS_CONTRACTING = re.compile(r'"lhs_contracting_dimensions":\s*\[([^\]]*)\]')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,7 +191,19 @@ class _Costs:
             return float(n * math.ceil(math.log2(max(n, 2)))), 0.0, 0.0
         if op == "convolution":
             return self._convolution_flops(ins)
+        if op == "custom-call" and _GEMM.search(ins.attrs):
+            return self._gemm_flops(ins)
         return 0.0, 0.0, 0.0
+
+    def _gemm_flops(self, ins):
+        """A library matmul (XLA:GPU's cuBLAS / cuBLASLt custom-calls): 2 · output elements ·
+        contracted size, the contracting dimensions read from its backend_config."""
+        lhs = hlo.arrays(self.m.operand_shapes(ins)[0])[0][1]
+        dims = _LHS_CONTRACTING.search(ins.attrs)
+        picked = [int(d) for d in re.findall(r"\d+", dims.group(1))] if dims else [len(lhs) - 1]
+        out = hlo.arrays(ins.shape)[0][1]  # the result (a tuple also holds a workspace)
+        f = 2.0 * math.prod(out) * math.prod(lhs[d] for d in picked)
+        return f, f, 0.0
 
     def _convolution_flops(self, ins):
         """2 · output elements · (kernel spatial positions · input features / groups): dense,
@@ -203,7 +218,7 @@ class _Costs:
 
     def dot_dtype(self, ins: hlo.Instruction) -> str:
         """Element type of the first dot's left operand in `ins` (itself or its fusion)."""
-        if ins.opcode == "dot":
+        if ins.opcode in ("dot", "custom-call", "convolution"):
             arrays = hlo.arrays(self.m.operand_shapes(ins)[0])
             return arrays[0][0] if arrays else ""
         if ins.opcode == "fusion":
