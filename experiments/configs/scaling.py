@@ -29,9 +29,11 @@ def get_config(preset=None):
     c.full_grid_modes = ("dp", "tp")  # modes compiled over the whole (N, L) grid; the others
     # at (n_fixed, layers_fixed) only (one device: the scale-out baseline)
     c.stack_families = ("lstm", "transformer", "lstm_autodiff")  # experiments/scaling/structure.py
-    c.d = 128  # stack width: LSTM hidden = Transformer d_model (8d² weights per layer each)
+    # Compiled, never run: the sizes cost no memory or time here, so the stacks are at
+    # Transformer-base width (Vaswani et al. 2017) and the predictions at a size people train.
+    c.d = 512  # stack width: LSTM hidden = Transformer d_model (8d² weights per layer each)
     c.n_heads = 8  # Transformer heads (divisible by the devices: tensor parallel over heads)
-    c.batch = 8  # sequences per step (divisible by the devices: data parallel over rows)
+    c.batch = 64  # sequences per step (divisible by the devices: data parallel over rows)
     c.learning_rate = 1e-3  # the stacks' Adam (only the program is read: any value)
     c.n_grid = (16, 32, 64, 128)  # sequence lengths N, at layers_fixed layers
     c.layers_fixed = 2  # layers L of the N grid
@@ -69,6 +71,8 @@ def get_config(preset=None):
     c.applied.precision = "bfloat16"  # bf16 compute, float32 master parameters
     c.applied.n_ratio = par.n_ratio  # N of the chapter's 5-10x (parallelism's)
     c.applied.latency_scales = (0.2, 1.0, 2.0)  # op and loop latencies x these: sensitivity
+    c.applied.wide_d = 1024  # the layers again at this width and batch, at n_ratio (compiled,
+    c.applied.wide_batch = 64  # never run: not checked here): 0 = none
     c.applied.results = "results/rnn_vs_attn/default.json"  # steps and final validation losses
     c.applied.metrics_workdir = ""  # an rnn_vs_attn workdir with <model>/metrics.jsonl curves
     # ('' = the committed results above: final losses only, the steps ratio a bound)
@@ -78,6 +82,7 @@ def get_config(preset=None):
         c.full_grid_modes = ("tp",)
         c.stack_families = ("lstm", "transformer")
         c.d = 32
+        c.batch = 8
         c.n_grid = (8, 16)
         c.layers_fixed = 1
         c.layers_grid = (1, 2)
@@ -91,6 +96,7 @@ def get_config(preset=None):
         c.check.rounds = 2
         c.check.warmup = 1
         c.check.quick_benchmarks = True
+        c.applied.wide_d = 64
     elif preset not in (None, ""):
         raise ValueError(f"unknown preset {preset!r}; choose one of {PRESETS}")
     return c

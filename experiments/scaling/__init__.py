@@ -56,6 +56,7 @@ def run(config, workdir):
         "applied": {
             "accelerator_tables": [hardware.get(a).as_dict() for a in cfg_a.accelerators],
             "speed_ratios": ratios,
+            "wide_ratios": applied.wide_ratio(cfg_a, config.check, n_ratio),
             "steps_to_loss": steps,
             "time_to_loss": ttl,
             "scale_out": applied.scale_out(cfg_a, structure_rows),
@@ -66,7 +67,8 @@ def run(config, workdir):
     }
     rows = claims.structure_claims(config, structure_rows)
     rows.append(claims.model_claim(checked["rows"]))
-    rows += claims.applied_claims(cfg_a, checked["rows"], ratios, ttl, steps, n_ratio)
+    wide = results["applied"]["wide_ratios"]
+    rows += claims.applied_claims(cfg_a, checked["rows"], ratios, ttl, steps, n_ratio, wide)
     results["table"] = [
         dict(c, id=i) for i, c in zip([i for i, _ in rows], claims_json([c for _, c in rows]))
     ]

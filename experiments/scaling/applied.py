@@ -61,6 +61,45 @@ def speed_ratios(cfg, texts: dict, layer_ns) -> list[dict]:
     return rows
 
 
+def wide_ratio(cfg, check_cfg, n: int) -> list[dict]:
+    """The layers' LSTM / attention ratio at width cfg.wide_d and batch cfg.wide_batch, at N = n,
+    per accelerator (latencies as published / assumed): compiled from shapes, never run."""
+    import jax
+    import jax.numpy as jnp
+
+    from experiments.scaling.check import LAYER_FAMILIES
+
+    if not cfg.wide_d:
+        return []
+    texts = {}
+    for name, family in LAYER_FAMILIES.items():
+        init, loss = family.layer(cfg.wide_d, check_cfg.n_heads)
+        params = jax.eval_shape(init, jax.random.PRNGKey(0))
+        x = jax.ShapeDtypeStruct((cfg.wide_batch, n, cfg.wide_d), jnp.float32)
+        texts[name] = jax.jit(jax.grad(loss, argnums=(0, 1))).lower(params, x).compile().as_text()
+    rows = []
+    for name in cfg.accelerators:
+        hw = hardware.get(name)
+        lstm = _predict(texts["lstm"], hw, cfg.precision)
+        fused = _predict(texts["lstm"], hw, cfg.precision, fused_loops=True)
+        attn = _predict(texts["attention"], hw, cfg.precision)
+        rows.append(
+            {
+                "accelerator": name,
+                "d": cfg.wide_d,
+                "batch": cfg.wide_batch,
+                "n": n,
+                "lstm_s": lstm["seconds"],
+                "attention_s": attn["seconds"],
+                "ratio": lstm["seconds"] / attn["seconds"],
+                "ratio_fused": fused["seconds"] / attn["seconds"],
+                "lstm_dominant": lstm["dominant"],
+                "attention_dominant": attn["dominant"],
+            }
+        )
+    return rows
+
+
 def steps_to_loss(cfg) -> dict:
     """Steps Transformer and RNNsearch need to reach the same validation loss, and what they
     were read from.

@@ -235,7 +235,9 @@ def model_claim(check_rows) -> tuple[str, Claim]:
     )
 
 
-def applied_claims(cfg, check_rows, ratios, ttl, steps, n_ratio) -> list[tuple[str, Claim]]:
+def applied_claims(
+    cfg, check_rows, ratios, ttl, steps, n_ratio, wide=()
+) -> list[tuple[str, Claim]]:
     ok = model_ok(check_rows)
     head = cfg.headline
     out = []
@@ -251,6 +253,13 @@ def applied_claims(cfg, check_rows, ratios, ttl, steps, n_ratio) -> list[tuple[s
         others = [r["ratio"] for r in ratios if r["accelerator"] == head and r["n"] == n_ratio]
         lo, hi = SPEEDUP_RANGE
         agrees = row["ratio"] >= lo
+        w = next((r for r in wide if r["accelerator"] == head), None)
+        wide_note = (
+            f"; at width {w['d']}, batch {w['batch']}: {w['ratio']:.1f}x ({w['ratio_fused']:.1f}x "
+            "fused)"
+            if w
+            else ""
+        )
         verdict = NOT_SHOWN if not ok else (CAVEAT if agrees else FAILS)
         out.append(
             (
@@ -264,8 +273,8 @@ def applied_claims(cfg, check_rows, ratios, ttl, steps, n_ratio) -> list[tuple[s
                     verdict,
                     f"LSTM: {row['lstm_dominant']} dominates; attention: "
                     f"{row['attention_dominant']}; with one kernel per LSTM time step (a fused "
-                    f"cell) {row['ratio_fused']:.1f}x; the prediction agrees with the chapter when "
-                    f"≥ {lo:g}x (faster is stronger), the caveat: it is a prediction",
+                    f"cell) {row['ratio_fused']:.1f}x{wide_note}; the prediction agrees with the "
+                    f"chapter when ≥ {lo:g}x (faster is stronger), the caveat: it is a prediction",
                 ),
             )
         )

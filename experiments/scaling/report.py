@@ -229,6 +229,43 @@ def sensitivity_table(ratios, n_ratio) -> str:
     )
 
 
+def wide_table(rows) -> str:
+    if not rows:
+        return "(none configured)"
+    return (
+        f"{PREDICTED}; compiled from shapes at this width, never run.\n\n"
+        + common.markdown_table(
+            (
+                "accelerator",
+                "d",
+                "batch",
+                "N",
+                "LSTM ms",
+                "attention ms",
+                "LSTM / attention",
+                "... one kernel per LSTM step",
+                "LSTM: dominant",
+                "attention: dominant",
+            ),
+            [
+                (
+                    r["accelerator"],
+                    r["d"],
+                    r["batch"],
+                    r["n"],
+                    1e3 * r["lstm_s"],
+                    1e3 * r["attention_s"],
+                    r["ratio"],
+                    r["ratio_fused"],
+                    r["lstm_dominant"],
+                    r["attention_dominant"],
+                )
+                for r in rows
+            ],
+        )
+    )
+
+
 def time_to_loss_table(ttl, steps) -> str:
     rel = {"transformer >=": "≥ ", "transformer <=": "≤ ", None: ""}[steps["bound"]]
     return common.markdown_table(
@@ -403,6 +440,7 @@ def write(workdir, cfg, results, claims: list[Claim], pngs) -> str:
             "Sensitivity to the assumed latencies",
             sensitivity_table(results["applied"]["speed_ratios"], results["applied"]["n_ratio"]),
         ),
+        ("The same layers at a larger width", wide_table(results["applied"]["wide_ratios"])),
         (
             "Predicted Transformer vs RNNsearch time to the same loss",
             time_to_loss_table(results["applied"]["time_to_loss"], steps),
