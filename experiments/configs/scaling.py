@@ -2,7 +2,7 @@
 checked on this CPU and applied to named accelerators (experiments/scaling/).
 
 Presets (`--config=experiments/configs/scaling.py:NAME`):
-  (none)  the stacks at d = 128 over N = 16..128 and L = 1..4 on 8 fake devices, the
+  (none)  the stacks at d = 512 over N = 32..256 and L = 1..4 on 8 fake devices, the
           translators at rnn_vs_attn's default sizes, parallelism's layers at N = 64..2,048:
           within 15 minutes on 2 cores
   quick   tiny stacks, two N and two L, one translator, a short check: under a minute (tests)
@@ -33,12 +33,12 @@ def get_config(preset=None):
     # Transformer-base width (Vaswani et al. 2017) and the predictions at a size people train.
     c.d = 512  # stack width: LSTM hidden = Transformer d_model (8d² weights per layer each)
     c.n_heads = 8  # Transformer heads (divisible by the devices: tensor parallel over heads)
-    c.batch = 64  # sequences per step (divisible by the devices: data parallel over rows)
+    c.batch = 256  # sequences per step (divisible by the devices: data parallel over rows)
     c.learning_rate = 1e-3  # the stacks' Adam (only the program is read: any value)
-    c.n_grid = (16, 32, 64, 128)  # sequence lengths N, at layers_fixed layers
+    c.n_grid = (32, 64, 128, 256)  # sequence lengths N, at layers_fixed layers
     c.layers_fixed = 2  # layers L of the N grid
     c.layers_grid = (1, 2, 3, 4)  # layers L, at n_fixed
-    c.n_fixed = 32  # N of the L grid
+    c.n_fixed = 128  # N of the L grid (and of the one-device baselines)
 
     # rnn_vs_attn's translators, for the structure (on the mesh) and the check (one device).
     c.translators = ml_collections.ConfigDict()
