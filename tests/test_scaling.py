@@ -133,3 +133,37 @@ def test_bad_config_names_the_field():
     cfg.n_heads = 4  # not a multiple of 8 devices: heads could not be split
     with pytest.raises(BadInputError, match="n_heads"):
         structure.specs(cfg)
+
+
+def test_steps_to_loss_from_curves_and_from_final_losses(tmp_path):
+    """From validation curves: the common target is the higher final loss, each model's step the
+    first evaluation reaching it (interpolated); from final losses only: a one-sided bound."""
+    import ml_collections
+
+    from experiments.scaling import applied
+
+    curves = {
+        "transformer": [(250, 3.0), (500, 1.0), (750, 0.5)],
+        "rnnsearch": [(250, 2.0), (500, 0.2)],
+    }
+    for model, curve in curves.items():
+        (tmp_path / model).mkdir()
+        lines = [json.dumps({"step": s, "valid_loss": v}) for s, v in curve]
+        (tmp_path / model / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    cfg = ml_collections.ConfigDict({"metrics_workdir": str(tmp_path), "results": ""})
+    s = applied.steps_to_loss(cfg)
+    assert s["target_loss"] == 0.5 and s["bound"] is None
+    assert s["steps"]["transformer"] == 750
+    assert s["steps"]["rnnsearch"] == pytest.approx(250 + 250 * (2.0 - 0.5) / (2.0 - 0.2))
+    final = {
+        "result": {
+            "models": {
+                "transformer": {"valid_loss": 0.15, "steps": 2000},
+                "rnnsearch": {"valid_loss": 0.12, "steps": 2000},
+            }
+        }
+    }
+    (tmp_path / "r.json").write_text(json.dumps(final))
+    cfg = ml_collections.ConfigDict({"metrics_workdir": "", "results": str(tmp_path / "r.json")})
+    s = applied.steps_to_loss(cfg)
+    assert (s["target_loss"], s["ratio"], s["bound"]) == (0.15, 1.0, "transformer >=")
