@@ -27,7 +27,7 @@ BEFORE_ISSUE10 = {
     "curriculum.phases": (),
     E + "reverse_source": False,
     E + "emb_init_std": 0.0,
-    T + "pre_ln": False,
+    T + "norm": "post",
     RE + "learning_rate": None,
     RT + "learning_rate": None,
     RT + "warmup_steps": None,
@@ -58,8 +58,8 @@ GRIDS = {
         2000,
         30,
         [
-            (f"{'pre' if pre else 'post'}ln_h{h}", {T + "pre_ln": pre, T + "n_heads": h})
-            for pre, h in itertools.product((False, True), (4, 8))
+            (f"{norm}ln_h{h}", {T + "norm": norm, T + "n_heads": h})
+            for norm, h in itertools.product(("post", "pre"), (4, 8))
         ],
     ),
     "quick": (
@@ -100,14 +100,14 @@ GRIDS = {
             (
                 "preln_wu400_cur",
                 {
-                    T + "pre_ln": True,
+                    T + "norm": "pre",
                     RT + "warmup_steps": 400,
                     "curriculum.phases": ((200, 16), (200, 32)),
                 },
             ),
             (
                 "preln_wu400_lr4e-3",
-                {T + "pre_ln": True, RT + "warmup_steps": 400, RT + "learning_rate": 4e-3},
+                {T + "norm": "pre", RT + "warmup_steps": 400, RT + "learning_rate": 4e-3},
             ),
         ],
     ),
@@ -120,7 +120,7 @@ GRIDS = {
             (
                 "preln_wu400_lr4e-3_cur",
                 {
-                    T + "pre_ln": True,
+                    T + "norm": "pre",
                     RT + "warmup_steps": 400,
                     RT + "learning_rate": 4e-3,
                     "curriculum.phases": ((200, 16), (200, 32)),
@@ -129,7 +129,7 @@ GRIDS = {
             (
                 "preln_wu400_lr6e-3_cur",
                 {
-                    T + "pre_ln": True,
+                    T + "norm": "pre",
                     RT + "warmup_steps": 400,
                     RT + "learning_rate": 6e-3,
                     "curriculum.phases": ((200, 16), (200, 32)),

@@ -29,5 +29,5 @@ def init(key, name, cfg, width):
 def apply(name, params, tokens):
     """tokens [B, L] int -> logits [B, L, V] (causal mask)."""
     x = params["embed"][tokens]  # [B, L, m]
-    x = decoder_only(params, x * np.sqrt(x.shape[-1]), pre_ln=True)
+    x = decoder_only(params, x * np.sqrt(x.shape[-1]), norm="pre")
     return x @ params["out"] + params["b_out"]
