@@ -164,6 +164,7 @@ def translator_cases():
     "name, peers",
     [
         ("Transformer train step", ("torch", "flax")),
+        ("Transformer train step (post-LN)", ("torch", "flax")),
         ("RNNsearch train step", ("torch",)),
         ("greedy decoding", ("anatomy recompute", "torch recompute 1 thread")),
     ],
