@@ -129,9 +129,9 @@ def transformer_flops(b, s, t, m, f, v, n_enc, n_dec):
     return float(b * (enc + dec + t * 2 * m * v))
 
 
-def transformer_train_case(b, s, t, v_src, v_tgt, m, heads, f, layers, rng, pre_ln=True):
+def transformer_train_case(b, s, t, v_src, v_tgt, m, heads, f, layers, rng, pre_ln=True, tol=None):
     """A Transformer train step (pre-LN, or the paper's post-LN): anatomy vs
-    torch.nn.Transformer + Adam vs flax.linen."""
+    torch.nn.Transformer + Adam vs flax.linen; tol: the case's own equal-work tolerance."""
     cfg = dict(d_model=m, n_heads=heads, d_ff=f, n_encoder_layers=layers, pre_ln=pre_ln)
     cfg.update(n_decoder_layers=layers, dropout_rate=0.0)
     model = build_model("transformer", cfg, v_src, v_tgt)
@@ -151,7 +151,7 @@ def transformer_train_case(b, s, t, v_src, v_tgt, m, heads, f, layers, rng, pre_
     flops = 3 * transformer_flops(b, s, t, m, f, v_tgt, layers, layers)
     tokens = int((bt["tgt_out"] != 0).sum())
     name = "Transformer train step" + ("" if pre_ln else " (post-LN)")
-    return Case(name, shape, impls, {"step": flops}, tokens)
+    return Case(name, shape, impls, {"step": flops}, tokens, tol)
 
 
 def rnnsearch_flops(b, s, t, e, h_enc, d, a, r, v):
@@ -194,6 +194,10 @@ PRESETS = {
     "full": {
         "transformer": (32, 32, 32, 256, 384, 128, 8, 512, 2),
         "transformer_post": (32, 64, 64, 8000, 8000, 256, 4, 1024, 3),
+        # its equal-work tolerance: at this shape our float32 gradients and torch's differ
+        # from a float64 evaluation (the torch twin in float64) by a few 1e-4 in norm, and
+        # flax's from ours by as much: float32 rounding, not different work (BENCHMARKS.md)
+        "transformer_post_tol": 1e-3,
         "rnnsearch": (32, 32, 32, 256, 384, 128, 128, 256),
         "decode": (32, 32, (16, 64)),
     },
@@ -220,8 +224,13 @@ def build_translator_cases(preset="full", seed=0):
     tr = cfg["transformer"]
     cases = [
         transformer_train_case(*tr, rng),
-        # its own stream, so the other cases' weights and batches stay what they were
-        transformer_train_case(*cfg["transformer_post"], np.random.default_rng(seed + 2), False),
+        # its own stream, so the other cases draw the batches and noise they drew before
+        transformer_train_case(
+            *cfg["transformer_post"],
+            np.random.default_rng(seed + 2),
+            pre_ln=False,
+            tol=cfg.get("transformer_post_tol"),
+        ),
         rnnsearch_train_case(*cfg["rnnsearch"], rng),
     ]
     b, s, lengths = cfg["decode"]

@@ -145,6 +145,21 @@ def test_check_catches_different_work():
         check(Case("toy", "", impls, {"fwd": 1.0}), TOL)
 
 
+def test_a_case_tolerance_only_loosens_the_check():
+    """A case's own tolerance (float32 rounding larger than the run's) is used where larger,
+    never where smaller; a 1% difference still fails at 1e-3."""
+    a = np.arange(1.0, 7.0)
+    impls = lambda f: {
+        "anatomy": layer_impl(lambda: a, lambda: (a,)),
+        "other": layer_impl(lambda: a * f, lambda: (a,)),
+    }
+    case = lambda f, tol: Case("toy", "", impls(f), {"fwd": 1.0}, tol=tol)
+    assert check(case(1 + 5e-4, 1e-3), TOL)["other"]["out"] < 1e-3
+    for f, tol in ((1 + 5e-4, None), (1 + 5e-4, 1e-9), (1.01, 1e-3)):
+        with pytest.raises(AssertionError, match="other differs from anatomy"):
+            check(case(f, tol), TOL)
+
+
 def test_unknown_preset():
     with pytest.raises(ValueError, match="unknown preset"):
         build_cases("huge")
