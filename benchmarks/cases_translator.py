@@ -36,15 +36,21 @@ SMOOTH, LR, BETAS = 0.1, 1e-3, (0.9, 0.98)
 # --- training steps ----------------------------------------------------------------------
 
 
-def _anatomy_train(model, params, b):
-    """Our jitted (donating) train step with make_optimizer; check: value_and_grad of the loss."""
+def anatomy_step(model, params, b):
+    """(our jitted, donating train step with make_optimizer, a fresh state () -> TrainState,
+    the batch on the device); make_train_step traces at the step's first call."""
     cfg = T.default_train_config()
     cfg.update(learning_rate=LR, warmup_steps=0, decay="constant", clip_norm=0.0)
     cfg.update(b1=BETAS[0], b2=BETAS[1], weight_decay=0.0)
     tx = T.make_optimizer(cfg)
     step_fn = T.compile_train_step(T.make_train_step(model, tx, label_smoothing=SMOOTH))
-    b = jax.device_put(b)
-    state, key = [T.create_state(jax.device_put(params), tx)], jax.random.key(0)
+    return step_fn, lambda: T.create_state(jax.device_put(params), tx), jax.device_put(b)
+
+
+def _anatomy_train(model, params, b):
+    """Our train step (anatomy_step); check: value_and_grad of the loss."""
+    step_fn, fresh, b = anatomy_step(model, params, b)
+    state, key = [fresh()], jax.random.key(0)
 
     def step():
         state[0], metrics = step_fn(state[0], b, key)
@@ -129,14 +135,19 @@ def transformer_flops(b, s, t, m, f, v, n_enc, n_dec):
     return float(b * (enc + dec + t * 2 * m * v))
 
 
-def transformer_train_case(b, s, t, v_src, v_tgt, m, heads, f, layers, rng, pre_ln=True, tol=None):
-    """A Transformer train step (pre-LN, or the paper's post-LN): anatomy vs
-    torch.nn.Transformer + Adam vs flax.linen; tol: the case's own equal-work tolerance."""
+def transformer_setup(b, s, t, v_src, v_tgt, m, heads, f, layers, rng, pre_ln=True):
+    """(our Transformer, its weights: init jittered, NumPy; a padded batch) for a case."""
     cfg = dict(d_model=m, n_heads=heads, d_ff=f, n_encoder_layers=layers, pre_ln=pre_ln)
     cfg.update(n_decoder_layers=layers, dropout_rate=0.0)
     model = build_model("transformer", cfg, v_src, v_tgt)
     params = jitter(jax.device_get(jax.jit(model.init)(jax.random.key(3))), rng)
-    bt = batch(rng, b, s, t, v_src, v_tgt)
+    return model, params, batch(rng, b, s, t, v_src, v_tgt)
+
+
+def transformer_train_case(b, s, t, v_src, v_tgt, m, heads, f, layers, rng, pre_ln=True, tol=None):
+    """A Transformer train step (pre-LN, or the paper's post-LN): anatomy vs
+    torch.nn.Transformer + Adam vs flax.linen; tol: the case's own equal-work tolerance."""
+    model, params, bt = transformer_setup(b, s, t, v_src, v_tgt, m, heads, f, layers, rng, pre_ln)
     tm = peers.TorchTransformer(params)
     src, tgt = (torch.from_numpy(bt[k]).long() for k in ("src", "tgt_in"))
     pad = torch.from_numpy(np.arange(s)[None] >= bt["src_len"][:, None])

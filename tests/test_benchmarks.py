@@ -224,3 +224,26 @@ def test_translator_check_catches_different_work(translator_cases):
     )
     with pytest.raises(AssertionError, match="r differs from anatomy"):
         check(bad, TOL)
+
+
+@pytest.mark.parametrize("v", [96, 11])
+def test_the_control_loss_is_the_same_function(v):
+    """benchmarks/control.py times our step against the loss as it was before issue 23:
+    the same loss, metrics and gradient, to the bit (blocked v and the fallback)."""
+    import jax
+    import jax.numpy as jnp
+
+    from anatomy.train.losses import sequence_loss
+    from benchmarks.control import previous_sequence_loss
+
+    r = np.random.default_rng(0)
+    logits = jnp.asarray(r.normal(size=(3, 5, v)).astype(np.float32) * 3)
+    targets = r.integers(0, v, (3, 5)).astype(np.int32)
+    targets[0, 3:] = 0
+    batch = {"tgt_out": jnp.asarray(targets)}
+    vg = lambda f: jax.jit(jax.value_and_grad(lambda x: f(x, batch, 0.1), has_aux=True))(logits)
+    (loss, metrics), grad = vg(sequence_loss)
+    (loss0, metrics0), grad0 = vg(previous_sequence_loss)
+    assert float(loss) == float(loss0)
+    assert {k: float(x) for k, x in metrics.items()} == {k: float(x) for k, x in metrics0.items()}
+    np.testing.assert_array_equal(grad, grad0)
