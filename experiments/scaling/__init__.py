@@ -24,15 +24,15 @@ from __future__ import annotations
 import time
 
 from anatomy.probes import claims_json, hardware
-from experiments import common
+from experiments import outputs, provenance
 from experiments.configs import rnn_vs_attn as rva_config
 from experiments.scaling import applied, check, claims, report, structure
 
 
 def run(config, workdir):
     """Read the structure, check the model, apply it; write results.json, report.md, plots."""
-    started, t0 = common.provenance(), time.time()
-    load_before = common.load_average()
+    started, t0 = provenance.provenance(), time.time()
+    load_before = provenance.load_average()
     for name in (*config.applied.accelerators, config.applied.headline):
         hardware.get(name)  # an unknown accelerator: BadInputError before anything compiles
     pending = structure.start(config, structure.specs(config))  # compiles on the other core
@@ -41,7 +41,7 @@ def run(config, workdir):
     structure_rows = structure.collect(pending)  # nothing is timed while it compiles
     checked = check.run(config.check, progs)
     texts = checked.pop("texts")
-    load_after = common.load_average()
+    load_after = provenance.load_average()
 
     cfg_a = config.applied
     layer_ns = sorted(n for (f, n) in texts if f == "lstm")
@@ -72,9 +72,9 @@ def run(config, workdir):
     results["table"] = [
         dict(c, id=i) for i, c in zip([i for i, _ in rows], claims_json([c for _, c in rows]))
     ]
-    results["provenance"] = common.run_provenance("scaling", config, started, t0)
+    results["provenance"] = provenance.run_provenance("scaling", config, started, t0)
     pngs = report.plot(structure_rows, checked["rows"], workdir, config)
     results["plots"] = pngs
-    common.write_json(workdir, results)
+    outputs.write_json(workdir, results)
     report.write(workdir, config, results, [c for _, c in rows], pngs)
     return results

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, NOT_SHOWN, REPORTED, Claim, holds
-from experiments.thresholds import SPEEDUP_N, SPEEDUP_RANGE
+from experiments.parallelism.claims import SPEEDUP_N, SPEEDUP_RANGE
 
 DP_BYTES_RTOL = 1e-3  # data parallel: Σ all-reduce bytes within (1 + this) × parameter bytes
 # (the loss and metrics scalars ride along)

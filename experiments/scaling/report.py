@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from anatomy.probes import claims_markdown
 from anatomy.probes.claims import Claim
-from experiments import common
+from experiments import outputs, provenance
 from experiments.scaling.claims import MODEL_TOL, PREDICTED
 
 MODE_LABEL = {"dp": "data parallel", "tp": "tensor parallel", "single": "one device"}
@@ -32,7 +32,7 @@ def collectives_table(structure) -> str:
                 kinds or "none",
             )
         )
-    return common.markdown_table(
+    return outputs.markdown_table(
         (
             "program",
             "mode",
@@ -65,7 +65,7 @@ def depth_table(structure) -> str:
         )
         for r in structure
     ]
-    return common.markdown_table(
+    return outputs.markdown_table(
         (
             "program",
             "mode",
@@ -84,7 +84,7 @@ def depth_table(structure) -> str:
 
 
 def error_table(check_rows) -> str:
-    return common.markdown_table(
+    return outputs.markdown_table(
         (
             "program",
             "N",
@@ -158,7 +158,7 @@ def hardware_table(tables: list[dict]) -> str:
         )
         for t in tables
     ]
-    table = common.markdown_table(
+    table = outputs.markdown_table(
         (
             "hardware",
             "bf16 TFLOP/s",
@@ -197,7 +197,7 @@ def accelerator_table(ratios, cfg) -> str:
         for r in ratios
         if r["latency_scale"] == 1.0
     ]
-    return f"{PREDICTED} ({cfg.precision}).\n\n" + common.markdown_table(
+    return f"{PREDICTED} ({cfg.precision}).\n\n" + outputs.markdown_table(
         (
             "accelerator",
             "N",
@@ -218,7 +218,7 @@ def sensitivity_table(ratios, n_ratio) -> str:
         for r in ratios
         if r["n"] == n_ratio
     ]
-    return common.markdown_table(
+    return outputs.markdown_table(
         (
             "accelerator",
             "latencies x",
@@ -234,7 +234,7 @@ def wide_table(rows) -> str:
         return "(none configured)"
     return (
         f"{PREDICTED}; compiled from shapes at this width, never run.\n\n"
-        + common.markdown_table(
+        + outputs.markdown_table(
             (
                 "accelerator",
                 "d",
@@ -268,7 +268,7 @@ def wide_table(rows) -> str:
 
 def time_to_loss_table(ttl, steps) -> str:
     rel = {"transformer >=": "≥ ", "transformer <=": "≤ ", None: ""}[steps["bound"]]
-    return common.markdown_table(
+    return outputs.markdown_table(
         (
             "accelerator",
             "Transformer step ms",
@@ -294,7 +294,7 @@ def time_to_loss_table(ttl, steps) -> str:
 
 
 def scale_out_table(rows) -> str:
-    return f"{PREDICTED}.\n\n" + common.markdown_table(
+    return f"{PREDICTED}.\n\n" + outputs.markdown_table(
         (
             "program",
             "mode",
@@ -328,7 +328,7 @@ def scale_out_table(rows) -> str:
 def plot(structure, check_rows, workdir, cfg) -> list[str]:
     """collectives.png (executions per step against N, tp and dp, each stack) and
     prediction.png (predicted against measured on this CPU, the 2x band)."""
-    fig, axes = common.new_figure(1, 2, figsize=(12, 4.5))
+    fig, axes = outputs.new_figure(1, 2, figsize=(12, 4.5))
     for family in sorted({r["family"] for r in structure}):
         for mode, style in (("tp", "o-"), ("dp", "s--")):
             rows = sorted(
@@ -354,7 +354,7 @@ def plot(structure, check_rows, workdir, cfg) -> list[str]:
         title=f"{cfg.devices} devices, L = {cfg.layers_fixed} (read from the compiled programs)",
     )
     axes[0].legend(fontsize=8)
-    common.grid_ticks(
+    outputs.grid_ticks(
         axes[0], sorted({r["n"] for r in structure if r["layers"] == cfg.layers_fixed})
     )
     ax = axes[1]
@@ -375,7 +375,7 @@ def plot(structure, check_rows, workdir, cfg) -> list[str]:
         title=f"the model on this CPU (band: {MODEL_TOL:g}x)",
     )
     ax.legend(fontsize=8)
-    return [common.save_plot(fig, workdir, "scaling.png")]
+    return [outputs.save_plot(fig, workdir, "scaling.png")]
 
 
 def write(workdir, cfg, results, claims: list[Claim], pngs) -> str:
@@ -448,9 +448,9 @@ def write(workdir, cfg, results, claims: list[Claim], pngs) -> str:
         ("Predicted scale-out of the stacks", scale_out_table(results["applied"]["scale_out"])),
         ("How it was measured", notes),
         ("Plots", "\n".join(f"![{p}]({p})" for p in pngs)),
-        ("Run", common.provenance_line(results["provenance"])),
+        ("Run", provenance.provenance_line(results["provenance"])),
     ]
-    return common.write_report(
+    return outputs.write_report(
         workdir, "Scaling: collectives, serial depth and a cost model", sections
     )
 

@@ -236,11 +236,11 @@ def main(argv):
     src, dst = argv[1], argv[2]
     with open(src) as f:
         job = json.load(f)
-    from experiments.common import _jsonable
+    from experiments.outputs import jsonable
 
     out = _read_specs(job["config"], job["specs"])
     with open(dst, "w") as f:
-        json.dump(_jsonable(out), f)
+        json.dump(jsonable(out), f)
 
 
 if __name__ == "__main__":
