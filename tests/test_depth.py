@@ -17,6 +17,7 @@ from conftest import launch
 from anatomy import probes
 from anatomy.errors import BadInputError
 from anatomy.train.optim import make_optimizer
+from experiments import record
 from experiments.configs.depth import get_config
 from experiments.depth import VARIANTS, XIONG, attention, check, claims, data, train
 from experiments.depth import lm as depth_lm
@@ -64,19 +65,24 @@ def fake(losses=None, fits=None, serial=None, unigram=UNIGRAM):
     return {"data": {"unigram_loss": unigram}, "variants": variants, "serial_steps": serial}
 
 
+def judge(results):
+    """The table's claims, then the chapter's, as record.claims_of reads them."""
+    return [*claims.table(results), *claims.chapter(results)]
+
+
 def verdicts(results):
-    return {c.id: c.verdict for c in claims.judge(results)}
+    return {c.id: c.verdict for c in judge(results)}
 
 
 # ------------------------------------------------------------------ claims on injected numbers
 
 
 def test_every_claim_has_a_unique_id_and_time_is_never_judged():
-    judged = claims.judge(fake())
+    judged = judge(fake())
     ids = [c.id for c in judged]
     assert len(set(ids)) == len(ids) and all(i.startswith("depth/") for i in ids)
     assert {c.id: c.verdict for c in judged}["depth/time_per_step"] == probes.REPORTED
-    row = claims.claims_json(judged)[0]
+    row = probes.claims_json(judged)[0]
     assert list(row)[0] == "id" and set(row) >= {"claim", "expected", "measured", "verdict"}
 
 
@@ -139,7 +145,7 @@ def test_the_gradient_ratio_down_the_stack_is_reported_beside_the_lstm_verdict()
         list(np.geomspace(1e-4, 1.0, 16))
     ] * 6
     assert claims.bottom_over_top(results, "lstm") == (16, pytest.approx(1e-4))
-    row = {c.id: c for c in claims.judge(results)}["depth/lstm_plain_degrades"]
+    row = {c.id: c for c in judge(results)}["depth/lstm_plain_degrades"]
     assert "0.0001x layer 16's" in row.detail
 
 
@@ -174,6 +180,8 @@ def test_stackability_holds_caveat_fails():
     assert verdicts(fake(no_rnn_problem))[v] == CAVEAT
     assert verdicts(fake({"lstm": WORSE_AT_8}))[v] == FAILS  # the residual was not needed
     assert verdicts(fake({**rnn_fails, "pre": WORSE_AT_8}))[v] == FAILS
+    shallow_lstm = {d: x for d, x in WORSE_AT_8.items() if d <= claims.FEW_LAYERS}
+    assert verdicts(fake({**fixed, "lstm": shallow_lstm}))[v] == probes.NOT_SHOWN
 
 
 def test_a_variant_not_run_is_missing_not_judged():
@@ -318,14 +326,19 @@ def test_quick_preset_through_launch(quick_run, quick):
         assert res["serial_steps"]["recurrent"][str(d)]["hlo"] == d * n
         assert res["serial_steps"]["attention"][str(d)]["hlo"] == 0
     ids = {r["id"]: r["verdict"] for r in res["table"]}
-    assert ids["depth/serial_steps"] == HOLDS and "depth/stackability" in ids
+    assert ids["depth/serial_steps"] == HOLDS
     assert all(v in probes.VERDICTS for v in ids.values())
     report = (workdir / "report.md").read_text()
     assert all(f"**{r['verdict']}**" in report for r in res["table"])
     assert (workdir / "loss_vs_depth.png").exists() and (
         workdir / "grad_norms_at_init.png"
     ).exists()
-    assert claims.judge(res) and [c.as_dict() for c in claims.judge(res)] == res["table"]
+    # the table is what claims.py gives when it judges the written results.json again, and
+    # the chapter's claim is read by its id, as the report reads it
+    assert [c.as_dict() for c in claims.table(res)] == res["table"]
+    judged = record.claims_of("depth", res)
+    assert "depth/stackability" in judged and "depth/stackability" not in ids
+    assert f"**{judged['depth/stackability'].verdict}**" in report
 
 
 def test_unknown_variant_or_bad_depths_is_bad_input():

@@ -28,7 +28,6 @@ itself runs inside each), not training.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 
@@ -36,7 +35,8 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.errors import BadInputError
-from experiments import common
+from anatomy.probes.claims import claims_markdown
+from experiments import record
 from experiments.depth import attention, claims, data, plots, recurrent, tables, train
 
 XIONG = {"attention": attention.xiong, "recurrent": recurrent.xiong}  # per family
@@ -142,50 +142,33 @@ def summarise(config, variants, raw) -> dict:
     return out
 
 
-def stored(workdir, results) -> dict:
-    """`results` as results.json holds them (written, read back: string keys, null for a
-    non-finite number). Plots and claims read only this, so a committed result is judged and
-    drawn by the same code as a fresh run (experiments/record.py's `stored` on issue 21)."""
-    with open(common.write_json(workdir, results)) as f:
-        return json.load(f)
+TITLE = "Stackability: loss and gradients against depth, Transformer wirings and LSTM stacks"
 
 
 def run(config, workdir):
     """Train every variant at every depth; write results.json, report.md and two PNGs."""
     variants = check(config)
-    started, t0 = common.provenance(), time.time()
+    started = record.start("depth", config, workdir)
     corpus = data.load(config.data, config.train.length, config.seed)
     raw = measure(config, variants, corpus)
-    results = stored(
-        workdir,
-        {
-            "config": config.to_dict(),
-            "data": corpus.summary(),
-            "variants": summarise(config, variants, raw),
-            "serial_steps": raw["serial_steps"],
-        },
-    )
-    return finish(workdir, results, common.run_provenance("depth", config, started, t0))
-
-
-def finish(workdir, results, provenance) -> dict:
-    """Plots, claims, results.json and report.md from stored measurements (`stored`, or a
-    results.json read back: a recorded run is redrawn and re-judged by the same code)."""
-    results = {k: v for k, v in results.items() if k not in ("plots", "table", "provenance")}
-    results["plots"] = plots.plot(results, workdir)
-    judged = claims.judge(results)
-    results["table"] = claims.claims_json(judged)
-    results["provenance"] = provenance
-    common.write_json(workdir, results)
-    common.write_report(
-        workdir,
-        "Stackability: loss and gradients against depth, Transformer wirings and LSTM stacks",
+    results = {
+        "config": config.to_dict(),
+        "data": corpus.summary(),
+        "variants": summarise(config, variants, raw),
+        "serial_steps": raw["serial_steps"],
+    }
+    # plots and tables read what results.json will hold (string depth keys, null = NaN), as
+    # the claims do: a committed result is redrawn by the same code
+    plain = record.stored(results)
+    results["plots"] = plots.plot(plain, workdir)
+    chapter = claims_markdown(claims.chapter(plain))
+    return started.finish(
+        results,
+        claims.table,
+        TITLE,
         [
-            ("Claims", claims.claims_markdown(judged)),
+            ("The chapter's claim", chapter),
             ("How verdicts are decided", "\n".join(claims.rules())),
-            *tables.sections(results),
-            ("Plots", "\n\n".join(f"![{p}]({p})" for p in results["plots"])),
-            ("Run", common.provenance_line(provenance)),
+            *tables.sections(plain),
         ],
     )
-    return results

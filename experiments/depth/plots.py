@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments import common
+from experiments import outputs
 
 FAMILIES = (("attention", "Transformer blocks"), ("recurrent", "LSTM stacks"))
 CEILING = 0.1  # nats above the unigram loss where the loss axis stops
@@ -33,7 +33,7 @@ def _depths(variant) -> list[int]:
 
 
 def loss_vs_depth(results, workdir) -> str:
-    fig, axes = common.new_figure(1, 2, figsize=(11, 4.2))
+    fig, axes = outputs.new_figure(1, 2, figsize=(11, 4.2))
     unigram = results["data"]["unigram_loss"]
     top = unigram + CEILING
     for ax, (family, title) in zip(axes, FAMILIES):
@@ -54,17 +54,17 @@ def loss_vs_depth(results, workdir) -> str:
         ax.axhline(unigram, ls="--", color="grey", lw=1, label="unigram")
         ax.set_ylim(lowest - 0.05, top + 0.03)
         ax.set_xscale("log", base=2)
-        common.grid_ticks(ax, results["config"]["depths"])
+        outputs.grid_ticks(ax, results["config"]["depths"])
         ax.set_xlabel("layers L")
         ax.set_title(title)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         ax.set_ylabel("validation loss (nats / character; x: a failed seed)")
-    return common.save_plot(fig, workdir, "loss_vs_depth.png")
+    return outputs.save_plot(fig, workdir, "loss_vs_depth.png")
 
 
 def grad_norms(results, workdir) -> str:
-    fig, axes = common.new_figure(1, 3, figsize=(15, 4.2))
+    fig, axes = outputs.new_figure(1, 3, figsize=(15, 4.2))
     for ax, (family, title) in zip(axes, FAMILIES):
         for v in results["variants"].values():
             if v["family"] != family:
@@ -92,13 +92,13 @@ def grad_norms(results, workdir) -> str:
         ax.plot(ref, ref**exponent * 0.5, style, color="grey", lw=1, label=f"∝ L^{exponent:g}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    common.grid_ticks(ax, results["config"]["depths"])
+    outputs.grid_ticks(ax, results["config"]["depths"])
     ax.set_xlabel("layers L")
     ax.set_ylabel("‖∂loss/∂W^{2,L}‖ at init")
     ax.set_title("last layer's FFN weight (Xiong et al. 2020)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    return common.save_plot(fig, workdir, "grad_norms_at_init.png")
+    return outputs.save_plot(fig, workdir, "grad_norms_at_init.png")
 
 
 def plot(results, workdir) -> list[str]:

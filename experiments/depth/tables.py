@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments import common
+from experiments import outputs
 from experiments.depth import claims
 
 
@@ -30,7 +30,7 @@ def loss_table(results) -> str:
     head = ["variant", *(f"L={d}" for d in depths)]
     unigram = results["data"]["unigram_loss"]
     return (
-        common.markdown_table(head, rows)
+        outputs.markdown_table(head, rows)
         + f"\n\nUnigram loss of the same validation characters: {unigram:.3f} nats; "
         f"{results['data']['valid_characters']} characters scored."
     )
@@ -55,7 +55,7 @@ def grad_table(results) -> str:
         rows.append([v["label"], *cells, slope, f"{ratio[1]:.3g}" if ratio else "—"])
     head = ["variant", *(f"L={d}" for d in depths), "slope against L", "layer 1 / layer L"]
     return (
-        common.markdown_table(head, rows)
+        outputs.markdown_table(head, rows)
         + "\n\nTransformer: ‖∂loss/∂W^{2,L}‖, the last block's second FFN weight (Xiong et al. "
         "2020, Theorem 1: slope 0 post-LN, -1/2 pre-LN); LSTM: the last layer's cell "
         "parameters (no theorem). Layer 1 / layer L: the first layer's gradient norm over the "
@@ -88,12 +88,12 @@ def cost_table(results) -> str:
         for d, s in by_depth.items():
             serial.append([family, s["variant"], int(d), s["n"], s["hlo"], s["jaxpr"]])
     return (
-        common.markdown_table(head, rows)
+        outputs.markdown_table(head, rows)
         + "\n\nms per step: one run (one seed), the median over the seeds; post-LN with and "
         "without warmup share one compiled program. Times move with the machine's load: they "
         "are reported, never judged.\n\nSerial steps of the forward program (one window of N "
         "characters), read from the compiled HLO and from the jaxpr:\n\n"
-        + common.markdown_table(["family", "variant", "L", "N", "HLO", "jaxpr"], serial)
+        + outputs.markdown_table(["family", "variant", "L", "N", "HLO", "jaxpr"], serial)
     )
 
 
