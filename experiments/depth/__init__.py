@@ -18,12 +18,13 @@ Measured per variant and depth (train.py):
 claims.py judges them; plots.py draws loss against depth (seed band) and the per-layer
 gradient norms at init.
 
-What the default preset gives up to fit 15 minutes on 2 cores: width 32 and 300 steps of 512
-characters (153,600 per model), so the models are small (16K-206K parameters) and far from
-converged; one learning rate for all, untuned, so a wiring that needs another (post-LN) is
-judged at this one; three trained seeds, so a seed band is a rough spread; depth stops at 16.
-Most of the time is XLA compiling 40 programs (one per wiring and depth; the training loop
-itself runs inside each), not training.
+What the default preset gives up to fit 15 minutes on 2 idle cores: width 32 and 300 steps of
+512 characters (153,600 per model), so the models are small (tens to a few hundred thousand
+parameters: report.md's cost table) and far from converged; one learning rate for all,
+untuned, so a wiring that needs another (post-LN) is judged at this one; three trained seeds,
+so a seed band is a rough spread; depth stops at 16. Most of the time is XLA compiling 40
+programs (one per wiring and depth; the training loop itself runs inside each), not
+training.
 """
 
 from __future__ import annotations
