@@ -19,7 +19,7 @@ from anatomy.errors import BadInputError
 from anatomy.train.optim import make_optimizer
 from experiments import record
 from experiments.configs.depth import get_config
-from experiments.depth import VARIANTS, XIONG, attention, check, claims, data, train
+from experiments.depth import VARIANTS, XIONG, check, claims, data, train
 from experiments.depth import lm as depth_lm
 
 CAVEAT, FAILS, HOLDS = probes.CAVEAT, probes.FAILS, probes.HOLDS
@@ -232,7 +232,7 @@ def test_grad_norms_split_the_stack_by_layer(name, quick, corpus):
     xiong = XIONG[v.family]
     model = depth_lm.build(v, quick.model, 3, corpus.vocab_size)
 
-    @jax.jit
+    @functools.partial(jax.jit, compiler_options=train.compiler_options(quick))
     def norms(p):
         got = train.grad_norms(model, xiong, p)
         rest = {k: x for k, x in p.items() if k != "stack"}
@@ -255,20 +255,21 @@ def _reference_step(model, tx, tc, params, state, train_ids, key):
     return optax.apply_updates(params, updates), state, value, probes.global_norm(g)
 
 
-def test_program_equals_a_python_loop_with_the_library_optimizer(quick, corpus):
-    """The compiled program (one loop in XLA, shared by runs with and without warmup) against
-    a Python loop over the same batches with anatomy.train.make_optimizer's AdamW(schedule) and
-    clipping, one jitted step at a time."""
-    cfg = get_config("quick")
-    cfg.train.steps = 4
-    group = [VARIANTS["post"], VARIANTS["post_warmup"]]
-    got = train.train_group(group, attention.xiong, cfg, 1, corpus)
-    model = depth_lm.build(group[0], cfg.model, 1, corpus.vocab_size)
-    init_keys, data_keys = train.run_keys(cfg.seed, range(cfg.seeds))
+def test_program_equals_a_python_loop_with_the_library_optimizer(quick_run, quick, corpus):
+    """The compiled program of the quick run (one loop in XLA, shared by post-LN with and
+    without warmup) against a Python loop over the same batches with
+    anatomy.train.make_optimizer's AdamW(schedule) and clipping, one jitted step at a time:
+    every training loss, the gradient norm at init and the validation loss, as results.json
+    holds them."""
+    _, res = quick_run
+    model = depth_lm.build(VARIANTS["post"], quick.model, 1, corpus.vocab_size)
+    init_keys, data_keys = train.run_keys(quick.seed, range(quick.seeds))
     train_ids, valid_ids = jnp.asarray(corpus.train), jnp.asarray(corpus.valid)
-    valid = jax.jit(functools.partial(depth_lm.loss, model))
-    tc = cfg.train
-    for v in group:
+    fast = train.compiler_options(quick)
+    valid = jax.jit(functools.partial(depth_lm.loss, model), compiler_options=fast)
+    tc = quick.train
+    for name in ("post", "post_warmup"):
+        v = VARIANTS[name]
         opt_cfg = dict(
             learning_rate=tc.learning_rate,
             warmup_steps=tc.warmup_steps if v.warmup else 0,
@@ -282,8 +283,10 @@ def test_program_equals_a_python_loop_with_the_library_optimizer(quick, corpus):
             max_train_seconds=0.0,
         )
         tx = make_optimizer(ml_collections.ConfigDict(opt_cfg))
-        step = jax.jit(functools.partial(_reference_step, model, tx, tc))
-        for s in range(cfg.seeds):
+        step = jax.jit(functools.partial(_reference_step, model, tx, tc), compiler_options=fast)
+        row = res["variants"][name]["depths"]["1"]
+        assert row["curve"]["step"] == list(range(tc.steps))  # every step kept at this size
+        for s in range(quick.seeds):
             params = model.init(init_keys[s])
             state, losses, norms = tx.init(params), [], []
             for i in range(tc.steps):
@@ -291,11 +294,10 @@ def test_program_equals_a_python_loop_with_the_library_optimizer(quick, corpus):
                 params, state, value, norm = step(params, state, train_ids, key)
                 losses.append(float(value))
                 norms.append(float(norm))
-            row = got[v.name]
-            np.testing.assert_allclose(row["losses"][s], losses, rtol=2e-5)
+            np.testing.assert_allclose(row["curve"]["loss"][s], losses, rtol=2e-5)
             assert row["valid_loss"][s] == pytest.approx(float(valid(params, valid_ids)), rel=2e-5)
-            assert row["init_grads"]["total"][s] == pytest.approx(norms[0], rel=2e-5)
-        assert row["init_grads"]["xiong"].shape == (2 * cfg.seeds,)
+            assert row["init_grad_total"][s] == pytest.approx(norms[0], rel=2e-5)
+        assert len(row["init_grad_xiong"]) == 2 * quick.seeds
 
 
 # ------------------------------------------------------------------ the quick preset

@@ -444,4 +444,10 @@ def rules() -> list[str]:
         f"(pre-LN); the right direction alone (pre-LN < 0 and below post-LN by "
         f"{XIONG_ORDER:g}) is a caveat.",
         "* Time per step is reported, never judged.",
+        "* The chapter's claim (depth/stackability) is made of the table's verdicts: it holds "
+        "when pre-LN stacks, pre-LN without its residual breaks and the plain LSTM degrades "
+        "while residual + LayerNorm do not rescue the LSTM; a caveat when they do, or when the "
+        "plain LSTM does not degrade; not shown when the plain LSTM is not run past "
+        f"{FEW_LAYERS} layers (not measured when it is not run at all); it does not hold when "
+        "the Transformer side does not.",
     ]
