@@ -21,6 +21,7 @@ import os
 import re
 import sys
 
+from anatomy import paths
 from experiments import outputs, provenance, record
 from experiments.rnn_vs_attn.seeds import mean_pm_std
 
@@ -44,15 +45,15 @@ def load(name: str) -> dict:
 
 def save(name: str, workdir: str, command: str, note: str = "") -> str:
     """Copy workdir's results.json (or sweep.json) into results/<name>.json with its command
-    (and `note`: what the result alone does not say, e.g. the commit a long sweep started at)."""
+    (and `note`: what the result alone does not say, e.g. the commit a long sweep started at).
+    The workdir may be local or a bucket (gs://...: anatomy.paths); results/ is this checkout's."""
     for file in ("results.json", "sweep.json"):
-        path = os.path.join(workdir, file)
-        if os.path.exists(path):
+        path = paths.join(workdir, file)
+        if paths.exists(path):
             break
     else:
         raise FileNotFoundError(f"publish: no results.json or sweep.json in {workdir}")
-    with open(path) as f:
-        result = json.load(f)
+    result = json.loads(paths.read_text(path))
     out = {
         "name": name,
         "command": command,
