@@ -60,8 +60,8 @@ def run(config, workdir):
     seconds = time.perf_counter() - t0
     if config.export_tsv:
         for split, pairs in corpus.splits.items():
-            text = "".join(f"{s}\t{t}\n" for s, t in pairs)
-            paths.write_text(paths.join(workdir, f"{split}.tsv"), text)
+            with paths.path(workdir).joinpath(f"{split}.tsv").open("w") as f:
+                f.writelines(f"{s}\t{t}\n" for s, t in pairs)
     results = {
         "corpus": corpus.name,
         "load_seconds": seconds,
