@@ -283,7 +283,6 @@ NOT_A_WORKDIR = {
     ("anatomy/data/corpus.py", "_vocabs", "os.makedirs"): "a temporary folder (no workdir)",
     ("anatomy/data/readers.py", "_check_file", "os.path.isfile"): "the user's corpus files",
     ("anatomy/data/readers.py", "_lines", "open"): "the user's corpus files",
-    ("anatomy/data/vocab.py", "train_sentencepiece", "open"): "sentencepiece's local temp folder",
     ("anatomy/probes/hardware.py", "cache_bytes", "glob.glob"): "/sys (the CPU's caches)",
     ("anatomy/probes/hardware.py", "cache_bytes", "open"): "/sys (the CPU's caches)",
     ("experiments/outputs.py", "save_plot", "fig.savefig"): "into a file opened through epath",

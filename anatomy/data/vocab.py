@@ -108,7 +108,7 @@ def train_sentencepiece(texts, vocab_size, model_prefix, model_type="unigram"):
 
     Falls back to the largest size the data allows when vocab_size is too big for it. A
     model_prefix on an object store (gs://...): trained in a local temporary folder, then
-    model_prefix.model is copied there (sentencepiece writes local files only).
+    model_prefix.model and .vocab are copied there (sentencepiece writes local files only).
     """
     import sentencepiece as spm
 
@@ -137,10 +137,8 @@ def train_sentencepiece(texts, vocab_size, model_prefix, model_type="unigram"):
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(texts), vocab_size=vocab_size, **kwargs
         )
-        with open(local + ".model", "rb") as f:
-            paths.write_bytes(model_prefix + ".model", f.read())
-        with open(local + ".vocab", "rb") as f:
-            paths.write_bytes(model_prefix + ".vocab", f.read())
+        for ext in (".model", ".vocab"):
+            paths.write_bytes(model_prefix + ext, paths.read_bytes(local + ext))
     return SentencePieceVocab(model_prefix + ".model")
 
 
