@@ -11,7 +11,6 @@ import math
 import pathlib
 
 import pytest
-from conftest import launch
 
 from anatomy import probes
 from anatomy.probes.claims import weakest
@@ -20,14 +19,9 @@ from experiments.scaling import claims
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("scaling")
-    launch(
-        "--experiment=scaling",
-        "--config=experiments/configs/scaling.py:quick",
-        f"--workdir={workdir}",
-        timeout=600,
-    )
+def results(quick_report):
+    """The quick preset as the quick report ran it through launch.py (conftest.quick_report)."""
+    workdir = quick_report / "scaling"
     report = (pathlib.Path(workdir) / "report.md").read_text()
     res = json.loads((pathlib.Path(workdir) / "results.json").read_text())
     assert list(pathlib.Path(workdir).glob("*.png"))
