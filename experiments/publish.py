@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import json
 import os
 import re
 import sys
 
 from anatomy import paths
+from anatomy.probes.claims import claims_markdown
 from experiments import outputs, provenance, record
 from experiments.rnn_vs_attn.seeds import mean_pm_std
 
@@ -82,7 +84,7 @@ def _prov(setup: dict) -> dict:
 def _made_by(doc: dict) -> str:
     """'`command` at commit abc1234 (cores, load a -> b, wall time)': where a table is from."""
     setup = doc["result"].get("setup", {})
-    p = _prov(setup) or doc.get("saved_by", {})
+    p = _prov(setup) or doc["result"].get("provenance") or doc.get("saved_by", {})
     load = p.get("loadavg") or [float("nan")]
     after = p.get("loadavg_after") or [float("nan")]
     bits = [f"{p.get('cpus', '?')} cores ({p.get('device_kind', '?')})"]
@@ -303,6 +305,24 @@ def render_chapter_speedup(doc: dict) -> str:
         f"cores (1-minute load {f(float(load[0] or 'nan'))} before, {f(float(load[1] or 'nan'))} "
         f"after); not run on a GPU ({_source(doc)})"
     )
+
+
+def claims_table(ids: tuple[str, ...] = ()):
+    """A renderer of an experiment's claims as its claims.py judges the committed result now:
+    those of `ids` in that order (any of its table and chapter claims), or its whole table;
+    then where the result is from."""
+
+    def render(doc: dict) -> str:
+        name = doc["name"].split("/")[0]
+        if ids:
+            judged = record.claims_of(name, doc["result"])
+            chosen = [judged[i] for i in ids]
+        else:
+            module = importlib.import_module(f"experiments.{name}.claims")
+            chosen = module.table(record.stored(doc["result"]))
+        return f"{claims_markdown(chosen)}\n\nMade by {_made_by(doc)}."
+
+    return render
 
 
 # KEY -> (committed result, renderer)
