@@ -4,8 +4,8 @@ file a run writes and reads back.
 
     path(workdir) / "results.json"       an epath.Path; str() of a local one is os.path.join's
     absolute(p)                          os.path.abspath's, a gs:// URI as it is
-    makedirs(workdir)                    a no-op on object stores, mkdir -p locally
-    write_text(p, text, atomic=True)     a temporary file renamed (readers never see half a file)
+    makedirs(workdir)                    mkdir -p (an object store has no folders to make)
+    write_text(p, text, atomic=True)     readers never see half a file (locally: a temp renamed)
     read_text(p), read_bytes(p), exists(p), is_remote(p)
 
 epath picks the backend by prefix: plain paths go to the os module, gs:// to tf.io.gfile when
@@ -63,10 +63,11 @@ def read_bytes(p: PathLike) -> bytes:
 
 
 def write_text(p: PathLike, text: str, *, atomic: bool = False) -> None:
-    """Write `text` (UTF-8) at `p`; atomic=True writes `p`.tmp<pid> and renames it over `p`
-    (a rename is atomic on a local disk; on an object store the object appears whole anyway)."""
+    """Write `text` (UTF-8) at `p`; atomic=True, on a local disk: `p`.tmp<pid> renamed over
+    `p`. An object store needs no temporary: an object appears whole when it is closed (and a
+    rename there is a copy)."""
     target = path(p)
-    if not atomic:
+    if not atomic or is_remote(p):
         target.write_text(text)
         return
     tmp = path(f"{os.fspath(target)}.tmp{os.getpid()}")
