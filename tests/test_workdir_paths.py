@@ -15,6 +15,7 @@ import io
 import json
 import os
 import pathlib
+import re
 import sys
 import types
 
@@ -298,21 +299,7 @@ NOT_A_WORKDIR = {
     ("experiments/scaling/structure.py", "collect", "open"): "a local temporary folder",
     ("experiments/scaling/structure.py", "main", "open"): "a local temporary folder",
 }
-# The report experiment (experiments/report/) still reads and writes its workdir with plain
-# calls: a gs:// workdir does not work for it yet (left out of the change that moved the
-# other writers to anatomy.paths).
-STILL_PLAIN = {
-    ("experiments/report/__init__.py", "run", "os.makedirs"),
-    ("experiments/report/sources.py", "read_results", "os.path.isfile"),
-    ("experiments/report/sources.py", "read_results", "open"),
-    ("experiments/report/sources.py", "run_experiment", "os.makedirs"),
-    ("experiments/report/sources.py", "gather", "os.path.isfile"),
-    ("experiments/report/sources.py", "publish", "os.path.abspath"),
-    ("experiments/report/sources.py", "publish", "glob.glob"),
-    ("experiments/report/sources.py", "publish", "os.path.isfile"),
-    ("experiments/report/sources.py", "publish", "os.makedirs"),
-    ("experiments/report/sources.py", "publish", "shutil.copy2"),
-}
+STILL_PLAIN: set = set()  # every workdir reader and writer goes through anatomy.paths
 _OS = {"makedirs", "mkdir", "replace", "rename", "remove", "unlink", "listdir", "scandir", "walk"}
 _OS_PATH = {"exists", "lexists", "isfile", "isdir", "abspath", "realpath", "normpath", "getsize"}
 
@@ -374,3 +361,25 @@ def test_the_scan_sees_a_plain_writer():
     src = "def w(workdir):\n    os.makedirs(workdir)\n    open(os.path.join(workdir, 'r'), 'w')\n"
     calls = [_plain_call(c) for c in ast.walk(ast.parse(src)) if isinstance(c, ast.Call)]
     assert {"os.makedirs", "open"} <= set(calls) and "os.path.join" not in calls
+
+
+def test_report_collects_into_a_gs_workdir(quick_report, local_gcs, refuse_plain_io):
+    """The report, collecting the session's quick runs (local), writes its results.json and
+    report.md into gs:// and copies every source's plots and report.md beside them; the
+    links in report.md point at those copies."""
+    from experiments import report
+    from experiments.configs import report as report_config
+
+    c = report_config.get_config()
+    c.preset = "quick"  # the sources were made by the quick presets
+    for name in report_config.EXPERIMENTS:
+        c.sources[name] = str(quick_report / name)
+    wd = BUCKET + "/report"
+    results = report.run(c, wd)
+    gs = local_gcs(wd)
+    assert json.loads((gs / "results.json").read_text())["rows"] == results["rows"]
+    text = (gs / "report.md").read_text()
+    links = re.findall(r"\]\(([^)]+)\)", text)
+    assert any(x.endswith(".png") for x in links) and any(x.endswith("report.md") for x in links)
+    for link in links:
+        assert not link.startswith("gs://") and (gs / link).is_file(), link
