@@ -54,14 +54,21 @@ def quick_report(tmp_path_factory, worker_id):
         base if worker_id == "master" else base.parent
     )  # parent: shared by this session's workers
     workdir = root / "quick_report"
+    failed = root / "quick_report.failed"  # one failed run fails every test that needs it
     with FileLock(str(root / "quick_report.lock")):
+        if failed.exists():
+            pytest.fail(f"the quick report failed earlier in this session:\n{failed.read_text()}")
         if not (workdir / "results.json").exists():
-            launch(
+            proc = launch(
                 "--experiment=report",
                 "--config=experiments/configs/report.py:quick",
                 f"--workdir={workdir}",
                 timeout=1800,
-            )  # asserts it exited 0
+                check=False,
+            )
+            if proc.returncode != 0:
+                failed.write_text(proc.stderr[-4000:])
+                pytest.fail(f"the quick report failed:\n{proc.stderr[-4000:]}")
     return workdir
 
 

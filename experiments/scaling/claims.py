@@ -398,3 +398,23 @@ def chapter(results) -> list[Claim]:
         if src in judged:
             out.append(dataclasses.replace(judged[src], id=f"scaling/{dst}"))
     return out
+
+
+def rules() -> list[str]:
+    """How these verdicts are decided, for the report's "How verdicts are decided"."""
+    lo, hi = TIME_TO_LOSS_RANGE
+    s_lo, s_hi = SPEEDUP_RANGE
+    return [
+        "* Scale-out structure (exact counts from the programs compiled for 8 fake devices): "
+        f"data parallel, all-reduce bytes within {DP_BYTES_RTOL:g} of the parameter bytes and "
+        "none in a loop; tensor parallel, the Transformer's collectives the same at every N and "
+        f"linear in L ({MEGATRON_PER_LAYER}·L + c holds, another exact slope is a caveat), the "
+        "LSTM's in-loop collectives the same multiple (≥ 1) of N·L everywhere; the row holds "
+        "when every one of these does.",
+        f"* Predictions for an accelerator are made only when the cost model predicts every "
+        f"time measured on this CPU within {MODEL_TOL:g}x (else not shown by this run); they "
+        f"agree with the chapter, with the caveat that they are predictions, when LSTM / "
+        f"attention time ≥ {s_lo:g} at N = {SPEEDUP_N} (the chapter: {s_lo:g}-{s_hi:g}x) and "
+        f"Transformer / RNNsearch time to the same validation loss ≤ {hi:g} (the chapter: "
+        f"{lo:g}-{hi:g}); otherwise they do not hold.",
+    ]
