@@ -27,7 +27,8 @@ flags.DEFINE_string("experiment", None, "Experiment to run (a package in experim
 flags.DEFINE_string(
     "workdir",
     None,
-    "Output folder; default runs/<experiment>. Re-using it with "
+    "Output folder, local or a bucket (gs://bucket/run: anatomy/paths.py); default "
+    "runs/<experiment>. Re-using it with "
     "the same config resumes; another config stops, naming the fields "
     "(anatomy/fingerprint.py): pass a new --workdir to start fresh.",
 )
@@ -100,7 +101,7 @@ def main(argv):
         raise app.UsageError(f"Unknown --experiment={name!r}. Choose one of: {', '.join(choices)}")
     if not FLAGS["verbosity"].present:  # orbax logs every save at INFO; --verbosity=0 shows it
         logging.set_verbosity(logging.WARNING)
-    from anatomy import distributed  # first, before anything touches a device
+    from anatomy import distributed, paths  # distributed first, before anything touches a device
     from anatomy.errors import BadInputError
 
     try:
@@ -122,7 +123,7 @@ def main(argv):
         )
     config = _CONFIG.value
     workdir = FLAGS.workdir or os.path.join("runs", name)
-    os.makedirs(workdir, exist_ok=True)
+    paths.makedirs(workdir)
     logging.info("experiment %s, workdir %s\n%s", name, workdir, config)
     module = importlib.import_module(f"experiments.{name}")
     try:

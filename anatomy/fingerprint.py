@@ -20,8 +20,8 @@ when the schedule does not depend on it (decay 'constant' or 'rsqrt'): with 'lin
 from __future__ import annotations
 
 import json
-import os
 
+from anatomy import paths
 from anatomy.errors import BadInputError
 
 # Free to change on resume: logging, checkpoint cadence and retention, the progress line,
@@ -120,16 +120,12 @@ def run_fingerprint(train_config, model, **parts) -> dict:
 
 
 def read(path: str) -> dict | None:
-    """The fingerprint saved at `path`, or None when there is none."""
-    if not os.path.exists(path):
+    """The fingerprint saved at `path` (local or gs://: anatomy.paths), or None when there is none."""
+    if not paths.exists(path):
         return None
-    with open(path) as f:
-        return json.load(f)
+    return json.loads(paths.read_text(path))
 
 
 def write(path: str, fingerprint: dict) -> None:
     """Save `fingerprint` at `path` (atomically: a temporary file renamed)."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(_plain(fingerprint), f, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    paths.write_text(path, json.dumps(_plain(fingerprint), indent=1, sort_keys=True), atomic=True)

@@ -10,6 +10,8 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from anatomy import paths
+
 
 def jsonable(x: Any) -> Any:
     """Turn numpy / jax scalars and arrays into plain JSON; non-finite floats into null."""
@@ -25,13 +27,12 @@ def jsonable(x: Any) -> Any:
 
 
 def write_json(workdir: str, results: dict, name: str = "results.json") -> str:
-    """Write `results` as indented JSON into `workdir/name`; returns the path."""
-    os.makedirs(workdir, exist_ok=True)
-    path = os.path.join(workdir, name)
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(jsonable(results), f, indent=2, sort_keys=False)
-    os.replace(tmp, path)  # never leave a half-written results.json
+    """Write `results` as indented JSON into `workdir/name` (a local folder or a gs:// one:
+    anatomy.paths); returns the path."""
+    paths.makedirs(workdir)
+    path = paths.join(workdir, name)
+    # never leave a half-written results.json
+    paths.write_text(path, json.dumps(jsonable(results), indent=2, sort_keys=False), atomic=True)
     return path
 
 
@@ -62,9 +63,8 @@ def write_report(
     parts = [f"# {title}", ""]
     for heading, body in sections:
         parts += [f"## {heading}", "", body.rstrip(), ""]
-    path = os.path.join(workdir, name)
-    with open(path, "w") as f:
-        f.write("\n".join(parts))
+    path = paths.join(workdir, name)
+    paths.write_text(path, "\n".join(parts))
     return path
 
 
@@ -84,11 +84,13 @@ def new_figure(*args, **kwargs):
 
 
 def save_plot(fig, workdir: str, name: str) -> str:
-    """Save a figure as `workdir/name` (PNG) and close it; returns the file name."""
+    """Save a figure as `workdir/name` (PNG, through anatomy.paths: a gs:// workdir too) and
+    close it; returns the file name."""
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    fig.savefig(os.path.join(workdir, name), dpi=110)
+    with paths.path(workdir).joinpath(name).open("wb") as f:
+        fig.savefig(f, format="png", dpi=110)
     plt.close(fig)
     return name
 

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import json
 import os
 import re
 import sys
 
+from anatomy import paths
+from anatomy.probes.claims import claims_markdown
 from experiments import outputs, provenance, record
 from experiments.rnn_vs_attn.seeds import mean_pm_std
 
@@ -44,15 +47,15 @@ def load(name: str) -> dict:
 
 def save(name: str, workdir: str, command: str, note: str = "") -> str:
     """Copy workdir's results.json (or sweep.json) into results/<name>.json with its command
-    (and `note`: what the result alone does not say, e.g. the commit a long sweep started at)."""
+    (and `note`: what the result alone does not say, e.g. the commit a long sweep started at).
+    The workdir may be local or a bucket (gs://...: anatomy.paths); results/ is this checkout's."""
     for file in ("results.json", "sweep.json"):
-        path = os.path.join(workdir, file)
-        if os.path.exists(path):
+        path = paths.join(workdir, file)
+        if paths.exists(path):
             break
     else:
         raise FileNotFoundError(f"publish: no results.json or sweep.json in {workdir}")
-    with open(path) as f:
-        result = json.load(f)
+    result = json.loads(paths.read_text(path))
     out = {
         "name": name,
         "command": command,
@@ -81,7 +84,7 @@ def _prov(setup: dict) -> dict:
 def _made_by(doc: dict) -> str:
     """'`command` at commit abc1234 (cores, load a -> b, wall time)': where a table is from."""
     setup = doc["result"].get("setup", {})
-    p = _prov(setup) or doc.get("saved_by", {})
+    p = _prov(setup) or doc["result"].get("provenance") or doc.get("saved_by", {})
     load = p.get("loadavg") or [float("nan")]
     after = p.get("loadavg_after") or [float("nan")]
     bits = [f"{p.get('cpus', '?')} cores ({p.get('device_kind', '?')})"]
@@ -302,6 +305,24 @@ def render_chapter_speedup(doc: dict) -> str:
         f"cores (1-minute load {f(float(load[0] or 'nan'))} before, {f(float(load[1] or 'nan'))} "
         f"after); not run on a GPU ({_source(doc)})"
     )
+
+
+def claims_table(ids: tuple[str, ...] = ()):
+    """A renderer of an experiment's claims as its claims.py judges the committed result now:
+    those of `ids` in that order (any of its table and chapter claims), or its whole table;
+    then where the result is from."""
+
+    def render(doc: dict) -> str:
+        name = doc["name"].split("/")[0]
+        if ids:
+            judged = record.claims_of(name, doc["result"])
+            chosen = [judged[i] for i in ids]
+        else:
+            module = importlib.import_module(f"experiments.{name}.claims")
+            chosen = module.table(record.stored(doc["result"]))
+        return f"{claims_markdown(chosen)}\n\nMade by {_made_by(doc)}."
+
+    return render
 
 
 # KEY -> (committed result, renderer)

@@ -19,6 +19,7 @@ if _FLAG not in os.environ.get("XLA_FLAGS", ""):
 import jax  # noqa: E402  (after the flag, on purpose)
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from filelock import FileLock  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -40,6 +41,35 @@ def launch(*args, timeout=600, check=True, stdin=None, env=None):
     if check:
         assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
+
+
+@pytest.fixture(scope="session")
+def quick_report(tmp_path_factory, worker_id):
+    """The report's quick preset, run once per test session by whichever xdist worker asks
+    first (the others wait on a file lock, then read it): the report in <workdir>, and every
+    experiment it gathers run on its own quick preset in <workdir>/<name>/ (results.json,
+    report.md, plots), which the experiments' own smoke tests read instead of running again."""
+    base = tmp_path_factory.getbasetemp()
+    root = (
+        base if worker_id == "master" else base.parent
+    )  # parent: shared by this session's workers
+    workdir = root / "quick_report"
+    failed = root / "quick_report.failed"  # one failed run fails every test that needs it
+    with FileLock(str(root / "quick_report.lock")):
+        if failed.exists():
+            pytest.fail(f"the quick report failed earlier in this session:\n{failed.read_text()}")
+        if not (workdir / "results.json").exists():
+            proc = launch(
+                "--experiment=report",
+                "--config=experiments/configs/report.py:quick",
+                f"--workdir={workdir}",
+                timeout=1800,
+                check=False,
+            )
+            if proc.returncode != 0:
+                failed.write_text(proc.stderr[-4000:])
+                pytest.fail(f"the quick report failed:\n{proc.stderr[-4000:]}")
+    return workdir
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import launch
 
 from anatomy import probes
 from anatomy.errors import BadInputError
@@ -20,18 +19,6 @@ from experiments.parallelism import claims as parallelism_claims
 from experiments.report import rows as report_rows
 from experiments.report import sources as report_sources
 from experiments.rnn_vs_attn import claims as rnn_vs_attn_claims
-
-
-@pytest.fixture(scope="module")
-def quick_report(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("report")
-    launch(
-        "--experiment=report",
-        "--config=experiments/configs/report.py:quick",
-        f"--workdir={workdir}",
-        timeout=900,
-    )  # asserts it exited 0
-    return workdir
 
 
 def test_quick_report_has_every_row_with_a_verdict(quick_report):

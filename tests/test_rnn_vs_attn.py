@@ -51,13 +51,16 @@ def _quick(tmp_path_factory, name, *overrides):
 
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    return _quick(tmp_path_factory, "rnn_vs_attn")
+def quick_run(quick_report):
+    """The quick preset as the quick report ran it (conftest.quick_report, in the report's
+    process): (workdir, None); the tests must not write into it."""
+    return str(quick_report / "rnn_vs_attn"), None
 
 
 @pytest.fixture(scope="module")
 def seeds_run(tmp_path_factory):
-    """The quick preset with two seeds: seed 0 must be quick_run to the digit."""
+    """The quick preset with two seeds, through launch.py: seed 0 must be quick_run to the
+    digit (another process, started another way)."""
     return _quick(tmp_path_factory, "rnn_vs_attn_seeds", "--config.seeds=2")
 
 
@@ -71,8 +74,9 @@ def _records(path):
         return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in f]
 
 
-def test_results_json_has_every_key_finite(quick_run):
-    workdir, stdout = quick_run
+def test_results_json_has_every_key_finite(quick_run, seeds_run):
+    workdir, _ = quick_run
+    stdout = seeds_run[1]  # what launch.py prints
     with open(os.path.join(workdir, "results.json")) as f:
         results = json.load(f)["models"]
     assert sorted(results) == ["rnnenc", "rnnsearch", "transformer"]

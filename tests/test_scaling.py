@@ -11,20 +11,17 @@ import math
 import pathlib
 
 import pytest
-from conftest import launch
 
 from anatomy import probes
+from anatomy.probes.claims import weakest
+from experiments import record
+from experiments.scaling import claims
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("scaling")
-    launch(
-        "--experiment=scaling",
-        "--config=experiments/configs/scaling.py:quick",
-        f"--workdir={workdir}",
-        timeout=600,
-    )
+def results(quick_report):
+    """The quick preset as the quick report ran it through launch.py (conftest.quick_report)."""
+    workdir = quick_report / "scaling"
     report = (pathlib.Path(workdir) / "report.md").read_text()
     res = json.loads((pathlib.Path(workdir) / "results.json").read_text())
     assert list(pathlib.Path(workdir).glob("*.png"))
@@ -91,11 +88,20 @@ def test_model_and_predictions_recorded(results):
     for r in rows:  # presence and sign only: the values depend on the machine and its load
         assert r["measured_s"] > 0 and r["predicted_s"] > 0 and math.isfinite(r["ratio"])
     ids = {row["id"] for row in res["table"]}
-    assert {"model_cpu", "speed_ratio_accelerator", "time_to_loss_accelerator"} <= ids
+    want = {"model_cpu", "speed_ratio_accelerator", "time_to_loss_accelerator"}
+    assert {f"scaling/{i}" for i in want} <= ids
     assert "predicted, not measured" in report
     verdicts = {row["id"]: row["verdict"] for row in res["table"]}
     if not res["applied"]["used"]:  # a model that missed here is not used for accelerators
-        assert verdicts["speed_ratio_accelerator"] == probes.NOT_SHOWN
+        assert verdicts["scaling/speed_ratio_accelerator"] == probes.NOT_SHOWN
+    # the chapter's claims, read by id from results.json as the report and docs read them
+    chapter = record.claims_of("scaling", res)
+    assert chapter["scaling/speed_ratio"].verdict == verdicts["scaling/speed_ratio_accelerator"]
+    parts = [verdicts[f"scaling/{i}"] for i in claims.STRUCTURE_IDS if f"scaling/{i}" in verdicts]
+    if len(parts) == len(claims.STRUCTURE_IDS):
+        assert chapter["scaling/structure"].verdict == weakest(parts)
+    else:  # the quick preset compiles no data-parallel LSTM and no autodiff LSTM
+        assert chapter["scaling/structure"].verdict == probes.NOT_SHOWN
 
 
 def test_gpu_script_quick_path_runs(tmp_path):

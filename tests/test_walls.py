@@ -5,22 +5,17 @@ import math
 import pathlib
 
 import pytest
-from conftest import launch as launch_py
 
 from anatomy import probes
 from experiments import record
 from experiments.long_range.claims import well_above_chance
 
 
-def launch(name, workdir):
-    """Run `launch.py --experiment=name` on its quick preset; returns results.json as a dict."""
-    launch_py(
-        f"--experiment={name}",
-        f"--config=experiments/configs/{name}.py:quick",
-        f"--workdir={workdir}",
-        timeout=300,
-    )  # asserts it exited 0
-    workdir = pathlib.Path(workdir)
+def launch(name, quick_report):
+    """Experiment `name` on its quick preset, as the quick report ran it through launch.py
+    (conftest.quick_report: once per session, into <report workdir>/<name>/); its results.json
+    as a dict, after checking its plots and report.md."""
+    workdir = pathlib.Path(quick_report) / name
     assert list(workdir.glob("*.png")), "no PNG plot written"
     report = (workdir / "report.md").read_text()
     assert "| claim |" in report and "verdict" in report
@@ -38,8 +33,8 @@ def launch(name, workdir):
 
 
 @pytest.fixture(scope="module")
-def complexity(tmp_path_factory):
-    return launch("complexity", tmp_path_factory.mktemp("complexity"))
+def complexity(quick_report):
+    return launch("complexity", quick_report)
 
 
 def test_complexity_exponents_match_theory(complexity):
@@ -62,8 +57,8 @@ def test_complexity_exponents_match_theory(complexity):
     assert all(row["verdict"] == probes.HOLDS for row in complexity["table"])
 
 
-def test_gradient_decay_quick(tmp_path):
-    res = launch("gradient_decay", tmp_path)
+def test_gradient_decay_quick(quick_report):
+    res = launch("gradient_decay", quick_report)
     rates = res["rates"]
     # linear regime, orthogonal W_hh·σ: the per-step rate is σ itself (the Pascanu bound)
     for sigma in (0.5, 1.5):
@@ -78,8 +73,8 @@ def test_gradient_decay_quick(tmp_path):
     )
 
 
-def test_parallelism_quick(tmp_path):
-    res = launch("parallelism", tmp_path)
+def test_parallelism_quick(quick_report):
+    res = launch("parallelism", quick_report)
     lstm, attn = res["raw"]["lstm"], res["raw"]["attention"]
     # serial steps read from the compiled program: 2N for the LSTM (forward + backward), none for attention
     assert [r["steps_hlo"] for r in lstm] == [2 * r["n"] for r in lstm]
@@ -108,8 +103,8 @@ def test_parallelism_quick(tmp_path):
     assert a["conv_receptive_field"] == {str(n): 1 + 2 * n for n in range(1, 5)}  # K = 3
 
 
-def test_decode_cost_quick(tmp_path):
-    res = launch("decode_cost", tmp_path)
+def test_decode_cost_quick(quick_report):
+    res = launch("decode_cost", quick_report)
     f = res["fits"]
     assert abs(f["rnn"]["flops_n_dependent"]["exponent"]) <= 0.15
     assert abs(f["kv_cache"]["flops_n_dependent"]["exponent"] - 1) <= 0.15
@@ -128,8 +123,8 @@ def test_decode_cost_quick(tmp_path):
         assert f[name]["flops_n_dependent"]["basis"] == "excess", name
 
 
-def test_long_range_quick(tmp_path):
-    res = launch("long_range", tmp_path)
+def test_long_range_quick(quick_report):
+    res = launch("long_range", quick_report)
     models = res["models"]
     assert set(models) == {"rnn", "lstm", "gru", "mingru", "mamba", "transformer", "conv"}
     counts = [m["params"] for m in models.values()]
@@ -146,8 +141,8 @@ def test_long_range_quick(tmp_path):
     assert gated["verdict"] != probes.NOT_SHOWN  # the LSTM learned: the claim is judged
 
 
-def test_attention_memory_quick(tmp_path):
-    res = launch("attention_memory", tmp_path)
+def test_attention_memory_quick(quick_report):
+    res = launch("attention_memory", quick_report)
     fits = res["fits"]
     for key, f in fits.items():  # compiled memory: chunked O(N), full O(N²), forward and backward
         assert abs(f["exponent"] - (1.0 if key.startswith("chunked") else 2.0)) <= 0.15, key

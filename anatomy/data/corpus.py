@@ -11,6 +11,7 @@ import ml_collections
 import numpy as np
 
 from anatomy import fingerprint as fpr
+from anatomy import paths
 from anatomy.data import batching, defaults, readers, toy_wmt
 from anatomy.data import lexicon as lx
 from anatomy.data.vocab import (
@@ -185,9 +186,9 @@ def _vocab_files(config, workdir):
     tag = "spm" if config.vocab == "sentencepiece" else "vocab"
     ext = ".model" if config.vocab == "sentencepiece" else ".txt"
     if config.shared_vocab:
-        path = os.path.join(workdir, f"shared_{tag}{ext}")
+        path = paths.join(workdir, f"shared_{tag}{ext}")
         return path, path
-    return (os.path.join(workdir, f"src_{tag}{ext}"), os.path.join(workdir, f"tgt_{tag}{ext}"))
+    return (paths.join(workdir, f"src_{tag}{ext}"), paths.join(workdir, f"tgt_{tag}{ext}"))
 
 
 def _make_vocab(config, texts, path, closed):
@@ -242,12 +243,12 @@ def vocab_fingerprint(data_fp):
     return {k: v for k, v in data_fp.items() if k not in BATCHING_FIELDS}
 
 
-def _check_saved_vocab(workdir, paths, data_fp):
+def _check_saved_vocab(workdir, files, data_fp):
     """Stop (FingerprintMismatchError, one line) unless the vocab in workdir was built from
     this data config; vocab files without a fingerprint are refused too."""
     fpr.check(
-        f"the vocabulary {', '.join(sorted(set(paths)))}",
-        fpr.read(os.path.join(workdir, VOCAB_FINGERPRINT)),
+        f"the vocabulary {', '.join(sorted(set(files)))}",
+        fpr.read(paths.join(workdir, VOCAB_FINGERPRINT)),
         vocab_fingerprint(data_fp),
         fresh=f"use another --workdir, or delete those files and {VOCAB_FINGERPRINT} "
         "to rebuild the vocabulary (and retrain: the checkpoints use it)",
@@ -261,14 +262,14 @@ def _vocabs(config, splits, workdir, data_fp):
     if config.name == "toy_wmt" and config.vocab == "word":
         lex = lx.make_lexicon(config.seed, scale=config.toy.lexicon_scale)
         closed_src, closed_tgt = lx.source_forms(lex), lx.target_forms(lex)
-    if workdir:
-        os.makedirs(workdir, exist_ok=True)
+    if workdir:  # local or gs:// (anatomy.paths)
+        paths.makedirs(workdir)
         src_path, tgt_path = _vocab_files(config, workdir)
     else:
         tmp = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"anatomy_vocab_{os.getpid()}")
         os.makedirs(tmp, exist_ok=True)
         src_path, tgt_path = _vocab_files(config, tmp)
-    if workdir and os.path.exists(src_path) and os.path.exists(tgt_path):
+    if workdir and paths.exists(src_path) and paths.exists(tgt_path):
         _check_saved_vocab(workdir, (src_path, tgt_path), data_fp)
         src = load_vocab(src_path)
         return src, (src if src_path == tgt_path else load_vocab(tgt_path))
@@ -284,7 +285,7 @@ def _vocabs(config, splits, workdir, data_fp):
         src.save(src_path)
         tgt.save(tgt_path)
     if workdir:
-        fpr.write(os.path.join(workdir, VOCAB_FINGERPRINT), vocab_fingerprint(data_fp))
+        fpr.write(paths.join(workdir, VOCAB_FINGERPRINT), vocab_fingerprint(data_fp))
     return src, tgt
 
 

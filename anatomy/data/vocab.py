@@ -1,13 +1,17 @@
 """Vocabularies: word-level (toy_wmt, whitespace tokens) and sentencepiece (user corpora).
 
 Both share the special ids pad=0, bos=1, eos=2, unk=3, encode text to a list of ids without
-bos/eos, and decode ids back to a plain string for sacrebleu (stopping at eos).
+bos/eos, and decode ids back to a plain string for sacrebleu (stopping at eos). Vocabulary
+files are read and written through anatomy.paths (etils.epath): a gs:// workdir holds them
+too (sentencepiece trains in a local temporary folder; its model is loaded from bytes).
 """
 
 import collections
 import os
 import re
+import tempfile
 
+from anatomy import paths
 from anatomy.errors import BadInputError
 from anatomy.tokens import BOS, EOS, PAD, SPECIALS, UNK
 
@@ -45,8 +49,7 @@ class Vocab:
         )
 
     def save(self, path):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write("\n".join(self.tokens) + "\n")
+        paths.write_text(path, "\n".join(self.tokens) + "\n")
 
 
 def content_ids(ids):
@@ -71,7 +74,7 @@ class SentencePieceVocab:
         import sentencepiece as spm
 
         self.path = model_path
-        self.sp = spm.SentencePieceProcessor(model_file=model_path)
+        self.sp = spm.SentencePieceProcessor(model_proto=paths.read_bytes(model_path))
 
     @property
     def size(self):
@@ -84,9 +87,8 @@ class SentencePieceVocab:
         return self.sp.decode(content_ids(ids))
 
     def save(self, path):
-        if os.path.abspath(path) != os.path.abspath(self.path):
-            with open(self.path, "rb") as src, open(path, "wb") as dst:
-                dst.write(src.read())
+        if paths.absolute(path) != paths.absolute(self.path):
+            paths.write_bytes(path, paths.read_bytes(self.path))
 
 
 def build_word_vocab(texts, max_size=0, min_count=1):
@@ -104,7 +106,9 @@ def build_word_vocab(texts, max_size=0, min_count=1):
 def train_sentencepiece(texts, vocab_size, model_prefix, model_type="unigram"):
     """Train sentencepiece from an iterable of strings; writes model_prefix.model; returns it.
 
-    Falls back to the largest size the data allows when vocab_size is too big for it.
+    Falls back to the largest size the data allows when vocab_size is too big for it. A
+    model_prefix on an object store (gs://...): trained in a local temporary folder, then
+    model_prefix.model and .vocab are copied there (sentencepiece writes local files only).
     """
     import sentencepiece as spm
 
@@ -123,18 +127,29 @@ def train_sentencepiece(texts, vocab_size, model_prefix, model_type="unigram"):
         hard_vocab_limit=False,
         num_threads=2,
     )
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), vocab_size=vocab_size, **kwargs)
+    if not paths.is_remote(model_prefix):
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(texts), vocab_size=vocab_size, **kwargs
+        )
+        return SentencePieceVocab(model_prefix + ".model")
+    with tempfile.TemporaryDirectory() as tmp:
+        kwargs["model_prefix"] = local = os.path.join(tmp, "spm")
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(texts), vocab_size=vocab_size, **kwargs
+        )
+        for ext in (".model", ".vocab"):
+            paths.write_bytes(model_prefix + ext, paths.read_bytes(local + ext))
     return SentencePieceVocab(model_prefix + ".model")
 
 
 def load_vocab(path):
     """Load a vocabulary saved by Vocab.save (text, one token a line) or a sentencepiece .model."""
-    if not os.path.exists(path):
+    if not paths.exists(path):
         raise CorpusError(f"vocabulary file not found: {path}")
-    if path.endswith(".model"):
+    if os.fspath(path).endswith(".model"):
         return SentencePieceVocab(path)
-    with open(path, encoding="utf-8") as f:
-        return Vocab([line.rstrip("\n") for line in f if line.rstrip("\n")])
+    lines = paths.read_text(path).split("\n")
+    return Vocab([line for line in lines if line])
 
 
 _SPACE_BEFORE_PUNCT = re.compile(r" ([.,;:!?])(?= |$)")

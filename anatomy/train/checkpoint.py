@@ -4,16 +4,17 @@ One folder per step under `directory` (CheckpointManager layout: `<dir>/<step>/{
 Saves are synchronous and atomic (orbax writes a temporary folder and renames it), so a
 process killed mid-save leaves the previous checkpoints intact. Non-finite parameters are
 never written; a checkpoint that cannot be read raises CorruptCheckpointError naming it and
-touches nothing on disk.
+touches nothing on disk. `directory` may be local or a bucket (gs://...): orbax takes it
+as an etils.epath.Path (anatomy.paths) and writes the arrays through tensorstore's driver
+for it.
 """
 
 from __future__ import annotations
 
-import os
-
 import jax
 import orbax.checkpoint as ocp
 
+from anatomy import paths
 from anatomy.errors import BadInputError
 from anatomy.train.state import TrainState, all_finite, as_dict, from_dict
 
@@ -41,13 +42,12 @@ class Checkpointer:
     """Save / restore TrainStates in `directory`, keeping the newest `max_to_keep`."""
 
     def __init__(self, directory: str, *, max_to_keep: int | None = 3):
-        self.directory = os.path.abspath(directory)
+        where = paths.absolute(directory)  # orbax wants an absolute folder (or a gs:// URI)
+        self.directory = str(where)
         options = ocp.CheckpointManagerOptions(
             max_to_keep=max_to_keep, create=True, enable_async_checkpointing=False
         )
-        self.manager = ocp.CheckpointManager(
-            self.directory, options=options, item_names=("state", "meta")
-        )
+        self.manager = ocp.CheckpointManager(where, options=options, item_names=("state", "meta"))
 
     def steps(self) -> list[int]:
         """Steps with a finished checkpoint, ascending."""
@@ -59,7 +59,7 @@ class Checkpointer:
 
     def path(self, step: int) -> str:
         """The folder of the checkpoint at `step`."""
-        return os.path.join(self.directory, str(step))
+        return paths.join(self.directory, str(step))
 
     def save(self, state: TrainState, meta: dict) -> str:
         """Write state (params, opt_state, step) and JSON `meta` at step = state.step.

@@ -11,7 +11,6 @@ resumed run take exactly the steps an uninterrupted one takes.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
@@ -20,6 +19,7 @@ import jax
 import ml_collections
 import numpy as np
 
+from anatomy import paths
 from anatomy.errors import BadInputError
 from anatomy.fingerprint import check as check_fingerprint
 from anatomy.fingerprint import run_fingerprint
@@ -146,7 +146,7 @@ def train(
     tx = make_optimizer(config)
     init_key, dropout_key = jax.random.split(jax.random.key(config.seed))
     state = create_state(model.init(init_key) if params is None else params, tx)
-    ckpt = Checkpointer(os.path.join(workdir, "checkpoints"), max_to_keep=config.keep_checkpoints)
+    ckpt = Checkpointer(paths.join(workdir, "checkpoints"), max_to_keep=config.keep_checkpoints)
     fingerprint = run_fingerprint(config, model) if fingerprint is None else fingerprint
     meta = {
         "seed": int(config.seed),

@@ -15,6 +15,7 @@ EXPERIMENTS = (
     "decode_cost",
     "attention_memory",
     "rnn_vs_attn",
+    "scaling",
 )
 
 

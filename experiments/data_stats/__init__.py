@@ -4,12 +4,11 @@ Writes into workdir: train.tsv / valid.tsv / test.tsv (source<TAB>target), lengt
 and target length histograms, test pairs per length bucket), results.json and report.md.
 """
 
-import os
 import time
 
 import numpy as np
 
-from anatomy import data
+from anatomy import data, paths
 from experiments import outputs, record
 
 
@@ -55,13 +54,13 @@ def _plot(corpus, workdir):
 def run(config, workdir):
     """Load config.data, export it, compute statistics; returns the results dict."""
     started = record.start("data_stats", config, workdir)
-    os.makedirs(workdir, exist_ok=True)
+    paths.makedirs(workdir)
     t0 = time.perf_counter()
     corpus = data.load_corpus(config.data, workdir)
     seconds = time.perf_counter() - t0
     if config.export_tsv:
         for split, pairs in corpus.splits.items():
-            with open(os.path.join(workdir, f"{split}.tsv"), "w", encoding="utf-8") as f:
+            with paths.path(workdir).joinpath(f"{split}.tsv").open("w") as f:
                 f.writelines(f"{s}\t{t}\n" for s, t in pairs)
     results = {
         "corpus": corpus.name,

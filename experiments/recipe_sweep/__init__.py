@@ -21,9 +21,9 @@ BLEU (the first one on a tie).
 from __future__ import annotations
 
 import math
-import os
 import sys
 
+from anatomy import paths
 from anatomy.train.loop import NonFiniteLossError
 from experiments import outputs, provenance, rnn_vs_attn
 from experiments.configs import rnn_vs_attn as base_config
@@ -139,7 +139,7 @@ def run(config, workdir):
     rows, table, out = [], "", {}
     for label, overrides in settings:
         for model in config.models:
-            r = _run_one(config, overrides, model, os.path.join(workdir, label, model))
+            r = _run_one(config, overrides, model, paths.join(workdir, label, model))
             rows.append(_row(label, model, for_model(overrides, model), r))
             table = outputs.markdown_table(HEADER, rows)
             out = {
@@ -152,12 +152,12 @@ def run(config, workdir):
                 "chosen": choose(rows),
                 "provenance": provenance.provenance(),
             }
-            with open(os.path.join(workdir, "sweep.md"), "w") as f:  # after every run
-                f.write(
-                    f"# recipe_sweep {config.grid} (BLEU on the {SELECTION_SPLIT} split, "
-                    f"{config.max_per_bucket or 'all'} sentences per bucket)\n\n{table}\n\n"
-                    f"chosen: {out['chosen']}\n"
-                )
+            paths.write_text(  # after every run
+                paths.join(workdir, "sweep.md"),
+                f"# recipe_sweep {config.grid} (BLEU on the {SELECTION_SPLIT} split, "
+                f"{config.max_per_bucket or 'all'} sentences per bucket)\n\n{table}\n\n"
+                f"chosen: {out['chosen']}\n",
+            )
             outputs.write_json(workdir, out, name="sweep.json")
     print("\n" + table + f"\n\nchosen (valid BLEU): {out['chosen']}", file=sys.stdout, flush=True)
     return out

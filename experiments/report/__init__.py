@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import os
 
+from anatomy import paths
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import (
     HOLDS,
@@ -206,7 +207,7 @@ def run(config, workdir):
     """Gather the sub-experiments, build the table, write results.json and report.md."""
     if config.preset not in ("", "quick"):
         raise BadInputError(f"report: preset must be '' or 'quick', got {config.preset!r}")
-    os.makedirs(workdir, exist_ok=True)
+    paths.makedirs(workdir)
     started = record.start("report", config, workdir)
     sources = gather(config, workdir)
     links = {

@@ -147,6 +147,27 @@ ROWS = (
         ("long_range",),
     ),
     Row(
+        "communication of a training step across devices (tensor parallel)",
+        "collectives inside the time loop: N·L per step",
+        "a fixed number per layer, independent of N (Megatron-LM)",
+        ("scaling/structure",),
+        ("scaling",),
+    ),
+    Row(
+        "wall-clock training at N=512, predicted for a GPU (cost model)",
+        "1x",
+        "5-10x faster",
+        ("scaling/speed_ratio",),
+        ("scaling",),
+    ),
+    Row(
+        "time to the RNNs' quality, predicted for a GPU (cost model)",
+        "1x",
+        "1/4-1/10 of the time",
+        ("scaling/time_to_loss",),
+        ("scaling",),
+    ),
+    Row(
         "stackability",
         "—",
         "residual + LayerNorm stack deeply",

@@ -8,14 +8,12 @@ lacks what a claim reads, or a cited claim, fails with the file and the key or t
 
 from __future__ import annotations
 
-import glob
 import importlib
 import json
 import os
-import shutil
 from typing import NamedTuple
 
-from anatomy import fingerprint
+from anatomy import fingerprint, paths
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import Claim
 from experiments import outputs, provenance, record
@@ -57,12 +55,11 @@ def judge(results, name: str, path: str) -> dict[str, Claim]:
 
 def read_results(name: str, workdir: str) -> dict:
     """workdir/results.json of experiment `name` as written (clear errors: no file, no JSON)."""
-    path = os.path.join(workdir, "results.json")
-    if not os.path.isfile(path):
+    path = paths.join(workdir, "results.json")
+    if not paths.exists(path):
         raise BadInputError(f"report: no results file {path} for experiment {name!r}")
     try:
-        with open(path) as f:
-            results = json.load(f)
+        results = json.loads(paths.read_text(path))
     except json.JSONDecodeError as e:
         raise BadInputError(
             f"report: {path} is not valid JSON ({e}); rerun experiment {name!r}"
@@ -118,14 +115,14 @@ def check_made_by(name: str, results: dict, preset: str, path: str) -> None:
 def run_experiment(name: str, preset: str, workdir: str) -> dict:
     """experiments.<name>.run(get_config(preset), workdir), in this process."""
     config = expected_config(name, preset)
-    os.makedirs(workdir, exist_ok=True)
+    paths.makedirs(workdir)
     importlib.import_module(f"experiments.{name}").run(config, workdir)
     return read_results(name, workdir)  # what was written, read back as a collected one would be
 
 
 def source_dir(config, name: str, workdir: str) -> str:
     where = config.sources[name] if name in config.sources else ""
-    return where or os.path.join(workdir, name)
+    return where or paths.join(workdir, name)
 
 
 def gather(config, workdir: str) -> dict[str, Source]:
@@ -142,8 +139,8 @@ def gather(config, workdir: str) -> dict[str, Source]:
     sources, to_run = {}, []
     for name in config.experiments:
         sub = source_dir(config, name, workdir)
-        path = os.path.join(sub, "results.json")
-        if not config.rerun and os.path.isfile(path):
+        path = paths.join(sub, "results.json")
+        if not config.rerun and paths.exists(path):
             results = read_results(name, sub)
             if config.on_mismatch == "rerun" and mismatch(name, results, config.preset):
                 to_run.append((name, sub))  # made by another config: measured again
@@ -160,9 +157,24 @@ def gather(config, workdir: str) -> dict[str, Source]:
             f"report: running {name} ({config.preset or 'default'} preset) into {sub}", flush=True
         )
         results = run_experiment(name, config.preset, sub)
-        claims = judge(results, name, os.path.join(sub, "results.json"))
+        claims = judge(results, name, paths.join(sub, "results.json"))
         sources[name] = Source(name, sub, "ran", results, claims)
     return {n: sources[n] for n in config.experiments}
+
+
+def _within(p, root) -> bool:
+    """p is root or below it (absolute paths, local or in a bucket)."""
+    p, root = os.fspath(p), os.fspath(root).rstrip("/")
+    return p == root or p.startswith(root + "/")
+
+
+def _link(f, here) -> str:
+    """f relative to here: os.path.relpath's locally; in a bucket, the part below here (or the
+    whole URI when f is elsewhere: a link cannot climb out of a bucket)."""
+    f, here = os.fspath(f), os.fspath(here)
+    if not (paths.is_remote(f) or paths.is_remote(here)):
+        return os.path.relpath(f, here)
+    return f[len(here.rstrip("/")) + 1 :] if _within(f, here) else f
 
 
 def publish(src: Source, workdir: str, copy: bool) -> dict:
@@ -171,18 +183,18 @@ def publish(src: Source, workdir: str, copy: bool) -> dict:
     A source inside the report's workdir is linked in place; one outside is copied into
     workdir/<name>/ (copy=True) so the report folder stands alone, or linked by relative path.
     """
-    sub, here = os.path.abspath(src.workdir), os.path.abspath(workdir)
-    files = sorted(glob.glob(os.path.join(sub, "*.png")))
-    report = os.path.join(sub, "report.md")
-    files += [report] if os.path.isfile(report) else []
-    inside = os.path.commonpath([sub, here]) == here
+    sub, here = paths.absolute(src.workdir), paths.absolute(workdir)
+    files = sorted(sub.glob("*.png"))
+    report = sub / "report.md"
+    files += [report] if report.exists() else []
+    inside = _within(sub, here)
     if copy and not inside:
-        dest = os.path.join(here, src.name)
-        os.makedirs(dest, exist_ok=True)
+        dest = here / src.name
+        paths.makedirs(dest)
         for f in files:
-            shutil.copy2(f, dest)
-        files = [os.path.join(dest, os.path.basename(f)) for f in files]
-    links = [os.path.relpath(f, here) for f in files]
+            paths.write_bytes(dest / f.name, paths.read_bytes(f))
+        files = [dest / f.name for f in files]
+    links = [_link(f, here) for f in files]
     return {
         "plots": [p for p in links if p.endswith(".png")],
         "report": next((p for p in links if p.endswith("report.md")), None),

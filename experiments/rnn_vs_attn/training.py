@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from anatomy import data, distributed, fingerprint, sharding, train
+from anatomy import data, distributed, fingerprint, paths, sharding, train
 from anatomy.data.curriculum import Curriculum
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model, count_params, registry
@@ -72,12 +72,11 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
     never stops a run: re-scoring a kept checkpoint with another beam is legitimate).
     Only process 0 reads or writes the cache (the others recompute: no half-written reads).
     """
-    path = os.path.join(mdir, "eval.json")
+    path = paths.join(mdir, "eval.json")
     key = {"step": step, "eval": config.eval.to_dict(), "run": run_fp}
     lead = distributed.is_coordinator()
-    if lead and os.path.exists(path):
-        with open(path) as f:
-            cached = json.load(f)
+    if lead and paths.exists(path):
+        cached = json.loads(paths.read_text(path))
         stale = fingerprint.differences(cached.get("key") or {}, key)
         if not stale:
             return cached["result"]

@@ -21,17 +21,15 @@ Writes results.json, report.md and scaling.png into the workdir.
 
 from __future__ import annotations
 
-import time
-
-from anatomy.probes import claims_json, hardware
-from experiments import outputs, provenance
+from anatomy.probes import hardware
+from experiments import provenance, record
 from experiments.configs import rnn_vs_attn as rva_config
 from experiments.scaling import applied, check, claims, report, structure
 
 
 def run(config, workdir):
     """Read the structure, check the model, apply it; write results.json, report.md, plots."""
-    started, t0 = provenance.provenance(), time.time()
+    started = record.start("scaling", config, workdir)
     load_before = provenance.load_average()
     for name in (*config.applied.accelerators, config.applied.headline):
         hardware.get(name)  # an unknown accelerator: BadInputError before anything compiles
@@ -65,16 +63,5 @@ def run(config, workdir):
         },
         "load_average_before_after": [x[0] if x else None for x in (load_before, load_after)],
     }
-    rows = claims.structure_claims(config, structure_rows)
-    rows.append(claims.model_claim(checked["rows"]))
-    wide = results["applied"]["wide_ratios"]
-    rows += claims.applied_claims(cfg_a, checked["rows"], ratios, ttl, steps, n_ratio, wide)
-    results["table"] = [
-        dict(c, id=i) for i, c in zip([i for i, _ in rows], claims_json([c for _, c in rows]))
-    ]
-    results["provenance"] = provenance.run_provenance("scaling", config, started, t0)
-    pngs = report.plot(structure_rows, checked["rows"], workdir, config)
-    results["plots"] = pngs
-    outputs.write_json(workdir, results)
-    report.write(workdir, config, results, [c for _, c in rows], pngs)
-    return results
+    results["plots"] = report.plot(structure_rows, checked["rows"], workdir, config)
+    return started.finish(results, claims.table, report.TITLE, report.sections(config, results))

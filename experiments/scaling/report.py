@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from anatomy.probes import claims_markdown
-from anatomy.probes.claims import Claim
-from experiments import outputs, provenance
+from experiments import outputs
 from experiments.scaling.claims import MODEL_TOL, PREDICTED
 
 MODE_LABEL = {"dp": "data parallel", "tp": "tensor parallel", "single": "one device"}
@@ -378,7 +376,11 @@ def plot(structure, check_rows, workdir, cfg) -> list[str]:
     return [outputs.save_plot(fig, workdir, "scaling.png")]
 
 
-def write(workdir, cfg, results, claims: list[Claim], pngs) -> str:
+TITLE = "Scaling: collectives, serial depth and a cost model"
+
+
+def sections(cfg, results) -> list[tuple[str, str]]:
+    """report.md's sections after its Claims (record.finish adds the claims, plots and run)."""
     steps = results["applied"]["steps_to_loss"]
     hw_tables = [results["check"]["hardware"]] + results["applied"]["accelerator_tables"]
     bench = results["check"]["benchmarks"]
@@ -425,8 +427,7 @@ def write(workdir, cfg, results, claims: list[Claim], pngs) -> str:
             else ""
         )
     )
-    sections = [
-        ("Claims", claims_markdown(claims)),
+    return [
         ("Collectives per training step", collectives_table(results["structure"])),
         ("Serial depth, FLOPs and bytes per step", depth_table(results["structure"])),
         ("The cost model on this CPU: prediction error", error_table(results["check"]["rows"])),
@@ -447,12 +448,7 @@ def write(workdir, cfg, results, claims: list[Claim], pngs) -> str:
         ),
         ("Predicted scale-out of the stacks", scale_out_table(results["applied"]["scale_out"])),
         ("How it was measured", notes),
-        ("Plots", "\n".join(f"![{p}]({p})" for p in pngs)),
-        ("Run", provenance.provenance_line(results["provenance"])),
     ]
-    return outputs.write_report(
-        workdir, "Scaling: collectives, serial depth and a cost model", sections
-    )
 
 
 def _load_note(load) -> str:

@@ -17,13 +17,12 @@ toy.max_src_len; else from the workdir's vocab_fingerprint.json).
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import jax
 import numpy as np
 
-from anatomy import train
+from anatomy import paths, train
 from anatomy.data import detokenize, load_vocab
 from anatomy.data.corpus import VOCAB_FINGERPRINT
 from anatomy.seq2seq import build_model
@@ -41,8 +40,8 @@ MAX_NAMED = 20  # unknown words named in the warning (then "and N more")
 
 def _vocabs(workdir):
     for s, t in _VOCAB_FILES:
-        if os.path.exists(os.path.join(workdir, s)) and os.path.exists(os.path.join(workdir, t)):
-            return load_vocab(os.path.join(workdir, s)), load_vocab(os.path.join(workdir, t))
+        if paths.exists(paths.join(workdir, s)) and paths.exists(paths.join(workdir, t)):
+            return load_vocab(paths.join(workdir, s)), load_vocab(paths.join(workdir, t))
     raise FileNotFoundError(
         f"No vocabulary files in {workdir} (expected one of {_VOCAB_FILES}); "
         "is it an rnn_vs_attn workdir?"
@@ -51,24 +50,20 @@ def _vocabs(workdir):
 
 def load_trained(workdir, name):
     """(model, params, src_vocab, tgt_vocab) of model `name` trained in an rnn_vs_attn workdir."""
-    mdir = os.path.join(workdir, name)
-    spec = os.path.join(mdir, "model.json")
-    if not os.path.exists(spec):
+    mdir = paths.join(workdir, name)
+    spec = paths.join(mdir, "model.json")
+    if not paths.exists(spec):
+        root = paths.path(workdir)
         have = (
-            sorted(
-                d
-                for d in os.listdir(workdir)
-                if os.path.exists(os.path.join(workdir, d, "model.json"))
-            )
-            if os.path.isdir(workdir)
+            sorted(d.name for d in root.iterdir() if (d / "model.json").exists())
+            if root.is_dir()
             else []
         )
         raise FileNotFoundError(f"No trained model {name!r} in {workdir} (models there: {have})")
-    with open(spec) as f:
-        cfg = json.load(f)
+    cfg = json.loads(paths.read_text(spec))
     src_vocab, tgt_vocab = _vocabs(workdir)
     model = build_model(cfg["name"], cfg["model_config"], src_vocab.size, tgt_vocab.size)
-    ckpt = train.Checkpointer(os.path.join(mdir, "checkpoints"))
+    ckpt = train.Checkpointer(paths.join(mdir, "checkpoints"))
     params = ckpt.restore_params(jax.eval_shape(model.init, jax.random.key(0)))
     return model, params, src_vocab, tgt_vocab
 
@@ -85,14 +80,13 @@ def trained_src_len(workdir, name):
     toy.max_src_len only); (None, '') when neither records a bound."""
     fp = {}
     try:
-        meta = train.Checkpointer(os.path.join(workdir, name, "checkpoints")).read_meta()
+        meta = train.Checkpointer(paths.join(workdir, name, "checkpoints")).read_meta()
         fp = meta.get("fingerprint") or {}
     except (FileNotFoundError, OSError, train.CorruptCheckpointError):
         pass
     data = dict(fp.get("data") or {})
-    if not data and os.path.exists(os.path.join(workdir, VOCAB_FINGERPRINT)):
-        with open(os.path.join(workdir, VOCAB_FINGERPRINT)) as f:
-            data = json.load(f)
+    if not data and paths.exists(paths.join(workdir, VOCAB_FINGERPRINT)):
+        data = json.loads(paths.read_text(paths.join(workdir, VOCAB_FINGERPRINT)))
     limits = [
         (data.get("max_len"), "data.max_len"),
         (data.get("train_max_src_len"), "data.train_max_src_len"),
