@@ -344,6 +344,8 @@ RENDERERS = {
     "chapter/speedup": ("parallelism/default", render_chapter_speedup),
     "chapter/gradients": ("gradient_decay/default", quote("gradient_decay/gradients")),
     "chapter/decode_cost": ("decode_cost/default", render_chapter_decode),
+    "chapter/stackability": ("depth/default", quote("depth/stackability")),
+    "depth/default": ("depth/default", claims_table()),
 }
 
 

@@ -16,6 +16,7 @@ EXPERIMENTS = (
     "attention_memory",
     "rnn_vs_attn",
     "scaling",
+    "depth",
 )
 
 

@@ -169,11 +169,10 @@ ROWS = (
     ),
     Row(
         "stackability",
-        "—",
+        "adding layers makes training fail",
         "residual + LayerNorm stack deeply",
-        (),
-        (),
-        unmeasured="no experiment varies depth; residual + LayerNorm stacking is untested here",
+        ("depth/stackability",),
+        ("loss_vs_depth", "grad_norms_at_init"),
     ),
 )
 
