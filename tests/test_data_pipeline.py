@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import sacrebleu
+from helpers import tsv_config
 
 import anatomy.data as data
 
@@ -150,17 +151,7 @@ def test_user_tsv_and_text_pair_corpora_with_sentencepiece(tmp_path):
     tsv = _write(
         tmp_path / "u.tsv", "\n".join(f"{s}\t{t.upper()}" for s, t in pairs) + "\nbroken\n"
     )
-    config = data.default_config()
-    config.update(
-        dict(
-            name="tsv",
-            train_path=tsv,
-            vocab="sentencepiece",
-            vocab_size=60,
-            valid_size=20,
-            test_size=20,
-        )
-    )
+    config = tsv_config(tsv, vocab="sentencepiece", vocab_size=60, valid_size=20, test_size=20)
     corpus = data.load_corpus(config, str(tmp_path / "wd"))
     repeats = corpus.report["files"]["train"]["held_out_repeats"]  # copies of held-out pairs
     assert corpus.report["sizes"] == {"train": 260 - repeats, "valid": 20, "test": 20}

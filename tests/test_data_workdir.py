@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 import pytest
+from helpers import tsv_config
 
 import anatomy.data as data
 from anatomy.fingerprint import FingerprintMismatchError
@@ -50,19 +51,15 @@ def _words(rng, n):
     return " ".join(f"w{i}" for i in rng.integers(0, 50, n))
 
 
+def _pair(rng):
+    """A TSV line: a source and a target of 2 to 7 random words."""
+    return f"{_words(rng, rng.integers(2, 8))}\t{_words(rng, rng.integers(2, 8))}"
+
+
 def test_edited_tsv_under_the_same_name_is_another_corpus(tmp_path):
     rng = np.random.default_rng(0)
     lines = [f"{_words(rng, 4)}\t{_words(rng, 5)}" for _ in range(60)]
-    config = data.default_config()
-    config.update(
-        dict(
-            name="tsv",
-            train_path=_tsv(tmp_path / "c.tsv", lines),
-            valid_size=5,
-            test_size=5,
-            vocab_size=0,
-        )
-    )
+    config = tsv_config(_tsv(tmp_path / "c.tsv", lines), valid_size=5, test_size=5, vocab_size=0)
     data.load_corpus(config, str(tmp_path / "wd"))
     data.load_corpus(config, str(tmp_path / "wd"))  # unchanged: reused
     _tsv(tmp_path / "c.tsv", lines[:-1] + ["new words\there"])
@@ -72,22 +69,11 @@ def test_edited_tsv_under_the_same_name_is_another_corpus(tmp_path):
 
 def test_held_out_pairs_never_repeat_a_training_line(tmp_path):
     rng = np.random.default_rng(1)
-    distinct = [
-        f"{_words(rng, rng.integers(2, 8))}\t{_words(rng, rng.integers(2, 8))}" for _ in range(200)
-    ]
+    distinct = [_pair(rng) for _ in range(200)]
     lines = distinct + [distinct[i] for i in rng.integers(0, 200, 150)]  # 150 repeats
     lines = [lines[i] for i in rng.permutation(len(lines))]
-    config = data.default_config()
-    config.update(
-        dict(
-            name="tsv",
-            train_path=_tsv(tmp_path / "rep.tsv", lines),
-            valid_size=15,
-            test_size=15,
-            vocab_size=0,
-            seed=4,
-        )
-    )
+    path = _tsv(tmp_path / "rep.tsv", lines)
+    config = tsv_config(path, valid_size=15, test_size=15, vocab_size=0, seed=4)
     corpus = data.load_corpus(config, str(tmp_path / "wd"))
     train, valid, test = (corpus.splits[k] for k in ("train", "valid", "test"))
     assert len(valid) == len(test) == 15
@@ -102,22 +88,11 @@ def test_held_out_pairs_never_repeat_a_training_line(tmp_path):
 
 def test_corpus_report_names_skipped_lines_by_kind_and_filtered_pairs(tmp_path):
     rng = np.random.default_rng(2)
-    lines = [
-        f"{_words(rng, rng.integers(2, 8))}\t{_words(rng, rng.integers(2, 8))}" for _ in range(100)
-    ]
+    lines = [_pair(rng) for _ in range(100)]
     lines[3], lines[10], lines[11] = "no tab at all", "a\tb\tc", "  \tonly target"
     lines[40] = f"{_words(rng, 30)}\t{_words(rng, 3)}"  # over max_len=20
-    config = data.default_config()
-    config.update(
-        dict(
-            name="tsv",
-            train_path=_tsv(tmp_path / "bad.tsv", lines),
-            valid_size=5,
-            test_size=5,
-            vocab_size=0,
-            max_len=20,
-        )
-    )
+    path = _tsv(tmp_path / "bad.tsv", lines)
+    config = tsv_config(path, valid_size=5, test_size=5, vocab_size=0, max_len=20)
     report = data.load_corpus(config, str(tmp_path / "wd")).report
     train = report["files"]["train"]
     assert train["skipped"] == {"no_tab": 1, "extra_tab": 1, "empty_side": 1}

@@ -30,25 +30,6 @@ CONFIG = dict(cell="lstm", d_emb=16, d_enc=16, d_dec=16, d_attn=16, d_readout=16
 VOCAB, B, S, T, STEPS, PROCESSES = 20, 8, 6, 5, 3, 2
 
 
-def make_batch(k):
-    """Batch k: B random sentence pairs (never zeros), ragged lengths, same on every process."""
-    r = np.random.default_rng(1000 + k)
-    src_len, tgt_len = (
-        r.integers(2, S + 1, B).astype(np.int32),
-        r.integers(2, T + 1, B).astype(np.int32),
-    )
-    src = np.where(np.arange(S) < src_len[:, None], r.integers(4, VOCAB, (B, S)), 0)
-    tgt_out = np.where(np.arange(T) < tgt_len[:, None], r.integers(4, VOCAB, (B, T)), 0)
-    tgt_in = np.concatenate([np.ones((B, 1), np.int64), tgt_out[:, :-1]], axis=1)
-    return {
-        "src": src.astype(np.int32),
-        "src_len": src_len,
-        "tgt_in": tgt_in.astype(np.int32),
-        "tgt_out": tgt_out.astype(np.int32),
-        "tgt_len": tgt_len,
-    }
-
-
 class ReadLog(list):
     """Encoded pairs that record the index of every example read (pairs[i])."""
 
@@ -272,7 +253,7 @@ def test_single_process_is_a_no_op_and_sees_every_row(monkeypatch):
     assert info == (0, 1, jax.local_device_count(), jax.device_count())
     assert distributed.is_coordinator()
     b_sh = sh.batch_sharding(sh.make_mesh((4, 2)))
-    batch = make_batch(0)
+    batch = make_batcher().batch_at(0)
     local = next(distributed.local_batches(lambda s: iter([batch]), b_sh)(0))
     np.testing.assert_array_equal(local["src"], batch["src"])
     placed = sh.shard_batch(batch, b_sh)

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from helpers import adam_fit
 
 from anatomy import lm
 from anatomy.errors import BadInputError
@@ -105,23 +106,10 @@ def test_token_nll_equals_a_loop():
 
 
 def _train(model, data, steps=150, lr=1e-2):
-    tx = optax.adam(lr)
-
     def loss_fn(p):
         return jnp.mean(lm.token_nll(model, p, data))
 
-    def run(params):
-        def body(_, carry):
-            params, opt = carry
-            updates, opt = tx.update(jax.grad(loss_fn)(params), opt, params)
-            return optax.apply_updates(params, updates), opt
-
-        params, _ = jax.lax.fori_loop(0, steps, body, (params, tx.init(params)))
-        return params, loss_fn(params)
-
-    params = model.init(jax.random.key(0))
-    compiled = jax.jit(run).lower(params).compile({"xla_backend_optimization_level": 0})
-    return compiled(params)
+    return adam_fit(loss_fn, model.init(jax.random.key(0)), steps, lr)
 
 
 @functools.partial(jax.jit, static_argnames=("model", "n"))

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from helpers import adam_fit
 
 from anatomy import decode
 from anatomy.attention import any_overflow
@@ -39,52 +40,16 @@ TINY = {
 }
 
 # More variants for the cheap equivalence checks (random parameters, no training).
+SMALL_RS = {"d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8, "d_readout": 10}  # RNNsearch
 VARIANTS = [(name, cfg) for name, cfg in TINY.items()] + [
     (
         "rnnenc",
         {"cell": "gru", "d_emb": 8, "d_hidden": 12, "feed_context": True, "reverse_source": True},
     ),
-    (
-        "rnnsearch",
-        {"cell": "lstm", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8, "d_readout": 10},
-    ),
-    (
-        "rnnsearch",
-        {
-            "cell": "gru",
-            "d_emb": 8,
-            "d_enc": 8,
-            "d_dec": 12,
-            "d_attn": 8,
-            "d_readout": 10,
-            "readout_state": "previous",
-        },
-    ),
-    (
-        "rnnsearch",
-        {
-            "cell": "lstm",
-            "d_emb": 8,
-            "d_enc": 8,
-            "d_dec": 12,
-            "d_attn": 8,
-            "d_readout": 10,
-            "readout": "maxout",
-        },
-    ),
-    (
-        "rnnsearch",
-        {
-            "cell": "gru_paper",
-            "d_emb": 8,
-            "d_enc": 8,
-            "d_dec": 12,
-            "d_attn": 8,
-            "d_readout": 10,
-            "readout_state": "previous",
-            "readout": "maxout",
-        },
-    ),
+    ("rnnsearch", dict(SMALL_RS, cell="lstm")),
+    ("rnnsearch", dict(SMALL_RS, cell="gru", readout_state="previous")),
+    ("rnnsearch", dict(SMALL_RS, cell="lstm", readout="maxout")),
+    ("rnnsearch", dict(SMALL_RS, cell="gru_paper", readout_state="previous", readout="maxout")),
     ("luong", {"cell": "gru", "d_emb": 8, "d_hidden": 12, "score": "dot"}),
     ("luong", {"cell": "rnn", "d_emb": 8, "d_hidden": 12, "score": "concat", "d_attn": 6}),
     (
@@ -114,11 +79,7 @@ VARIANTS += [
     ("transformer", dict(SMALL_TF, positions="alibi", norm="pre")),
     ("transformer", dict(SMALL_TF, positions="rope", residual=False)),
     ("rnnenc", {"cell": "gru", "d_emb": 8, "d_hidden": 12, "n_layers": 3, "residual": True}),
-    (
-        "rnnsearch",
-        {"cell": "lstm", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8, "d_readout": 10}
-        | {"n_layers": 2, "residual": True, "layer_norm": True},
-    ),
+    ("rnnsearch", dict(SMALL_RS, cell="lstm", n_layers=2, residual=True, layer_norm=True)),
 ]
 VARIANT_IDS = [f"{n}-{i}" for i, (n, _) in enumerate(VARIANTS)]
 
@@ -322,7 +283,6 @@ def overfit_batch():
 
 def train(model, batch, steps=300, lr=1e-2):
     """Adam on the masked token cross-entropy, all steps in one jit (one compilation)."""
-    tx = optax.adam(lr)
     mask = np.arange(batch["tgt_out"].shape[1])[None] < batch["tgt_len"][:, None]
 
     def loss_fn(params):
@@ -330,20 +290,7 @@ def train(model, batch, steps=300, lr=1e-2):
         nll = optax.softmax_cross_entropy_with_integer_labels(logits, batch["tgt_out"])
         return jnp.sum(nll * mask) / mask.sum()
 
-    def run(params):
-        def body(_, carry):
-            params, opt = carry
-            grads = jax.grad(loss_fn)(params)
-            updates, opt = tx.update(grads, opt, params)
-            return optax.apply_updates(params, updates), opt
-
-        params, _ = jax.lax.fori_loop(0, steps, body, (params, tx.init(params)))
-        return params, loss_fn(params)
-
-    params = model.init(jax.random.key(0))
-    # Tiny models: XLA's backend optimisations cost more compile time than they save.
-    compiled = jax.jit(run).lower(params).compile({"xla_backend_optimization_level": 0})
-    return compiled(params)
+    return adam_fit(loss_fn, model.init(jax.random.key(0)), steps, lr)
 
 
 @pytest.fixture(scope="module")

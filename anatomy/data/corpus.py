@@ -125,17 +125,10 @@ def _read_splits(config, workdir):
     """{'train','valid','test'} pairs and per-file reports for config.name."""
     name = config.name
     if name == "toy_wmt":
-        t = config.toy
-        params = dict(
-            seed=config.seed,
-            train_size=t.train_size,
-            valid_size=t.valid_size,
-            test_per_bucket=t.test_per_bucket,
-            max_src_len=t.max_src_len,
-            length_weights=tuple(t.length_weights),
-            lexicon_scale=t.lexicon_scale,
-        )
-        if t.via_tfds:
+        # config.toy: toy_wmt.generate_splits's keyword arguments (but seed) and via_tfds
+        params = {k: v for k, v in config.toy.items() if k != "via_tfds"}
+        params.update(seed=config.seed, length_weights=tuple(params["length_weights"]))
+        if config.toy.via_tfds:
             from anatomy.data import toy_wmt_tfds
 
             data_dir = config.tfds_data_dir or os.path.join(workdir or ".", "tfds")

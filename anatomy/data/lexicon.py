@@ -20,67 +20,12 @@ from dataclasses import dataclass, field
 
 from anatomy.errors import BadInputError
 
-SRC_ONSETS = (
-    "b",
-    "c",
-    "d",
-    "f",
-    "g",
-    "h",
-    "j",
-    "l",
-    "m",
-    "n",
-    "p",
-    "r",
-    "s",
-    "t",
-    "v",
-    "w",
-    "br",
-    "cl",
-    "dr",
-    "fl",
-    "gr",
-    "pl",
-    "sk",
-    "sl",
-    "sp",
-    "st",
-    "tr",
-    "th",
-    "sh",
-    "ch",
+SRC_ONSETS = tuple(
+    "b c d f g h j l m n p r s t v w br cl dr fl gr pl sk sl sp st tr th sh ch".split()
 )
 SRC_VOWELS = ("a", "e", "i", "o", "u", "ea", "oo", "ai", "ou")
 SRC_CODAS = ("", "n", "t", "ck", "ll", "m", "nd", "st", "p", "rk", "ng")
-TGT_ONSETS = (
-    "b",
-    "d",
-    "f",
-    "g",
-    "h",
-    "k",
-    "l",
-    "m",
-    "n",
-    "p",
-    "r",
-    "s",
-    "t",
-    "w",
-    "z",
-    "sch",
-    "st",
-    "sp",
-    "pf",
-    "kr",
-    "gr",
-    "br",
-    "tr",
-    "fl",
-    "kl",
-)
+TGT_ONSETS = tuple("b d f g h k l m n p r s t w z sch st sp pf kr gr br tr fl kl".split())
 TGT_VOWELS = ("a", "e", "i", "o", "u", "ä", "ö", "ü", "au", "ei", "ie", "eu")
 TGT_CODAS = ("", "n", "r", "ch", "ng", "tz", "ck", "l", "st", "nd", "lt", "rm")
 PARTICLES = ("an", "auf", "aus", "ein", "mit", "zu", "ab", "vor", "weg", "los")
@@ -97,59 +42,23 @@ SUBORDINATORS = {
     "since": "seit",
 }
 COORDINATORS = {"and": "und", "but": "aber", "or": "oder"}
-SRC_PREPOSITIONS = (
-    "in",
-    "on",
-    "with",
-    "under",
-    "over",
-    "near",
-    "behind",
-    "without",
-    "from",
-    "to",
-    "for",
-    "at",
-    "by",
-    "about",
-    "against",
-    "between",
-    "through",
-    "along",
-    "around",
-    "beside",
-    "beyond",
-    "toward",
-    "across",
-    "inside",
+SRC_PREPOSITIONS = tuple(
+    "in on with under over near behind without from to for at by about against "
+    "between through along around beside beyond toward across inside".split()
 )
 FUNCTION_WORDS = ("the", "a", "no", "who", "that", "has", "have", ".", ",")
 
-DEF = {
-    ("nom", "m"): "der",
-    ("nom", "f"): "die",
-    ("nom", "n"): "das",
-    ("nom", "pl"): "die",
-    ("acc", "m"): "den",
-    ("acc", "f"): "die",
-    ("acc", "n"): "das",
-    ("acc", "pl"): "die",
-    ("dat", "m"): "dem",
-    ("dat", "f"): "der",
-    ("dat", "n"): "dem",
-    ("dat", "pl"): "den",
-}
-INDEF = {
-    ("nom", "m"): "ein",
-    ("nom", "f"): "eine",
-    ("nom", "n"): "ein",
-    ("acc", "m"): "einen",
-    ("acc", "f"): "eine",
-    ("acc", "n"): "ein",
-    ("dat", "m"): "einem",
-    ("dat", "f"): "einer",
-    ("dat", "n"): "einem",
-}
+
+def _by_case(**rows):
+    """{(case, gender or 'pl'): form} from one row of forms per case, in the order m f n pl."""
+    genders = ("m", "f", "n", "pl")
+    return {
+        (case, g): form for case, forms in rows.items() for g, form in zip(genders, forms.split())
+    }
+
+
+DEF = _by_case(nom="der die das die", acc="den die das die", dat="dem der dem den")
+INDEF = _by_case(nom="ein eine ein", acc="einen eine ein", dat="einem einer einem")  # no plural
 NEG = {
     **{key: "k" + val for key, val in INDEF.items()},
     ("nom", "pl"): "keine",
@@ -157,16 +66,7 @@ NEG = {
     ("dat", "pl"): "keinen",
 }
 # Relative pronouns by (case, gender or 'pl').
-REL = {
-    ("nom", "m"): "der",
-    ("nom", "f"): "die",
-    ("nom", "n"): "das",
-    ("nom", "pl"): "die",
-    ("acc", "m"): "den",
-    ("acc", "f"): "die",
-    ("acc", "n"): "das",
-    ("acc", "pl"): "die",
-}
+REL = _by_case(nom="der die das die", acc="den die das die")
 
 
 def adjective_ending(det, case, gg):

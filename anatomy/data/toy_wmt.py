@@ -165,23 +165,8 @@ def generate_splits(
     lex = lexicon if lexicon is not None else lx.make_lexicon(seed, scale=lexicon_scale)
     test = generate_stratified(test_per_bucket, seed=seed, lexicon=lex, max_src_len=max_src_len)
     seen = {s for s, _ in test}
-    valid = generate_pairs(
-        valid_size,
-        seed=seed,
-        lexicon=lex,
-        length_weights=length_weights,
-        max_src_len=max_src_len,
-        exclude=seen,
-        stream="valid",
-    )
+    kw = dict(seed=seed, lexicon=lex, length_weights=length_weights, max_src_len=max_src_len)
+    valid = generate_pairs(valid_size, exclude=seen, stream="valid", **kw)
     seen |= {s for s, _ in valid}
-    train = generate_pairs(
-        train_size,
-        seed=seed,
-        lexicon=lex,
-        length_weights=length_weights,
-        max_src_len=max_src_len,
-        exclude=seen,
-        stream="train",
-    )
+    train = generate_pairs(train_size, exclude=seen, stream="train", **kw)
     return {"train": train, "valid": valid, "test": test}

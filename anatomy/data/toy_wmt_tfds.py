@@ -15,7 +15,8 @@ from anatomy.data import defaults, toy_wmt
 
 @dataclasses.dataclass
 class ToyWmtConfig(tfds.core.BuilderConfig):
-    """Generation parameters of one toy_wmt variant (see toy_wmt.generate_splits)."""
+    """Generation parameters of one toy_wmt variant: toy_wmt.generate_splits's keyword
+    arguments, with its defaults."""
 
     seed: int = defaults.SEED
     train_size: int = defaults.TRAIN_SIZE
@@ -25,30 +26,24 @@ class ToyWmtConfig(tfds.core.BuilderConfig):
     length_weights: tuple = toy_wmt.DEFAULT_LENGTH_WEIGHTS
     lexicon_scale: float = defaults.LEXICON_SCALE
 
+    def params(self) -> dict:
+        """{name: value} of the generation parameters (the fields BuilderConfig lacks)."""
+        base = {f.name for f in dataclasses.fields(tfds.core.BuilderConfig)}
+        return {
+            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in base
+        }
 
-def make_config(
-    seed=defaults.SEED,
-    train_size=defaults.TRAIN_SIZE,
-    valid_size=defaults.VALID_SIZE,
-    test_per_bucket=defaults.TEST_PER_BUCKET,
-    max_src_len=defaults.MAX_SRC_LEN,
-    length_weights=toy_wmt.DEFAULT_LENGTH_WEIGHTS,
-    lexicon_scale=defaults.LEXICON_SCALE,
-):
-    weights = "_".join(f"{w:g}" for w in length_weights).replace(".", "p")
-    name = f"s{seed}_n{train_size}_v{valid_size}_t{test_per_bucket}_m{max_src_len}_w{weights}"
-    if lexicon_scale != 1.0:
-        name += f"_x{lexicon_scale:g}".replace(".", "p")
-    return ToyWmtConfig(
-        name=name,
-        seed=seed,
-        train_size=train_size,
-        valid_size=valid_size,
-        test_per_bucket=test_per_bucket,
-        max_src_len=max_src_len,
-        length_weights=tuple(length_weights),
-        lexicon_scale=lexicon_scale,
-    )
+
+def make_config(**params):
+    """The ToyWmtConfig of these generation parameters (the others at their defaults), named
+    after every one of them."""
+    c = ToyWmtConfig(name="", **params)
+    weights = "_".join(f"{w:g}" for w in c.length_weights).replace(".", "p")
+    name = f"s{c.seed}_n{c.train_size}_v{c.valid_size}_t{c.test_per_bucket}_m{c.max_src_len}"
+    name += f"_w{weights}"
+    if c.lexicon_scale != 1.0:
+        name += f"_x{c.lexicon_scale:g}".replace(".", "p")
+    return dataclasses.replace(c, name=name, length_weights=tuple(c.length_weights))
 
 
 class ToyWmt(tfds.core.GeneratorBasedBuilder):
@@ -68,16 +63,7 @@ class ToyWmt(tfds.core.GeneratorBasedBuilder):
         )  # keep corpus order: test is grouped by length bucket
 
     def _split_generators(self, dl_manager):
-        c = self.builder_config
-        splits = toy_wmt.generate_splits(
-            seed=c.seed,
-            train_size=c.train_size,
-            valid_size=c.valid_size,
-            test_per_bucket=c.test_per_bucket,
-            max_src_len=c.max_src_len,
-            length_weights=c.length_weights,
-            lexicon_scale=c.lexicon_scale,
-        )
+        splits = toy_wmt.generate_splits(**self.builder_config.params())
         return {name: self._generate_examples(pairs) for name, pairs in splits.items()}
 
     def _generate_examples(self, pairs):

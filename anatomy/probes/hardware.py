@@ -89,17 +89,36 @@ _NCCL_ALPHA = (
     "node is ~10-20 µs (nccl-tests); 15 µs"
 )
 
+
+def _nvidia_gpu(name, *, matmul_flops, vector_flops, bandwidth, link_bandwidth, sources):
+    """An NVIDIA GPU: its published rates (sources) and the latencies assumed for every one."""
+    return Hardware(
+        name,
+        matmul_flops=matmul_flops,
+        vector_flops=vector_flops,
+        bandwidth=bandwidth,
+        op_latency=5 * MICRO,
+        loop_latency=10 * MICRO,
+        call_latency=20 * MICRO,
+        link_bandwidth=link_bandwidth,
+        collective_latency=15 * MICRO,
+        sources=sources,
+        assumptions={
+            "op_latency": _GPU_LAUNCH,
+            "loop_latency": _GPU_LOOP,
+            "call_latency": _CALL,
+            "collective_latency": _NCCL_ALPHA,
+        },
+    )
+
+
 ACCELERATORS = {
-    "H100 SXM": Hardware(
+    "H100 SXM": _nvidia_gpu(
         "H100 SXM",
         matmul_flops={"bfloat16": 989.4 * TERA, "float32": 494.7 * TERA},
         vector_flops=66.9 * TERA,
         bandwidth=3.35e12,
-        op_latency=5 * MICRO,
-        loop_latency=10 * MICRO,
-        call_latency=20 * MICRO,
         link_bandwidth=450 * GIGA,
-        collective_latency=15 * MICRO,
         sources={
             "matmul_flops": "NVIDIA H100 Tensor Core GPU datasheet (SXM5): BF16 tensor 1,979 "
             "TFLOP/s with sparsity = 989.4 dense; float32 dots at JAX's default precision run "
@@ -109,23 +128,13 @@ ACCELERATORS = {
             "link_bandwidth": "datasheet NVLink 900 GB/s per GPU, both directions: 450 GB/s "
             "each way",
         },
-        assumptions={
-            "op_latency": _GPU_LAUNCH,
-            "loop_latency": _GPU_LOOP,
-            "call_latency": _CALL,
-            "collective_latency": _NCCL_ALPHA,
-        },
     ),
-    "A100 80GB": Hardware(
+    "A100 80GB": _nvidia_gpu(
         "A100 80GB",
         matmul_flops={"bfloat16": 312 * TERA, "float32": 156 * TERA},
         vector_flops=19.5 * TERA,
         bandwidth=2.039e12,
-        op_latency=5 * MICRO,
-        loop_latency=10 * MICRO,
-        call_latency=20 * MICRO,
         link_bandwidth=300 * GIGA,
-        collective_latency=15 * MICRO,
         sources={
             "matmul_flops": "NVIDIA A100 datasheet (SXM4 80GB): BF16 tensor 312 TFLOP/s "
             "dense; float32 dots at JAX's default precision run as TF32: 156 dense",
@@ -133,12 +142,6 @@ ACCELERATORS = {
             "bandwidth": "datasheet HBM2e 2,039 GB/s",
             "link_bandwidth": "datasheet NVLink 600 GB/s per GPU, both directions: 300 GB/s "
             "each way",
-        },
-        assumptions={
-            "op_latency": _GPU_LAUNCH,
-            "loop_latency": _GPU_LOOP,
-            "call_latency": _CALL,
-            "collective_latency": _NCCL_ALPHA,
         },
     ),
     "TPU v5e": Hardware(

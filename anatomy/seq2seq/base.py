@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.errors import BadInputError
-from anatomy.recurrence import check_stack_cell
+from anatomy.recurrence import CellSpec, check_stack_cell, get_cell, paths
 from anatomy.tokens import BOS, EOS, PAD, UNK  # noqa: F401  (re-exported)
 
 
@@ -79,6 +79,26 @@ def deep_encoder(name, config):
     if deep:
         check_stack_cell(config.cell, f"{name}: cell")
     return deep
+
+
+class RecurrentBuild(NamedTuple):
+    """What a recurrent translator's build() starts from (see recurrent_build)."""
+
+    cfg: ml_collections.FrozenConfigDict  # the checked config, frozen
+    spec: CellSpec  # its cell (recurrence.get_cell)
+    hoist: bool  # the recurrent path (recurrence.paths.resolve)
+    vjp: str
+    deep: bool  # the encoder is a stack (deep_encoder)
+
+
+def recurrent_build(name, config, choices):
+    """A recurrent translator's config checked (check_choices, deep_encoder) and frozen, its
+    cell and its recurrent path: a RecurrentBuild."""
+    check_choices(name, config, choices)
+    cfg = freeze(config)
+    spec = get_cell(cfg.cell)
+    hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp, where=name)
+    return RecurrentBuild(cfg, spec, hoist, vjp, deep_encoder(name, cfg))
 
 
 def source_mask(src_len, s_len):

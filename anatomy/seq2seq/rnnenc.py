@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
-from anatomy.recurrence import get_cell, init_stack, paths, run, run_stack
+from anatomy.recurrence import init_stack, run, run_stack
 from anatomy.seq2seq import base
 
 CELLS = ("rnn", "lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
@@ -62,11 +62,7 @@ def default_config():
 
 def build(config, src_vocab_size, tgt_vocab_size):
     """The RNNenc Translator (see base.Translator)."""
-    base.check_choices("rnnenc", config, CHOICES)
-    cfg = base.freeze(config)
-    spec = get_cell(cfg.cell)
-    hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp, where="rnnenc")
-    deep = base.deep_encoder("rnnenc", cfg)
+    cfg, spec, hoist, vjp, deep = base.recurrent_build("rnnenc", config, CHOICES)
     d_dec_in = cfg.d_emb + (cfg.d_hidden if cfg.feed_context else 0)
 
     def init(key):

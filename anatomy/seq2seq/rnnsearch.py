@@ -47,9 +47,7 @@ from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
 from anatomy.recurrence import (
     LSTMState,
     bidirectional,
-    get_cell,
     init_bidirectional_stack,
-    paths,
     run_bidirectional_stack,
 )
 from anatomy.seq2seq import base
@@ -90,11 +88,7 @@ def default_config():
 
 def build(config, src_vocab_size, tgt_vocab_size):
     """The RNNsearch Translator (see base.Translator)."""
-    base.check_choices("rnnsearch", config, CHOICES)
-    cfg = base.freeze(config)
-    spec = get_cell(cfg.cell)
-    hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp, where="rnnsearch")
-    deep = base.deep_encoder("rnnsearch", cfg)
+    cfg, spec, hoist, vjp, deep = base.recurrent_build("rnnsearch", config, CHOICES)
     pool = 2 if cfg.readout == "maxout" else 1  # t̃_i has pool · d_readout units
     d_ann = 2 * cfg.d_enc
 

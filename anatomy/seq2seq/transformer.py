@@ -126,7 +126,11 @@ def build(config, src_vocab_size, tgt_vocab_size):
     consts = deepnorm_constants(n_enc, n_dec) if cfg.norm == "deepnorm" else {}
     a_enc, b_enc = consts.get("encoder", (1.0, 1.0))
     a_dec, b_dec = consts.get("decoder", (1.0, 1.0))
+    # The layers' fixed options; a call adds its positions (rotary, bias) and dropout key.
     wiring = dict(norm=cfg.norm, residual=cfg.residual)
+    enc_kw = dict(wiring, alpha=a_enc, dropout_rate=rate, return_weights=True)  # encoder_layer
+    step_kw = dict(wiring, alpha=a_dec)  # decoder_layer_step
+    dec_kw = dict(step_kw, dropout_rate=rate, return_weights=True)  # decoder_layer
 
     def init(key):
         k_src, k_tgt, k_out, k_enc, k_dec = jax.random.split(key, 5)
@@ -174,18 +178,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         rotary, bias = enc.attention(h, pos, pos)  # ALiBi: the symmetric -slope·|i - j|
         self_w = []
         for p_layer, r in zip(params["encoder"], rngs[1:]):
-            x, w = encoder_layer(
-                p_layer,
-                x,
-                mask,
-                alpha=a_enc,
-                rotary=rotary,
-                bias=bias,
-                dropout_rate=rate,
-                rng=r,
-                return_weights=True,
-                **wiring,
-            )
+            x, w = encoder_layer(p_layer, x, mask, rotary=rotary, bias=bias, rng=r, **enc_kw)
             self_w.append(w["self_attn"])
         if cfg.norm == "pre":
             x = layer_norm(params["enc_ln"], x)
@@ -217,18 +210,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         cross_w, self_w = [], []
         for p_layer, r in zip(params["decoder"], rngs[1:]):
             y, w = decoder_layer(
-                p_layer,
-                y,
-                x,
-                self_mask,
-                src_mask,
-                alpha=a_dec,
-                rotary=rotary,
-                bias=bias,
-                dropout_rate=rate,
-                rng=r,
-                return_weights=True,
-                **wiring,
+                p_layer, y, x, self_mask, src_mask, rotary=rotary, bias=bias, rng=r, **dec_kw
             )
             cross_w.append(w["cross_attn"])
             self_w.append(w["self_attn"])
@@ -269,15 +251,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         caches = []
         for p_layer, cache, kv in zip(params["decoder"], state, memory["kv"]):
             y, cache, _ = decoder_layer_step(
-                p_layer,
-                y,
-                cache,
-                kv,
-                memory["mask"],
-                alpha=a_dec,
-                rotary=rotary,
-                bias=bias,
-                **wiring,
+                p_layer, y, cache, kv, memory["mask"], rotary=rotary, bias=bias, **step_kw
             )
             caches.append(cache)
         if cfg.norm == "pre":

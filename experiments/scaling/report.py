@@ -180,25 +180,13 @@ def hardware_table(tables: list[dict]) -> str:
     return table + "\n\n" + "\n".join(notes)
 
 
-def accelerator_table(ratios, cfg) -> str:
-    rows = [
-        (
-            r["accelerator"],
-            r["n"],
-            1e3 * r["lstm_s"],
-            1e3 * r["attention_s"],
-            r["ratio"],
-            r["ratio_fused"],
-            r["lstm_dominant"],
-            r["attention_dominant"],
-        )
-        for r in ratios
-        if r["latency_scale"] == 1.0
-    ]
-    return f"{PREDICTED} ({cfg.precision}).\n\n" + outputs.markdown_table(
+def _predicted_table(rows, keys) -> str:
+    """The predicted LSTM vs attention times per accelerator, with the rows' `keys` columns
+    ({header: key}) after the accelerator's name."""
+    return outputs.markdown_table(
         (
             "accelerator",
-            "N",
+            *keys,
             "LSTM ms",
             "attention ms",
             "LSTM / attention",
@@ -206,8 +194,25 @@ def accelerator_table(ratios, cfg) -> str:
             "LSTM: dominant",
             "attention: dominant",
         ),
-        rows,
+        [
+            (
+                r["accelerator"],
+                *(r[k] for k in keys.values()),
+                1e3 * r["lstm_s"],
+                1e3 * r["attention_s"],
+                r["ratio"],
+                r["ratio_fused"],
+                r["lstm_dominant"],
+                r["attention_dominant"],
+            )
+            for r in rows
+        ],
     )
+
+
+def accelerator_table(ratios, cfg) -> str:
+    rows = [r for r in ratios if r["latency_scale"] == 1.0]
+    return f"{PREDICTED} ({cfg.precision}).\n\n" + _predicted_table(rows, {"N": "n"})
 
 
 def sensitivity_table(ratios, n_ratio) -> str:
@@ -230,37 +235,8 @@ def sensitivity_table(ratios, n_ratio) -> str:
 def wide_table(rows) -> str:
     if not rows:
         return "(none configured)"
-    return (
-        f"{PREDICTED}; compiled from shapes at this width, never run.\n\n"
-        + outputs.markdown_table(
-            (
-                "accelerator",
-                "d",
-                "batch",
-                "N",
-                "LSTM ms",
-                "attention ms",
-                "LSTM / attention",
-                "... one kernel per LSTM step",
-                "LSTM: dominant",
-                "attention: dominant",
-            ),
-            [
-                (
-                    r["accelerator"],
-                    r["d"],
-                    r["batch"],
-                    r["n"],
-                    1e3 * r["lstm_s"],
-                    1e3 * r["attention_s"],
-                    r["ratio"],
-                    r["ratio_fused"],
-                    r["lstm_dominant"],
-                    r["attention_dominant"],
-                )
-                for r in rows
-            ],
-        )
+    return f"{PREDICTED}; compiled from shapes at this width, never run.\n\n" + _predicted_table(
+        rows, {"d": "d", "batch": "batch", "N": "n"}
     )
 
 
