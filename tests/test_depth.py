@@ -12,7 +12,6 @@ import ml_collections
 import numpy as np
 import optax
 import pytest
-from conftest import launch
 
 from anatomy import probes
 from anatomy.errors import BadInputError
@@ -303,11 +302,9 @@ def test_program_equals_a_python_loop_with_the_library_optimizer(quick, corpus):
 
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("depth")
-    launch(
-        "--experiment=depth", "--config=experiments/configs/depth.py:quick", f"--workdir={workdir}"
-    )
+def quick_run(quick_report):
+    """The quick preset as the quick report ran it through launch.py (conftest.quick_report)."""
+    workdir = quick_report / "depth"
     return workdir, json.loads((workdir / "results.json").read_text())
 
 
