@@ -346,6 +346,10 @@ RENDERERS = {
     "chapter/decode_cost": ("decode_cost/default", render_chapter_decode),
     "chapter/stackability": ("depth/default", quote("depth/stackability")),
     "depth/default": ("depth/default", claims_table()),
+    "chapter/scaling": ("scaling/default", quote("scaling/structure")),
+    "chapter/speedup_predicted": ("scaling/default", quote("scaling/speed_ratio")),
+    "chapter/time_to_loss_predicted": ("scaling/default", quote("scaling/time_to_loss")),
+    "scaling/default": ("scaling/default", claims_table()),
 }
 
 
