@@ -1,0 +1,111 @@
+"""Training and measuring one contender: jitted Adam steps, the loss at every position, and
+the retrieval probe. Every model (Transformer or LSTM) is causal, so the loss at position t
+does not depend on how long the sequence runs past t: one pass over sequences of the longest
+length gives the loss at every shorter length too (``loss_at_length``).
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from experiments.context_length import models
+
+
+def count_params(tree):
+    return int(sum(np.prod(x.shape) for x in jax.tree_util.tree_leaves(tree)))
+
+
+def optimizer(learning_rate, warmup, steps):
+    """Adam, clipped at global norm 1, linear warmup then cosine decay to a tenth."""
+    schedule = optax.warmup_cosine_decay_schedule(
+        0.0,
+        learning_rate,
+        max(int(warmup), 1),
+        max(int(steps), int(warmup) + 1),
+        learning_rate / 10,
+    )
+    return optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))
+
+
+def fine_tune_optimizer(learning_rate, warmup):
+    """Adam, clipped at global norm 1, linear warmup then constant (a short fine-tune)."""
+    w = max(int(warmup), 1)
+    schedule = optax.join_schedules(
+        [optax.linear_schedule(0.0, learning_rate, w), optax.constant_schedule(learning_rate)], [w]
+    )
+    return optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))
+
+
+def token_losses(params, tokens, spec):
+    """tokens [B, N] -> cross-entropy [B, N-1] of predicting token t+1 from tokens <= t."""
+    logits = models.apply(params, tokens[:, :-1], spec)  # [B, N-1, vocab]
+    return optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:])
+
+
+@functools.cache
+def _train_step(spec, opt):
+    def loss_fn(params, tokens):
+        return jnp.mean(token_losses(params, tokens, spec))
+
+    @jax.jit
+    def step(params, state, tokens):
+        loss, grads = jax.value_and_grad(loss_fn)(params, tokens)
+        updates, state = opt.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, loss
+
+    return step
+
+
+def _compiled(spec):
+    """The spec a compiled function is keyed by: its name does not change the function."""
+    return spec._replace(name="")
+
+
+def train(params, spec, batches, opt):
+    """Adam over `batches` (an iterable of tokens [B, N]); returns (params, [loss per step])."""
+    step, state, losses = _train_step(_compiled(spec), opt), opt.init(params), []
+    for tokens in batches:
+        params, state, loss = step(params, state, jnp.asarray(tokens))
+        losses.append(loss)
+    return params, [float(x) for x in jax.device_get(losses)]
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3, 4))
+def _outputs(params, tokens, spec, first_value, n_values):
+    """tokens [C, N] -> (cross-entropy [C, N-1], the value the model names [C, N-1])."""
+    logits = models.apply(params, tokens[:, :-1], spec)  # [C, N-1, vocab]
+    ce = optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:])
+    values = logits[..., first_value : first_value + n_values]  # [C, N-1, V]: the value ids
+    return ce, first_value + jnp.argmax(values, axis=-1)
+
+
+def outputs(params, spec, tokens, n_keys, n_values, chunk):
+    """_outputs over `tokens` [R, N] in chunks of `chunk` rows (one compiled shape; the last
+    chunk is padded with copies of the first rows): (ce [R, N-1], named value [R, N-1])."""
+    tokens = np.asarray(tokens)
+    rows = tokens.shape[0]
+    pad = -rows % chunk
+    tokens = np.concatenate([tokens, tokens[:pad]]) if pad else tokens
+    ces, named = [], []
+    for i in range(0, tokens.shape[0], chunk):
+        chunk_tokens = jnp.asarray(tokens[i : i + chunk])
+        ce, v = _outputs(params, chunk_tokens, _compiled(spec), n_keys, n_values)
+        ces.append(ce)
+        named.append(v)
+    ce, v = jax.device_get((jnp.concatenate(ces), jnp.concatenate(named)))
+    return np.asarray(ce, np.float64)[:rows], np.asarray(v)[:rows]
+
+
+def value_positions(n_positions):
+    """Indices into a [N-1] per-position array that predict a value (token t odd: t-1 even)."""
+    return np.arange(0, n_positions, 2)
+
+
+def loss_at_length(per_position, length):
+    """Mean loss over the value tokens of the first `length` tokens (a causal model's loss on
+    sequences of that length): per_position [N-1], length <= N."""
+    idx = value_positions(int(length) - 1)
+    return float(np.mean(np.asarray(per_position)[idx]))
