@@ -23,7 +23,7 @@ from ml_collections import config_flags
 ROOT = pathlib.Path(__file__).resolve().parent
 CONFIG_DIR = ROOT / "experiments" / "configs"
 
-flags.DEFINE_string("experiment", None, "Experiment to run (a module in experiments/).")
+flags.DEFINE_string("experiment", None, "Experiment to run (a package in experiments/).")
 flags.DEFINE_string(
     "workdir",
     None,
@@ -60,11 +60,16 @@ FLAGS = flags.FLAGS
 
 
 def available_experiments() -> list[str]:
-    """Every experiment that has both a module and a config file."""
+    """Every experiment that has both a package (experiments/NAME/__init__.py) and a config
+    file (experiments/configs/NAME.py)."""
     return sorted(
         p.stem
         for p in CONFIG_DIR.glob("*.py")
-        if not p.stem.startswith("_") and (ROOT / "experiments" / p.name).exists()
+        if not p.stem.startswith("_")
+        and (
+            (ROOT / "experiments" / p.stem / "__init__.py").exists()
+            or (ROOT / "experiments" / p.name).exists()  # not yet a package
+        )
     )
 
 
