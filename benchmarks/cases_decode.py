@@ -59,7 +59,7 @@ def _recompute_step(params, memory, ys):
     y = params["tgt_emb"][ys] * jnp.sqrt(jnp.float32(m)) + sinusoidal(t, m)
     cross = memory["mask"]  # [b, 1, 1, s]
     for p_layer, kv in zip(params["decoder"], memory["kv"]):
-        y = decoder_layer(p_layer, y, None, causal_mask(t, t), cross, pre_ln=True, memory_kv=kv)
+        y = decoder_layer(p_layer, y, None, causal_mask(t, t), cross, norm="pre", memory_kv=kv)
     y = layer_norm(params["dec_ln"], y[:, -1])
     logits = y @ params["tgt_emb"].T + params["out_bias"]
     nxt = jnp.argmax(_ban(logits), axis=-1).astype(jnp.int32)
@@ -73,7 +73,7 @@ def decode_case(b, s, n, v_src, v_tgt, m, heads, f, layers, rng, shared, two_thr
     recompute step per prefix length, one torch module), so lengths share their work.
     """
     if "model" not in shared:
-        cfg = dict(d_model=m, n_heads=heads, d_ff=f, n_encoder_layers=layers, pre_ln=True)
+        cfg = dict(d_model=m, n_heads=heads, d_ff=f, n_encoder_layers=layers, norm="pre")
         cfg.update(n_decoder_layers=layers, dropout_rate=0.0)
         shared["model"] = model = build_model("transformer", cfg, v_src, v_tgt)
         shared["params"] = jitter(jax.device_get(model.init(jax.random.key(5))), rng, 0.02)

@@ -130,7 +130,7 @@ def transformer_flops(b, s, t, m, f, v, n_enc, n_dec):
 
 def transformer_train_case(b, s, t, v_src, v_tgt, m, heads, f, layers, rng):
     """A pre-LN Transformer train step: anatomy vs torch.nn.Transformer + Adam vs flax.linen."""
-    cfg = dict(d_model=m, n_heads=heads, d_ff=f, n_encoder_layers=layers, pre_ln=True)
+    cfg = dict(d_model=m, n_heads=heads, d_ff=f, n_encoder_layers=layers, norm="pre")
     cfg.update(n_decoder_layers=layers, dropout_rate=0.0)
     model = build_model("transformer", cfg, v_src, v_tgt)
     params = jitter(jax.device_get(model.init(jax.random.key(3))), rng)

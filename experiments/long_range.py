@@ -62,7 +62,7 @@ def apply_model(name, params, tokens):
         return long_range_conv.apply(params, tokens)
     x = params["embed"][tokens]  # [B, L, E]
     if name == "transformer":
-        x = decoder_only(params, x * np.sqrt(x.shape[-1]), pre_ln=True)
+        x = decoder_only(params, x * np.sqrt(x.shape[-1]), norm="pre")
     else:
         x = run_cell(name, params["cell"], x)[1]  # [B, L, H]
     return x @ params["out"] + params["b_out"]

@@ -376,13 +376,11 @@ show(fig)
 layer = attn.init_encoder_layer(jax.random.key(15), D_MODEL, n_heads=HEADS, d_ff=4 * D_MODEL)
 batch = jax.random.normal(jax.random.key(16), (2, N_TOK, D_MODEL))
 row_len = jnp.array([N_TOK, 5])
-for pre_ln in (False, True):
-    y = attn.encoder_layer(layer, batch, attn.padding_mask(row_len, N_TOK), pre_ln=pre_ln)
-    alone = attn.encoder_layer(layer, batch[1:, :5], pre_ln=pre_ln)  # row 2 without its padding
+for norm in ("post", "pre"):
+    y = attn.encoder_layer(layer, batch, attn.padding_mask(row_len, N_TOK), norm=norm)
+    alone = attn.encoder_layer(layer, batch[1:, :5], norm=norm)  # row 2 without its padding
     assert np.allclose(y[1, :5], alone[0], atol=1e-5)
-    print(
-        f"{'pre' if pre_ln else 'post'}-LN layer: {batch.shape} -> {y.shape}; padding is invisible"
-    )
+    print(f"{norm}-LN layer: {batch.shape} -> {y.shape}; padding is invisible")
 
 for name in ("rnnenc", "rnnsearch", "transformer"):
     m = seq2seq.build_model(name, None, 1000, 1000)

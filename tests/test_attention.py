@@ -14,6 +14,7 @@ from jax.test_util import check_grads
 
 import anatomy.attention as att
 from anatomy import layers
+from anatomy.errors import BadInputError
 
 TOL = 1e-5
 
@@ -267,32 +268,116 @@ def layer_params():
     return jax.tree.map(f32, enc), jax.tree.map(f32, dec)
 
 
-@pytest.mark.parametrize("pre_ln", [False, True])
-def test_padded_batch_equals_unpadded_sequences(rng, layer_params, pre_ln):
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_padded_batch_equals_unpadded_sequences(rng, layer_params, norm):
     enc, dec = layer_params
     B, T, S, M = 2, 6, 5, 8
     lengths, tlens = np.array([6, 3]), np.array([2, 5])
     x, y = f32(rng.normal(size=(B, T, M))), f32(rng.normal(size=(B, S, M)))
     src_mask = att.padding_mask(jnp.asarray(lengths), T)
     self_mask = att.combine_masks(att.causal_mask(S, S), att.padding_mask(jnp.asarray(tlens), S))
-    mem, wts = att.encoder_layer(enc, x, src_mask, pre_ln=pre_ln, return_weights=True)
-    out = att.decoder_layer(dec, y, mem, self_mask, src_mask, pre_ln=pre_ln)
+    mem, wts = att.encoder_layer(enc, x, src_mask, norm=norm, return_weights=True)
+    out = att.decoder_layer(dec, y, mem, self_mask, src_mask, norm=norm)
     assert np.all(
         np.asarray(wts["self_attn"])[~np.broadcast_to(np.asarray(src_mask), wts["self_attn"].shape)]
         == 0
     )
     for b in range(B):
         n, m = lengths[b], tlens[b]
-        mem_b = att.encoder_layer(enc, x[b : b + 1, :n], None, pre_ln=pre_ln)
+        mem_b = att.encoder_layer(enc, x[b : b + 1, :n], None, norm=norm)
         out_b = att.decoder_layer(
-            dec, y[b : b + 1, :m], mem_b, att.causal_mask(m, m), None, pre_ln=pre_ln
+            dec, y[b : b + 1, :m], mem_b, att.causal_mask(m, m), None, norm=norm
         )
         np.testing.assert_allclose(mem[b, :n], mem_b[0], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(out[b, :m], out_b[0], rtol=1e-5, atol=1e-5)
     # the flag reaches both layers: the other branch computes something else on the same params
-    other = att.encoder_layer(enc, x, src_mask, pre_ln=not pre_ln)
+    other = att.encoder_layer(enc, x, src_mask, norm={"post": "pre", "pre": "post"}[norm])
     assert rel(other, mem) > 0.1
-    assert rel(att.decoder_layer(dec, y, mem, self_mask, src_mask, pre_ln=not pre_ln), out) > 0.1
+    assert (
+        rel(
+            att.decoder_layer(
+                dec, y, mem, self_mask, src_mask, norm={"post": "pre", "pre": "post"}[norm]
+            ),
+            out,
+        )
+        > 0.1
+    )
+
+
+WIRINGS = [
+    ("deepnorm", True, 1.7),
+    ("none", True, 1.0),
+    ("post", False, 1.0),
+    ("pre", False, 1.0),
+    ("none", False, 1.0),
+]
+
+
+def _wired(x, g, ln, norm, residual, alpha):
+    """The twin of one sub-layer's wiring, spelled out (layers.py's module docstring)."""
+    if norm == "pre":
+        y = g(layers.layer_norm(ln, x))
+        return x + y if residual else y
+    y = g(x)
+    if residual:
+        y = alpha * x + y
+    return y if norm == "none" else layers.layer_norm(ln, y)
+
+
+@pytest.mark.parametrize("norm,residual,alpha", WIRINGS)
+def test_norm_and_residual_options_equal_their_composition(
+    rng, layer_params, norm, residual, alpha
+):
+    """DeepNorm's LN(α·x + G(x)), no LayerNorm, no residual: the encoder and decoder layers
+    (positions passed through to the self-attention) equal the sub-layers composed by hand."""
+    enc, dec = layer_params
+    x, y = f32(rng.normal(size=(2, 5, 8))), f32(rng.normal(size=(2, 4, 8)))
+    mask = att.padding_mask(jnp.array([5, 3]), 5)
+    pos = jnp.arange(5)
+    rot, bias = att.Rotary(pos, pos, 50.0), att.alibi_bias(att.alibi_slopes(2), pos, pos)
+    kw = dict(norm=norm, residual=residual, alpha=alpha)
+    sa = lambda p, m, **a: lambda z: att.multi_head_attention(p, z, z, m, **a)
+    want = _wired(x, sa(enc["self_attn"], mask, rotary=rot, bias=bias), enc["ln1"], **kw)
+    want = _wired(want, lambda z: layers.ffn(enc["ffn"], z), enc["ln2"], **kw)
+    got = att.encoder_layer(enc, x, mask, rotary=rot, bias=bias, **kw)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    causal, rot4 = att.causal_mask(4, 4), att.Rotary(pos[:4], pos[:4])
+    cross = lambda z: att.multi_head_attention(dec["cross_attn"], z, got, mask)
+    want = _wired(y, sa(dec["self_attn"], causal, rotary=rot4), dec["ln1"], **kw)
+    want = _wired(want, cross, dec["ln2"], **kw)
+    want = _wired(want, lambda z: layers.ffn(dec["ffn"], z), dec["ln3"], **kw)
+    out = att.decoder_layer(dec, y, got, causal, mask, rotary=rot4, **kw)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_layers_built_without_layer_norm_hold_none_and_check_their_choices():
+    enc = att.init_encoder_layer(jax.random.key(0), 8, 2, 16, norm="none")
+    dec = att.init_decoder_layer(jax.random.key(0), 8, 2, 16, norm="none")
+    assert set(enc) == {"self_attn", "ffn"} and set(dec) == {"self_attn", "cross_attn", "ffn"}
+    x = jnp.ones((1, 3, 8))
+    att.encoder_layer(enc, x, norm="none")  # runs without LN parameters
+    with pytest.raises(
+        BadInputError, match="norm must be one of 'post', 'pre', 'deepnorm', 'none'"
+    ):
+        att.init_encoder_layer(jax.random.key(0), 8, 2, 16, norm="rms")
+    with pytest.raises(BadInputError, match="residual must be True or False"):
+        att.check_norm("post", "yes")
+    with pytest.raises(BadInputError, match="needs residual=True"):
+        att.check_norm("deepnorm", False)
+    with pytest.raises(BadInputError, match="no logit bias"):
+        att.multi_head_attention(enc["self_attn"], x, x, bias=jnp.zeros((2, 3, 3)), impl="chunked")
+
+
+def test_deepnorm_constants_are_the_papers_table():
+    """Wang et al. 2022, Table 1 (checked at N = 6 encoder and M = 6 decoder layers, and
+    decoder-only M = 24 / encoder-only N = 18)."""
+    c = att.deepnorm_constants(6, 6)
+    np.testing.assert_allclose(c["encoder"], (0.81 * 7776 ** (1 / 16), 0.87 * 7776 ** (-1 / 16)))
+    np.testing.assert_allclose(c["decoder"], (18**0.25, 72**-0.25))
+    assert att.deepnorm_constants(0, 24) == {"encoder": None, "decoder": (48**0.25, 192**-0.25)}
+    assert att.deepnorm_constants(18, 0) == {"encoder": (36**0.25, 144**-0.25), "decoder": None}
+    with pytest.raises(BadInputError, match="no layers"):
+        att.deepnorm_constants(0, 0)
 
 
 def test_layer_norm_and_ffn_match_numpy(rng):
@@ -396,19 +481,17 @@ def test_per_row_cache_lengths_equal_rows_decoded_alone(rng):
         assert np.all(np.asarray(w)[r, :, 0, int(c.length[0]) :] == 0.0)
 
 
-@pytest.mark.parametrize("pre_ln", [False, True])
-def test_decoder_layer_step_equals_full_decoder(rng, layer_params, pre_ln):
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_decoder_layer_step_equals_full_decoder(rng, layer_params, norm):
     _, dec = layer_params
     B, T, S, M, L = 2, 5, 4, 8, 6
     y, mem = f32(rng.normal(size=(B, T, M))), f32(rng.normal(size=(B, S, M)))
     cross_mask = att.padding_mask(jnp.array([4, 2]), S)
     full, full_w = att.decoder_layer(
-        dec, y, mem, att.causal_mask(T, T), cross_mask, pre_ln=pre_ln, return_weights=True
+        dec, y, mem, att.causal_mask(T, T), cross_mask, norm=norm, return_weights=True
     )
     mkv = att.decoder_memory_kv(dec, mem)
-    step = jax.jit(
-        lambda c, y_t: att.decoder_layer_step(dec, y_t, c, mkv, cross_mask, pre_ln=pre_ln)
-    )
+    step = jax.jit(lambda c, y_t: att.decoder_layer_step(dec, y_t, c, mkv, cross_mask, norm=norm))
     cache = att.init_decoder_cache(dec, B, L)
     for t in range(T):
         out, cache, w = step(cache, y[:, t : t + 1])
@@ -473,7 +556,7 @@ def test_gradients_check_grads(rng):
             lambda a: 0.5 * d64(*a.shape), att.init_encoder_layer(jax.random.key(0), M, H, 6)
         )
         check_grads(
-            jax.jit(lambda p, x: att.encoder_layer(p, x, mask, pre_ln=True)),
+            jax.jit(lambda p, x: att.encoder_layer(p, x, mask, norm="pre")),
             (pe, d64(B, K, M)),
             order=1,
             modes=["rev"],
@@ -506,7 +589,7 @@ def test_layer_norm_is_differentiated_as_one_unit(monkeypatch):
     from anatomy.seq2seq import transformer as tr
 
     cfg = dict(d_model=16, n_heads=4, d_ff=32, n_encoder_layers=2, n_decoder_layers=2)
-    model = build_model("transformer", dict(cfg, pre_ln=True, dropout_rate=0.0), 40, 40)
+    model = build_model("transformer", dict(cfg, norm="pre", dropout_rate=0.0), 40, 40)
     r = np.random.default_rng(0)
     src_len, tgt_len = np.array([5, 3]), np.array([5, 2])
     tok = lambda n: np.where(np.arange(5) < n[:, None], r.integers(4, 40, (2, 5)), 0)
@@ -521,5 +604,5 @@ def test_layer_norm_is_differentiated_as_one_unit(monkeypatch):
     as_unit = _big_loop_fusions(model, batch)
     monkeypatch.setattr(layers, "layer_norm", inlined)
     monkeypatch.setattr(tr, "layer_norm", inlined)
-    model_inlined = build_model("transformer", dict(cfg, pre_ln=True, dropout_rate=0.0), 40, 40)
+    model_inlined = build_model("transformer", dict(cfg, norm="pre", dropout_rate=0.0), 40, 40)
     assert as_unit * 2 < _big_loop_fusions(model_inlined, batch)

@@ -109,7 +109,7 @@ def test_encoder_layer_vs_torch(rng, pre_ln):
         f32(p),
         jnp.asarray(x, jnp.float32),
         att.padding_mask(jnp.asarray(lengths), T),
-        pre_ln=pre_ln,
+        norm="pre" if pre_ln else "post",
         eps=1e-5,
     )
     assert rel(out, ref) <= TOL
@@ -141,7 +141,7 @@ def test_decoder_layer_vs_torch(rng, pre_ln):
         jnp.asarray(mem, jnp.float32),
         self_mask,
         att.padding_mask(jnp.asarray(slens), S),
-        pre_ln=pre_ln,
+        norm="pre" if pre_ln else "post",
     )
     assert rel(out, ref.detach().numpy()) <= TOL
 

@@ -1,5 +1,6 @@
 """The decoder-only stack against slow twins: the prefix re-run at every position, one
-position at a time through the KV cache; causality, gradients, bad input."""
+position at a time through the KV cache, for every positional encoding and norm option;
+causality, gradients, DeepNorm's constants and init, bad input."""
 
 import functools
 
@@ -8,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from anatomy import attention as att
 from anatomy.attention.decoder_only import (
     decoder_only,
     decoder_only_step,
@@ -18,45 +20,74 @@ from anatomy.attention.decoder_only import (
 from anatomy.attention.layers import encoder_layer
 from anatomy.errors import BadInputError
 
-B, T, M, H, N_LAYERS = 2, 7, 16, 4, 3
+B, T, M, H, N_LAYERS, P = 2, 6, 16, 4, 3, 12
 
 
-def _params(seed=0):
-    """A 3-layer stack moved off its init (biases, LayerNorm scales and shifts non-trivial)."""
-    params = init_decoder_only(jax.random.PRNGKey(seed), N_LAYERS, M, H, 2 * M)
-    leaves, tree = jax.tree_util.tree_flatten(params)
-    keys = jax.random.split(jax.random.PRNGKey(seed + 1), len(leaves))
-    leaves = [x + 0.1 * jax.random.normal(k, x.shape) for x, k in zip(leaves, keys)]
-    return jax.tree_util.tree_unflatten(tree, leaves)
+@functools.cache
+def _params(seed=0, *, norm="post", positions="sinusoidal", n_layers=N_LAYERS):
+    """A stack moved off its init (biases, LayerNorm scales and shifts, the position table);
+    built once per setting (eager inits compile one small program per shape)."""
+    init = functools.partial(
+        init_decoder_only, n_layers=n_layers, d_model=M, n_heads=H, d_ff=2 * M, norm=norm,
+        positions=positions, max_positions=P,
+    )  # fmt: skip
+    params = jax.jit(init)(jax.random.PRNGKey(seed))
+    noise = np.random.default_rng(seed + 1)
+    return jax.tree.map(lambda x: x + 0.1 * noise.normal(size=x.shape).astype(x.dtype), params)
 
 
 def _x(rng, t=T):
     return jnp.asarray(rng.normal(size=(B, t, M)), jnp.float32)
 
 
-def _prefix_twin(params, x, *, pre_ln, positions):
-    """Layer by layer, position t's output = the layer without any mask run over the
-    previous layer's outputs at positions <= t, last row (no causal mask anywhere)."""
-    from anatomy.attention.positions import sinusoidal
-
-    t_all = x.shape[1]
-    h = x + sinusoidal(t_all, x.shape[2]) if positions else x
+def _prefix_twin(params, x, *, positions="sinusoidal", rope_base=1e4, rope_scale=1.0, **kw):
+    """Layer by layer, position t's output = the layer WITHOUT any mask run over the previous
+    layer's outputs at positions <= t, last row; the positions built from the primitives
+    (sinusoidal, the table, rope, alibi_bias), not from the stack's Encoding."""
+    t_all, kind = x.shape[1], {True: "sinusoidal", False: "none"}.get(positions, positions)
+    h = x
+    if kind == "sinusoidal":
+        h = x + att.sinusoidal(t_all, x.shape[2])
+    elif kind == "learned":
+        h = x + params["positions"]["table"][:t_all]
+    n = len(params["layers"])
+    alpha = (2 * n) ** 0.25 if kw.get("norm") == "deepnorm" else 1.0
     for layer in params["layers"]:
-        rows = [
-            encoder_layer(layer, h[:, : t + 1], None, pre_ln=pre_ln)[:, -1] for t in range(t_all)
-        ]
+        rows = []
+        for t in range(t_all):
+            pos = jnp.arange(t + 1)
+            rotary = att.Rotary(pos, pos, rope_base, rope_scale) if kind == "rope" else None
+            bias = att.alibi_bias(att.alibi_slopes(H), pos, pos) if kind == "alibi" else None
+            out = encoder_layer(
+                layer, h[:, : t + 1], None, rotary=rotary, bias=bias, alpha=alpha, **kw
+            )
+            rows.append(out[:, -1])
         h = jnp.stack(rows, axis=1)
     return h
 
 
-@pytest.mark.parametrize("pre_ln", [False, True])
-@pytest.mark.parametrize("positions", [True, False])
-def test_stack_equals_prefix_rerun_and_kv_steps(rng, pre_ln, positions):
-    params, x = _params(), _x(rng)
-    kw = dict(pre_ln=pre_ln, positions=positions)
+CASES = [
+    *[dict(positions=p) for p in ("sinusoidal", "learned", "rope", "alibi", "none")],
+    dict(positions="rope", norm="pre", rope_base=500.0, rope_scale=2.5),
+    dict(positions="alibi", norm="pre"),
+    dict(positions="learned", norm="deepnorm"),
+    dict(positions="sinusoidal", norm="none"),
+    dict(positions="rope", norm="post", residual=False),
+    dict(positions="alibi", norm="pre", residual=False),
+    dict(positions=False, norm="pre"),  # the older spelling of 'none'
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c.values())))
+def test_kv_steps_equal_the_full_pass(rng, case):
+    """The KV-cache step equals the full pass at every position, for every encoding and
+    norm: RoPE rotates each new key at its own position before it is cached, ALiBi's bias
+    reads the cache's slot positions, an added encoding its row."""
+    norm = case.get("norm", "post")
+    params, x = _params(norm=norm, positions=case["positions"]), _x(rng)
+    kw = dict(norm=norm, **{k: v for k, v in case.items() if k != "norm"})
     out = decoder_only(params, x, **kw)
     assert out.shape == (B, T, M)
-    np.testing.assert_allclose(out, _prefix_twin(params, x, **kw), rtol=2e-5, atol=2e-5)
     caches = init_decoder_only_cache(params, B, T + 2)  # spare capacity: masked slots
     step = jax.jit(functools.partial(decoder_only_step, **kw))  # one compile for all t
     steps = []
@@ -67,21 +98,83 @@ def test_stack_equals_prefix_rerun_and_kv_steps(rng, pre_ln, positions):
     assert all(int(c.length) == T and not bool(c.overflow) for c in caches)
 
 
+@pytest.mark.parametrize(
+    "case", CASES[:5] + CASES[7:9], ids=lambda c: "-".join(map(str, c.values()))
+)
+def test_stack_equals_prefix_rerun(rng, case):
+    """The full pass equals the unmasked prefix re-run at every position (the twin builds
+    the positions from the primitives, not from the stack's Encoding)."""
+    norm = case.get("norm", "post")
+    params = _params(norm=norm, positions=case["positions"], n_layers=2)
+    x = _x(rng)[:, :4]
+    kw = dict(norm=norm, **{k: v for k, v in case.items() if k != "norm"})
+    np.testing.assert_allclose(
+        decoder_only(params, x, **kw), _prefix_twin(params, x, **kw), rtol=2e-5, atol=2e-5
+    )
+
+
+def test_encodings_and_norms_change_the_function(rng):
+    """Each option reaches the stack: on the same parameters every encoding, every norm and
+    the residual switch give a different output (so no option is silently ignored)."""
+    params, x = _params(positions="learned"), _x(rng)
+    outs = {p: decoder_only(params, x, positions=p) for p in att.POSITIONS}
+    outs["rope-base"] = decoder_only(params, x, positions="rope", rope_base=50.0)
+    outs["rope-scale"] = decoder_only(params, x, positions="rope", rope_scale=3.0)
+    for norm in ("pre", "deepnorm", "none"):
+        outs[norm] = decoder_only(params, x, norm=norm)
+    outs["no-residual"] = decoder_only(params, x, residual=False)
+    names = list(outs)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            assert float(jnp.max(jnp.abs(outs[a] - outs[b]))) > 1e-3, (a, b)
+
+
+def _keep_rows(new, old, keep):
+    """Per-row caches: rows where keep [b] is set take the new cache, the others stay."""
+    pick = lambda n, o: jnp.where(keep.reshape((B,) + (1,) * (n.ndim - 1)), n, o)
+    return [jax.tree.map(pick, n, o) for n, o in zip(new, old)]
+
+
+def test_step_per_row_positions_and_overflow(rng):
+    """Rows at different positions (per-row cache lengths) step as the full pass at those
+    positions; past the capacity the added encoding has no row: NaN, never a clamped row."""
+    params, x = _params(positions="rope"), _x(rng)
+    for kind in ("rope", "alibi", "sinusoidal"):
+        full = decoder_only(params, x, positions=kind)
+        step = jax.jit(functools.partial(decoder_only_step, positions=kind))
+        caches = [
+            att.init_cache(B, T, H, M // H, per_row=True) for _ in range(N_LAYERS)
+        ]  # row 0 gets 3 steps, row 1 one
+        for t in range(3):
+            _, new = step(params, x[:, t : t + 1], caches)
+            caches = _keep_rows(new, caches, jnp.array([True, t == 0]))
+        nxt = jnp.stack([x[0, 3], x[1, 1]])[:, None]  # [b, 1, m]
+        y, _ = step(params, nxt, caches)
+        np.testing.assert_allclose(
+            y[:, 0], jnp.stack([full[0, 3], full[1, 1]]), rtol=2e-5, atol=2e-5
+        )
+    caches = init_decoder_only_cache(params, B, 2)
+    for t in range(3):
+        y, caches = decoder_only_step(params, x[:, t : t + 1], caches)
+    assert np.isnan(np.asarray(y)).all() and all(bool(c.overflow) for c in caches)
+
+
 def test_stack_is_causal_and_its_gradients_match_the_twin(rng):
-    params, x = _params(1), _x(rng)
+    params, x = _params(1, n_layers=2), _x(rng)
     x2 = x.at[:, 4].add(1.0)  # a change at position 4 reaches only positions >= 4
-    a, b = decoder_only(params, x), decoder_only(params, x2)
-    np.testing.assert_array_equal(a[:, :4], b[:, :4])
-    assert float(jnp.max(jnp.abs(a[:, 4:] - b[:, 4:]))) > 1e-3
-    v = jnp.asarray(rng.normal(size=(B, T, M)), jnp.float32)
+    for kind in ("sinusoidal", "alibi"):
+        a, b = decoder_only(params, x, positions=kind), decoder_only(params, x2, positions=kind)
+        np.testing.assert_array_equal(a[:, :4], b[:, :4])
+        assert float(jnp.max(jnp.abs(a[:, 4:] - b[:, 4:]))) > 1e-3
+    x = x[:, :4]  # the twin's gradient is one program per prefix: keep it small
+    v = jnp.asarray(rng.normal(size=(B, 4, M)), jnp.float32)
 
     def loss(f):
         return lambda p, x: jnp.sum(f(p, x) * v)
 
-    fast = jax.grad(loss(lambda p, x: decoder_only(p, x, pre_ln=True)), argnums=(0, 1))
-    slow = jax.grad(
-        loss(lambda p, x: _prefix_twin(p, x, pre_ln=True, positions=True)), argnums=(0, 1)
-    )
+    kw = dict(norm="pre", positions="rope")
+    fast = jax.grad(loss(lambda p, x: decoder_only(p, x, **kw)), argnums=(0, 1))
+    slow = jax.grad(loss(lambda p, x: _prefix_twin(p, x, **kw)), argnums=(0, 1))
     for g, w in zip(
         jax.tree_util.tree_leaves(fast(params, x)), jax.tree_util.tree_leaves(slow(params, x))
     ):
@@ -95,19 +188,61 @@ def test_init_splits_the_key_once_per_layer():
         want = init_block(k, M, H, 2 * M)
         for a, b in zip(jax.tree_util.tree_leaves(layer), jax.tree_util.tree_leaves(want)):
             np.testing.assert_array_equal(a, b)
-    assert len(params["layers"]) == N_LAYERS
+    assert len(params["layers"]) == N_LAYERS and "positions" not in params
+    learned = init_decoder_only(key, N_LAYERS, M, H, 2 * M, positions="learned", max_positions=P)
+    assert learned["positions"]["table"].shape == (P, M)
+    for a, b in zip(jax.tree.leaves(learned["layers"]), jax.tree.leaves(params["layers"])):
+        np.testing.assert_array_equal(a, b)  # the table's key leaves the blocks' keys alone
+    bare = init_decoder_only(key, N_LAYERS, M, H, 2 * M, norm="none")
+    assert all(set(layer) == {"self_attn", "ffn"} for layer in bare["layers"])
+
+
+def test_deepnorm_init_scales_values_outputs_and_ffn_by_beta():
+    """DeepNet's decoder-only β = (8N)^(-1/4) on w_v, w_o and the FFN, not on w_q, w_k."""
+    key, n = jax.random.PRNGKey(4), 4
+    plain = init_decoder_only(key, n, M, H, 2 * M)
+    deep = init_decoder_only(key, n, M, H, 2 * M, norm="deepnorm")
+    beta = (8 * n) ** -0.25
+    assert att.deepnorm_constants(0, n)["decoder"] == pytest.approx(((2 * n) ** 0.25, beta))
+    for p, d in zip(plain["layers"], deep["layers"]):
+        for name in ("w_q", "w_k", "b_q"):
+            np.testing.assert_array_equal(d["self_attn"][name], p["self_attn"][name])
+        for w, w0 in [
+            (d["self_attn"]["w_v"], p["self_attn"]["w_v"]),
+            (d["self_attn"]["w_o"], p["self_attn"]["w_o"]),
+            (d["ffn"]["w1"], p["ffn"]["w1"]),
+            (d["ffn"]["w2"], p["ffn"]["w2"]),
+        ]:
+            np.testing.assert_allclose(w, beta * w0, rtol=1e-6)
 
 
 def test_bad_input_is_a_clear_error(rng):
     params = _params()
     with pytest.raises(BadInputError, match="n_layers must be >= 1"):
         init_decoder_only(jax.random.PRNGKey(0), 0, M, H, M)
+    with pytest.raises(BadInputError, match="max_positions >= 1"):
+        init_decoder_only(jax.random.PRNGKey(0), 1, M, H, M, positions="learned")
     with pytest.raises(BadInputError, match=r"x must be \[b, t, m\]"):
         decoder_only(params, jnp.ones((T, M)))
     with pytest.raises(BadInputError, match="width 8, the stack d_model 16"):
         decoder_only(params, jnp.ones((B, T, 8)))
+    with pytest.raises(BadInputError, match="positions must be one of .*'rope'.*got 'relative'"):
+        decoder_only(params, _x(rng), positions="relative")
+    with pytest.raises(BadInputError, match="norm must be one of 'post', 'pre', 'deepnorm'"):
+        decoder_only(params, _x(rng), norm="rms")
+    with pytest.raises(BadInputError, match="needs residual=True"):
+        decoder_only(params, _x(rng), norm="deepnorm", residual=False)
+    with pytest.raises(BadInputError, match="rope_scale must be a positive number"):
+        decoder_only(params, _x(rng), positions="rope", rope_scale=0.0)
+    learned = _params(positions="learned")
+    with pytest.raises(BadInputError, match="13 positions exceeds max_positions=12"):
+        decoder_only(learned, _x(rng, P + 1), positions="learned")
     caches = init_decoder_only_cache(params, B, T)
     with pytest.raises(BadInputError, match=r"x must be \[b, 1, m\]"):
         decoder_only_step(params, _x(rng, 2), caches)
     with pytest.raises(BadInputError, match="2 caches for 3 layers"):
         decoder_only_step(params, _x(rng, 1), caches[:2])
+    with pytest.raises(BadInputError, match="decoding budget of 13 positions"):
+        decoder_only_step(
+            learned, _x(rng, 1), init_decoder_only_cache(learned, B, P + 1), positions="learned"
+        )

@@ -154,3 +154,47 @@ def test_check_positions_names_field_and_choices():
     msg = str(err.value)
     assert "model.transformer.positions" in msg and "'relative'" in msg
     assert all(repr(p) in msg for p in att.POSITIONS)
+
+
+# --- one Encoding per stack ---------------------------------------------------------------
+
+
+def test_encoding_says_what_each_choice_adds_rotates_and_biases(rng):
+    """added / added_at (the input rows), attention (rotary, bias) for a whole sequence and
+    step_attention for one cache step, which is that sequence's row at the step's position."""
+    t, m, cap = 5, 6, 8
+    table = att.init_learned_positions(jax.random.key(1), 10, m)
+    pos = jnp.asarray([3, 0])  # two rows at different positions
+    for kind in att.POSITIONS:
+        enc = att.encoding(kind, rope_base=100.0, rope_scale=2.0)
+        added, at = enc.added(t, m, table), enc.added_at(pos, cap, m, table)
+        rot, bias = enc.attention(H, jnp.arange(cap), jnp.arange(cap))
+        s_rot, s_bias = enc.step_attention(H, pos, cap)
+        if kind in ("sinusoidal", "learned"):
+            full = att.sinusoidal(cap, m) if kind == "sinusoidal" else table["table"][:cap]
+            np.testing.assert_array_equal(added, full[:t])
+            np.testing.assert_array_equal(at, full[pos])
+        else:
+            assert added is None and at is None
+        assert (rot is None) == (s_rot is None) == (kind != "rope")
+        assert (bias is None) == (s_bias is None) == (kind != "alibi")
+        if kind == "alibi":
+            np.testing.assert_array_equal(
+                s_bias, np.moveaxis(np.asarray(bias)[:, pos], 1, 0)[:, :, None]
+            )
+        if kind == "rope":
+            x = jnp.asarray(rng.normal(size=(B, cap, H, D)))
+            assert (rot.base, rot.scale) == (100.0, 2.0)
+            np.testing.assert_allclose(
+                s_rot.queries(x[jnp.arange(B), pos][:, None]),
+                rot.queries(x)[jnp.arange(B), pos][:, None],
+                rtol=1e-6,
+            )
+    assert att.encoding("learned").added_at(pos, cap, m, table).shape == (2, m)
+    assert np.isnan(np.asarray(att.encoding().added_at(jnp.asarray([cap]), cap, m))).all()
+    with pytest.raises(BadInputError, match="a sequence of 11 positions exceeds max_positions=10"):
+        att.encoding("learned").added(11, m, table)
+    with pytest.raises(BadInputError, match="rope_base must be a positive number"):
+        att.encoding("rope", rope_base=-1.0)
+    with pytest.raises(BadInputError, match="model.positions must be one of"):
+        att.encoding("relative", field="model.positions")

@@ -12,6 +12,7 @@ import pytest
 
 from anatomy import decode
 from anatomy.attention import any_overflow
+from anatomy.errors import BadInputError
 from anatomy.seq2seq import BOS, EOS, MODELS, PAD, build_model, count_params, default_model_config
 
 V = 14  # ids 0-3 are pad, bos, eos, unk; 4..13 are words
@@ -92,12 +93,24 @@ VARIANTS = [(name, cfg) for name, cfg in TINY.items()] + [
             "d_model": 16,
             "n_heads": 2,
             "d_ff": 32,
-            "pre_ln": True,
+            "norm": "pre",
             "share_embeddings": True,
             "tie_output": False,
             "dropout_rate": 0.3,
         },
     ),
+]
+# Every positional encoding and norm option of the Transformer: incremental decoding must
+# equal teacher forcing for each (RoPE's cached keys rotated at their own positions,
+# ALiBi's bias over the cache's slots).
+SMALL_TF = {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_decoder_layers": 2, "dropout_rate": 0.0}
+VARIANTS += [
+    ("transformer", dict(SMALL_TF, positions="learned", max_positions=12)),
+    ("transformer", dict(SMALL_TF, positions="rope", rope_base=100.0, rope_scale=2.0)),
+    ("transformer", dict(SMALL_TF, positions="alibi", norm="pre")),
+    ("transformer", dict(SMALL_TF, positions="rope", norm="deepnorm", n_encoder_layers=3)),
+    ("transformer", dict(SMALL_TF, positions="alibi", norm="none")),
+    ("transformer", dict(SMALL_TF, norm="pre", residual=False)),
 ]
 VARIANT_IDS = [f"{n}-{i}" for i, (n, _) in enumerate(VARIANTS)]
 
@@ -247,7 +260,7 @@ def test_transformer_decode_state_is_per_row_and_flags_overflow(batch):
 
 
 def test_dropout_needs_rng_and_changes_training_logits(batch):
-    name, cfg = VARIANTS[-1]
+    name, cfg = next(v for v in VARIANTS if v[1].get("dropout_rate", 0.0) > 0)
     model = build_model(name, cfg, V, V)
     params = model.init(jax.random.key(2))
     with pytest.raises(ValueError, match="rng"):
@@ -409,3 +422,89 @@ def test_large_beam_finds_the_exhaustive_optimum(name):
     )
     np.testing.assert_array_equal(tokens, ex_tokens)
     np.testing.assert_allclose(scores, ex_scores, rtol=1e-5)
+
+
+# ---------------------------------------------------------------- positions, norms, deep encoders
+
+
+@pytest.mark.parametrize("positions", ["learned", "rope", "alibi"])
+def test_transformer_positions_train_and_decode_step_by_step(positions):
+    """Each encoding trains (teacher forcing), and greedy decoding through the KV cache picks
+    at every step the token the teacher-forced pass ranks first after the same prefix: the
+    trained model decodes as it trains. Learned positions and RoPE fit the reversal task
+    and decode it back; ALiBi learns it more slowly (its encoder has no absolute positions
+    for the cross-attention to align by, and this task aligns target i with source s-1-i)."""
+    batch = overfit_batch()
+    model = build_model("transformer", dict(TINY["transformer"], positions=positions), V, V)
+    params, loss = train(model, batch)
+    t_len = batch["tgt_out"].shape[1]
+    tokens = np.asarray(decode.greedy(model, params, batch["src"], batch["src_len"], t_len))
+    fed = dict(batch, tgt_in=np.concatenate([np.full((len(tokens), 1), BOS), tokens[:, :-1]], 1))
+    ranked = np.asarray(jnp.argmax(decode.mask_never_generated(model.apply(params, fed)), -1))
+    upto = np.cumsum(np.cumsum(tokens == EOS, 1), 1) <= 1  # up to the first eos
+    np.testing.assert_array_equal(tokens[upto], ranked[upto])
+    if positions == "alibi":
+        assert float(loss) < 0.5, f"alibi: final loss {float(loss)}"
+    else:
+        assert float(loss) < 0.05, f"{positions}: final loss {float(loss)}"
+        np.testing.assert_array_equal(tokens, batch["tgt_out"])
+
+
+@pytest.mark.parametrize("positions", ["rope", "alibi", "learned"])
+def test_transformer_overflow_is_nan_for_every_encoding(batch, positions):
+    model = build_model("transformer", dict(SMALL_TF, positions=positions), V, V)
+    params = model.init(jax.random.key(5))
+    memory = model.encode(params, batch["src"], batch["src_len"])
+    state = model.init_state(params, memory, 2)
+    for t in range(2):
+        logits, state = model.step(params, memory, state, jnp.asarray(batch["tgt_in"][:, t]))
+        assert np.isfinite(np.asarray(logits)).all() and not bool(any_overflow(state))
+    logits, state = model.step(params, memory, state, jnp.asarray(batch["tgt_in"][:, 2]))
+    assert bool(any_overflow(state)) and np.isnan(np.asarray(logits)).all()
+
+
+def test_transformer_position_and_norm_choices_are_checked(batch):
+    with pytest.raises(BadInputError, match="permutation-equivariant"):
+        build_model("transformer", {"positions": "none"}, V, V)
+    with pytest.raises(BadInputError, match="even head width"):
+        build_model("transformer", dict(SMALL_TF, positions="rope", n_heads=16), V, V)
+    with pytest.raises(BadInputError, match="deepnorm' scales the residual"):
+        build_model("transformer", {"norm": "deepnorm", "residual": False}, V, V)
+    with pytest.raises(BadInputError, match="rope_base must be a positive number"):
+        build_model("transformer", {"positions": "rope", "rope_base": 0.0}, V, V)
+    p = 6  # the batch's longest source and target
+    model = build_model("transformer", dict(SMALL_TF, positions="learned", max_positions=p), V, V)
+    params = model.init(jax.random.key(0))
+    memory = model.encode(params, batch["src"], batch["src_len"])
+    with pytest.raises(BadInputError, match="budget of 7 positions exceeds max_positions=6"):
+        model.init_state(params, memory, p + 1)
+    long = dict(batch, tgt_in=np.pad(batch["tgt_in"], ((0, 0), (0, 4))))
+    with pytest.raises(BadInputError, match="sequence of 10 positions exceeds max_positions=6"):
+        model.apply(params, long)
+
+
+def test_transformer_deepnorm_scales_the_init_by_each_sides_beta():
+    """The encoder-decoder constants (N encoder, M decoder layers): β_enc = 0.87 (N^4 M)^(-1/16)
+    on the encoder's value, output and FFN weights, β_dec = (12 M)^(-1/4) on the decoder's
+    (both attentions); queries, keys and embeddings untouched."""
+    from anatomy.attention import deepnorm_constants
+
+    n, m = 3, 2
+    cfg = dict(SMALL_TF, n_encoder_layers=n, n_decoder_layers=m)
+    plain = build_model("transformer", cfg, V, V).init(jax.random.key(0))
+    deep = build_model("transformer", dict(cfg, norm="deepnorm"), V, V).init(jax.random.key(0))
+    consts = deepnorm_constants(n, m)
+    np.testing.assert_allclose(
+        consts["encoder"], (0.81 * (n**4 * m) ** (1 / 16), 0.87 * (n**4 * m) ** (-1 / 16))
+    )
+    np.testing.assert_allclose(consts["decoder"], ((3 * m) ** 0.25, (12 * m) ** -0.25))
+    np.testing.assert_array_equal(deep["tgt_emb"], plain["tgt_emb"])
+    for side, beta in (("encoder", consts["encoder"][1]), ("decoder", consts["decoder"][1])):
+        for d, p in zip(deep[side], plain[side]):
+            for attn in [k for k in d if k.endswith("attn")]:
+                np.testing.assert_array_equal(d[attn]["w_q"], p[attn]["w_q"])
+                np.testing.assert_array_equal(d[attn]["w_k"], p[attn]["w_k"])
+                np.testing.assert_allclose(d[attn]["w_v"], beta * p[attn]["w_v"], rtol=1e-6)
+                np.testing.assert_allclose(d[attn]["w_o"], beta * p[attn]["w_o"], rtol=1e-6)
+            np.testing.assert_allclose(d["ffn"]["w1"], beta * p["ffn"]["w1"], rtol=1e-6)
+            np.testing.assert_allclose(d["ffn"]["w2"], beta * p["ffn"]["w2"], rtol=1e-6)

@@ -73,7 +73,7 @@ def test_transformer_training_matches_torch(rng, pre_ln):
             "dropout_rate": 0.0,
             "n_encoder_layers": LAYERS,
             "n_decoder_layers": LAYERS,
-            "pre_ln": pre_ln,
+            "norm": "pre" if pre_ln else "post",
         },
         VS,
         VT,

@@ -1,9 +1,11 @@
 """Attention, all positions at once: additive and multiplicative attention for RNN
 translators, scaled dot-product and multi-head attention as batched einsums, sliding-window
 attention in O(r·N·d), chunked attention with an online softmax in O(N) memory, masks, a KV
-cache for incremental decoding, positional encodings (sinusoidal, learned, RoPE, ALiBi;
-positions.py) and Transformer encoder/decoder layers (built on anatomy.layers: LayerNorm,
-the FFN, dropout).
+cache for incremental decoding, positional encodings (sinusoidal, learned, RoPE, ALiBi, NoPE;
+positions.py: rope, alibi_slopes, alibi_bias, one Encoding per stack), Transformer
+encoder/decoder layers with post-LN / pre-LN / DeepNorm / no-LN wiring (built on
+anatomy.layers: LayerNorm, the FFN, dropout) and the decoder-only stack (the module
+anatomy.attention.decoder_only: init_decoder_only, decoder_only, decoder_only_step).
 
 Everything is a pure function over explicit parameter dicts; shapes are batch-major.
 """
@@ -27,9 +29,12 @@ from anatomy.attention.kv_cache import (
     raise_on_overflow,
 )
 from anatomy.attention.layers import (
+    NORMS,
+    check_norm,
     decoder_layer,
     decoder_layer_step,
     decoder_memory_kv,
+    deepnorm_constants,
     encoder_layer,
     init_decoder_cache,
     init_decoder_layer,
@@ -45,17 +50,22 @@ from anatomy.attention.masks import (
     padding_mask,
 )
 from anatomy.attention.multihead import (
+    cached_self_attention,
     init_mha,
     multi_head_attention,
     output_projection,
     project_kv,
     project_q,
+    rotate_qk,
 )
 from anatomy.attention.positions import (
     POSITIONS,
+    Encoding,
+    Rotary,
     alibi_bias,
     alibi_slopes,
     check_positions,
+    encoding,
     init_learned_positions,
     learned_positions,
     rope,
@@ -73,8 +83,11 @@ from anatomy.attention.sliding_window import (
 )
 
 __all__ = [
+    "Encoding",
     "KVCache",
+    "NORMS",
     "POSITIONS",
+    "Rotary",
     "LUONG_KINDS",
     "additive_attention",
     "additive_scores",
@@ -84,16 +97,20 @@ __all__ = [
     "append",
     "attend",
     "band_mask",
+    "cached_self_attention",
     "cache_mask",
     "causal_mask",
     "check_no_overflow",
+    "check_norm",
     "check_positions",
     "chunked_attention",
     "combine_masks",
     "decoder_layer",
     "decoder_layer_step",
     "decoder_memory_kv",
+    "deepnorm_constants",
     "encoder_layer",
+    "encoding",
     "init_additive",
     "init_cache",
     "init_decoder_cache",
@@ -116,6 +133,7 @@ __all__ = [
     "project_q",
     "raise_on_overflow",
     "rope",
+    "rotate_qk",
     "rope_frequencies",
     "scaled_dot_product",
     "sinusoidal",

@@ -8,16 +8,18 @@ import jax.numpy as jnp
 from anatomy.attention.masks import masked_softmax
 
 
-def scaled_dot_product(q, k, v, mask=None):
-    """Attention(Q, K, V) = softmax(Q Kᵀ / √d) V for every batch element and head at once.
+def scaled_dot_product(q, k, v, mask=None, bias=None):
+    """Attention(Q, K, V) = softmax(Q Kᵀ / √d + B) V for every batch element and head at once.
 
-        logits[b,h,q,k] = Σ_d q[b,q,h,d] k[b,k,h,d] / √d
+        logits[b,h,q,k] = Σ_d q[b,q,h,d] k[b,k,h,d] / √d  (+ bias[b,h,q,k])
         weights         = softmax_k(logits) with masked keys set to exactly 0
         out[b,q,h,d]    = Σ_k weights[b,h,q,k] v[b,k,h,d]
 
     Args:
       q: [b, q, h, d]; k: [b, k, h, d]; v: [b, k, h, d_v].
       mask: bool broadcastable to [b, h, q, k] (True = may attend), or None.
+      bias: float broadcastable to [b, h, q, k] added to the logits (ALiBi's -slope·|q-k|,
+        positions.alibi_bias), or None.
     Returns:
       out [b, q, h, d_v], weights [b, h, q, k]. A query whose keys are all masked gets
       weights of zero and an output of zero.
@@ -33,6 +35,8 @@ def scaled_dot_product(q, k, v, mask=None):
         )
     scale = 1.0 / jnp.sqrt(jnp.asarray(q.shape[-1], q.dtype))
     logits = jnp.einsum("bqhd,bkhd->bhqk", q, k) * scale  # [b, h, q, k]
+    if bias is not None:
+        logits = logits + bias  # [b, h, q, k]
     weights = masked_softmax(logits, mask, axis=-1)  # [b, h, q, k]
     out = jnp.einsum("bhqk,bkhd->bqhd", weights, v)  # [b, q, h, d_v]
     return out, weights

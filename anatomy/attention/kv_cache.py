@@ -81,19 +81,21 @@ def cache_mask(cache):
     return jnp.arange(cache.k.shape[1])[None, None, None, :] < length
 
 
-def attend(cache, q, mask=None):
+def attend(cache, q, mask=None, bias=None):
     """Attend one query step over the cached keys/values.
 
     Args:
       cache: KVCache (append the current step first to let it see itself).
       q: [b, 1, h, d].
       mask: optional extra bool mask broadcastable to [b, h, 1, L] (e.g. prompt padding).
+      bias: optional logit bias broadcastable to [b, h, 1, L] (ALiBi: slot i holds the
+        key of position i, so the bias is alibi_bias(slopes, query position, arange(L))).
     Returns:
       out [b, 1, h, d], weights [b, h, 1, L] (exactly zero at slots >= length).
     """
     if q.ndim != 4 or q.shape[1] != 1:
         raise ValueError(f"attend: q must be [b, 1, h, d], got shape {q.shape}")
-    return scaled_dot_product(q, cache.k, cache.v, combine_masks(cache_mask(cache), mask))
+    return scaled_dot_product(q, cache.k, cache.v, combine_masks(cache_mask(cache), mask), bias)
 
 
 def _caches(tree):

@@ -18,11 +18,25 @@ POSITIONS names the choices a model config may take (``check_positions`` validat
                 sees); an encoder without a causal mask is permutation-equivariant, so
                 'none' is meant for causal stacks only.
 
+A stack uses one encoding through an ``Encoding`` (``encoding(kind, ...)`` checks it), the one
+place that says what each choice does where:
+    added(t, table) / added_at(pos, capacity, table)   the rows added to the stack's input
+                    (sinusoidal, learned; None otherwise), for a whole sequence or one
+                    decoding step per row
+    attention(n_heads, q_positions, k_positions)  -> (Rotary or None, bias or None), what
+                    the self-attention takes (multihead.multi_head_attention's rotary= and
+                    bias=), and step_attention(n_heads, pos, capacity) the same for one
+                    KV-cache step (its query's position against the cache's slots)
+Cross-attention takes neither: its queries and keys live in different sequences (target and
+source), so "the distance between them" means nothing, and the source's keys already carry
+their positions from the encoder.
+
 Letters: b batch, t/q/k positions, h heads, d head width, m model width.
 """
 
 import math
 import numbers
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -219,3 +233,120 @@ def alibi_bias(slopes, q_positions, k_positions):
     dist = q_pos[..., :, None].astype(slopes.dtype) - k_pos[..., None, :].astype(slopes.dtype)
     dist = jnp.abs(dist)[..., None, :, :]  # [b?, 1, q, k]
     return -slopes[:, None, None] * dist  # [b?, h, q, k]
+
+
+# --- one encoding for a stack ---------------------------------------------------------------
+
+
+class Rotary(NamedTuple):
+    """RoPE for one attention call: where its queries and keys sit, and rope's two knobs.
+
+    q_positions: [q] or [b, q]; k_positions: [k] or [b, k], or None when the keys are given
+    already rotated (a KV cache holds each key rotated at its own position).
+    """
+
+    q_positions: Any
+    k_positions: Any
+    base: float = 10000.0
+    scale: float = 1.0
+
+    def queries(self, q):
+        """q [b, q, h, d] rotated at q_positions."""
+        return rope(q, self.q_positions, self.base, self.scale)
+
+    def keys(self, k):
+        """k [b, k, h, d] rotated at k_positions."""
+        return rope(k, self.k_positions, self.base, self.scale)
+
+
+# The sinusoidal table's root mean square (sin² and cos² average 1/2): a learned table starts
+# at the same scale, so that switching encodings leaves the input's scale unchanged.
+LEARNED_INIT_SCALE = math.sqrt(0.5)
+
+
+class Encoding(NamedTuple):
+    """A stack's positional encoding (static, hashable): one of POSITIONS and RoPE's knobs.
+
+    Build it with ``encoding`` (which checks it). Learned tables are parameters and live in
+    the model's tree (``init_table``); every method takes the table where it needs one.
+    """
+
+    kind: str = "sinusoidal"
+    rope_base: float = 10000.0
+    rope_scale: float = 1.0
+
+    def init_table(self, key, max_positions, d_model):
+        """{'table': [P, m]} for 'learned' (N(0, LEARNED_INIT_SCALE²)), else None."""
+        if self.kind != "learned":
+            return None
+        return init_learned_positions(key, max_positions, d_model, scale=LEARNED_INIT_SCALE)
+
+    def added(self, t, d_model, table=None):
+        """Rows added to the inputs at positions 0 .. t-1: [t, m], or None (rope, alibi, none).
+
+        'learned' needs t <= P: BadInputError otherwise (there is no row to extrapolate to).
+        """
+        if self.kind == "sinusoidal":
+            return sinusoidal(t, d_model)
+        if self.kind == "learned":
+            _check_table(table, t, "a sequence")
+            return table["table"][:t]
+        return None
+
+    def added_at(self, pos, capacity, d_model, table=None):
+        """Rows added at traced positions pos [b] of a decoder of ``capacity`` slots: [b, m],
+        NaN at a position >= capacity (an overflowed cache: its logits become NaN), or None
+        (rope, alibi, none). 'learned' needs capacity <= P (BadInputError)."""
+        if self.kind == "sinusoidal":
+            return lookup(sinusoidal(capacity, d_model), pos)
+        if self.kind == "learned":
+            _check_table(table, capacity, "a decoding budget")
+            return lookup(table["table"][:capacity], pos)
+        return None
+
+    def attention(self, n_heads, q_positions, k_positions):
+        """(rotary, bias) for a self-attention with queries at q_positions ([q] or [b, q]) and
+        keys at k_positions ([k] or [b, k]):
+            'rope'   Rotary(q_positions, k_positions, rope_base, rope_scale), no bias
+            'alibi'  no rotation, alibi_bias(alibi_slopes(n_heads), ...) [h | b, h, q, k]
+            else     (None, None)
+        k_positions may be None for 'rope' (the keys come rotated, from a cache)."""
+        if self.kind == "rope":
+            return Rotary(q_positions, k_positions, self.rope_base, self.rope_scale), None
+        if self.kind == "alibi":
+            return None, alibi_bias(alibi_slopes(n_heads), q_positions, k_positions)
+        return None, None
+
+    def step_attention(self, n_heads, pos, capacity):
+        """(rotary, bias) for one KV-cache step of queries at positions pos [b] over a cache
+        whose slot i holds the key of position i (kv_cache's; capacity L slots):
+            'rope'   the step's query and key rotated at pos (Rotary([b, 1], [b, 1]))
+            'alibi'  alibi_bias(slopes, pos [b, 1], arange(L)) [b, h, 1, L]
+        Row t of ``attention`` over positions 0 .. L-1, so a step equals the full pass."""
+        pos = jnp.asarray(pos)[:, None]  # [b, 1]
+        if self.kind == "rope":
+            return Rotary(pos, pos, self.rope_base, self.rope_scale), None
+        if self.kind == "alibi":
+            return None, alibi_bias(alibi_slopes(n_heads), pos, jnp.arange(capacity))
+        return None, None
+
+
+def _check_table(table, n, what):
+    if table is None:
+        raise BadInputError("learned positions: the model has no position table")
+    rows = table["table"].shape[0]
+    if n > rows:
+        raise BadInputError(
+            f"learned positions: {what} of {n} positions exceeds max_positions={rows} "
+            "(no trained row past it)"
+        )
+
+
+def encoding(kind="sinusoidal", rope_base=10000.0, rope_scale=1.0, *, field="positions"):
+    """A checked Encoding: kind one of POSITIONS (BadInputError naming ``field`` and the
+    choices), rope_base and rope_scale positive."""
+    check_positions(kind, field)
+    for name, v in (("rope_base", rope_base), ("rope_scale", rope_scale)):
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not v > 0:
+            raise BadInputError(f"{name} must be a positive number, got {v!r}")
+    return Encoding(kind, float(rope_base), float(rope_scale))

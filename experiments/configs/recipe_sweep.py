@@ -27,7 +27,7 @@ BEFORE_ISSUE10 = {
     "curriculum.phases": (),
     E + "reverse_source": False,
     E + "emb_init_std": 0.0,
-    T + "pre_ln": False,
+    T + "norm": "post",
     RE + "learning_rate": None,
     RT + "learning_rate": None,
     RT + "warmup_steps": None,
@@ -100,14 +100,14 @@ GRIDS = {
             (
                 "preln_wu400_cur",
                 {
-                    T + "pre_ln": True,
+                    T + "norm": "pre",
                     RT + "warmup_steps": 400,
                     "curriculum.phases": ((200, 16), (200, 32)),
                 },
             ),
             (
                 "preln_wu400_lr4e-3",
-                {T + "pre_ln": True, RT + "warmup_steps": 400, RT + "learning_rate": 4e-3},
+                {T + "norm": "pre", RT + "warmup_steps": 400, RT + "learning_rate": 4e-3},
             ),
         ],
     ),
@@ -120,7 +120,7 @@ GRIDS = {
             (
                 "preln_wu400_lr4e-3_cur",
                 {
-                    T + "pre_ln": True,
+                    T + "norm": "pre",
                     RT + "warmup_steps": 400,
                     RT + "learning_rate": 4e-3,
                     "curriculum.phases": ((200, 16), (200, 32)),
@@ -129,7 +129,7 @@ GRIDS = {
             (
                 "preln_wu400_lr6e-3_cur",
                 {
-                    T + "pre_ln": True,
+                    T + "norm": "pre",
                     RT + "warmup_steps": 400,
                     RT + "learning_rate": 6e-3,
                     "curriculum.phases": ((200, 16), (200, 32)),

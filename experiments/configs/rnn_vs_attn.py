@@ -109,7 +109,7 @@ def get_config(preset=None):
     # No dropout: 2,000 steps x 1,024 tokens is under two passes over toy_wmt; nothing to regularise.
     # 8 heads of 16 dims instead of 4 of 32 (same parameters: the cross-attention aligns
     # earlier) and pre-LN (issue 10's transformer_2000 grids of recipe_sweep).
-    c.model.transformer = model_config("transformer", dropout_rate=0.0, n_heads=8, pre_ln=True)
+    c.model.transformer = model_config("transformer", dropout_rate=0.0, n_heads=8, norm="pre")
     # ConvS2S (Gehring et al. 2017; not in the default models: --config.models=convs2s): its
     # defaults (4 + 4 GLU layers of 128, ~1.4M parameters at 1,000 words) without dropout.
     c.model.convs2s = model_config("convs2s", dropout_rate=0.0)
