@@ -56,21 +56,21 @@ def probe_distances(cfg, length):
 
 
 def probe_lengths(cfg):
-    """Where the probe runs: L (retrieval within L), ft_factor·L (beyond L, where the
-    extensions are fine-tuned) and the longest evaluation length."""
-    return sorted({int(cfg.train_length), ft_length(cfg), max(lengths(cfg))})
+    """Where the probe runs: L (retrieval within L) and ft_factor·L (beyond L, where the
+    extensions are fine-tuned)."""
+    return sorted({int(cfg.train_length), ft_length(cfg)})
 
 
 class HeldOut(NamedTuple):
     """The held-out sequences, the same for every model and seed (drawn from cfg.eval_seed).
 
-    tokens [E + P, 8L]: E stream sequences, then P probe sequences, each probe of length N
-    written at the start of its row (a causal model's answer at N - 2 ignores what follows);
-    answer [P], at [P] (= N - 2, the position whose prediction is the answer), groups: one
-    (N, k, rows slice into the P probes) per probed length and distance."""
+    stream [E, 8L]: key-value streams (the loss at every position). probes [P, ft_factor·L]:
+    each probe of length N written at the start of its row (a causal model's answer at
+    N - 2 ignores what follows); answer [P]; at [P] = N - 2, the position whose prediction
+    is the answer; groups: (N, k, rows) per probed length and distance."""
 
-    tokens: np.ndarray
-    n_stream: int
+    stream: np.ndarray
+    probes: np.ndarray
     answer: np.ndarray
     at: np.ndarray
     groups: list
@@ -78,33 +78,30 @@ class HeldOut(NamedTuple):
 
 def held_out(cfg):
     rng = np.random.default_rng(cfg.eval_seed)
-    nk, nv, longest = cfg.n_keys, cfg.n_values, max(lengths(cfg))
-    rows = [task.stream_batch(rng, cfg.eval_batch, longest, nk, nv)]
-    answer, at, groups, start = [], [], [], 0
+    nk, nv, width = cfg.n_keys, cfg.n_values, max(probe_lengths(cfg))
+    stream = task.stream_batch(rng, cfg.eval_batch, max(lengths(cfg)), nk, nv)
+    rows, answer, at, groups, start = [], [], [], [], 0
     for n in probe_lengths(cfg):
         for k in probe_distances(cfg, n):
             tok, ans = task.probe_batch(rng, cfg.probe_batch, n, k, nk, nv)
-            rows.append(np.pad(tok, ((0, 0), (0, longest - n))))  # [probe_batch, 8L]
+            rows.append(np.pad(tok, ((0, 0), (0, width - n))))  # [probe_batch, width]
             answer.append(ans)
             at.append(np.full(len(ans), n - 2))
             groups.append((n, k, slice(start, start + len(ans))))
             start += len(ans)
-    return HeldOut(
-        np.concatenate(rows), cfg.eval_batch, np.concatenate(answer), np.concatenate(at), groups
-    )
+    return HeldOut(stream, np.concatenate(rows), np.concatenate(answer), np.concatenate(at), groups)
 
 
 def measure(params, spec, cfg, held):
     """{'position_loss': [8L-1], 'probe': {N: [accuracy per k]}} of one model."""
-    ce, named = train.outputs(
-        params, spec, held.tokens, cfg.n_keys, cfg.n_values, chunk=cfg.eval_chunk
-    )
-    e = held.n_stream
-    hit = named[e + np.arange(len(held.answer)), held.at] == held.answer  # [P]
+    args = (cfg.n_keys, cfg.n_values, cfg.eval_chunk)
+    ce, _ = train.outputs(params, spec, held.stream, *args)
+    _, named = train.outputs(params, spec, held.probes, *args)
+    hit = named[np.arange(len(held.answer)), held.at] == held.answer  # [P]
     probe = {}
     for n, _, rows in held.groups:
         probe.setdefault(n, []).append(float(np.mean(hit[rows])))
-    return {"position_loss": ce[:e].mean(0), "probe": probe}
+    return {"position_loss": ce.mean(0), "probe": probe}
 
 
 def _batches(seed, cfg, n_steps, length, batch, stream):
@@ -121,9 +118,8 @@ def run_seed(cfg, seed, held):
     out, trained = {}, {}
     for name in cfg.models:
         spec = models.pretrained(name)
-        lr = cfg.lstm_learning_rate if spec.family == "lstm" else cfg.learning_rate
         params = models.init(jax.random.PRNGKey(seed), spec, cfg, vocab)
-        opt = train.optimizer(lr, cfg.warmup, cfg.steps)
+        opt = train.optimizer(cfg.learning_rate, cfg.warmup, cfg.steps)
         batches = _batches(seed, cfg, cfg.steps, cfg.train_length, cfg.batch, stream=0)
         params, losses = train.train(params, spec, batches, opt)
         trained[name] = (spec, params)
@@ -176,8 +172,7 @@ def _probe_by_seed(runs, n):
 def collect(cfg, per_seed, held):
     """results.json's measurements from every seed's run_seed."""
     ns = lengths(cfg)
-    stream = held.tokens[: held.n_stream]
-    oracle = task.oracle_value_loss(stream, cfg.n_keys, cfg.n_values).mean(0)  # [8L/2]
+    oracle = task.oracle_value_loss(held.stream, cfg.n_keys, cfg.n_values).mean(0)  # [8L/2]
     out = {}
     for name, first in per_seed[0].items():
         runs = [s[name] for s in per_seed]

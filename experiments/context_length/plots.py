@@ -68,27 +68,23 @@ def plot(results, workdir):
     fig, (a, b) = common.new_figure(1, 2, figsize=(12, 4.5))
     _by_position(a, results, pre, width)
     a.set_title(f"trained at L = {n}: loss against position (dotted: L)")
-    b.plot(results["lengths"], results["oracle"]["value_loss"], "k-", lw=1, label="oracle")
+    oracle = np.asarray(results["oracle"]["value_loss"])
+    b.axhline(0.0, color="black", lw=1, label="oracle")
     for name in pre:
-        b.plot(
-            results["lengths"],
-            [np.mean(s) for s in results["models"][name]["value_loss"]],
-            "o-",
-            ms=3,
-            label=name,
-        )
+        loss = np.asarray([np.mean(s) for s in results["models"][name]["value_loss"]])
+        b.plot(results["lengths"], loss - oracle, "o-", ms=3, label=name)
     b.set_xscale("log", base=2)
     common.grid_ticks(b, results["lengths"])
     b.set(
         xlabel="evaluation length N",
-        ylabel="value-token loss (nats)",
-        title="loss against evaluation length (Press et al. 2022, Fig. 1)",
+        ylabel="loss − oracle's (nats)",
+        title="excess loss against evaluation length (Press et al. 2022, Fig. 1's shape)",
     )
     b.legend(fontsize=8)
     names = [common.save_plot(fig, workdir, "context_length_loss.png")]
 
     fig, (a, b) = common.new_figure(1, 2, figsize=(12, 4.5))
-    _probe(a, results, pre, results["lengths"][-1])
+    _probe(a, results, pre, results["ft_length"])
     a.legend(fontsize=8)
     _probe(b, results, ext, results["ft_length"])
     b.legend(fontsize=8)

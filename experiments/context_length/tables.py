@@ -25,11 +25,11 @@ def loss(results) -> str:
 
 def probe(results) -> str:
     """Probe accuracy per model: within L (at L, every k), beyond L (at ft_factor·L, k > L)
-    and at every k of the longest length."""
+    and at every k of ft_factor·L."""
     n, chance = results["train_length"], results["chance"]
-    longest = results["lengths"][-1]
+    longest = results["probe_lengths"][-1]
     ks = results["k_grid"][-1]
-    header = ["model", "within L", f"beyond L (at {results['ft_length'] // n}L)"] + [
+    header = ["model", "within L", f"beyond L (at {longest // n}L)"] + [
         f"k={k} ({longest // n}L)" for k in ks
     ]
     rows = []
@@ -50,9 +50,9 @@ def notes(results) -> str:
         f"{c['n_values']} values, every value drawn afresh per sequence. Every model is trained "
         f"from scratch at L = {n} tokens for {c['steps']} Adam steps of {c['batch']} sequences "
         f"(the same batches for every model of a seed), seeds {list(c['seeds'])}. Transformers: "
-        f"d_model {c['d_model']}, {c['n_layers']} pre-LN blocks, {c['n_heads']} heads, peak lr "
-        f"{c['learning_rate']:g}; the LSTM: {c['lstm_layers']} layer(s) of {c['lstm_hidden']}, "
-        f"peak lr {c['lstm_learning_rate']:g}; warmup {c['warmup']}, cosine decay to a tenth. "
+        f"d_model {c['d_model']}, {c['n_layers']} pre-LN blocks, {c['n_heads']} heads; the LSTM: "
+        f"{c['lstm_layers']} layer(s) of {c['lstm_hidden']}; Adam for every model at peak lr "
+        f"{c['learning_rate']:g}, warmup {c['warmup']}, cosine decay to a tenth, clipped at 1. "
         f"Extension to {results['ft_length']} = {c['ft_factor']}L: rope_scale = {c['ft_factor']} "
         "(interpolation) or the NTK-aware base "
         f"{results['models'].get('rope+ntk', {}).get('rope_base', float('nan')):.0f}; the "

@@ -19,7 +19,10 @@ def count_params(tree):
 
 
 def optimizer(learning_rate, warmup, steps):
-    """Adam, clipped at global norm 1, linear warmup then cosine decay to a tenth."""
+    """Adam, clipped at global norm 1, linear warmup then cosine decay to a tenth.
+
+    optax.flatten: the update runs on one vector of every parameter (the same arithmetic,
+    elementwise), which compiles in ~1 s less per model than over the tree's leaves."""
     schedule = optax.warmup_cosine_decay_schedule(
         0.0,
         learning_rate,
@@ -27,7 +30,7 @@ def optimizer(learning_rate, warmup, steps):
         max(int(steps), int(warmup) + 1),
         learning_rate / 10,
     )
-    return optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))
+    return optax.flatten(optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule)))
 
 
 def fine_tune_optimizer(learning_rate, warmup):
@@ -36,7 +39,7 @@ def fine_tune_optimizer(learning_rate, warmup):
     schedule = optax.join_schedules(
         [optax.linear_schedule(0.0, learning_rate, w), optax.constant_schedule(learning_rate)], [w]
     )
-    return optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule))
+    return optax.flatten(optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule)))
 
 
 def token_losses(params, tokens, spec):
@@ -84,11 +87,10 @@ def _outputs(params, tokens, spec, first_value, n_values):
 
 def outputs(params, spec, tokens, n_keys, n_values, chunk):
     """_outputs over `tokens` [R, N] in chunks of `chunk` rows (one compiled shape; the last
-    chunk is padded with copies of the first rows): (ce [R, N-1], named value [R, N-1])."""
+    chunk is padded with copies of the first row): (ce [R, N-1], named value [R, N-1])."""
     tokens = np.asarray(tokens)
     rows = tokens.shape[0]
-    pad = -rows % chunk
-    tokens = np.concatenate([tokens, tokens[:pad]]) if pad else tokens
+    tokens = np.concatenate([tokens, np.repeat(tokens[:1], -rows % chunk, axis=0)])
     ces, named = [], []
     for i in range(0, tokens.shape[0], chunk):
         chunk_tokens = jnp.asarray(tokens[i : i + chunk])
