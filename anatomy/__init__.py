@@ -7,6 +7,7 @@
     anatomy.conv        a fixed window: causal / centred 1-D convolutions, GLU blocks (ConvS2S)
     anatomy.data        toy_wmt corpus, tfds builder, TSV / tfds corpora, vocab, batches
     anatomy.seq2seq     translators: rnnenc, rnnsearch, luong, transformer, convs2s
+    anatomy.lm          decoder-only language models, attention or recurrent, one interface
     anatomy.decode      greedy and beam search over any translator's step function
     anatomy.train       losses, optimiser, train/eval steps, the loop, checkpoints, BLEU
     anatomy.sharding    mesh + logical axis rules -> NamedSharding
@@ -22,7 +23,7 @@ from anatomy import attention, recurrence
 
 __version__ = "0.1.0"
 
-_LAZY = ("conv", "data", "seq2seq", "decode", "train", "sharding", "distributed", "probes")
+_LAZY = ("conv", "data", "seq2seq", "lm", "decode", "train", "sharding", "distributed", "probes")
 
 
 def __getattr__(name):

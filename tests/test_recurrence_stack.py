@@ -51,6 +51,17 @@ def np_step(cell, p, carry, x):
     return h, h
 
 
+def np_norm_residual(params, i, out, y, lengths, residual):
+    """Layer i's LayerNorm (at real steps only) and residual, in float64."""
+    if "ln" in params:
+        scale, bias = (np.asarray(params["ln"][i][k], np.float64) for k in ("scale", "bias"))
+        for b in range(B):
+            for t in range(lengths[b]):
+                v = out[b, t]
+                out[b, t] = (v - v.mean()) / np.sqrt(v.var() + 1e-5) * scale + bias
+    return out + y if residual and i > 0 else out
+
+
 def np_stack(cell, params, x, lengths, residual):
     """Layer by layer, step by step, sequence by sequence."""
     x = np.asarray(x, np.float64)
@@ -66,14 +77,7 @@ def np_stack(cell, params, x, lengths, residual):
                 carry, h = np_step(cell, p, carry, y[b : b + 1, t])
                 out[b, t] = h[0]
             layer_finals.append(carry)
-        if "ln" in params:
-            scale, bias = (np.asarray(params["ln"][i][k], np.float64) for k in ("scale", "bias"))
-            for b in range(B):
-                for t in range(lengths[b]):
-                    v = out[b, t]
-                    out[b, t] = (v - v.mean()) / np.sqrt(v.var() + 1e-5) * scale + bias
-        if residual and i > 0:
-            out = out + y
+        out = np_norm_residual(params, i, out, y, lengths, residual)
         finals.append(layer_finals)
         y = out
     return finals, y
@@ -228,3 +232,142 @@ def test_init_axes_dropout_and_bad_input():
         stack.run_stack(params, x, cell="transformer")
     with pytest.raises(BadInputError, match="n_layers"):
         stack.init_stack(key, "lstm", D, H, 0)
+
+
+# --- reverse, one step at a time, bidirectional --------------------------------------------
+
+
+def test_reverse_reads_each_sequence_backwards_within_its_length():
+    """run_stack(reverse=True) == the stack over the within-length reversed input, reversed
+    back; its carries are run(reverse=True)'s for a one-layer stack."""
+    rng = np.random.default_rng(5)
+    params = rand_stack("lstm", rng, n_layers=2, layer_norm=True)
+    x = rng.normal(size=(B, T, D))
+    with jax.enable_x64(True):
+        rev = lambda a: rec.reverse_padded(jnp.asarray(a), jnp.asarray(LENGTHS))
+        carries, ys = stack.run_stack(params, x, LENGTHS, cell="lstm", residual=True, reverse=True)
+        ref_c, ref_y = stack.run_stack(params, rev(x), LENGTHS, cell="lstm", residual=True)
+        np.testing.assert_allclose(ys, rev(ref_y), rtol=1e-12, atol=1e-12)
+        for a, b in zip(jax.tree.leaves(carries), jax.tree.leaves(ref_c)):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+        one = {"layers": params["layers"][:1]}
+        (c1,), y1 = stack.run_stack(one, x, LENGTHS, cell="lstm", reverse=True)
+        c_run, y_run = rec.run("lstm", one["layers"][0], x, lengths=LENGTHS, reverse=True)
+        np.testing.assert_allclose(y1, y_run, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(c1.c, c_run.c, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "cell,residual,layer_norm", [("lstm", True, True), ("gru", True, False), ("gru", False, True)]
+)
+def test_stack_step_equals_the_scan_row_by_row(cell, residual, layer_norm):
+    """stack_step fed x[:, 0], x[:, 1], ... from zero_stack_carry gives run_stack's outputs
+    at every position and its final carries (float64)."""
+    rng = np.random.default_rng(9)
+    params = rand_stack(cell, rng, layer_norm=layer_norm)
+    x = rng.normal(size=(B, T, D))
+    with jax.enable_x64(True):
+        carries, ys = stack.run_stack(params, x, cell=cell, residual=residual)
+        step = jax.jit(
+            lambda c, x_t: stack.stack_step(params, c, x_t, cell=cell, residual=residual)
+        )
+        state = stack.zero_stack_carry(params, B, cell=cell, dtype=jnp.float64)
+        rows = []
+        for t in range(T):
+            state, y = step(state, jnp.asarray(x[:, t]))
+            rows.append(y)
+    np.testing.assert_allclose(jnp.stack(rows, 1), ys, rtol=1e-10, atol=1e-12)
+    for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(carries)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    with pytest.raises(BadInputError, match="1 carries for 3 layers"):
+        stack.stack_step(params, state[:1], jnp.asarray(x[:, 0]), cell=cell)
+
+
+def rand_bistack(cell, rng, n_layers=2, layer_norm=False):
+    shapes = jax.eval_shape(
+        lambda k: stack.init_bidirectional_stack(k, cell, D, H, n_layers, layer_norm=layer_norm),
+        jax.random.key(0),
+    )
+    params = jax.tree_util.tree_map(lambda s: rng.normal(0, 0.5, s.shape), shapes)
+    for ln in params.get("ln", ()):
+        ln["scale"] = 1.0 + ln["scale"]
+    return params
+
+
+def np_bistack(cell, params, x, lengths, residual):
+    """float64 loops: per layer a forward and a within-length backward pass, concatenated,
+    then LayerNorm over 2H and the residual."""
+    y, n = np.asarray(x, np.float64), len(params["fw"])
+    for i in range(n):
+        out = np.zeros((B, T, 2 * H))
+        for half, p in enumerate((params["fw"][i], params["bw"][i])):
+            p = {k: np.asarray(v, np.float64) for k, v in p.items()}
+            for b in range(B):
+                z = np.zeros((1, H))
+                carry = (z, z) if cell == "lstm" else z
+                steps = range(lengths[b]) if half == 0 else reversed(range(lengths[b]))
+                for t in steps:
+                    carry, h = np_step(cell, p, carry, y[b : b + 1, t])
+                    out[b, t, half * H : (half + 1) * H] = h[0]
+        out = np_norm_residual(params, i, out, y, lengths, residual)
+        y = out
+    return y
+
+
+@pytest.mark.parametrize("cell,residual,layer_norm", [("lstm", True, True), ("gru", True, False)])
+def test_bidirectional_stack_equals_numpy_loops(cell, residual, layer_norm):
+    rng = np.random.default_rng(13)
+    params = rand_bistack(cell, rng, n_layers=3, layer_norm=layer_norm)
+    x = rng.normal(size=(B, T, D))
+    with jax.enable_x64(True):
+        carries, ys = stack.run_bidirectional_stack(
+            params, x, LENGTHS, cell=cell, residual=residual
+        )
+    np.testing.assert_allclose(ys, np_bistack(cell, params, x, LENGTHS, residual), atol=1e-12)
+    assert len(carries) == 3 and ys.shape == (B, T, 2 * H)
+
+
+def test_plain_bidirectional_stack_equals_torch_values_and_gradients():
+    """torch.nn.LSTM(bidirectional=True, num_layers=2) over a packed batch: outputs, the
+    top layer's final states and the gradients w.r.t. every weight and the input (float64)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(17)
+    params = rand_bistack("lstm", rng)
+    x = rng.normal(size=(B, T, D))
+    w_y, w_h = rng.normal(size=(B, T, 2 * H)), rng.normal(size=(4, B, H))
+    module = torch.nn.LSTM(D, H, num_layers=2, batch_first=True, bidirectional=True).double()
+    with torch.no_grad():
+        for k in range(2):
+            for sfx, p in (("", params["fw"][k]), ("_reverse", params["bw"][k])):
+                t = lambda a: torch.tensor(np.asarray(a, np.float64))
+                getattr(module, f"weight_ih_l{k}{sfx}").copy_(t(p["w_x"]).T)
+                getattr(module, f"weight_hh_l{k}{sfx}").copy_(t(p["w_h"]).T)
+                getattr(module, f"bias_ih_l{k}{sfx}").copy_(t(p["b"]))
+                getattr(module, f"bias_hh_l{k}{sfx}").zero_()
+    x_t = torch.tensor(x, requires_grad=True)
+    packed = torch.nn.utils.rnn.pack_padded_sequence(
+        x_t, torch.tensor(LENGTHS), batch_first=True, enforce_sorted=False
+    )
+    out, (h_n, _) = module(packed)
+    out, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=T)
+    loss_t = (out * torch.tensor(w_y)).sum() + (h_n * torch.tensor(w_h)).sum()
+    loss_t.backward()
+
+    def loss(params, x):
+        carries, ys = stack.run_bidirectional_stack(params, x, jnp.asarray(LENGTHS), cell="lstm")
+        hs = [c.h for pair in carries for c in pair]  # torch's h_n order: l0 fw, l0 bw, l1 ...
+        return jnp.sum(ys * w_y) + sum(jnp.sum(h * w) for h, w in zip(hs, w_h)), ys
+
+    with jax.enable_x64(True):
+        (value, ys), (g_p, g_x) = jax.jit(jax.value_and_grad(loss, argnums=(0, 1), has_aux=True))(
+            params, jnp.asarray(x)
+        )
+    np.testing.assert_allclose(ys, out.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(value, loss_t.item(), rtol=1e-10)
+    np.testing.assert_allclose(g_x, x_t.grad.numpy(), rtol=1e-9, atol=1e-12)
+    for k in range(2):
+        for sfx, g in (("", g_p["fw"][k]), ("_reverse", g_p["bw"][k])):
+            grad = lambda n, k=k, sfx=sfx: getattr(module, f"{n}_l{k}{sfx}").grad.numpy()
+            np.testing.assert_allclose(g["w_x"], grad("weight_ih").T, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(g["w_h"], grad("weight_hh").T, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(g["b"], grad("bias_ih"), rtol=1e-9, atol=1e-12)

@@ -100,9 +100,9 @@ VARIANTS = [(name, cfg) for name, cfg in TINY.items()] + [
         },
     ),
 ]
-# Every positional encoding and norm option of the Transformer: incremental decoding must
-# equal teacher forcing for each (RoPE's cached keys rotated at their own positions,
-# ALiBi's bias over the cache's slots).
+# Every positional encoding and norm option of the Transformer, and the deep recurrent
+# encoders: incremental decoding must equal teacher forcing for each (RoPE's cached keys
+# rotated at their own positions, ALiBi's bias over the cache's slots).
 SMALL_TF = {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_decoder_layers": 2, "dropout_rate": 0.0}
 VARIANTS += [
     ("transformer", dict(SMALL_TF, positions="learned", max_positions=12)),
@@ -111,6 +111,12 @@ VARIANTS += [
     ("transformer", dict(SMALL_TF, positions="rope", norm="deepnorm", n_encoder_layers=3)),
     ("transformer", dict(SMALL_TF, positions="alibi", norm="none")),
     ("transformer", dict(SMALL_TF, norm="pre", residual=False)),
+    ("rnnenc", {"cell": "gru", "d_emb": 8, "d_hidden": 12, "n_layers": 3, "residual": True}),
+    (
+        "rnnsearch",
+        {"cell": "lstm", "d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8, "d_readout": 10}
+        | {"n_layers": 2, "residual": True, "layer_norm": True},
+    ),
 ]
 VARIANT_IDS = [f"{n}-{i}" for i, (n, _) in enumerate(VARIANTS)]
 
@@ -508,3 +514,21 @@ def test_transformer_deepnorm_scales_the_init_by_each_sides_beta():
                 np.testing.assert_allclose(d[attn]["w_o"], beta * p[attn]["w_o"], rtol=1e-6)
             np.testing.assert_allclose(d["ffn"]["w1"], beta * p["ffn"]["w1"], rtol=1e-6)
             np.testing.assert_allclose(d["ffn"]["w2"], beta * p["ffn"]["w2"], rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["rnnenc", "rnnsearch"])
+def test_one_plain_encoder_layer_is_the_model_of_before(batch, name):
+    """n_layers=1 without LayerNorm keeps the one-layer parameters (same tree, same digits)
+    whatever residual says; a deep encoder is the stack's tree; a stack of another cell is
+    a clear error."""
+    base_model = build_model(name, TINY[name], V, V)
+    same = build_model(name, dict(TINY[name], residual=True), V, V)
+    params = base_model.init(jax.random.key(0))
+    assert jax.tree.structure(params) == jax.tree.structure(same.init(jax.random.key(0)))
+    np.testing.assert_array_equal(base_model.apply(params, batch), same.apply(params, batch))
+    deep = build_model(name, dict(TINY[name], n_layers=2), V, V).init(jax.random.key(0))
+    assert "encoder" in deep and ("enc_fw" not in deep)
+    with pytest.raises(BadInputError, match=f"{name}: cell must be one of 'lstm', 'gru'"):
+        build_model(name, dict(TINY[name], cell="gru_paper", n_layers=2), V, V)
+    with pytest.raises(BadInputError, match=f"{name}: n_layers must be a positive integer"):
+        build_model(name, dict(TINY[name], n_layers=0), V, V)

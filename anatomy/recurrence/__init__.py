@@ -9,7 +9,8 @@ fused.py  the custom-VJP LSTM and GRU (one matmul per backward step); paths.py p
 quasi.py  SRU / QRNN-style linear recurrences via jax.lax.associative_scan; SRU, QRNN cells
 mingru.py minGRU (Feng et al. 2024): gates from x only, a linear recurrence
 selective.py  a Mamba-style selective state-space layer (Gu & Dao 2023), simplified
-stack.py  deep LSTM / GRU stacks: n_layers, GNMT residuals, LayerNorm on each layer's output
+stack.py  deep LSTM / GRU stacks: n_layers, GNMT residuals, LayerNorm on each layer's output;
+          one step at a time (stack_step) and bidirectional (torch's bidirectional num_layers)
 
 Imports only anatomy.layers / anatomy.axes below it (tests/test_layering.py).
 """
@@ -60,7 +61,16 @@ from anatomy.recurrence.registry import CELLS, FUSED_CELLS, LINEAR_CELLS, CellSp
 from anatomy.recurrence.scan import bidirectional, run
 from anatomy.recurrence.selective import MambaState, init_mamba, mamba, mamba_cell
 from anatomy.recurrence.sequences import reverse_padded
-from anatomy.recurrence.stack import STACK_CELLS, check_stack_cell, init_stack, run_stack
+from anatomy.recurrence.stack import (
+    STACK_CELLS,
+    check_stack_cell,
+    init_bidirectional_stack,
+    init_stack,
+    run_bidirectional_stack,
+    run_stack,
+    stack_step,
+    zero_stack_carry,
+)
 
 __all__ = [
     "CELLS",
@@ -115,4 +125,8 @@ __all__ = [
     "check_stack_cell",
     "init_stack",
     "run_stack",
+    "stack_step",
+    "zero_stack_carry",
+    "init_bidirectional_stack",
+    "run_bidirectional_stack",
 ]

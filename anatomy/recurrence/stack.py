@@ -20,10 +20,22 @@ dropout (torch's nn.LSTM ``dropout``): on every layer's branch but the last's, a
 LayerNorm and before the residual sum, when dropout_rate > 0 and an rng is given.
 
 With lengths, every layer's outputs are exactly zero past each sequence's length (LN's bias
-included), and its carry stays at the last real step, as ``run``.
+included), and its carry stays at the last real step, as ``run``. reverse=True reads every
+sequence backwards within its length (the outputs stay aligned with x, as ``run``'s).
 
 Parameters: {'layers': [cell params per layer], 'ln': [{'scale': [H], 'bias': [H]} per
 layer]} ('ln' only with layer_norm); the cells and init_layer_norm declare their axes.
+
+Incremental use (a language model decoding one token at a time): ``stack_step`` runs one
+position through every layer with the cells' one-step form, from ``zero_stack_carry``; fed
+a sequence step by step it equals ``run_stack`` (tests/test_recurrence_stack.py).
+
+A bidirectional stack (``init_bidirectional_stack`` / ``run_bidirectional_stack``), for an
+encoder that reads the whole source: each layer is ``scan.bidirectional`` over the layer
+below, as torch's nn.LSTM(bidirectional=True, num_layers=L) (layer 1 [d_in -> 2H], the
+others [2H -> 2H]), with the same residual (from layer 2 on) and LayerNorm (over 2H) options:
+
+    y_l = Dropout(LN_l([→h_l ; ←h_l])) + y_{l-1}              [b, t, 2H]
 """
 
 import jax
@@ -32,7 +44,8 @@ import jax.numpy as jnp
 from anatomy.errors import BadInputError
 from anatomy.layers import dropout, init_layer_norm, layer_norm
 from anatomy.recurrence.registry import get_cell
-from anatomy.recurrence.scan import run
+from anatomy.recurrence.scan import bidirectional, run
+from anatomy.recurrence.sequences import reverse_padded
 
 STACK_CELLS = ("lstm", "gru")
 
@@ -53,12 +66,7 @@ def init_stack(key, cell, d_in, d_hidden, n_layers, residual=False, layer_norm=F
     layer_norm adds 'ln', one LayerNorm (scale 1, bias 0) per layer.
     """
     check_stack_cell(cell)
-    if not isinstance(n_layers, int) or n_layers < 1:
-        raise BadInputError(f"n_layers must be a positive integer, got {n_layers!r}")
-    if not isinstance(residual, bool) or not isinstance(layer_norm, bool):
-        raise BadInputError(
-            f"residual and layer_norm must be booleans, got {residual!r}, {layer_norm!r}"
-        )
+    _check_flags(n_layers, residual, layer_norm)
     init = get_cell(cell).init
     keys = jax.random.split(key, n_layers)
     params = {
@@ -69,6 +77,36 @@ def init_stack(key, cell, d_in, d_hidden, n_layers, residual=False, layer_norm=F
     return params
 
 
+def _check_flags(n_layers, residual, layer_norm):
+    if not isinstance(n_layers, int) or isinstance(n_layers, bool) or n_layers < 1:
+        raise BadInputError(f"n_layers must be a positive integer, got {n_layers!r}")
+    if not isinstance(residual, bool) or not isinstance(layer_norm, bool):
+        raise BadInputError(
+            f"residual and layer_norm must be booleans, got {residual!r}, {layer_norm!r}"
+        )
+
+
+def _valid(x, lengths):
+    """[b, t, 1] bool (True at real steps), or None without lengths."""
+    if lengths is None:
+        return None
+    return (jnp.arange(x.shape[1])[None, :] < lengths[:, None])[..., None]
+
+
+def _norm_drop_residual(h, y, i, n_layers, norms, valid, residual, dropout_rate, rng):
+    """A layer's cell output h -> its output: LN (zero again past the lengths), dropout
+    (not after the last layer), the residual y (layer 2 on)."""
+    if norms is not None:
+        h = layer_norm(norms[i], h)
+        if valid is not None:
+            h = jnp.where(valid, h, jnp.zeros_like(h))  # LN(0) = bias: back to zero
+    if i < n_layers - 1:  # torch's inter-layer dropout; on the branch, not the residual
+        h = dropout(h, dropout_rate, rng, deterministic=rng is None)
+    if residual and i > 0:
+        h = h + y  # widths match from layer 2 on
+    return h
+
+
 def run_stack(
     params,
     x,
@@ -77,6 +115,7 @@ def run_stack(
     cell,
     residual=False,
     carry0=None,
+    reverse=False,
     dropout_rate=0.0,
     rng=None,
     hoist=True,
@@ -90,6 +129,8 @@ def run_stack(
       x: [b, t, d_in]. lengths: [b] int or None (as ``run``).
       cell: 'lstm' | 'gru', the cell init_stack was given. residual: as in the module doc.
       carry0: None (zeros), or a list with one initial carry per layer.
+      reverse: read each sequence backwards within its length (every layer; outputs stay
+        aligned with x, the carries are those after reading position 0).
       dropout_rate, rng: dropout between layers (not after the last); rng=None = evaluation.
       hoist, vjp: ``run``'s paths, the same for every layer.
       return_intermediates: also return every layer's outputs y_l, a list of [b, t, H].
@@ -107,24 +148,109 @@ def run_stack(
         raise BadInputError(f"run_stack: carry0 needs one carry per layer ({n_layers})")
     x = jnp.asarray(x)
     lengths = None if lengths is None else jnp.asarray(lengths)
-    valid = None
-    if lengths is not None:
-        valid = (jnp.arange(x.shape[1])[None, :] < lengths[:, None])[..., None]  # [b, t, 1]
+    if reverse:
+        x = reverse_padded(x, lengths)
+    valid = _valid(x, lengths)
     rngs = [None] * n_layers if rng is None else list(jax.random.split(rng, n_layers))
 
     carries, outputs, y = [], [], x
     for i, p in enumerate(layers):
         c0 = None if carry0 is None else carry0[i]
         final, h = run(cell, p, y, lengths=lengths, carry0=c0, hoist=hoist, vjp=vjp)  # [b, t, H]
-        if norms is not None:
-            h = layer_norm(norms[i], h)  # [b, t, H]
-            if valid is not None:
-                h = jnp.where(valid, h, jnp.zeros_like(h))  # LN(0) = bias: back to zero
-        if i < n_layers - 1:  # torch's inter-layer dropout; on the branch, not the residual
-            h = dropout(h, dropout_rate, rngs[i], deterministic=rngs[i] is None)
-        if residual and i > 0:
-            h = h + y  # widths match from layer 2 on: [b, t, H]
+        h = _norm_drop_residual(h, y, i, n_layers, norms, valid, residual, dropout_rate, rngs[i])
         carries.append(final)
+        outputs.append(h)
+        y = h
+    if reverse:
+        outputs = [reverse_padded(o, lengths) for o in outputs]
+        y = outputs[-1]
+    if return_intermediates:
+        return carries, y, outputs
+    return carries, y
+
+
+def zero_stack_carry(params, batch, *, cell, dtype=jnp.float32):
+    """One zero carry per layer (a list), the stack's carry before the first step."""
+    check_stack_cell(cell)
+    spec = get_cell(cell)
+    return [spec.zero_carry(batch, p["w_h"].shape[0], dtype) for p in params["layers"]]
+
+
+def stack_step(params, carries, x_t, *, cell, residual=False):
+    """One position through every layer (no dropout): x_t [b, d_in] and one carry per layer
+    -> (new carries, y_L [b, H]), the module docstring's equations with each cell's one-step
+    form. Fed x[:, 0], x[:, 1], ... from zero_stack_carry it gives run_stack's ys row by row
+    and, at the end, its final carries."""
+    check_stack_cell(cell)
+    spec = get_cell(cell)
+    layers, norms = params["layers"], params.get("ln")
+    if len(carries) != len(layers):
+        raise BadInputError(f"stack_step: {len(carries)} carries for {len(layers)} layers")
+    new, y = [], x_t
+    for i, p in enumerate(layers):
+        carry, h = spec.cell(p, carries[i], y)  # [b, H]
+        h = _norm_drop_residual(h, y, i, len(layers), norms, None, residual, 0.0, None)
+        new.append(carry)
+        y = h
+    return new, y
+
+
+# --- bidirectional ------------------------------------------------------------------------
+
+
+def init_bidirectional_stack(key, cell, d_in, d_hidden, n_layers, residual=False, layer_norm=False):
+    """{'fw': [cell params per layer], 'bw': [...], 'ln': [{'scale', 'bias'} [2H] per layer]}:
+    layer 1 [d_in -> H] per direction, the others [2H -> H]; layer l's two directions from
+    jax.random.split(jax.random.split(key, n_layers)[l]). 'ln' only with layer_norm."""
+    check_stack_cell(cell)
+    _check_flags(n_layers, residual, layer_norm)
+    init = get_cell(cell).init
+    fw, bw = [], []
+    for i, k in enumerate(jax.random.split(key, n_layers)):
+        k_fw, k_bw = jax.random.split(k)
+        d = d_in if i == 0 else 2 * d_hidden
+        fw.append(init(k_fw, d, d_hidden))
+        bw.append(init(k_bw, d, d_hidden))
+    params = {"fw": fw, "bw": bw}
+    if layer_norm:
+        params["ln"] = [init_layer_norm(2 * d_hidden) for _ in range(n_layers)]
+    return params
+
+
+def run_bidirectional_stack(
+    params,
+    x,
+    lengths=None,
+    *,
+    cell,
+    residual=False,
+    dropout_rate=0.0,
+    rng=None,
+    hoist=True,
+    vjp="autodiff",
+    return_intermediates=False,
+):
+    """Run the bidirectional stack over x [b, t, d_in] (the module docstring's last equation).
+
+    Returns (carries, ys): carries = [(carry_fw, carry_bw) per layer] (scan.bidirectional's:
+    the forward carry after the last real step, the backward one after reading position 0),
+    ys = y_L [b, t, 2H] (zero past each length); with return_intermediates also [y_1 .. y_L].
+    """
+    check_stack_cell(cell)
+    n_layers, norms = len(params["fw"]), params.get("ln")
+    if len(params["bw"]) != n_layers or (norms is not None and len(norms) != n_layers):
+        raise BadInputError("bidirectional stack params: 'fw', 'bw' and 'ln' differ in length")
+    x = jnp.asarray(x)
+    lengths = None if lengths is None else jnp.asarray(lengths)
+    valid = _valid(x, lengths)
+    rngs = [None] * n_layers if rng is None else list(jax.random.split(rng, n_layers))
+    carries, outputs, y = [], [], x
+    for i in range(n_layers):
+        h, carry = bidirectional(
+            cell, params["fw"][i], params["bw"][i], y, lengths=lengths, hoist=hoist, vjp=vjp
+        )  # [b, t, 2H]
+        h = _norm_drop_residual(h, y, i, n_layers, norms, valid, residual, dropout_rate, rngs[i])
+        carries.append(carry)
         outputs.append(h)
         y = h
     if return_intermediates:

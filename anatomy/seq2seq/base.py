@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.errors import BadInputError
+from anatomy.recurrence import check_stack_cell
 from anatomy.tokens import BOS, EOS, PAD, UNK  # noqa: F401  (re-exported)
 
 
@@ -61,6 +62,23 @@ def check_choices(name, config, choices):
                 f"{name}: {field} must be one of {'/'.join(map(str, allowed))}, "
                 f"got {config[field]!r}"
             )
+
+
+def deep_encoder(name, config):
+    """Whether a recurrent translator's encoder is a stack (config.n_layers > 1 or
+    config.layer_norm; anatomy.recurrence.stack) rather than its one plain layer (whose
+    parameters and digits stay those of the one-layer model). BadInputError, naming the
+    model and field, for n_layers < 1 or a stack of a cell other than 'lstm' / 'gru'."""
+    n = config.n_layers
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise BadInputError(f"{name}: n_layers must be a positive integer, got {n!r}")
+    for flag in ("residual", "layer_norm"):
+        if not isinstance(config[flag], bool):
+            raise BadInputError(f"{name}: {flag} must be True or False, got {config[flag]!r}")
+    deep = n > 1 or config.layer_norm
+    if deep:
+        check_stack_cell(config.cell, f"{name}: cell")
+    return deep
 
 
 def source_mask(src_len, s_len):

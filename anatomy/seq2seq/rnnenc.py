@@ -15,6 +15,13 @@ jax.lax.associative_scan and decodes one step at a time with its cell. feed_cont
 input (Cho et al.'s "c" at every step); reverse_source=True reads the source backwards
 within its length (Sutskever et al.'s trick).
 
+A deep encoder (config.n_layers > 1, config.residual, config.layer_norm; 'lstm' or 'gru'):
+anatomy.recurrence.stack's run_stack, layer l reading layer l - 1's outputs (GNMT's residual
+from layer 2 on, Wu et al. 2016; LayerNorm on each layer's output), and h_S / the carry the
+decoder starts from are the TOP layer's; the decoder stays one layer. params['encoder'] is
+then the stack's {'layers': [...], 'ln': [...]}; the one-layer plain encoder (the default)
+keeps the cell's own parameters there, so its parameters and digits are those of before.
+
 Both scans run on the backend's default recurrent path unless config.hoist / config.vjp say
 otherwise (recurrence/paths.py: on CPU the per-step projection with the fused VJP, which
 made the whole train step 0.53x the time of the hoisted autodiff path; same function,
@@ -26,7 +33,7 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
-from anatomy.recurrence import get_cell, paths, run
+from anatomy.recurrence import get_cell, init_stack, paths, run, run_stack
 from anatomy.seq2seq import base
 
 CELLS = ("rnn", "lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
@@ -43,6 +50,9 @@ def default_config():
     c.reverse_source = False  # read the source backwards within its length (Sutskever)
     c.dropout_rate = 0.0  # on embeddings and the decoder output, training only
     c.emb_init_std = 0.0  # embedding init N(0, std^2); 0 = init_embedding's d_emb^-1/2
+    c.n_layers = 1  # encoder layers (recurrence.stack; > 1 needs cell lstm / gru)
+    c.residual = False  # GNMT residual around encoder layers 2.. (Wu et al. 2016)
+    c.layer_norm = False  # LayerNorm on every encoder layer's output (stack.py)
     # The recurrent path (the same function, different speed; recurrence/paths.py):
     # None = chosen per backend (CPU: per-step projection and the fused VJP for the LSTM).
     c.hoist = ml_collections.config_dict.placeholder(bool)  # input projection before the scan
@@ -56,6 +66,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
     hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp, where="rnnenc")
+    deep = base.deep_encoder("rnnenc", cfg)
     d_dec_in = cfg.d_emb + (cfg.d_hidden if cfg.feed_context else 0)
 
     def init(key):
@@ -64,22 +75,35 @@ def build(config, src_vocab_size, tgt_vocab_size):
         return {
             "src_emb": init_embedding(ks[0], src_vocab_size, cfg.d_emb, std),
             "tgt_emb": init_embedding(ks[1], tgt_vocab_size, cfg.d_emb, std),
-            "encoder": spec.init(ks[2], cfg.d_emb, cfg.d_hidden),
+            "encoder": (
+                init_stack(
+                    ks[2],
+                    cfg.cell,
+                    cfg.d_emb,
+                    cfg.d_hidden,
+                    cfg.n_layers,
+                    cfg.residual,
+                    cfg.layer_norm,
+                )
+                if deep
+                else spec.init(ks[2], cfg.d_emb, cfg.d_hidden)
+            ),
             "decoder": spec.init(ks[3], d_dec_in, cfg.d_hidden),
             "out": init_dense(ks[4], cfg.d_hidden, tgt_vocab_size, axes=OUT_AXES),
         }
 
     def _encode(params, src, src_len, rng=None):
         x = dropout(params["src_emb"][src], cfg.dropout_rate, rng, rng is None)  # [B, S, E]
-        carry, _ = run(
-            spec,
-            params["encoder"],
-            x,
-            lengths=src_len,
-            reverse=cfg.reverse_source,
-            hoist=hoist,
-            vjp=vjp,
-        )
+        kw = dict(reverse=cfg.reverse_source, hoist=hoist, vjp=vjp)
+        if deep:  # the top layer's carry; inter-layer dropout from a key of its own
+            r_stack = None if rng is None else jax.random.fold_in(rng, 1)
+            carries, _ = run_stack(
+                params["encoder"], x, src_len, cell=cfg.cell, residual=cfg.residual,
+                dropout_rate=cfg.dropout_rate, rng=r_stack, **kw,
+            )  # fmt: skip
+            carry = carries[-1]
+        else:
+            carry, _ = run(spec, params["encoder"], x, lengths=src_len, **kw)
         return {"carry": carry, "context": spec.hidden(carry)}  # context [B, H]
 
     def encode(params, src, src_len):

@@ -28,6 +28,14 @@ which the paper's equations leave out. s_0 = tanh(W_init ←h_1 + b_init) has a 
 at init) where the paper's s_0 = tanh(W_s ←h_1) has none; the cell defaults to an LSTM
 where the paper uses its gated unit (cell='gru_paper').
 apply(..., return_intermediates=True) returns the alignments α as [B, T, S].
+
+A deep encoder (config.n_layers > 1, config.residual, config.layer_norm; 'lstm' or 'gru'):
+anatomy.recurrence.stack's bidirectional stack, each layer reading both directions of the
+layer below as torch's nn.LSTM(bidirectional=True, num_layers=L) (GNMT's residual from layer
+2 on, Wu et al. 2016; LayerNorm over each layer's 2·d_enc outputs): the annotations h_j are
+the top layer's, and s_0 reads the top layer's backward state ←h_1. params['encoder'] is
+then the stack's {'fw', 'bw', 'ln'}; the one-layer plain encoder (the default) keeps
+'enc_fw' / 'enc_bw' as before, with the same digits.
 """
 
 import jax
@@ -36,7 +44,14 @@ import ml_collections
 
 from anatomy.attention import additive_attention, init_additive, project_keys
 from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
-from anatomy.recurrence import LSTMState, bidirectional, get_cell, paths
+from anatomy.recurrence import (
+    LSTMState,
+    bidirectional,
+    get_cell,
+    init_bidirectional_stack,
+    paths,
+    run_bidirectional_stack,
+)
 from anatomy.seq2seq import base
 
 CELLS = ("lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
@@ -59,7 +74,10 @@ def default_config():
     c.d_readout = 256  # deep-output layer size t_i
     c.readout_state = "current"  # state in the readout: current (s_i) / previous (s_{i-1}, paper)
     c.readout = "tanh"  # readout nonlinearity: tanh / maxout (paper, pool 2 over 2·d_readout)
-    c.dropout_rate = 0.0  # on embeddings and t_i, training only
+    c.dropout_rate = 0.0  # on embeddings and t_i (and between encoder layers), training only
+    c.n_layers = 1  # bidirectional encoder layers (recurrence.stack; > 1 needs lstm / gru)
+    c.residual = False  # GNMT residual around encoder layers 2.. (Wu et al. 2016)
+    c.layer_norm = False  # LayerNorm on every encoder layer's output (over 2 · d_enc)
     # The encoder's recurrent path (the same function, different speed; recurrence/paths.py;
     # None = the backend's default). Kept at the hoisted autodiff path: RNNsearch's step is
     # its attentive decoder, and the CPU default path measured a tie on the whole train step
@@ -76,16 +94,28 @@ def build(config, src_vocab_size, tgt_vocab_size):
     cfg = base.freeze(config)
     spec = get_cell(cfg.cell)
     hoist, vjp = paths.resolve(cfg.cell, cfg.hoist, cfg.vjp, where="rnnsearch")
+    deep = base.deep_encoder("rnnsearch", cfg)
     pool = 2 if cfg.readout == "maxout" else 1  # t̃_i has pool · d_readout units
     d_ann = 2 * cfg.d_enc
 
     def init(key):
         ks = jax.random.split(key, 9)
+        if deep:  # layer 1 from ks[2] (a stack draws its own layers' keys from it)
+            enc = {
+                "encoder": init_bidirectional_stack(
+                    ks[2], cfg.cell, cfg.d_emb, cfg.d_enc, cfg.n_layers, cfg.residual,
+                    cfg.layer_norm,
+                )
+            }  # fmt: skip
+        else:
+            enc = {
+                "enc_fw": spec.init(ks[2], cfg.d_emb, cfg.d_enc),
+                "enc_bw": spec.init(ks[3], cfg.d_emb, cfg.d_enc),
+            }
         return {
             "src_emb": init_embedding(ks[0], src_vocab_size, cfg.d_emb),
             "tgt_emb": init_embedding(ks[1], tgt_vocab_size, cfg.d_emb),
-            "enc_fw": spec.init(ks[2], cfg.d_emb, cfg.d_enc),
-            "enc_bw": spec.init(ks[3], cfg.d_emb, cfg.d_enc),
+            **enc,
             "init": init_dense(ks[4], cfg.d_enc, cfg.d_dec),
             "attn": init_additive(ks[5], cfg.d_dec, d_ann, cfg.d_attn),
             "decoder": spec.init(ks[6], cfg.d_emb + d_ann, cfg.d_dec),
@@ -95,9 +125,17 @@ def build(config, src_vocab_size, tgt_vocab_size):
 
     def _encode(params, src, src_len, rng=None):
         x = dropout(params["src_emb"][src], cfg.dropout_rate, rng, rng is None)  # [B, S, E]
-        ann, (_, carry_bw) = bidirectional(
-            spec, params["enc_fw"], params["enc_bw"], x, lengths=src_len, hoist=hoist, vjp=vjp
-        )  # ann [B, S, 2*d_enc]
+        if deep:  # the top layer's annotations and backward state
+            r_stack = None if rng is None else jax.random.fold_in(rng, 1)
+            carries, ann = run_bidirectional_stack(
+                params["encoder"], x, src_len, cell=cfg.cell, residual=cfg.residual,
+                dropout_rate=cfg.dropout_rate, rng=r_stack, hoist=hoist, vjp=vjp,
+            )  # fmt: skip
+            carry_bw = carries[-1][1]
+        else:
+            ann, (_, carry_bw) = bidirectional(
+                spec, params["enc_fw"], params["enc_bw"], x, lengths=src_len, hoist=hoist, vjp=vjp
+            )  # ann [B, S, 2*d_enc]
         return {
             "annotations": ann,
             "keys": project_keys(params["attn"], ann),  # [B, S, A]
