@@ -92,11 +92,11 @@ def held_out(cfg):
     return HeldOut(stream, np.concatenate(rows), np.concatenate(answer), np.concatenate(at), groups)
 
 
-def measure(params, spec, cfg, held):
-    """{'position_loss': [8L-1], 'probe': {N: [accuracy per k]}} of one model."""
+def measure(params, model, cfg, held):
+    """{'position_loss': [8L-1], 'probe': {N: [accuracy per k]}} of one LanguageModel."""
     args = (cfg.n_keys, cfg.n_values, cfg.eval_chunk)
-    ce, _ = train.outputs(params, spec, held.stream, *args)
-    _, named = train.outputs(params, spec, held.probes, *args)
+    ce, _ = train.outputs(params, model, held.stream, *args)
+    _, named = train.outputs(params, model, held.probes, *args)
     hit = named[np.arange(len(held.answer)), held.at] == held.answer  # [P]
     probe = {}
     for n, _, rows in held.groups:
@@ -112,56 +112,53 @@ def _batches(seed, cfg, n_steps, length, batch, stream):
 
 
 def run_seed(cfg, seed, held):
-    """Train and measure every contender for one seed: {name: dict(spec, params count,
-    train_loss, measurement)}."""
+    """Train and measure every contender for one seed: {name: dict(spec, stage, from,
+    params count, last train loss, measurement)}."""
     vocab = task.vocab_size(cfg.n_keys, cfg.n_values)
     out, trained = {}, {}
+
+    def entry(spec, stage, source, params, losses):
+        model = models.build(spec, cfg, vocab)
+        out[spec.name] = {
+            "spec": spec,
+            "stage": stage,
+            "from": source,
+            "params": train.count_params(params),
+            "train_loss": losses[-1] if losses else None,
+            **measure(params, model, cfg, held),
+        }
+
     for name in cfg.models:
         spec = models.pretrained(name)
-        params = models.init(jax.random.PRNGKey(seed), spec, cfg, vocab)
+        model = models.build(spec, cfg, vocab)
         opt = train.optimizer(cfg.learning_rate, cfg.warmup, cfg.steps)
         batches = _batches(seed, cfg, cfg.steps, cfg.train_length, cfg.batch, stream=0)
-        params, losses = train.train(params, spec, batches, opt)
+        params, losses = train.train(model.init(jax.random.PRNGKey(seed)), model, batches, opt)
         trained[name] = (spec, params)
-        out[name] = _entry(spec, "pre-trained at L", name, params, losses, cfg, held)
-    d_head = cfg.d_model // cfg.n_heads
-    ft = []
+        entry(spec, "pre-trained at L", name, params, losses)
+    fine_tune = []
     if "rope" in trained:
         spec, params = trained["rope"]
         for how in ("interpolation", "ntk"):
-            x = models.extend(spec, how, cfg.ft_factor, d_head)
-            out[x.name] = _entry(x, "zero-shot", "rope", params, [], cfg, held)
-            ft.append((x, params, "rope"))
-        ft.append((spec, params, "rope"))
+            x = models.extend(spec, how, cfg.ft_factor, cfg.d_model // cfg.n_heads)
+            entry(x, "zero-shot", "rope", params, [])
+            fine_tune.append((x, params, "rope"))
+        fine_tune.append((spec, params, "rope"))  # the control: the encoding unchanged
     if "lstm" in trained:
-        ft.append((*trained["lstm"], "lstm"))
-    for spec, params, source in ft:
-        lr = cfg.ft_learning_rate
-        opt = train.fine_tune_optimizer(lr, cfg.ft_warmup)
+        fine_tune.append((*trained["lstm"], "lstm"))
+    for spec, params, source in fine_tune:
+        model = models.build(spec, cfg, vocab)
+        opt = train.fine_tune_optimizer(cfg.ft_learning_rate, cfg.ft_warmup)
         batches = _batches(seed, cfg, ft_steps(cfg), ft_length(cfg), cfg.ft_batch, stream=1)
-        tuned, losses = train.train(params, spec, batches, opt)
-        name = f"{spec.name}+ft"
-        out[name] = _entry(
-            spec._replace(name=name),
-            "fine-tuned at ft_factor·L",
+        tuned, losses = train.train(params, model, batches, opt)
+        entry(
+            spec._replace(name=f"{spec.name}+ft"),
+            f"fine-tuned at {cfg.ft_factor}L",
             source,
             tuned,
             losses,
-            cfg,
-            held,
         )
     return out
-
-
-def _entry(spec, stage, source, params, losses, cfg, held):
-    return {
-        "spec": spec,
-        "stage": stage,
-        "from": source,
-        "params": train.count_params(params),
-        "train_loss": losses[-1] if losses else None,
-        **measure(params, spec, cfg, held),
-    }
 
 
 def _probe_by_seed(runs, n):

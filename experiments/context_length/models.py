@@ -1,12 +1,17 @@
 """The contenders: which family builds a model, and how its positions are encoded.
 
-A Spec is static (hashable): jit compiles one train / eval step per Spec and length. The
-extension variants share the parameters of the model they extend and differ only in
-rope_base / rope_scale (``extend``).
+A Spec names a contender; ``build`` turns it into an anatomy.lm.LanguageModel (one per
+distinct config, so that jit compiles one train / eval step per model and length, shared by
+contenders that differ only by name). The extension variants share the parameters of the
+model they extend and differ only in rope_base / rope_scale (``extend``).
 """
 
+import functools
 from typing import NamedTuple
 
+import ml_collections
+
+from anatomy import lm
 from anatomy.errors import BadInputError
 from experiments.context_length import attention, recurrent
 
@@ -38,8 +43,9 @@ def pretrained(name):
 
 def ntk_base(base, factor, d_head):
     """The NTK-aware raised RoPE base for extending the context `factor`-fold (bloc97 2023,
-    the 'NTK-aware scaled RoPE'; YaRN, Peng et al. 2023, eq. 16): base · factor^(d/(d-2)),
-    so the slowest frequency is interpolated by `factor` while the fastest is kept."""
+    'NTK-aware scaled RoPE'; written up in YaRN, Peng et al. 2023): base · factor^(d/(d-2)),
+    so the slowest rotation (i = d/2 - 1) is slowed `factor`-fold, as position interpolation
+    would, while the fastest (i = 0) is kept."""
     if int(d_head) < 4:
         raise BadInputError(f"ntk_base: the head width must be >= 4, got {d_head}")
     return float(base) * float(factor) ** (d_head / (d_head - 2))
@@ -59,10 +65,12 @@ def extend(spec, how, factor, d_head):
     raise BadInputError(f"extend: how must be 'interpolation', 'ntk' or 'none'; got {how!r}")
 
 
-def init(key, spec, cfg, vocab):
-    return FAMILIES[spec.family].init(key, spec, cfg, vocab)
+def build(spec, cfg, vocab) -> lm.LanguageModel:
+    """The LanguageModel of `spec` with cfg's sizes over `vocab` ids."""
+    config = FAMILIES[spec.family].lm_config(spec, cfg)
+    return _build(ml_collections.FrozenConfigDict(config), int(vocab))
 
 
-def apply(params, tokens, spec):
-    """tokens [B, N] -> logits [B, N, vocab]."""
-    return FAMILIES[spec.family].apply(params, tokens, spec)
+@functools.cache
+def _build(config, vocab):
+    return lm.build_lm(config, vocab)

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from experiments.context_length import models
+from anatomy import lm
 
 
 def count_params(tree):
@@ -42,16 +42,10 @@ def fine_tune_optimizer(learning_rate, warmup):
     return optax.flatten(optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule)))
 
 
-def token_losses(params, tokens, spec):
-    """tokens [B, N] -> cross-entropy [B, N-1] of predicting token t+1 from tokens <= t."""
-    logits = models.apply(params, tokens[:, :-1], spec)  # [B, N-1, vocab]
-    return optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:])
-
-
 @functools.cache
-def _train_step(spec, opt):
+def _train_step(model, opt):
     def loss_fn(params, tokens):
-        return jnp.mean(token_losses(params, tokens, spec))
+        return jnp.mean(lm.token_nll(model, params, tokens))  # every next-token loss
 
     @jax.jit
     def step(params, state, tokens):
@@ -62,14 +56,10 @@ def _train_step(spec, opt):
     return step
 
 
-def _compiled(spec):
-    """The spec a compiled function is keyed by: its name does not change the function."""
-    return spec._replace(name="")
-
-
-def train(params, spec, batches, opt):
-    """Adam over `batches` (an iterable of tokens [B, N]); returns (params, [loss per step])."""
-    step, state, losses = _train_step(_compiled(spec), opt), opt.init(params), []
+def train(params, model, batches, opt):
+    """Adam over `batches` (an iterable of tokens [B, N]) for the LanguageModel `model`;
+    returns (params, [loss per step])."""
+    step, state, losses = _train_step(model, opt), opt.init(params), []
     for tokens in batches:
         params, state, loss = step(params, state, jnp.asarray(tokens))
         losses.append(loss)
@@ -77,15 +67,15 @@ def train(params, spec, batches, opt):
 
 
 @functools.partial(jax.jit, static_argnums=(2, 3, 4))
-def _outputs(params, tokens, spec, first_value, n_values):
+def _outputs(params, tokens, model, first_value, n_values):
     """tokens [C, N] -> (cross-entropy [C, N-1], the value the model names [C, N-1])."""
-    logits = models.apply(params, tokens[:, :-1], spec)  # [C, N-1, vocab]
+    logits = model.apply(params, tokens[:, :-1])  # [C, N-1, vocab]
     ce = optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:])
     values = logits[..., first_value : first_value + n_values]  # [C, N-1, V]: the value ids
     return ce, first_value + jnp.argmax(values, axis=-1)
 
 
-def outputs(params, spec, tokens, n_keys, n_values, chunk):
+def outputs(params, model, tokens, n_keys, n_values, chunk):
     """_outputs over `tokens` [R, N] in chunks of `chunk` rows (one compiled shape; the last
     chunk is padded with copies of the first row): (ce [R, N-1], named value [R, N-1])."""
     tokens = np.asarray(tokens)
@@ -94,7 +84,7 @@ def outputs(params, spec, tokens, n_keys, n_values, chunk):
     ces, named = [], []
     for i in range(0, tokens.shape[0], chunk):
         chunk_tokens = jnp.asarray(tokens[i : i + chunk])
-        ce, v = _outputs(params, chunk_tokens, _compiled(spec), n_keys, n_values)
+        ce, v = _outputs(params, chunk_tokens, model, n_keys, n_values)
         ces.append(ce)
         named.append(v)
     ce, v = jax.device_get((jnp.concatenate(ces), jnp.concatenate(named)))
