@@ -4,7 +4,7 @@
     h = LSTM stack(x)              [B, N, H]   cfg.lstm_layers layers of H = cfg.lstm_hidden,
                                                LayerNorm on each layer's output, residual
                                                from the second layer on
-    logits = h Eᵀ + b              [B, N, vocab]
+    logits = h W + b               [B, N, vocab]
 
 It has no positions to encode: the same cell runs at every step, so any length runs, and
 extending its context can only mean training at the longer length.
@@ -21,4 +21,5 @@ def lm_config(spec, cfg):
     c.n_layers = cfg.lstm_layers
     c.residual = True
     c.layer_norm = True
+    c.tie_output = False  # its own readout: tied, no model learned the task in 1,200 steps
     return c
