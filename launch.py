@@ -65,11 +65,7 @@ def available_experiments() -> list[str]:
     return sorted(
         p.stem
         for p in CONFIG_DIR.glob("*.py")
-        if not p.stem.startswith("_")
-        and (
-            (ROOT / "experiments" / p.stem / "__init__.py").exists()
-            or (ROOT / "experiments" / p.name).exists()  # not yet a package
-        )
+        if not p.stem.startswith("_") and (ROOT / "experiments" / p.stem / "__init__.py").exists()
     )
 
 

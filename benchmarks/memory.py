@@ -87,7 +87,7 @@ def memory_cases(cases):
 def render_memory(cases, memory, modes):
     """The peak-memory table's markdown lines: a row per case and pass (modes: (mode, name)
     pairs), a column per label."""
-    from experiments.common import markdown_table
+    from experiments.outputs import markdown_table
 
     labels = []
     for _, lb, _ in memory:

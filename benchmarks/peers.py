@@ -262,9 +262,15 @@ class TorchTransformer(torch.nn.Module):
         return self.logits(y)
 
 
+def _attend(mha, mask, memory=None):
+    """z -> mha(z, memory or z, mask): self-attention, or cross-attention to `memory`."""
+    return lambda z: mha(z, z if memory is None else memory, mask=mask)
+
+
 class FlaxTransformer(nn.Module):
-    """The pre-LN Transformer from flax.linen parts: nn.Embed (tied output via attend),
-    MultiHeadDotProductAttention, Dense, LayerNorm(epsilon=1e-5)."""
+    """The Transformer from flax.linen parts: nn.Embed (tied output via attend),
+    MultiHeadDotProductAttention, Dense, LayerNorm(epsilon=1e-5); pre-LN with final norms
+    (pre_ln=True) or the paper's post-LN, x <- LN(x + F(x)), without them."""
 
     v_src: int
     v_tgt: int
@@ -273,10 +279,17 @@ class FlaxTransformer(nn.Module):
     d_ff: int
     n_enc: int
     n_dec: int
+    pre_ln: bool = True
 
-    def _ffn(self, x, name):
-        h = nn.relu(nn.Dense(self.d_ff, name=name + "_w1")(x))
-        return nn.Dense(self.m, name=name + "_w2")(h)
+    def _ffn_of(self, name):
+        """z -> Dense(ReLU(Dense(z))), the FFN named `name`."""
+        w1, w2 = nn.Dense(self.d_ff, name=name + "_w1"), nn.Dense(self.m, name=name + "_w2")
+        return lambda z: w2(nn.relu(w1(z)))
+
+    def _sub(self, x, fn, name):
+        """One residual sub-layer around fn with LayerNorm `name`, pre- or post-LN."""
+        ln = nn.LayerNorm(epsilon=1e-5, name=name)
+        return x + fn(ln(x)) if self.pre_ln else ln(x + fn(x))
 
     @nn.compact
     def __call__(self, src, src_len, tgt):
@@ -293,29 +306,31 @@ class FlaxTransformer(nn.Module):
         causal = jnp.tril(jnp.ones((t, t), bool))[None, None]  # [1, 1, t, t]
         x = src_emb(src) * jnp.sqrt(jnp.float32(self.m)) + sinusoidal(s, self.m)
         for i in range(self.n_enc):
-            z = ln(f"enc{i}_ln1")(x)
-            x = x + mha(f"enc{i}_self")(z, z, mask=pad)
-            x = x + self._ffn(ln(f"enc{i}_ln2")(x), f"enc{i}_ffn")
-        x = ln("enc_ln")(x)
+            x = self._sub(x, _attend(mha(f"enc{i}_self"), pad), f"enc{i}_ln1")
+            x = self._sub(x, self._ffn_of(f"enc{i}_ffn"), f"enc{i}_ln2")
+        if self.pre_ln:
+            x = ln("enc_ln")(x)
         y = tgt_emb(tgt) * jnp.sqrt(jnp.float32(self.m)) + sinusoidal(t, self.m)
         for i in range(self.n_dec):
-            z = ln(f"dec{i}_ln1")(y)
-            y = y + mha(f"dec{i}_self")(z, z, mask=causal)
-            y = y + mha(f"dec{i}_cross")(ln(f"dec{i}_ln2")(y), x, mask=pad)
-            y = y + self._ffn(ln(f"dec{i}_ln3")(y), f"dec{i}_ffn")
-        y = ln("dec_ln")(y)
+            y = self._sub(y, _attend(mha(f"dec{i}_self"), causal), f"dec{i}_ln1")
+            y = self._sub(y, _attend(mha(f"dec{i}_cross"), pad, x), f"dec{i}_ln2")
+            y = self._sub(y, self._ffn_of(f"dec{i}_ffn"), f"dec{i}_ln3")
+        if self.pre_ln:
+            y = ln("dec_ln")(y)
         return tgt_emb.attend(y) + self.param("out_bias", nn.initializers.zeros, (self.v_tgt,))
 
 
 def flax_transformer_params(p):
-    """Our pre-LN Transformer -> FlaxTransformer's {'params': ...}."""
+    """Our Transformer (tied output; pre-LN with its final norms, or post-LN) ->
+    FlaxTransformer's {'params': ...}."""
     out = {
         "src_emb": {"embedding": p["src_emb"]},
         "tgt_emb": {"embedding": p["tgt_emb"]},
         "out_bias": p["out_bias"],
-        "enc_ln": dict(p["enc_ln"]),
-        "dec_ln": dict(p["dec_ln"]),
     }
+    for ln in ("enc_ln", "dec_ln"):
+        if ln in p:  # pre-LN only
+            out[ln] = dict(p[ln])
     for stack, short, attns, lns in (
         ("encoder", "enc", (("self", "self_attn"),), ("ln1", "ln2")),
         ("decoder", "dec", (("self", "self_attn"), ("cross", "cross_attn")), ("ln1", "ln2", "ln3")),

@@ -24,7 +24,7 @@ MACHINE = (  # (column, meta key)
 
 
 def _table(header, rows):
-    from experiments.common import markdown_table
+    from experiments.outputs import markdown_table
 
     return markdown_table(header, rows)
 
@@ -68,6 +68,12 @@ def best_paths(times):
     return best, ours[best] / min(others.values())
 
 
+def _own_tolerances(cases, tol):
+    """', for <case> <shape> <its tolerance>' for every case whose own tolerance is larger."""
+    own = [f"{c.name} {c.shape}: {c.tol:.0e}" for c in cases if (c.tol or 0.0) > tol]
+    return "".join(f"; {o}" for o in own)
+
+
 def render_translators(cases, errors, times, peak_best, tol):
     """The markdown of the translator-level section (tables only)."""
     rows = []
@@ -104,7 +110,8 @@ def render_translators(cases, errors, times, peak_best, tol):
             _table(head, rows),
             "",
             f"Equal work, checked before timing (relative error vs anatomy from the same initial "
-            f"weights, tolerance {tol:.0e}; decoded tokens must be identical):",
+            f"weights, tolerance {tol:.0e}{_own_tolerances(cases, tol)}; decoded tokens must be "
+            "identical):",
             "",
             equal_work_table(cases, errors, columns),
             "",

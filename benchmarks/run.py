@@ -1,6 +1,7 @@
 """Run every benchmark in one process and write BENCHMARKS.md.
 
     python -m benchmarks.run [--quick] [--out BENCHMARKS.md] [--rounds N]
+    python -m benchmarks.run --cases translators --only "Transformer train" --out -
 
 Order of work: thread counts, machine and load, the matmul rate (the CPU's physical
 limit), the equivalence checks (every pair must compute the same thing, or nothing is
@@ -48,6 +49,17 @@ def parse_args(argv):
         default="all",
         help="which benchmarks: the layers, the translator-level ones, or both",
     )
+    ap.add_argument(
+        "--only",
+        default="",
+        help="run only the cases whose name contains this text (e.g. 'Transformer train')",
+    )
+    ap.add_argument(
+        "--budget-s",
+        type=float,
+        default=None,
+        help="seconds per case and pass before rounds are cut (never below 3 rounds)",
+    )
     return ap.parse_args(argv)
 
 
@@ -87,6 +99,9 @@ def main(argv=None):
     cfg = dict(SETTINGS[preset])
     if args.rounds is not None:
         cfg["rounds"] = args.rounds
+    if args.budget_s is not None:
+        cfg["budget_s"] = args.budget_s
+    chosen = lambda cases: [c for c in cases if args.only in c.name]
     torch.set_num_threads(timing.n_cores())  # the same count XLA's CPU pool uses
     log = lambda s: print(s, flush=True)
     t_start = time.perf_counter()
@@ -115,7 +130,7 @@ def main(argv=None):
     if args.cases in ("all", "translators"):
         from benchmarks.cases_translator import build_translator_cases
 
-        t_cases = build_translator_cases(preset, seed=args.seed)
+        t_cases = chosen(build_translator_cases(preset, seed=args.seed))
         t_errors = [check(c, cfg["tol"]) for c in t_cases]
         log(f"translators: equal work checked ({t_errors}); load {timing.load_average()}")
         translators = report.render_translators(
@@ -129,7 +144,7 @@ def main(argv=None):
     if args.cases in ("all", "layers"):
         from benchmarks.cases import build_cases
 
-        cases = build_cases(preset, seed=args.seed)
+        cases = chosen(build_cases(preset, seed=args.seed))
         errors = [check(c, cfg["tol"]) for c in cases]  # every pair, before any timing
         log(
             "equivalence: every pair within tolerance (worst "

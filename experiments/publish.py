@@ -6,7 +6,7 @@
 
 `save` copies a finished run's results.json (or a sweep's sweep.json) into
 results/<NAME>.json with what made it: the command, the commit, machine, versions, load and
-wall time the run recorded (experiments.common.provenance) and the time it was saved. The
+wall time the run recorded (experiments.provenance.provenance) and the time it was saved. The
 README, docs/chapter.md and the tour quote only these files: every quoted block sits between
 `<!-- results:KEY -->` and `<!-- /results:KEY -->` and is rewritten from them by RENDERERS[KEY];
 tests/test_docs.py fails when a block differs from what its committed result renders.
@@ -21,7 +21,8 @@ import os
 import re
 import sys
 
-from experiments import common
+from experiments import outputs, provenance, record
+from experiments.rnn_vs_attn.seeds import mean_pm_std
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "results")
@@ -56,13 +57,13 @@ def save(name: str, workdir: str, command: str, note: str = "") -> str:
         "name": name,
         "command": command,
         "saved": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "saved_by": common.provenance(),
+        "saved_by": provenance.provenance(),
         "result": result,
     }
     if note:
         out["note"] = note
     os.makedirs(os.path.dirname(result_path(name)), exist_ok=True)
-    common.write_json(
+    outputs.write_json(
         os.path.dirname(result_path(name)), out, name=os.path.basename(name) + ".json"
     )
     return result_path(name)
@@ -70,7 +71,7 @@ def save(name: str, workdir: str, command: str, note: str = "") -> str:
 
 # ------------------------------------------------------------------------------ rendering
 
-f = common.format_number
+f = outputs.format_number
 
 
 def _prov(setup: dict) -> dict:
@@ -111,7 +112,7 @@ def render_default(doc: dict) -> str:
         + _bleu_row(n, r)[1:]
         for n, r in models.items()
     ]
-    lines = [common.markdown_table(header, rows), "", f"Made by {_made_by(doc)}."]
+    lines = [outputs.markdown_table(header, rows), "", f"Made by {_made_by(doc)}."]
     resumed = [n for n, r in models.items() if r.get("resumed_from")]
     if resumed:
         lines.append(
@@ -172,7 +173,7 @@ def render_sweep(doc: dict) -> str:
     )
     return "\n".join(
         [
-            common.markdown_table(keep, rows),
+            outputs.markdown_table(keep, rows),
             "",
             f"Scored on the {res['split']} split ({res['sentences_per_bucket']} sentences per "
             f"length bucket), {res['num_steps']} steps per run, one seed. Made by "
@@ -182,8 +183,6 @@ def render_sweep(doc: dict) -> str:
 
 
 def render_seeds(doc: dict) -> str:
-    from experiments.rnn_vs_attn_report import mean_pm_std
-
     models = doc["result"]["models"]
     header = ["model", "BLEU", *BUCKETS, "BLEU per seed"]
     rows = [
@@ -192,7 +191,7 @@ def render_seeds(doc: dict) -> str:
         + [", ".join(f(s["bleu"]) for s in r["seeds"])]
         for n, r in models.items()
     ]
-    return f"{common.markdown_table(header, rows)}\n\nMade by {_made_by(doc)}."
+    return f"{outputs.markdown_table(header, rows)}\n\nMade by {_made_by(doc)}."
 
 
 def render_equal_time(doc: dict) -> str:
@@ -225,135 +224,83 @@ def render_equal_time(doc: dict) -> str:
         else:
             pair += "."
     return (
-        f"{common.markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
+        f"{outputs.markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
         f"model's schedule laid out over it. Ranked by BLEU: {order}.{pair} Made by "
         f"{_made_by(doc)}."
     )
 
 
+def _verdict(doc: dict, claim_id: str) -> str:
+    """The verdict of claim `claim_id` ('<experiment>/<name>') on the committed result, as its
+    experiment judges it (experiments/<experiment>/claims.py)."""
+    return record.claims_of(claim_id.split("/")[0], doc["result"])[claim_id].verdict
+
+
+def _source(doc: dict) -> str:
+    return f"`results/{doc['name']}.json`"
+
+
+def quote(claim_id: str, joint: str = ": "):
+    """A renderer of '<verdict><joint><measured> (`results/<name>.json`)': a chapter claim,
+    read by id, whose measured text says it all (gradient_decay/gradients: Pascanu's bound,
+    the gates, attention's flat path; rnn_vs_attn/equal_time: BLEU at equal training time)."""
+
+    def render(doc: dict) -> str:
+        c = record.claims_of(claim_id.split("/")[0], doc["result"])[claim_id]
+        return f"{c.verdict}{joint}{c.measured} ({_source(doc)})"
+
+    return render
+
+
 def render_chapter_bottleneck(doc: dict) -> str:
-    """Row 2: RNNenc against the attention models by length, with the report's verdict."""
-    from experiments import thresholds
-
-    m = doc["result"]["models"]
-    by = lambda n, b: m[n]["bleu_by_length"][b]
-    attn = [n for n in ("rnnsearch", "transformer") if n in m]
-    verdict = thresholds.bottleneck_verdict(
-        by("rnnenc", "1-10"),
-        by("rnnenc", "61+"),
-        {n: by(n, "1-10") for n in attn},
-        {n: by(n, "61+") for n in attn},
-    )
+    """Row 2: RNNenc against the attention models by length, with rnn_vs_attn's verdict."""
+    by = lambda n, b: f(doc["result"]["models"][n]["bleu_by_length"][b])
     return (
-        f"{verdict}: RNNenc {f(by('rnnenc', '1-10'))} BLEU on 1-10 tokens, "
-        f"{f(by('rnnenc', '61+'))} on 61+; RNNsearch {f(by('rnnsearch', '61+'))} and the "
-        f"Transformer {f(by('transformer', '61+'))} on 61+ (one seed; `results/{doc['name']}.json`)"
+        f"{_verdict(doc, 'rnn_vs_attn/bottleneck')}: RNNenc {by('rnnenc', '1-10')} BLEU on 1-10 "
+        f"tokens, {by('rnnenc', '61+')} on 61+; RNNsearch {by('rnnsearch', '61+')} and the "
+        f"Transformer {by('transformer', '61+')} on 61+ (one seed; {_source(doc)})"
     )
-
-
-def render_chapter_equal_time(doc: dict) -> str:
-    """At the same training time, does the Transformer reach the best recurrent BLEU?"""
-    from experiments import thresholds
-
-    m = doc["result"]["models"]
-    budget = doc["result"]["setup"]["max_train_seconds"]
-    rnn = max(r["bleu"] for n, r in m.items() if n != "transformer")
-    verdict = thresholds.HOLDS if m["transformer"]["bleu"] >= rnn else thresholds.FAILS
-    parts = ", ".join(f"{n} {f(r['bleu'])}" for n, r in m.items())
-    cores = _prov(doc["result"]["setup"]).get("cpus", "?")
-    return (
-        f"{verdict} at equal time on {cores} CPU cores: in {f(budget)} s of training each (each "
-        f"schedule laid out over it), {parts} BLEU (`results/{doc['name']}.json`)"
-    )
-
-
-def _all_hold(rows) -> str:
-    """One verdict for a set of claim rows: the weakest of theirs."""
-    from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, NOT_SHOWN
-
-    verdicts = {r["verdict"] for r in rows}
-    for v in (FAILS, NOT_SHOWN, CAVEAT, HOLDS):
-        if v in verdicts:
-            return v
-    return sorted(verdicts)[0] if verdicts else NOT_SHOWN
 
 
 def render_chapter_complexity(doc: dict) -> str:
     """Row 4: the fitted FLOP exponents of the LSTM layer and the attention core."""
-    res = doc["result"]
-    fits = res["fits"]
-    rows = [r for r in res["table"] if r["claim"].startswith(("recurrent", "attention_core"))]
-    e = lambda k, ax: f"{fits[k][ax]['exponent']:.2f}"
+    e = lambda k, ax: f"{doc['result']['fits'][k][ax]['exponent']:.2f}"
     return (
-        f"{_all_hold(rows)}: FLOPs ∝ N^{e('recurrent', 'N')}·d^{e('recurrent', 'd')} for the "
-        f"LSTM, N^{e('attention_core', 'N')}·d^{e('attention_core', 'd')} for attention "
-        f"(`results/{doc['name']}.json`)"
+        f"{_verdict(doc, 'complexity/per_layer')}: FLOPs ∝ N^{e('recurrent', 'N')}·"
+        f"d^{e('recurrent', 'd')} for the LSTM, N^{e('attention_core', 'N')}·"
+        f"d^{e('attention_core', 'd')} for attention ({_source(doc)})"
     )
 
 
 def render_chapter_decode(doc: dict) -> str:
     """Row 6: the per-token FLOP exponents in N of the RNN step, the KV cache, recomputation."""
-    res = doc["result"]
-    fits = res["fits"]
-    names = ("rnn", "kv_cache", "recompute")
-    rows = [r for r in res["table"] if r["claim"].split(":")[0] in names]
-    e = lambda k: f"{fits[k]['flops_n_dependent']['exponent']:.2f}"
+    e = lambda k: f"{doc['result']['fits'][k]['flops_n_dependent']['exponent']:.2f}"
     return (
-        f"{_all_hold(rows)}: per-token FLOPs ∝ N^{e('rnn')} (RNN), N^{e('kv_cache')} (KV "
-        f"cache), N^{e('recompute')} (recomputation) (`results/{doc['name']}.json`)"
+        f"{_verdict(doc, 'decode_cost/per_token')}: per-token FLOPs ∝ N^{e('rnn')} (RNN), "
+        f"N^{e('kv_cache')} (KV cache), N^{e('recompute')} (recomputation) ({_source(doc)})"
     )
-
-
-def render_chapter_gradients(doc: dict) -> str:
-    """Row 1: Pascanu's bound, the gates' easing and attention's flat path, as measured."""
-    from anatomy.probes.claims import CAVEAT, HOLDS
-
-    table = doc["result"]["table"]
-    bound = [r for r in table if "Pascanu" in r["claim"]]
-    gates = [r for r in table if "gates ease decay" in r["claim"]]
-    attn = [r for r in table if r["claim"].startswith("self-attention")]
-    core = _all_hold(bound + attn)
-    eased = [r["claim"].split(":")[0] for r in gates if r["verdict"] == HOLDS]
-    not_eased = [r["claim"].split(":")[0] for r in gates if r["verdict"] != HOLDS]
-    verdict = core if core != HOLDS or not not_eased else (CAVEAT if eased else _all_hold(gates))
-    held = sum(r["verdict"] == HOLDS for r in bound)
-    text = (
-        f"{verdict}: the fitted per-step rate is within γ·σ_max for {held} of {len(bound)} "
-        f"tanh-RNN settings; self-attention's rate is {attn[0]['measured'].split(';')[0]}"
-        if attn
-        else f"{verdict}: {held} of {len(bound)} settings within γ·σ_max"
-    )
-    if gates:
-        text += f"; the gates ease decay for {', '.join(eased) or 'none'}"
-        if not_eased:
-            text += f", not for {', '.join(not_eased)}"
-    return f"{text} (`results/{doc['name']}.json`)"
 
 
 def render_chapter_steps(doc: dict) -> str:
     """Row 3: serial steps read from the compiled programs (exact counts)."""
-    res = doc["result"]
-    rows = [r for r in res["table"] if r["claim"].startswith(("RNN: N serial", "self-attention"))]
-    a = res["analysis"]
+    a = doc["result"]["analysis"]
     return (
-        f"{_all_hold(rows)}: {a['lstm_steps_per_token'] / 2:.2f}·N serial steps for the LSTM "
-        f"(forward; {a['lstm_steps_per_token']:.2f}·N with the backward), "
-        f"{a['attention_max_steps']} for attention (`results/{doc['name']}.json`)"
+        f"{_verdict(doc, 'parallelism/distance')}: {a['lstm_steps_per_token'] / 2:.2f}·N serial "
+        f"steps for the LSTM (forward; {a['lstm_steps_per_token']:.2f}·N with the backward), "
+        f"{a['attention_max_steps']} for attention ({_source(doc)})"
     )
 
 
 def render_chapter_speedup(doc: dict) -> str:
     """Row 5: the measured LSTM/attention training-time ratio at N = 512, with its load."""
-    res = doc["result"]
-    row = next(r for r in res["table"] if "5-10x" in r["claim"])
-    a = res["analysis"]
+    a = doc["result"]["analysis"]
     load = a.get("load_average_before_after") or [None, None]
-    cores = _prov(res).get("cpus", "?")
+    cores = _prov(doc["result"]).get("cpus", "?")
     return (
-        f"{row['verdict']} on this CPU: at N = {a['ratio_n']} attention's forward+backward "
-        f"speed is {a['ratio_lstm_over_attention']:.2f}x the LSTM's on {cores} cores (1-minute "
-        f"load {f(float(load[0] or 'nan'))} before, {f(float(load[1] or 'nan'))} after); not run "
-        f"on a GPU (`results/{doc['name']}.json`)"
+        f"{_verdict(doc, 'parallelism/speedup')} on this CPU: at N = {a['ratio_n']} attention's "
+        f"forward+backward speed is {a['ratio_lstm_over_attention']:.2f}x the LSTM's on {cores} "
+        f"cores (1-minute load {f(float(load[0] or 'nan'))} before, {f(float(load[1] or 'nan'))} "
+        f"after); not run on a GPU ({_source(doc)})"
     )
 
 
@@ -368,12 +315,13 @@ RENDERERS = {
     "recipe_sweep/rnnenc_800": ("recipe_sweep/rnnenc_800", render_sweep),
     "recipe_sweep/transformer_2000": ("recipe_sweep/transformer_2000", render_sweep),
     "recipe_sweep/transformer_2000b": ("recipe_sweep/transformer_2000b", render_sweep),
+    "recipe_sweep/transformer_arch": ("recipe_sweep/transformer_arch", render_sweep),
     "chapter/bottleneck": ("rnn_vs_attn/default", render_chapter_bottleneck),
-    "chapter/equal_time": ("rnn_vs_attn/equal_time", render_chapter_equal_time),
+    "chapter/equal_time": ("rnn_vs_attn/equal_time", quote("rnn_vs_attn/equal_time", " ")),
     "chapter/complexity": ("complexity/default", render_chapter_complexity),
     "chapter/steps": ("parallelism/default", render_chapter_steps),
     "chapter/speedup": ("parallelism/default", render_chapter_speedup),
-    "chapter/gradients": ("gradient_decay/default", render_chapter_gradients),
+    "chapter/gradients": ("gradient_decay/default", quote("gradient_decay/gradients")),
     "chapter/decode_cost": ("decode_cost/default", render_chapter_decode),
 }
 

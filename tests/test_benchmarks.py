@@ -145,6 +145,21 @@ def test_check_catches_different_work():
         check(Case("toy", "", impls, {"fwd": 1.0}), TOL)
 
 
+def test_a_case_tolerance_only_loosens_the_check():
+    """A case's own tolerance (float32 rounding larger than the run's) is used where larger,
+    never where smaller; a 1% difference still fails at 1e-3."""
+    a = np.arange(1.0, 7.0)
+    impls = lambda f: {
+        "anatomy": layer_impl(lambda: a, lambda: (a,)),
+        "other": layer_impl(lambda: a * f, lambda: (a,)),
+    }
+    case = lambda f, tol: Case("toy", "", impls(f), {"fwd": 1.0}, tol=tol)
+    assert check(case(1 + 5e-4, 1e-3), TOL)["other"]["out"] < 1e-3
+    for f, tol in ((1 + 5e-4, None), (1 + 5e-4, 1e-9), (1.01, 1e-3)):
+        with pytest.raises(AssertionError, match="other differs from anatomy"):
+            check(case(f, tol), TOL)
+
+
 def test_unknown_preset():
     with pytest.raises(ValueError, match="unknown preset"):
         build_cases("huge")
@@ -164,6 +179,7 @@ def translator_cases():
     "name, peers",
     [
         ("Transformer train step", ("torch", "flax")),
+        ("Transformer train step (post-LN)", ("torch", "flax")),
         ("RNNsearch train step", ("torch",)),
         ("greedy decoding", ("anatomy recompute", "torch recompute 1 thread")),
     ],
@@ -208,3 +224,26 @@ def test_translator_check_catches_different_work(translator_cases):
     )
     with pytest.raises(AssertionError, match="r differs from anatomy"):
         check(bad, TOL)
+
+
+@pytest.mark.parametrize("v", [96, 11])
+def test_the_control_loss_is_the_same_function(v):
+    """benchmarks/control.py times our step against the loss as it was before issue 23:
+    the same loss, metrics and gradient, to the bit (blocked v and the fallback)."""
+    import jax
+    import jax.numpy as jnp
+
+    from anatomy.train.losses import sequence_loss
+    from benchmarks.control import previous_sequence_loss
+
+    r = np.random.default_rng(0)
+    logits = jnp.asarray(r.normal(size=(3, 5, v)).astype(np.float32) * 3)
+    targets = r.integers(0, v, (3, 5)).astype(np.int32)
+    targets[0, 3:] = 0
+    batch = {"tgt_out": jnp.asarray(targets)}
+    vg = lambda f: jax.jit(jax.value_and_grad(lambda x: f(x, batch, 0.1), has_aux=True))(logits)
+    (loss, metrics), grad = vg(sequence_loss)
+    (loss0, metrics0), grad0 = vg(previous_sequence_loss)
+    assert float(loss) == float(loss0)
+    assert {k: float(x) for k, x in metrics.items()} == {k: float(x) for k, x in metrics0.items()}
+    np.testing.assert_array_equal(grad, grad0)

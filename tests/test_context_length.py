@@ -11,6 +11,7 @@ from conftest import launch
 
 from anatomy import probes
 from anatomy.errors import BadInputError
+from experiments import record
 from experiments.configs.context_length import get_config
 from experiments.context_length import claims, models, task, train
 from experiments.context_length.claims import CAVEAT, FAILS, HOLDS, NOT_SHOWN
@@ -333,3 +334,6 @@ def test_quick_writes_claims_plots_and_report(quick):
     chapter = claims.chapter(res)  # judged again from results.json alone
     assert [c.id for c in chapter] == ["context_length/context_extension"]
     assert chapter[0].claim in report
+    # how the report and publish read it: by its id, from results.json
+    by_id = record.claims_of("context_length", res)
+    assert by_id["context_length/context_extension"].verdict == chapter[0].verdict

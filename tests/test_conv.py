@@ -145,29 +145,37 @@ def test_glu_init_has_the_papers_std():
 
 
 def test_report_rows_judge_the_conv_measurements():
-    """The report's convolutional rows on injected results: the theory holds, a wrong
-    receptive field or a growing decode cost does not."""
-    from experiments import report_rows_conv as rows
+    """The chapter's convolutional claims (the report's rows cite them by id) on injected
+    results: the theory holds, a wrong receptive field or a growing decode cost does not."""
+    from experiments.complexity import claims as complexity
+    from experiments.decode_cost import claims as decode_cost
+    from experiments.parallelism import claims as parallelism
 
-    fits = {"conv": {"N": {"exponent": 1.01}, "d": {"exponent": 1.98}, "k": {"exponent": 0.99}}}
+    fits = {
+        axis: {"exponent": got, "expected": want}
+        for axis, got, want in (("N", 1.01, 1.0), ("d", 1.98, 2.0), ("k", 0.99, 1.0))
+    }
     par = {
-        "config": {"kernel_size": 3},
+        "config": {"kernel_size": 3, "conv_layers": 3},
         "analysis": {
             "conv_max_steps": 0,
             "conv_receptive_field": {"1": 3, "2": 5, "3": 7},
             "conv_layers_to_span": {"128": 64},
         },
     }
-    dec = {
-        "fits": {
-            "conv_buffer": {"flops_n_dependent": {"exponent": 0.0}},
-            "conv_recompute": {"flops_total": {"exponent": 1.01}},
+
+    def decoder(exponent, total):
+        return {
+            "flops_n_dependent": {"exponent": exponent, "basis": "excess"},
+            "flops_total": {"exponent": total},
+            "latency": {"exponent": 0.0},
         }
-    }
-    r = {"complexity": {"fits": fits}, "parallelism": par, "decode_cost": dec}
-    measure = {name: fn for name, *_, fn in rows.ROWS}
-    assert all(fn(r)[1] == probes.HOLDS for fn in measure.values())
+
+    dec = {"fits": {"conv_buffer": decoder(0.0, 0.0), "conv_recompute": decoder(1.01, 1.01)}}
+    assert complexity.cost_row({"fits": {"conv": fits}}, "complexity/conv").verdict == probes.HOLDS
+    assert parallelism.conv_distance(par).verdict == probes.HOLDS
+    assert decode_cost.conv_row(dec).verdict == probes.HOLDS
     bad_field = dict(par, analysis=dict(par["analysis"], conv_receptive_field={"1": 3, "2": 4}))
-    assert measure[rows.ROWS[1][0]](dict(r, parallelism=bad_field))[1] == probes.FAILS
-    dec["fits"]["conv_buffer"]["flops_n_dependent"]["exponent"] = 1.0  # a cache growing with N
-    assert measure[rows.ROWS[2][0]](r)[1] == probes.FAILS
+    assert parallelism.conv_distance(bad_field).verdict == probes.FAILS
+    dec["fits"]["conv_buffer"] = decoder(1.0, 1.0)  # a cache growing with N
+    assert decode_cost.conv_row(dec).verdict == probes.FAILS

@@ -19,6 +19,21 @@ def test_unknown_experiment(tmp_path):
     assert "Traceback" not in out.stderr
 
 
+def test_every_experiment_is_a_package_with_a_config():
+    """launch.py finds an experiment by its package (experiments/NAME/__init__.py, with a run)
+    and its config file (experiments/configs/NAME.py)."""
+    import importlib
+
+    code = "import launch; print(' '.join(launch.available_experiments()))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    names = out.stdout.split()
+    configs = {p.stem for p in (ROOT / "experiments" / "configs").glob("*.py")} - {"__init__"}
+    assert set(names) == configs and {"report", "recipe_sweep", "translate"} <= set(names)
+    for name in names:
+        assert (ROOT / "experiments" / name / "__init__.py").is_file(), name
+        assert callable(importlib.import_module(f"experiments.{name}").run), name
+
+
 def test_unknown_config_field(tmp_path):
     out = _launch(
         "--experiment=rnn_vs_attn", "--config.train.no_such_field=3", f"--workdir={tmp_path}"

@@ -8,7 +8,8 @@ import pytest
 from anatomy import probes
 from anatomy import recurrence as rec
 from anatomy.probes.depth import compiled_critical_path
-from experiments import thresholds
+from experiments.long_range.claims import linear_recall_row, linear_recall_verdict
+from experiments.parallelism.claims import linear_parallel
 
 X = jnp.asarray(np.random.default_rng(0).normal(size=(4, 8)), jnp.float32)
 
@@ -46,41 +47,42 @@ def test_associative_scan_depth_grows_by_a_constant_per_doubling():
     assert depth[-1] < 128  # far below one op per position
 
 
+def _linear(scan_steps, assoc_steps, r2, exponent):
+    """The chapter's linear-recurrence parallel claim on injected parallelism analysis."""
+    analysis = {
+        "mingru_scan_steps_per_token": scan_steps,
+        "mingru_assoc_max_steps": assoc_steps,
+        "assoc_depth_per_doubling": 60.0,
+        "assoc_depth_log2_r2": r2,
+        "depth_exponent": {"mingru_scan": 0.99, "mingru_assoc": exponent},
+    }
+    return linear_parallel({"analysis": analysis}).verdict
+
+
 def test_log_depth_and_linear_recall_verdicts():
-    assert thresholds.log_depth_verdict(2.0, 0, 0.999, 0.3) == probes.HOLDS
-    assert thresholds.log_depth_verdict(2.0, 3, 0.999, 0.3) == probes.FAILS  # a loop left
-    assert thresholds.log_depth_verdict(2.0, 0, 0.999, 0.9) == probes.FAILS  # ~linear depth
-    assert thresholds.log_depth_verdict(2.0, 0, 0.90, 0.3) == probes.FAILS  # not log-shaped
-    assert thresholds.log_depth_verdict(1.0, 0, 0.999, 0.3) == probes.FAILS  # scan not 2/token
-    assert thresholds.log_depth_verdict(float("nan"), 0, 0.999, 0.3) == probes.FAILS
-    assert thresholds.linear_recall_verdict(0.5, 0.9, []) == probes.NOT_SHOWN
-    assert thresholds.linear_recall_verdict(0.89, 0.9, [4]) == probes.HOLDS
-    assert thresholds.linear_recall_verdict(0.8, 0.9, [4]) == probes.FAILS
+    assert _linear(2.0, 0, 0.999, 0.3) == probes.HOLDS
+    assert _linear(2.0, 3, 0.999, 0.3) == probes.FAILS  # a loop left
+    assert _linear(2.0, 0, 0.999, 0.9) == probes.FAILS  # ~linear depth
+    assert _linear(2.0, 0, 0.90, 0.3) == probes.FAILS  # not log-shaped
+    assert _linear(1.0, 0, 0.999, 0.3) == probes.FAILS  # scan not 2/token
+    assert _linear(float("nan"), 0, 0.999, 0.3) == probes.FAILS
+    assert linear_recall_verdict(0.5, 0.9, []) == probes.NOT_SHOWN
+    assert linear_recall_verdict(0.89, 0.9, [4]) == probes.HOLDS
+    assert linear_recall_verdict(0.8, 0.9, [4]) == probes.FAILS
 
 
 def test_report_rows_judge_the_linear_recurrence_measurements():
-    """The report's linear-recurrence rows on injected results: holds, fails, not shown."""
-    from experiments import report_rows_linear as rows
-
-    analysis = {
-        "mingru_scan_steps_per_token": 2.0,
-        "mingru_assoc_max_steps": 0,
-        "assoc_depth_per_doubling": 60.0,
-        "assoc_depth_log2_r2": 0.999,
-        "depth_exponent": {"mingru_scan": 0.99, "mingru_assoc": 0.31},
-    }
+    """The chapter's linear-recurrence claims (the report's rows cite them by id) on injected
+    results: holds, fails, not shown."""
     acc = {"lstm": [1.0, 0.9, 0.2], "mingru": [1.0, 0.89, 0.1], "mamba": [1.0, 0.95, 0.3]}
     lr = {"k_grid": [1, 8, 32], "chance": 0.125}
     lr["models"] = {m: {"accuracy": a} for m, a in acc.items()}
-    r = {"parallelism": {"analysis": analysis}, "long_range": lr}
-    parallel, _work, recall = (fn for *_, fn in rows.ROWS)  # work: tests/test_report.py
-    assert parallel(r)[1] == recall(r)[1] == probes.HOLDS
-    assert "x(t−8)" in recall(r)[0]  # the farthest k where the LSTM is well above chance
-    linear = dict(analysis, depth_exponent={"mingru_scan": 0.99, "mingru_assoc": 0.95})
-    assert parallel({"parallelism": {"analysis": linear}})[1] == probes.FAILS
+    assert _linear(2.0, 0, 0.999, 0.31) == linear_recall_row(lr).verdict == probes.HOLDS
+    assert "x(t−8)" in linear_recall_row(lr).measured  # the farthest k the LSTM recalls well
+    assert _linear(2.0, 0, 0.999, 0.95) == probes.FAILS
     lr["models"]["mingru"]["accuracy"] = [1.0, 0.5, 0.1]  # behind the LSTM at k = 8
-    assert recall(r)[1] == probes.FAILS
+    assert linear_recall_row(lr).verdict == probes.FAILS
     lr["models"]["lstm"]["accuracy"] = [0.3, 0.2, 0.1]  # the LSTM recalls nowhere
-    assert recall(r)[1] == probes.NOT_SHOWN
+    assert linear_recall_row(lr).verdict == probes.NOT_SHOWN
     del lr["models"]["mingru"], lr["models"]["mamba"]
-    assert recall(r)[1] == probes.MISSING
+    assert linear_recall_row(lr).verdict == probes.MISSING

@@ -1,13 +1,13 @@
-"""experiments.common.provenance: what made a result, with the keys other modules rely on;
+"""experiments.provenance.provenance: what made a result, with the keys other modules rely on;
 and report prose that says what the run measured, not fixed text."""
 
 import json
 
-from experiments import common
+from experiments import outputs, provenance
 
 
 def test_provenance_keys_and_types():
-    p = common.provenance({"preset": "quick"})
+    p = provenance.provenance({"preset": "quick"})
     assert {"commit", "dirty", "cpus", "platform", "device_kind", "versions", "loadavg"} <= set(p)
     assert p["preset"] == "quick"
     assert isinstance(p["cpus"], int) and p["cpus"] >= 1
@@ -19,8 +19,8 @@ def test_provenance_keys_and_types():
 
 
 def test_provenance_outside_a_git_checkout(monkeypatch):
-    monkeypatch.setattr(common, "_git", lambda *a: None)
-    p = common.provenance()
+    monkeypatch.setattr(provenance, "_git", lambda *a: None)
+    p = provenance.provenance()
     assert p["commit"] is None and p["dirty"] is None
 
 
@@ -28,31 +28,34 @@ def test_config_fingerprint_and_preset_of():
     from experiments.configs import complexity
 
     quick = complexity.get_config("quick")
-    saved = json.loads(json.dumps(common._jsonable(quick.to_dict())))  # as results.json keeps it
-    assert common.config_fingerprint(quick) == common.config_fingerprint(saved)
-    assert common.config_fingerprint(quick) != common.config_fingerprint(complexity.get_config())
-    assert common.preset_of("complexity", quick) == "quick"
-    assert common.preset_of("complexity", complexity.get_config()) == "default"
+    saved = json.loads(json.dumps(outputs.jsonable(quick.to_dict())))  # as results.json keeps it
+    assert provenance.config_fingerprint(quick) == provenance.config_fingerprint(saved)
+    assert provenance.config_fingerprint(quick) != provenance.config_fingerprint(
+        complexity.get_config()
+    )
+    assert provenance.preset_of("complexity", quick) == "quick"
+    assert provenance.preset_of("complexity", complexity.get_config()) == "default"
     quick.seed = 5
-    assert common.preset_of("complexity", quick) == "custom"
-    assert common.preset_of("no_such_experiment", quick) == "custom"
+    assert provenance.preset_of("complexity", quick) == "custom"
+    assert provenance.preset_of("no_such_experiment", quick) == "custom"
 
 
 def test_run_provenance_and_its_line():
     from experiments.configs import complexity
 
-    started = common.provenance()
-    p = common.run_provenance("complexity", complexity.get_config("quick"), started, 0.0)
+    started = provenance.provenance()
+    p = provenance.run_provenance("complexity", complexity.get_config("quick"), started, 0.0)
     assert p["experiment"] == "complexity" and p["preset"] == "quick"
     assert p["loadavg"] == started["loadavg"] and "loadavg_after" in p and p["wall_seconds"] > 0
-    line = common.provenance_line(dict(p, commit="a" * 40, dirty=True, wall_seconds=12.0))
+    line = provenance.provenance_line(dict(p, commit="a" * 40, dirty=True, wall_seconds=12.0))
     assert line.startswith("Run: commit aaaaaaaaaaaa with uncommitted changes; preset quick")
     assert "12 s" in line and f"{p['cpus']} cores" in line
-    assert common.provenance_line(None) == "The run recorded no provenance."
+    assert provenance.provenance_line(None) == "The run recorded no provenance."
 
 
 def test_report_prose_comes_from_the_measurements():
-    from experiments import gradient_decay, parallelism
+    from experiments.gradient_decay import plots as gradient_decay
+    from experiments.parallelism import plots as parallelism
 
     gauss = {"w_kind": "gaussian", "sigma_max": 2.0, "spectral_radius": 1.14}
     assert gradient_decay._radius_over_sigma({"a": gauss}) == "0.57"

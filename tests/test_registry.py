@@ -191,7 +191,7 @@ def test_an_undeclared_parameter_of_a_model_is_an_error_naming_it(bag):
 
 def test_a_registered_model_is_grouped_by_the_report(bag):
     """The report's rows pick translators by family / cross-attention from the registry."""
-    from experiments.report_rows import translators
+    from experiments.rnn_vs_attn.claims import translators
 
     models = {name: {} for name in ("rnnenc", "rnnsearch", "transformer", bag, f"{bag}-30")}
     assert translators(models, cross_attention=True) == ["rnnsearch", "transformer", bag]

@@ -10,8 +10,16 @@ from conftest import launch
 
 from anatomy import probes
 from anatomy.errors import BadInputError
-from experiments import report, report_rows, report_sources, thresholds
+from experiments import exponents, record, report
+from experiments.complexity import claims as complexity_claims
 from experiments.configs import report as report_config
+from experiments.decode_cost import claims as decode_cost_claims
+from experiments.gradient_decay import claims as gradient_claims
+from experiments.long_range import claims as long_range_claims
+from experiments.parallelism import claims as parallelism_claims
+from experiments.report import rows as report_rows
+from experiments.report import sources as report_sources
+from experiments.rnn_vs_attn import claims as rnn_vs_attn_claims
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +37,15 @@ def quick_report(tmp_path_factory):
 def test_quick_report_has_every_row_with_a_verdict(quick_report):
     results = json.loads((quick_report / "results.json").read_text())
     rows = results["rows"]
-    assert [r["property"] for r in rows] == [spec.name for spec in report_rows.ROWS]
+    assert [r["property"] for r in rows] == [row.property for row in report_rows.ROWS]
+    # each row cites claims by id, and shows exactly what its experiment judged
+    for row, spec in zip(rows, report_rows.ROWS):
+        assert row["claims"] == list(spec.claims)
+        for cid in spec.claims:
+            name = cid.split("/")[0]
+            sub = json.loads((quick_report / name / "results.json").read_text())
+            claim = record.claims_of(name, sub)[cid]
+            assert claim.measured in row["measured"] and claim.detail in row["detail"], cid
     assert all(r["verdict"] in probes.VERDICTS for r in rows)
     measured = [r for r in rows if r["sources"]]
     assert all(r["verdict"] != probes.MISSING and r["measured"] != "—" for r in measured)
@@ -158,104 +174,149 @@ def test_malformed_results_json_is_a_clear_error(quick_report, tmp_path, capsys)
     assert "report: running" not in capsys.readouterr().out
 
 
+def test_claims_are_cited_by_id_and_combined_by_verdict():
+    """anatomy.probes.claims: a claim's id survives results.json (first, and only when it has
+    one); by_id refuses a claim without one or two with the same; weakest and held_in_part
+    combine verdicts, never numbers."""
+    from anatomy.probes import claims
+
+    c = claims.Claim("attention: no decay", "rate ≈ 1", "1.0/step", probes.HOLDS, id="x/direct")
+    (row,) = claims.claims_json([c])
+    assert list(row) == ["id", "claim", "expected", "measured", "verdict", "detail"]
+    assert claims.from_json([row]) == [c] and claims.by_id([c]) == {"x/direct": c}
+    bare = claims.Claim("x", "y", "z", probes.FAILS)
+    assert "id" not in bare.as_dict()
+    with pytest.raises(ValueError, match="has no id"):
+        claims.by_id([bare])
+    with pytest.raises(ValueError, match="shares id 'x/direct'"):
+        claims.by_id([c, c])
+    H, C, F, N, M = probes.HOLDS, probes.CAVEAT, probes.FAILS, probes.NOT_SHOWN, probes.MISSING
+    assert claims.weakest([H, H]) == H and claims.weakest([H, C]) == C
+    assert claims.weakest([C, N, H]) == N and claims.weakest([N, F, M]) == F
+    assert claims.weakest([]) == M
+    assert claims.held_in_part([H, H]) == H and claims.held_in_part([H, F]) == C
+    assert claims.held_in_part([F, N]) == F and claims.held_in_part([]) == F
+    assert claims.finite(1, 2.5) and not claims.finite(1, None) and not claims.finite(float("nan"))
+
+
+def test_a_claim_read_from_results_names_a_missing_key():
+    """record.claims_of judges results.json as it is stored; a key a claim reads that is not
+    there is a KeyError naming its whole path (the report turns it into one line)."""
+    results = {"config": {"d_fixed": 8}, "parallel_work": {}, "fits": {"conv": {}}}
+    with pytest.raises(KeyError, match="fits.recurrent"):
+        record.claims_of("complexity", results)
+    stored = record.stored({"fits": {"conv": {"N": {"exponent": 1.0}}}})
+    with pytest.raises(KeyError, match="fits.conv.d"):
+        stored["fits"]["conv"]["d"]
+
+
 def test_exponent_verdict():
-    assert thresholds.exponent_verdict([(1.02, 1.0), (1.95, 2.0)])[0] == probes.HOLDS
-    assert thresholds.exponent_verdict([(1.02, 1.0), (2.25, 2.0)])[0] == probes.CAVEAT
-    assert thresholds.exponent_verdict([(1.5, 1.0), (2.0, 2.0)])[0] == probes.FAILS
-    assert thresholds.exponent_verdict([(float("nan"), 1.0)])[0] == probes.FAILS
+    assert exponents.exponent_verdict([(1.02, 1.0), (1.95, 2.0)])[0] == probes.HOLDS
+    assert exponents.exponent_verdict([(1.02, 1.0), (2.25, 2.0)])[0] == probes.CAVEAT
+    assert exponents.exponent_verdict([(1.5, 1.0), (2.0, 2.0)])[0] == probes.FAILS
+    assert exponents.exponent_verdict([(float("nan"), 1.0)])[0] == probes.FAILS
+
+
+def _parallelism(slope, attn_steps, busy=(1.0, 1.8), cores=2):
+    """parallelism results as its claims read them: the LSTM's loop steps per token
+    (fwd+bwd), attention's loops, busy cores (LSTM, attention) at N = 512 of `cores`."""
+    return {
+        "analysis": {
+            "lstm_steps_per_token": slope,
+            "attention_max_steps": attn_steps,
+            "ratio_n": 512,
+            "utilisation_at_ratio_n": {"lstm": busy[0] / cores, "attention": busy[1] / cores},
+            "load_average_before_after": [0.5, 0.6],
+        },
+        "raw": {"lstm": [{"cores": cores}]},
+    }
 
 
 def test_steps_and_speedup_verdicts():
-    assert thresholds.steps_verdict(2.0, 2.0, 0, cores=(1.0, 1.8)) == probes.HOLDS
-    assert thresholds.steps_verdict(2.0, 2.0, 0, cores=(1.0, 1.0)) == probes.CAVEAT
-    assert thresholds.steps_verdict(2.0, 2.0, 3) == probes.FAILS
-    assert thresholds.steps_verdict(0.0, 2.0, 0) == probes.FAILS
-    assert thresholds.speedup_verdict(7.0, 512) == probes.HOLDS
-    assert thresholds.speedup_verdict(2.0, 512) == probes.CAVEAT
-    assert thresholds.speedup_verdict(7.0, 64) == probes.CAVEAT
-    assert thresholds.speedup_verdict(0.5, 512) == probes.FAILS
+    par = parallelism_claims
+    assert par.parallel_training(_parallelism(2.0, 0, (1.0, 1.8))).verdict == probes.HOLDS
+    assert par.parallel_training(_parallelism(2.0, 0, (1.0, 1.0))).verdict == probes.CAVEAT
+    assert par.parallel_training(_parallelism(2.0, 3)).verdict == probes.FAILS
+    assert par.parallel_training(_parallelism(0.0, 0)).verdict == probes.FAILS
+    assert par.speedup_verdict(7.0, 512) == probes.HOLDS
+    assert par.speedup_verdict(2.0, 512) == probes.CAVEAT
+    assert par.speedup_verdict(7.0, 64) == probes.CAVEAT
+    assert par.speedup_verdict(0.5, 512) == probes.FAILS
 
 
 def test_decay_bottleneck_and_quality_verdicts():
-    assert thresholds.decay_verdict(0.9, 0.9999, 100, True) == probes.HOLDS
-    assert thresholds.decay_verdict(0.9, 0.9999, 100, False) == probes.CAVEAT
-    assert thresholds.decay_verdict(0.999, 0.9, 100, False) == probes.FAILS
-    assert thresholds.quality_cost_verdict(97.0, 200.0, 96.5, 300.0) == probes.HOLDS
-    assert (
-        thresholds.quality_cost_verdict(97.0, 400.0, 96.5, 300.0) == probes.CAVEAT
-    )  # level, slower
-    assert (
-        thresholds.quality_cost_verdict(90.0, 200.0, 96.5, 300.0) == probes.FAILS
-    )  # behind, cheaper
-    assert thresholds.quality_cost_verdict(90.0, 400.0, 96.5, 300.0) == probes.FAILS
-    assert (
-        thresholds.quality_cost_verdict(2.0, 200.0, 1.5, 300.0) == probes.FAILS
-    )  # nothing learned
+    long_range = {r.property: r for r in report_rows.ROWS}["long-range dependency"]
+    for rnn, attn, recalled, want in (
+        (0.9, 0.9999, True, probes.HOLDS),
+        (0.9, 0.9999, False, probes.CAVEAT),
+        (0.999, 0.9, False, probes.FAILS),
+    ):
+        decay = gradient_claims.decay(_gradient_results(rnn, attn, distance=100))
+        recall = probes.HOLDS if recalled else probes.FAILS
+        assert long_range.combine([decay.verdict, recall]) == want, (rnn, attn, recalled)
+    quality = rnn_vs_attn_claims.quality_cost_verdict
+    assert quality(97.0, 200.0, 96.5, 300.0) == probes.HOLDS
+    assert quality(97.0, 400.0, 96.5, 300.0) == probes.CAVEAT  # level, slower
+    assert quality(90.0, 200.0, 96.5, 300.0) == probes.FAILS  # behind, cheaper
+    assert quality(90.0, 400.0, 96.5, 300.0) == probes.FAILS
+    assert quality(2.0, 200.0, 1.5, 300.0) == probes.FAILS  # nothing learned
 
 
 def test_bottleneck_verdict_needs_rnnenc_to_learn_then_fall():
+    verdict = rnn_vs_attn_claims.bottleneck_verdict
     short = {"rnnsearch": 99.0, "transformer": 99.0}
     flat = {"rnnsearch": 95.0, "transformer": 90.0}
-    floor, drop = thresholds.ENC_SHORT_FLOOR, thresholds.ENC_DROP
+    floor, drop = rnn_vs_attn_claims.ENC_SHORT_FLOOR, rnn_vs_attn_claims.ENC_DROP
     # learned short sentences (at the floor), fell by the drop, attention flat and far ahead
-    assert thresholds.bottleneck_verdict(floor, floor - drop, short, flat) == probes.HOLDS
-    assert thresholds.bottleneck_verdict(90.0, 5.0, short, flat) == probes.HOLDS
+    assert verdict(floor, floor - drop, short, flat) == probes.HOLDS
+    assert verdict(90.0, 5.0, short, flat) == probes.HOLDS
     # the floor: an RNNenc that never learned shows no bottleneck, whatever the attention models do
-    assert thresholds.bottleneck_verdict(floor - 0.1, 0.0, short, flat) == probes.NOT_SHOWN
-    assert (
-        thresholds.bottleneck_verdict(3.3, 4.1, short, flat) == probes.NOT_SHOWN
-    )  # issue 10's run
+    assert verdict(floor - 0.1, 0.0, short, flat) == probes.NOT_SHOWN
+    assert verdict(3.3, 4.1, short, flat) == probes.NOT_SHOWN  # issue 10's run
     # the gap: learned, but did not fall with length
-    assert thresholds.bottleneck_verdict(90.0, 90.0 - drop + 0.1, short, flat) == probes.FAILS
+    assert verdict(90.0, 90.0 - drop + 0.1, short, flat) == probes.FAILS
     # learned and fell, but attention only slightly ahead on long sources: a caveat
-    assert (
-        thresholds.bottleneck_verdict(99.0, 70.0, short, {"rnnsearch": 80.0, "transformer": 79.5})
-        == probes.CAVEAT
-    )
+    slight = {"rnnsearch": 80.0, "transformer": 79.5}
+    assert verdict(99.0, 70.0, short, slight) == probes.CAVEAT
     # learned and fell, but attention collapsed as well and is behind
-    assert (
-        thresholds.bottleneck_verdict(99.0, 30.0, short, {"rnnsearch": 20.0, "transformer": 90.0})
-        == probes.FAILS
-    )
-    assert thresholds.bottleneck_verdict(float("nan"), 5.0, short, flat) == probes.NOT_SHOWN
-    assert thresholds.bottleneck_verdict(90.0, 5.0, short, {}) == probes.NOT_SHOWN
+    collapsed = {"rnnsearch": 20.0, "transformer": 90.0}
+    assert verdict(99.0, 30.0, short, collapsed) == probes.FAILS
+    assert verdict(float("nan"), 5.0, short, flat) == probes.NOT_SHOWN
+    assert verdict(90.0, 5.0, short, {}) == probes.NOT_SHOWN
 
 
 def test_bottleneck_row_says_why_it_is_not_shown():
     def entry(bl):
         return {"bleu_by_length": {"1-10": bl[0], "61+": bl[1]}, "n_seeds": 3}
 
-    r = {
-        "rnn_vs_attn": {
-            "models": {
-                "rnnenc": entry((3.3, 4.1)),
-                "rnnsearch": entry((99.0, 98.5)),
-                "transformer": entry((98.4, 50.0)),
-            }
+    results = {
+        "models": {
+            "rnnenc": entry((3.3, 4.1)),
+            "rnnsearch": entry((99.0, 98.5)),
+            "transformer": entry((98.4, 50.0)),
         }
     }
-    _, verdict, why = report_rows._bottleneck(r)
-    assert verdict == probes.NOT_SHOWN and "did not learn short sentences" in why
-    assert "means of 3 seeds" in why
+    claim = rnn_vs_attn_claims.bottleneck(results)
+    assert claim.verdict == probes.NOT_SHOWN and "did not learn short sentences" in claim.detail
+    assert "means of 3 seeds" in claim.detail
 
 
 def test_recall_must_be_well_above_chance():
+    lr = long_range_claims
     chance = 1 / 8
-    floor = chance + thresholds.ABOVE_CHANCE * (1 - chance)
-    assert thresholds.recall_ok(0.95, [0.40, 0.30], chance)
-    assert thresholds.recall_ok(floor, [floor], chance)
+    floor = chance + lr.ABOVE_CHANCE * (1 - chance)
+    assert lr.recall_ok(0.95, [0.40, 0.30], chance)
+    assert lr.recall_ok(floor, [floor], chance)
     # level with recurrent models that sit at chance: no recall shown
-    assert not thresholds.recall_ok(0.13, [0.12, 0.13], chance)
-    assert not thresholds.recall_ok(floor - 0.01, [0.1], chance)
+    assert not lr.recall_ok(0.13, [0.12, 0.13], chance)
+    assert not lr.recall_ok(floor - 0.01, [0.1], chance)
     # well above chance but behind the best recurrent model
-    assert not thresholds.recall_ok(0.80, [0.90], chance)
-    assert not thresholds.recall_ok(float("nan"), [0.1], chance)
-    assert not thresholds.recall_ok(0.95, [], chance)
-    assert thresholds.well_above_chance(0.6, chance)
-    assert not thresholds.well_above_chance(0.5, chance)
-    assert (
-        probes.NOT_SHOWN in probes.VERDICTS and probes.NOT_SHOWN in thresholds.thresholds_markdown()
-    )
+    assert not lr.recall_ok(0.80, [0.90], chance)
+    assert not lr.recall_ok(float("nan"), [0.1], chance)
+    assert not lr.recall_ok(0.95, [], chance)
+    assert lr.well_above_chance(0.6, chance)
+    assert not lr.well_above_chance(0.5, chance)
+    assert probes.NOT_SHOWN in probes.VERDICTS and probes.NOT_SHOWN in report.verdict_rules()
 
 
 def test_unknown_experiment_and_preset_are_clear_errors(tmp_path):
@@ -281,101 +342,124 @@ def test_missing_sources_are_not_measured_and_say_how_to_fill_them(tmp_path):
 def test_rows_group_translators_by_the_registry():
     """The bottleneck row's attention models and the quality row's RNNs come from the model
     registry (family, cross_attention), in its order; variants NAME-N are not rows' models."""
+    translators = rnn_vs_attn_claims.translators
     models = {n: {} for n in ("transformer", "rnnsearch-30", "convs2s", "luong", "rnnenc")}
-    assert report_rows.translators(models, family="recurrent") == ["rnnenc", "luong"]
-    assert report_rows.translators(models, family="convolutional") == ["convs2s"]
-    assert report_rows.translators(models, cross_attention=True) == [
-        "luong",
-        "transformer",
-        "convs2s",
-    ]
-    assert report_rows.translators(models, cross_attention=False) == ["rnnenc"]
+    assert translators(models, family="recurrent") == ["rnnenc", "luong"]
+    assert translators(models, family="convolutional") == ["convs2s"]
+    assert translators(models, cross_attention=True) == ["luong", "transformer", "convs2s"]
+    assert translators(models, cross_attention=False) == ["rnnenc"]
 
 
-def _long_range_results(transformer_far):
-    """gradient_decay + long_range results for report_rows._long_range, the Transformer's
-    recall at the largest k injected."""
-    curve = {"regime": "saturating", "sigma": 1.0, "fit": {"rate": 0.9}}
+def _gradient_results(rnn_rate, attn_rate, distance=100):
+    """gradient_decay results as its decay claim reads them: a saturating tanh RNN at σ = 1
+    and attention's per-step rate over the fit distance."""
+    curve = {"regime": "saturating", "sigma": 1.0, "fit": {"rate": rnn_rate}}
     return {
-        "gradient_decay": {
-            "config": {"fit_max_distance": 100},
-            "rnn": {"rnn saturating σ=1": curve},
-            "rates": {"lstm": 0.97, "attention": 0.99999},
-        },
-        "long_range": {
-            "k_grid": [1, 32],
-            "chance": 1 / 8,
-            "models": {
-                "rnn": {"accuracy": [1.0, 0.13]},
-                "lstm": {"accuracy": [1.0, 0.30]},
-                "transformer": {"accuracy": [1.0, transformer_far]},
-            },
+        "config": {"fit_max_distance": distance},
+        "rnn": {"rnn saturating σ=1": curve},
+        "rates": {"lstm": 0.97, "attention": attn_rate},
+        "other": {"attention": {"fit": {"rate": attn_rate}, "far_over_near": 1.0}},
+    }
+
+
+def _long_range_row(transformer_far):
+    """The report's long-range row from injected gradient_decay and long_range results, the
+    Transformer's recall at the largest k injected."""
+    lr = {
+        "k_grid": [1, 32],
+        "chance": 1 / 8,
+        "models": {
+            "rnn": {"accuracy": [1.0, 0.13]},
+            "lstm": {"accuracy": [1.0, 0.30]},
+            "transformer": {"accuracy": [1.0, transformer_far]},
         },
     }
+    claims = {
+        c.id: c
+        for c in (
+            gradient_claims.decay(_gradient_results(0.9, 0.99999)),
+            long_range_claims.recall(lr),
+        )
+    }
+    row = {r.property: r for r in report_rows.ROWS}["long-range dependency"]
+    return report.row_claim(row, claims)
 
 
 def test_long_range_row_says_when_recall_fails():
     """The row's 'why' follows the recall check: it used to overwrite the check with the
     accuracy text (a non-empty string) and so always said 'agrees'."""
-    measured, v, why = report_rows._long_range(_long_range_results(0.99))
-    assert v == probes.HOLDS and "recall agrees" in why and "transformer 0.99" in measured
+    row = _long_range_row(0.99)
+    assert row.verdict == probes.HOLDS and "recall agrees" in row.detail
+    assert "transformer 0.99" in row.measured
     # attention at chance at the largest k: the recall half fails, and the row says so
-    measured, v, why = report_rows._long_range(_long_range_results(0.12))
-    assert v == probes.CAVEAT  # the gradients still decay / stay direct
-    assert "agrees" not in why and "does not put attention ahead" in why
-    assert "transformer 0.12" in measured
+    row = _long_range_row(0.12)
+    assert row.verdict == probes.CAVEAT  # the gradients still decay / stay direct
+    assert "agrees" not in row.detail and "does not put attention ahead" in row.detail
+    assert "transformer 0.12" in row.measured
 
 
 def test_speedup_verdict_has_both_sides():
-    lo, hi = thresholds.SPEEDUP_RANGE
-    n, band = thresholds.SPEEDUP_N, thresholds.SPEEDUP_CAVEAT_MIN
-    assert thresholds.speedup_verdict(lo, n) == probes.HOLDS  # the claim's 5x, inclusive
-    assert thresholds.speedup_verdict(hi + 5.0, n) == probes.HOLDS  # faster than claimed
-    assert thresholds.speedup_verdict(lo - 0.01, n) == probes.CAVEAT  # clear, but smaller
-    assert thresholds.speedup_verdict(band, n) == probes.CAVEAT  # the band's lower edge
-    assert thresholds.speedup_verdict(lo, 64) == probes.CAVEAT  # 5x, but not at N = 512
+    par = parallelism_claims
+    lo, hi = par.SPEEDUP_RANGE
+    n, band = par.SPEEDUP_N, par.SPEEDUP_CAVEAT_MIN
+    assert par.speedup_verdict(lo, n) == probes.HOLDS  # the claim's 5x, inclusive
+    assert par.speedup_verdict(hi + 5.0, n) == probes.HOLDS  # faster than claimed
+    assert par.speedup_verdict(lo - 0.01, n) == probes.CAVEAT  # clear, but smaller
+    assert par.speedup_verdict(band, n) == probes.CAVEAT  # the band's lower edge
+    assert par.speedup_verdict(lo, 64) == probes.CAVEAT  # 5x, but not at N = 512
     # attention barely faster, level, or slower: the claim does not hold
     for ratio in (band - 0.01, 1.2, 1.0, 0.5, float("nan")):
-        assert thresholds.speedup_verdict(ratio, n) == probes.FAILS, ratio
-    assert thresholds.speedup_verdict(1.2, 64) == probes.FAILS
+        assert par.speedup_verdict(ratio, n) == probes.FAILS, ratio
+    assert par.speedup_verdict(1.2, 64) == probes.FAILS
 
 
 def test_steps_verdict_has_both_sides():
-    tol = thresholds.STEPS_TOL
-    # forward: 1 step per token; forward + backward: 2; attention: no loop
-    assert thresholds.steps_verdict(1.0, 1.0, 0) == probes.HOLDS
-    assert thresholds.steps_verdict(2.0 - tol / 2, 2.0, 0) == probes.HOLDS
-    busy = thresholds.CORES_MARGIN
-    assert thresholds.steps_verdict(2.0, 2.0, 0, cores=(1.0, 1.0 + busy)) == probes.HOLDS
+    par = parallelism_claims
+    tol = par.STEPS_TOL
+    # forward + backward: 2 loop steps per token (the distance row halves it: 1 forward);
+    # attention: no loop
+    assert par.distance(_parallelism(2.0, 0)).verdict == probes.HOLDS
+    assert "= 1.00·N (LSTM)" in par.distance(_parallelism(2.0, 0)).measured
+    assert par.lstm_steps(_parallelism(2.0 - tol / 2, 0)).verdict == probes.HOLDS
+    busy = par.CORES_MARGIN
+    assert par.parallel_training(_parallelism(2.0, 0, (1.0, 1.0 + busy))).verdict == probes.HOLDS
     # the structure holds, but attention kept no more cores busy than the LSTM: a caveat
-    assert thresholds.steps_verdict(2.0, 2.0, 0, cores=(1.0, 1.0 + busy / 2)) == probes.CAVEAT
+    half = _parallelism(2.0, 0, (1.0, 1.0 + busy / 2))
+    assert par.parallel_training(half).verdict == probes.CAVEAT
     # any other serial count does not hold (it used to be a caveat for any positive slope)
     for slope in (0.5, 1.5, 2.0 + 2 * tol, 0.0, float("nan")):
-        assert thresholds.steps_verdict(slope, 2.0, 0) == probes.FAILS, slope
-    assert thresholds.steps_verdict(2.0, 1.0, 0) == probes.FAILS  # 2N where N was claimed
-    assert thresholds.steps_verdict(1.0, 1.0, 1) == probes.FAILS  # a loop in attention
+        for claim in (par.distance, par.parallel_training):
+            assert claim(_parallelism(slope, 0)).verdict == probes.FAILS, (slope, claim)
+    assert par.distance(_parallelism(4.0, 0)).verdict == probes.FAILS  # 2N forward, N claimed
+    assert par.distance(_parallelism(2.0, 1)).verdict == probes.FAILS  # a loop in attention
 
 
 def test_gated_reach_needs_the_lstm_above_chance_and_ahead():
     chance, ks = 1 / 8, [1, 8, 32]
-    m = thresholds.RECALL_MARGIN
+    m = long_range_claims.RECALL_MARGIN
     # judged at the farthest k where the LSTM is well above chance (k = 8 here)
-    assert thresholds.gated_reach_verdict([1.0, 0.9, 0.13], [1.0, 0.3, 0.12], ks, chance) == (
+    assert long_range_claims.gated_reach_verdict(
+        [1.0, 0.9, 0.13], [1.0, 0.3, 0.12], ks, chance
+    ) == (
         probes.HOLDS,
         8,
     )
-    assert thresholds.gated_reach_verdict([1.0, 0.9, 0.13], [1.0, 0.9 - m, 0.2], ks, chance) == (
+    assert long_range_claims.gated_reach_verdict(
+        [1.0, 0.9, 0.13], [1.0, 0.9 - m, 0.2], ks, chance
+    ) == (
         probes.FAILS,
         8,
     )  # the plain RNN level with it
     # both at chance at the largest k, the LSTM 'ahead' by noise: it learned nothing there, so
     # the claim is judged where it did learn (k = 1), where the RNN is as good
-    assert thresholds.gated_reach_verdict([1.0, 0.13, 0.16], [1.0, 0.12, 0.12], ks, chance) == (
+    assert long_range_claims.gated_reach_verdict(
+        [1.0, 0.13, 0.16], [1.0, 0.12, 0.12], ks, chance
+    ) == (
         probes.FAILS,
         1,
     )
     # the LSTM at chance everywhere: it cannot show that gating helps
-    assert thresholds.gated_reach_verdict([0.2, 0.16, 0.15], [0.12] * 3, ks, chance) == (
+    assert long_range_claims.gated_reach_verdict([0.2, 0.16, 0.15], [0.12] * 3, ks, chance) == (
         probes.NOT_SHOWN,
         None,
     )
@@ -383,32 +467,35 @@ def test_gated_reach_needs_the_lstm_above_chance_and_ahead():
 
 def test_parallel_work_verdict_has_both_sides():
     ns = [64, 128, 256]
-    tol = thresholds.EXPONENT_TOL
+    tol = exponents.EXPONENT_TOL
     # O(N) work like the scan (a constant ratio, or one growing slowly)
-    assert thresholds.parallel_work_verdict(1.0, 1.0, [2.0, 2.0, 2.0], ns) == probes.HOLDS
-    assert thresholds.parallel_work_verdict(1.0, 1.06, [1.31, 1.38, 1.43], ns) == probes.HOLDS
+    assert complexity_claims.parallel_work_verdict(1.0, 1.0, [2.0, 2.0, 2.0], ns) == probes.HOLDS
+    assert (
+        complexity_claims.parallel_work_verdict(1.0, 1.06, [1.31, 1.38, 1.43], ns) == probes.HOLDS
+    )
     # O(N log N): the ratio grows as log2 N, the claim's allowance spent
     logs = [6.0, 7.0, 8.0]
-    assert thresholds.parallel_work_verdict(1.0, 1.0 + 2 * tol, logs, ns) == probes.CAVEAT
+    assert complexity_claims.parallel_work_verdict(1.0, 1.0 + 2 * tol, logs, ns) == probes.CAVEAT
     # more than a log factor (here N^2 against N^1), or a broken sequential reference
-    assert thresholds.parallel_work_verdict(1.0, 2.0, [1.0, 2.0, 4.0], ns) == probes.FAILS
-    assert thresholds.parallel_work_verdict(1.5, 1.5, [1.0, 1.0, 1.0], ns) == probes.FAILS
-    assert thresholds.parallel_work_verdict(1.0, float("nan"), [1.0, 1.0, 1.0], ns) == probes.FAILS
-    assert thresholds.parallel_work_verdict(1.0, 1.0, [1.0], [64]) == probes.FAILS
+    assert complexity_claims.parallel_work_verdict(1.0, 2.0, [1.0, 2.0, 4.0], ns) == probes.FAILS
+    assert complexity_claims.parallel_work_verdict(1.5, 1.5, [1.0, 1.0, 1.0], ns) == probes.FAILS
+    assert (
+        complexity_claims.parallel_work_verdict(1.0, float("nan"), [1.0, 1.0, 1.0], ns)
+        == probes.FAILS
+    )
+    assert complexity_claims.parallel_work_verdict(1.0, 1.0, [1.0], [64]) == probes.FAILS
 
 
 def test_linear_work_row_judges_complexity_parallel_work():
-    from experiments import report_rows_linear
-
-    measure = {name: fn for name, *_, fn in report_rows_linear.ROWS}[
-        "work of a linear " + "recurrence by associative scan (minGRU, Mamba)"
-    ]
     good = {"n": [64, 128, 256], "scan_exponent": 1.0, "assoc_exponent": 1.06}
     work = {"mingru": {**good, "ratio": [1.3, 1.38, 1.43]}}
-    assert measure({"complexity": {"parallel_work": work}})[1] == probes.HOLDS
+    results = {"config": {"d_fixed": 8}, "parallel_work": work}
+    assert complexity_claims.linear_work(results).verdict == probes.HOLDS
     work["mamba"] = {**good, "assoc_exponent": 2.0, "ratio": [1.0, 2.0, 4.0]}
-    measured, v, _ = measure({"complexity": {"parallel_work": work}})
-    assert v == probes.FAILS and "mamba: N^2.00" in measured
+    claim = complexity_claims.linear_work(results)
+    assert claim.verdict == probes.FAILS and "mamba: N^2.00" in claim.measured
+    results["parallel_work"] = {}
+    assert complexity_claims.linear_work(results).verdict == probes.MISSING
 
 
 def test_decode_exponent_zero_must_be_earned():
@@ -427,7 +514,7 @@ def test_decode_exponent_zero_must_be_earned():
     hidden = decode_cost.n_dependent_fit(n, [4000.0, 8000.0, 16000.0], per_token=6000.0)
     assert hidden["basis"] == "total" and abs(hidden["exponent"] - 1.0) < 1e-9
     # a cost that changes with N by more than the tolerance is not flat
-    tiny = 1 + 10 * thresholds.FLAT_FLOPS_RTOL
+    tiny = 1 + 10 * decode_cost_claims.FLAT_FLOPS_RTOL
     assert decode_cost.n_dependent_fit(n, [5000.0, 5000.0 * tiny, 5000.0], 5000.0)["basis"] != (
         "flat"
     )

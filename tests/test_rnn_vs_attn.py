@@ -38,28 +38,27 @@ def launch(*args, stdin=None, timeout=300):
     return launch_py(*args, stdin=stdin, timeout=timeout)  # asserts it exited 0
 
 
-@pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    workdir = str(tmp_path_factory.mktemp("rnn_vs_attn"))
+def _quick(tmp_path_factory, name, *overrides):
+    """Run the quick preset (with `overrides`) into a fresh workdir: (workdir, stdout)."""
+    workdir = str(tmp_path_factory.mktemp(name))
     out = launch(
         "--experiment=rnn_vs_attn",
         f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
+        *overrides,
         f"--workdir={workdir}",
     )
     return workdir, out.stdout
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    return _quick(tmp_path_factory, "rnn_vs_attn")
 
 
 @pytest.fixture(scope="module")
 def seeds_run(tmp_path_factory):
     """The quick preset with two seeds: seed 0 must be quick_run to the digit."""
-    workdir = str(tmp_path_factory.mktemp("rnn_vs_attn_seeds"))
-    out = launch(
-        "--experiment=rnn_vs_attn",
-        f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
-        "--config.seeds=2",
-        f"--workdir={workdir}",
-    )
-    return workdir, out.stdout
+    return _quick(tmp_path_factory, "rnn_vs_attn_seeds", "--config.seeds=2")
 
 
 def _results(workdir):
@@ -217,32 +216,32 @@ def test_same_seed_gives_identical_metrics(quick_run, seeds_run):
 
 
 def test_length_limited_models_train_on_short_sources_only():
-    from anatomy import data as D
+    from anatomy import data
     from anatomy.errors import BadInputError
-    from experiments import rnn_vs_attn
     from experiments.configs.rnn_vs_attn import get_config
+    from experiments.rnn_vs_attn import training
 
-    assert rnn_vs_attn.model_spec("rnnsearch-30") == ("rnnsearch", 30)
-    assert rnn_vs_attn.model_spec("transformer") == ("transformer", 0)
+    assert training.model_spec("rnnsearch-30") == ("rnnsearch", 30)
+    assert training.model_spec("transformer") == ("transformer", 0)
     for bad in ("rnnsearch-", "rnnsearch-0", "rnnsearch-x", "lstm-30"):
         with pytest.raises(BadInputError, match="unknown model"):
-            rnn_vs_attn.model_spec(bad)
+            training.model_spec(bad)
     config = get_config("quick")
-    corpus = D.load_corpus(config.data)
-    full = rnn_vs_attn._train_batcher(config, corpus, 1)
-    short = rnn_vs_attn._train_batcher(config, corpus, 1, 30)
+    corpus = data.load_corpus(config.data)
+    full = training.train_batcher(config, corpus, 1)
+    short = training.train_batcher(config, corpus, 1, 30)
     longest = lambda b: max(int(b.batch_at(k)["src_len"].max()) for k in range(b.steps_per_epoch))
     assert longest(short) <= 30 < longest(full)
-    valid = rnn_vs_attn._valid_batches(config, corpus, 1)
+    valid = training.valid_batches(config, corpus, 1)
     assert len(valid) == config.eval.valid_batches
     assert (
-        max(int(b["src_len"].max()) for b in D.eval_batches(corpus, "valid", config=config.data))
+        max(int(b["src_len"].max()) for b in data.eval_batches(corpus, "valid", config=config.data))
         > 30
     )
 
 
 def test_aggregate_over_seeds_on_constructed_rows():
-    from experiments import rnn_vs_attn_report as R
+    from experiments.rnn_vs_attn import seeds
 
     rows = [
         {
@@ -255,13 +254,13 @@ def test_aggregate_over_seeds_on_constructed_rows():
         }
         for s, b in ((0, 10.0), (1, 20.0), (2, 60.0))
     ]
-    agg = R.aggregate(rows)
+    agg = seeds.aggregate(rows)
     assert agg["bleu"] == 30.0 and agg["std"]["bleu"] == pytest.approx(np.std([10, 20, 60], ddof=1))
     assert agg["bleu_by_length"] == {"1-10": 31.0} and agg["train_seed"] == [0, 1, 2]
     assert agg["valid_loss"] is None and agg["examples"] == [["seed 0"]] and agg["n_seeds"] == 3
-    assert R.mean_pm_std(agg, "bleu") == f"30 ± {np.std([10, 20, 60], ddof=1):.3g}"
-    one = R.aggregate(rows[:1])
-    assert one["std"]["bleu"] is None and R.mean_pm_std(one, "bleu") == "10"
-    # the console/report tables print steps as 2000, BLEU 96.46 as 96.5 (common.format_number)
-    assert R.mean_pm_std({"steps": 2000.0}, "steps") == "2000"
-    assert R.mean_pm_std({"bleu": 96.46}, "bleu") == "96.5"
+    assert seeds.mean_pm_std(agg, "bleu") == f"30 ± {np.std([10, 20, 60], ddof=1):.3g}"
+    one = seeds.aggregate(rows[:1])
+    assert one["std"]["bleu"] is None and seeds.mean_pm_std(one, "bleu") == "10"
+    # the console/report tables print steps as 2000, BLEU 96.46 as 96.5 (outputs.format_number)
+    assert seeds.mean_pm_std({"steps": 2000.0}, "steps") == "2000"
+    assert seeds.mean_pm_std({"bleu": 96.46}, "bleu") == "96.5"

@@ -61,7 +61,7 @@ def bleu_calls(monkeypatch):
         calls.append(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(rnn_vs_attn.T, "evaluate_bleu", counting)
+    monkeypatch.setattr(T, "evaluate_bleu", counting)
     return calls
 
 

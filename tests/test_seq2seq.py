@@ -105,12 +105,14 @@ VARIANTS = [(name, cfg) for name, cfg in TINY.items()] + [
 # rotated at their own positions, ALiBi's bias over the cache's slots).
 SMALL_TF = {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_decoder_layers": 2, "dropout_rate": 0.0}
 VARIANTS += [
-    ("transformer", dict(SMALL_TF, positions="learned", max_positions=12)),
-    ("transformer", dict(SMALL_TF, positions="rope", rope_base=100.0, rope_scale=2.0)),
+    ("transformer", dict(SMALL_TF, positions="learned", max_positions=12, norm="none")),
+    (
+        "transformer",
+        dict(SMALL_TF, positions="rope", rope_base=100.0, rope_scale=2.0)
+        | {"norm": "deepnorm", "n_encoder_layers": 3},
+    ),
     ("transformer", dict(SMALL_TF, positions="alibi", norm="pre")),
-    ("transformer", dict(SMALL_TF, positions="rope", norm="deepnorm", n_encoder_layers=3)),
-    ("transformer", dict(SMALL_TF, positions="alibi", norm="none")),
-    ("transformer", dict(SMALL_TF, norm="pre", residual=False)),
+    ("transformer", dict(SMALL_TF, positions="rope", residual=False)),
     ("rnnenc", {"cell": "gru", "d_emb": 8, "d_hidden": 12, "n_layers": 3, "residual": True}),
     (
         "rnnsearch",

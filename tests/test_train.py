@@ -6,6 +6,7 @@ interface, so these tests do not depend on anatomy.seq2seq.
 
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -115,6 +116,81 @@ def test_loss_matches_numpy(rng, eps):
     np.testing.assert_allclose(float(m["nll"]), nll, rtol=1e-5)
     np.testing.assert_allclose(float(m["accuracy"]), acc, rtol=1e-6)
     assert float(m["tokens"]) == mask.sum()
+
+
+def _planted(rng, shape):
+    """Random logits with ties, NaNs, infinities and signed zeros planted in some rows."""
+    x = rng.normal(size=shape).astype(np.float32)
+    x = x.reshape(-1, shape[-1])
+    v = shape[-1]
+    x[0, [2, v - 3]] = x[0].max() + 1.0  # a tie for the max: the first index wins
+    x[1, [3, v - 2]] = np.nan  # NaNs: the first NaN wins
+    x[2, 4] = np.inf
+    x[3] = -np.inf  # a row of -inf: index 0
+    x[4] = 0.0
+    x[4, 0] = -0.0  # -0.0 == 0.0: index 0
+    x[5, 1], x[5, v - 1] = np.inf, np.nan  # a NaN after an inf: the NaN wins
+    x[6] = np.arange(v)[::-1] % 8  # equal block maxima: the first block wins
+    return x.reshape(shape)
+
+
+# v and the block width the losses take: 32, 32, 27 and 21 (the quick rnn_vs_attn
+# vocabularies 243 and 357), 20, one block of 11; v = 37 (prime) and 7 (no width >= 8) fall
+# back to jnp's own max and argmax.
+VS = (1024, 96, 243, 357, 40, 11, 37, 7)
+
+
+@pytest.mark.parametrize("v", VS)
+def test_max_and_argmax_are_jnps(rng, v):
+    x = jnp.asarray(_planted(rng, (2, 4, v)))
+    top, index = jax.jit(T.losses.max_and_argmax)(x)
+    np.testing.assert_array_equal(index, jnp.argmax(x, axis=-1))
+    # jnp.max of a row holding a NaN depends on the kernel (XLA:CPU's skips NaNs at some v);
+    # ours is NaN there, and log_softmax is NaN over such a row either way
+    nan_row = jnp.isnan(x).any(-1, keepdims=True)
+    np.testing.assert_array_equal(top, jnp.where(nan_row, jnp.nan, jnp.max(x, -1, keepdims=True)))
+    ties = jnp.asarray(rng.integers(0, 3, (40, v)).astype(np.float32))  # ties in every block
+    np.testing.assert_array_equal(T.losses.argmax(ties), jnp.argmax(ties, axis=-1))
+
+
+@pytest.mark.parametrize("v", VS)
+def test_log_softmax_is_jax_nn(rng, v):
+    """The same operations as jax.nn.log_softmax, so the same floats, and the same gradient."""
+    x = rng.normal(size=(3, 5, v)).astype(np.float32) * 4
+    x[0, 1, v // 2], x[1, 2, 0], x[2, 3] = np.nan, np.inf, -np.inf  # NaN rows, either way
+    x = jnp.asarray(x)
+    g = jnp.asarray(rng.normal(size=(3, 5, v)).astype(np.float32))
+    ours = jax.jit(jax.value_and_grad(lambda x: jnp.vdot(T.losses.log_softmax(x), g)))(x)
+    theirs = jax.jit(jax.value_and_grad(lambda x: jnp.vdot(jax.nn.log_softmax(x), g)))(x)
+    np.testing.assert_array_equal(jax.jit(T.losses.log_softmax)(x), jax.nn.log_softmax(x))
+    np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+def _variadic_widths(hlo):
+    """The widths of every (value, index) reduction in compiled HLO text: the length of the
+    axis its first operand is reduced over (XLA:CPU's scalar argmax loop)."""
+    shapes = dict(re.findall(r"%(\S+) = (\S+\[[\d,]*\])\S* ", hlo))
+    widths = []
+    for operand, dims in re.findall(r"= \([^)]*\) reduce\(%(\S+?),.*?dimensions=\{(\d+)\}", hlo):
+        sizes = re.search(r"\[([\d,]*)\]", shapes[operand]).group(1).split(",")
+        widths.append(int(sizes[int(dims)]))
+    return widths
+
+
+def test_train_loss_has_no_scalar_argmax_over_the_vocabulary(rng, monkeypatch):
+    """The compiled loss and gradient of logits = y E^T + b over v = 1,024: the control (the
+    same loss with jnp.argmax) runs XLA:CPU's variadic reduction over all of v; ours over
+    at most 32 block maxima and 32 entries of one block."""
+    y = jnp.asarray(rng.normal(size=(2, 3, 8)).astype(np.float32))
+    e = jnp.asarray(rng.normal(size=(1024, 8)).astype(np.float32))
+    b = jnp.asarray(rng.normal(size=1024).astype(np.float32))
+    batch = {"tgt_out": jnp.asarray(rng.integers(0, 1024, (2, 3)), jnp.int32)}
+    loss = lambda y, e, b: T.sequence_loss(y @ e.T + b, batch, 0.1)
+    hlo = lambda: jax.jit(jax.value_and_grad(loss, (0, 1, 2), has_aux=True)).lower(y, e, b)
+    ours = _variadic_widths(hlo().compile().as_text())
+    assert ours and max(ours) <= 32
+    monkeypatch.setattr(T.losses, "argmax", lambda x: jnp.argmax(x, axis=-1))
+    assert 1024 in _variadic_widths(hlo().compile().as_text())
 
 
 # ---------------------------------------------------------------------------- schedule

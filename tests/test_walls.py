@@ -8,7 +8,8 @@ import pytest
 from conftest import launch as launch_py
 
 from anatomy import probes
-from experiments import thresholds
+from experiments import record
+from experiments.long_range.claims import well_above_chance
 
 
 def launch(name, workdir):
@@ -28,6 +29,11 @@ def launch(name, workdir):
     for row in results["table"]:  # each claim row is in report.md, verdict and all
         assert f"| {row['claim']} |" in report.replace("\\|", "|")
         assert f"**{row['verdict']}**" in report
+    # every claim has an id of its own, and the table is what the experiment's claims.py
+    # gives when it judges the written results.json again (as the report and publish do)
+    judged = record.claims_of(name, results)
+    assert len({r["id"] for r in results["table"]}) == len(results["table"])
+    assert all(judged[r["id"]].as_dict() == r for r in results["table"])
     return results
 
 
@@ -135,8 +141,8 @@ def test_long_range_quick(tmp_path):
     # at chance would pass every check above), so the claims judged on them are measurable
     k0 = res["k_grid"].index(min(res["k_grid"]))
     for name in ("rnn", "lstm", "gru", "conv"):
-        assert thresholds.well_above_chance(models[name]["accuracy"][k0], res["chance"]), name
-    gated = next(r for r in res["table"] if r["claim"].startswith("gated recurrence"))
+        assert well_above_chance(models[name]["accuracy"][k0], res["chance"]), name
+    gated = next(r for r in res["table"] if r["id"] == "long_range/gated_reach")
     assert gated["verdict"] != probes.NOT_SHOWN  # the LSTM learned: the claim is judged
 
 

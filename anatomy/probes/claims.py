@@ -2,13 +2,15 @@
 
 Every experiment that tests the chapter ends with rows of the same shape,
 
-    Claim(claim, expected, measured, verdict, detail="")
+    Claim(claim, expected, measured, verdict, detail="", id="")
 
     claim     what the chapter (or the experiment) says, in words: "self-attention: no decay"
     expected  what a measurement should show if it holds: "rate ≈ 1", "N^2"
     measured  what this run measured, formatted: "0.99998/step"
     verdict   one of VERDICTS below (never free text)
     detail    optional: why this verdict, caveats, where the number comes from
+    id        a stable name others cite the claim by, "<experiment>/<name>" (the chapter's
+              report and the published docs read a verdict by its id, never by its wording)
 
 and writes them once, through `claims_json` (the "table" list of results.json) and
 `claims_markdown` (the "Claims" table of report.md). `from_json` reads them back.
@@ -16,12 +18,15 @@ and writes them once, through `claims_json` (the "table" list of results.json) a
 Adding a claim to an experiment is one line in its list of claims:
 
     claims.append(Claim("windowed attention: per-layer FLOPs O(r·N·d)", "r^1",
-                        f"r^{got:.3f}", verdict(got, 1.0, tol)))
+                        f"r^{got:.3f}", verdict(got, 1.0, tol), id="complexity/windowed_r"))
 
 with `verdict(measured, expected, tol)` for a number within a tolerance, or
 `holds(condition)` for a yes/no check. NOT_SHOWN is for a run that cannot test the claim
 (a baseline that never learned cannot show a collapse); REPORTED for a number shown beside
 the claims but not judged; MISSING for a claim without a measurement.
+
+A claim made of other claims takes their verdicts, never their numbers: `weakest` (every
+part must hold) or `held_in_part` (all hold: holds; some: a caveat; none: does not hold).
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ class Claim:
     measured: str
     verdict: str
     detail: str = ""
+    id: str = ""  # "<experiment>/<name>": what a report row or a published block cites
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -63,19 +69,23 @@ class Claim:
             )
 
     def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """{id (when it has one), claim, expected, measured, verdict, detail}."""
+        fields = dataclasses.asdict(self)
+        cid = fields.pop("id")
+        return {"id": cid, **fields} if cid else fields
 
 
-def _finite(x) -> bool:
+def finite(*xs) -> bool:
+    """Every x a finite number (None, a string, NaN or inf is not)."""
     try:
-        return x is not None and math.isfinite(float(x))
+        return all(x is not None and math.isfinite(float(x)) for x in xs)
     except (TypeError, ValueError):
         return False
 
 
 def verdict(measured, expected, tol) -> str:
     """HOLDS if |measured − expected| <= tol, else FAILS (FAILS too for a non-finite value)."""
-    if not _finite(measured):
+    if not finite(measured):
         return FAILS
     return HOLDS if abs(float(measured) - expected) <= tol else FAILS
 
@@ -86,14 +96,46 @@ def holds(condition) -> str:
 
 
 def claims_json(claims: Iterable[Claim]) -> list[dict]:
-    """The rows of results.json's "table": one dict per claim (claim, expected, measured,
+    """The rows of results.json's "table": one dict per claim (id, claim, expected, measured,
     verdict, detail)."""
     return [c.as_dict() for c in claims]
 
 
 def from_json(rows: Sequence[dict]) -> list[Claim]:
-    """claims_json's rows read back as Claims (a row without detail gets '')."""
-    return [Claim(**{k: r[k] for k in COLUMNS}, detail=r.get("detail", "")) for r in rows]
+    """claims_json's rows read back as Claims (a row without detail or id gets '')."""
+    return [
+        Claim(**{k: r[k] for k in COLUMNS}, detail=r.get("detail", ""), id=r.get("id", ""))
+        for r in rows
+    ]
+
+
+def by_id(claims: Iterable[Claim]) -> dict[str, Claim]:
+    """{id: claim}; ValueError naming the claim when one has no id or two share one."""
+    out = {}
+    for c in claims:
+        if not c.id or c.id in out:
+            why = "has no id" if not c.id else f"shares id {c.id!r} with another claim"
+            raise ValueError(f"claim {c.claim!r} {why}")
+        out[c.id] = c
+    return out
+
+
+# how weak each verdict is when claims are combined: the first one present wins
+_WEAKEST_FIRST = (FAILS, MISSING, NOT_SHOWN, CAVEAT, HOLDS, REPORTED)
+
+
+def weakest(verdicts: Iterable[str]) -> str:
+    """One verdict for claims that must all hold: the weakest of theirs (FAILS, then
+    MISSING, NOT_SHOWN, CAVEAT, HOLDS); MISSING for none at all."""
+    present = set(verdicts)
+    return next((v for v in _WEAKEST_FIRST if v in present), MISSING)
+
+
+def held_in_part(verdicts: Iterable[str]) -> str:
+    """One verdict for a claim made of parts that each say something: HOLDS when every part
+    holds, CAVEAT when some do, FAILS when none does (or there are none)."""
+    held = [v == HOLDS for v in verdicts]
+    return HOLDS if held and all(held) else CAVEAT if any(held) else FAILS
 
 
 def _cell(text: str) -> str:

@@ -18,11 +18,7 @@ def get_config(preset=None):
     c.block_k = 128  # chunked attention's key block
     c.check_n = 256  # N at which chunked and full attention are run and compared, fwd and grad
     if preset == "quick":
-        c.d_head = 16
-        c.heads_grid = [2]
-        c.n_grid = [256, 512, 1024]
-        c.block_k = 64
-        c.check_n = 96
+        c.update(d_head=16, heads_grid=[2], n_grid=[256, 512, 1024], block_k=64, check_n=96)
     elif preset not in (None, ""):
         raise ValueError(f"unknown preset {preset!r}; choose 'quick' or none")
     return c

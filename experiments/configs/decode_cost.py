@@ -22,13 +22,8 @@ def get_config(preset=None):
     c.warmup = 2  # untimed calls before timing
     c.repeats = 20  # timed calls per point; the median is reported
     if preset == "quick":
-        c.d = 32
-        c.n_grid = [64, 128, 256]
-        c.window_radius = 15
-        c.window_radius_grid = [15, 31, 63]
-        c.d_grid = [32, 64, 128]
-        c.repeats = 3
-        c.warmup = 1
+        c.update(d=32, n_grid=[64, 128, 256], window_radius=15, window_radius_grid=[15, 31, 63])
+        c.update(d_grid=[32, 64, 128], repeats=3, warmup=1)
     elif preset not in (None, ""):
         raise ValueError(f"unknown preset {preset!r}; choose 'quick' or none")
     return c

@@ -58,8 +58,8 @@ GRIDS = {
         2000,
         30,
         [
-            (f"{'pre' if pre else 'post'}ln_h{h}", {T + "pre_ln": pre, T + "n_heads": h})
-            for pre, h in itertools.product((False, True), (4, 8))
+            (f"{norm}ln_h{h}", {T + "norm": norm, T + "n_heads": h})
+            for norm, h in itertools.product(("post", "pre"), (4, 8))
         ],
     ),
     "quick": (
@@ -155,5 +155,6 @@ def get_config(preset=None):
     c.models = models  # rnn_vs_attn's config.models for every setting
     c.num_steps = steps  # rnn_vs_attn's config.train.num_steps (same for every setting)
     c.max_per_bucket = per_bucket  # valid sentences decoded per length bucket (0 = all)
-    c.from_before_issue10 = name not in ("quick", "budget", "transformer_arch")  # apply BEFORE_ISSUE10 first
+    # apply BEFORE_ISSUE10 first: only the issue-10 grids start from the defaults before it
+    c.from_before_issue10 = name not in ("quick", "budget", "transformer_arch")
     return c

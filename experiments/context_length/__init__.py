@@ -31,9 +31,11 @@ import jax
 import numpy as np
 
 from anatomy.probes.claims import claims_markdown
-from experiments.context_length import claims, models, plots, tables, tail, task, train
+from experiments import record
+from experiments.context_length import claims, models, plots, tables, task, train
 
 NAME = "context_length"
+TITLE = "Context extension: positional encodings, an LSTM, and RoPE extended"  # of report.md
 
 
 def lengths(cfg):
@@ -204,7 +206,7 @@ def collect(cfg, per_seed, held):
 
 def run(config, workdir):
     """Train every contender for every seed, measure, write results.json, plots, report.md."""
-    started = tail.start()
+    started = record.start(NAME, config, workdir)
     held = held_out(config)
     per_seed = [run_seed(config, seed, held) for seed in config.seeds]
     ns = lengths(config)
@@ -221,22 +223,17 @@ def run(config, workdir):
         "log_keys": float(np.log(config.n_keys)),
         **collect(config, per_seed, held),
     }
-    results["plots"] = plots.plot(tail.stored(results), workdir)
-    plain = tail.stored(results)
-    return tail.finish(
-        NAME,
-        config,
-        workdir,
+    results["plots"] = plots.plot(record.stored(results), workdir)
+    plain = record.stored(results)
+    return started.finish(
         results,
         claims.table,
-        title="Context extension: positional encodings, an LSTM, and RoPE extended",
-        sections=[
-            ("The chapter's claim (claim 9)", claims_markdown(claims.chapter(plain))),
+        TITLE,
+        [
+            ("The chapter's claim", claims_markdown(claims.chapter(plain))),
             ("Loss of the value tokens against the evaluation length", tables.loss(plain)),
             ("Retrieval probe", tables.probe(plain)),
             ("How it was measured", tables.notes(plain)),
             ("How verdicts are decided", "\n".join(claims.rules())),
-            ("Plots", "\n\n".join(f"![{p}]({p})" for p in results["plots"])),
         ],
-        started=started,
     )

@@ -30,8 +30,7 @@ import math
 
 import numpy as np
 
-from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, NOT_SHOWN, REPORTED, holds
-from experiments.context_length.ids import Claim
+from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, NOT_SHOWN, REPORTED, Claim, holds
 
 # "Within 5% of its loss at L", with the oracle's fall taken out (a longer sequence repeats
 # more keys, so the best loss falls with N): excess(N) <= excess(L) + this·loss(L), where

@@ -3,7 +3,7 @@ shape), the retrieval probe against distance, and RoPE's extension."""
 
 import numpy as np
 
-from experiments import common
+from experiments import outputs
 
 PRETRAINED_STYLE = "-"
 ZERO_SHOT_STYLE = "--"
@@ -65,7 +65,7 @@ def plot(results, workdir):
     ext = [m for m in results["models"] if m not in pre or m == "rope"]
     ext += ["lstm"] if "lstm" in pre else []
 
-    fig, (a, b) = common.new_figure(1, 2, figsize=(12, 4.5))
+    fig, (a, b) = outputs.new_figure(1, 2, figsize=(12, 4.5))
     _by_position(a, results, pre, width)
     a.set_title(f"trained at L = {n}: loss against position (dotted: L)")
     oracle = np.asarray(results["oracle"]["value_loss"])
@@ -74,23 +74,23 @@ def plot(results, workdir):
         loss = np.asarray([np.mean(s) for s in results["models"][name]["value_loss"]])
         b.plot(results["lengths"], loss - oracle, "o-", ms=3, label=name)
     b.set_xscale("log", base=2)
-    common.grid_ticks(b, results["lengths"])
+    outputs.grid_ticks(b, results["lengths"])
     b.set(
         xlabel="evaluation length N",
         ylabel="loss − oracle's (nats)",
-        title="excess loss against evaluation length (Press et al. 2022, Fig. 1's shape)",
+        title="loss − oracle against length N (Press et al. 2022, Fig. 1)",
     )
     b.legend(fontsize=8)
-    names = [common.save_plot(fig, workdir, "context_length_loss.png")]
+    names = [outputs.save_plot(fig, workdir, "context_length_loss.png")]
 
-    fig, (a, b) = common.new_figure(1, 2, figsize=(12, 4.5))
+    fig, (a, b) = outputs.new_figure(1, 2, figsize=(12, 4.5))
     _probe(a, results, pre, results["ft_length"])
     a.legend(fontsize=8)
     _probe(b, results, ext, results["ft_length"])
     b.legend(fontsize=8)
-    names.append(common.save_plot(fig, workdir, "context_length_probe.png"))
+    names.append(outputs.save_plot(fig, workdir, "context_length_probe.png"))
 
-    fig, a = common.new_figure(figsize=(8, 4.5))
+    fig, a = outputs.new_figure(figsize=(8, 4.5))
     _by_position(a, results, ext, width)
     a.axvline(results["ft_length"], color="gray", ls="-.", lw=1)
     a.set_title(
@@ -98,5 +98,5 @@ def plot(results, workdir):
         f"dash-dot: the fine-tune length)"
     )
     a.legend(fontsize=8)
-    names.append(common.save_plot(fig, workdir, "context_length_extension.png"))
+    names.append(outputs.save_plot(fig, workdir, "context_length_extension.png"))
     return names

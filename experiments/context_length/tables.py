@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from experiments import common
+from experiments import outputs
 from experiments.context_length import claims
 
 
@@ -20,7 +20,7 @@ def loss(results) -> str:
     rows = [["oracle", "—", "—"] + [f"{x:.3f}" for x in results["oracle"]["value_loss"]]]
     for name, r in results["models"].items():
         rows.append([name, r["stage"], r["params"]] + [_pm(seeds) for seeds in r["value_loss"]])
-    return common.markdown_table(header, rows)
+    return outputs.markdown_table(header, rows)
 
 
 def probe(results) -> str:
@@ -39,7 +39,7 @@ def probe(results) -> str:
             [name, f"{claims.within(results, name):.2f}", f"{claims.beyond(results, name):.2f}"]
             + at_longest
         )
-    return f"Chance is 1/V = {chance:.3f}.\n\n" + common.markdown_table(header, rows)
+    return f"Chance is 1/V = {chance:.3f}.\n\n" + outputs.markdown_table(header, rows)
 
 
 def notes(results) -> str:

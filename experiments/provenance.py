@@ -1,0 +1,160 @@
+"""What made a result: the commit, machine, versions and load a run records, and which
+config (and preset) made it. Every results.json carries it under "provenance"; the report
+names each source by it and the committed results in results/ keep it (experiments/publish.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+
+from experiments.outputs import jsonable
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _git(*args: str) -> str | None:
+    """`git args...` in this checkout; None outside a git checkout or without git."""
+    try:
+        out = subprocess.run(["git", *args], cwd=_REPO, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def _cpus() -> int:
+    """Cores this process may run on (its affinity set; os.cpu_count() where there is none)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15-minute load averages, or None where the OS has none."""
+    try:
+        return [float(v) for v in os.getloadavg()]
+    except (OSError, AttributeError):
+        return None
+
+
+def device_kind() -> str | None:
+    """The accelerator this process computes on and how many, e.g. 'cpu x8', 'NVIDIA H200 x1'."""
+    try:
+        import jax
+
+        devices = jax.devices()
+        return f"{devices[0].device_kind} x{len(devices)}"
+    except Exception:  # what ran the numbers is recorded, never a reason to stop
+        return None
+
+
+def provenance(extra: dict | None = None) -> dict:
+    """What made a result, recorded at the time it is made (no hostname, no user name).
+
+    Returns {commit, dirty, cpus, platform, device_kind, versions, loadavg} plus `extra`:
+      commit       `git rev-parse HEAD` of this checkout (None outside a git checkout)
+      dirty        True when tracked files differ from that commit (None outside a checkout)
+      cpus         cores this process may run on
+      platform     OS and machine architecture, e.g. 'Linux-6.1-x86_64'
+      device_kind  jax.devices()[0].device_kind, and the device count: 'cpu x8'
+      versions     {'python', 'jax', 'jaxlib', 'flax', 'optax', 'numpy'} (None if missing)
+      loadavg      the 1, 5, 15-minute load averages now (None where the OS has none)
+    Call it before and after a run to bracket the load (`provenance()["loadavg"]`).
+    """
+    import importlib
+
+    head = _git("rev-parse", "HEAD")
+    commit = head.strip() if head else None
+    status = _git("status", "--porcelain", "--untracked-files=no") if commit else None
+    versions = {"python": platform.python_version()}
+    for name in ("jax", "jaxlib", "flax", "optax", "numpy"):
+        try:
+            versions[name] = getattr(importlib.import_module(name), "__version__", None)
+        except ImportError:
+            versions[name] = None
+    out = {
+        "commit": commit,
+        "dirty": None if status is None else bool(status.strip()),
+        "cpus": _cpus(),
+        "platform": f"{platform.system()}-{platform.release()}-{platform.machine()}",
+        "device_kind": device_kind(),
+        "versions": versions,
+        "loadavg": load_average(),
+    }
+    out.update(extra or {})
+    return out
+
+
+def config_fingerprint(config) -> str:
+    """A short hash of a config's values (config.to_dict() as results.json stores it: JSON,
+    keys sorted, non-finite floats null): equal for equal configs, and for a config and the
+    copy of it a results.json recorded."""
+    import hashlib
+
+    from anatomy.fingerprint import _plain
+
+    text = json.dumps(jsonable(_plain(config)), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def preset_of(name: str, config) -> str:
+    """The preset of experiments/configs/<name>.py that `config` equals: 'default' (no
+    preset), a preset's name ('quick', ...), or 'custom' (overridden, or no such config)."""
+    import importlib
+
+    try:
+        module = importlib.import_module(f"experiments.configs.{name}")
+    except ImportError:
+        return "custom"
+    want = config_fingerprint(config)
+    for preset in getattr(module, "PRESETS", ("", "quick")):
+        try:
+            if config_fingerprint(module.get_config(preset or None)) == want:
+                return preset or "default"
+        except (ValueError, KeyError):  # a preset list that names one get_config refuses
+            continue
+    return "custom"
+
+
+def run_provenance(name: str, config, started: dict, t0: float) -> dict:
+    """What made a result, for results.json's "provenance": `started` (provenance() taken when
+    the run began: commit, machine, versions, its loadavg the load before) plus the
+    experiment's name, its preset (preset_of), config_fingerprint, loadavg_after and
+    wall_seconds (since t0, a time.time())."""
+    import time
+
+    return dict(
+        started,
+        experiment=name,
+        preset=preset_of(name, config),
+        config_fingerprint=config_fingerprint(config),
+        loadavg_after=load_average(),
+        wall_seconds=time.time() - t0,
+    )
+
+
+def provenance_line(p: dict | None) -> str:
+    """One sentence of what a run recorded: commit, preset, cores, device, versions, load, time."""
+    if not p:
+        return "The run recorded no provenance."
+    commit = (p.get("commit") or "no git checkout")[:12]
+    dirty = " with uncommitted changes" if p.get("dirty") else ""
+    versions = p.get("versions") or {}
+    load = [x for x in (p.get("loadavg"), p.get("loadavg_after")) if x]
+    parts = [
+        f"commit {commit}{dirty}",
+        f"preset {p['preset']}" if p.get("preset") else None,
+        f"{p.get('cpus', '?')} cores, {p.get('device_kind') or 'device not recorded'}, "
+        f"{p.get('platform', '?')}",
+        ", ".join(f"{k} {v}" for k, v in versions.items() if k in ("jax", "flax", "optax") and v),
+        "1-minute load average "
+        + " before, ".join(f"{x[0]:.2f}" for x in load)
+        + (" after" if len(load) == 2 else "")
+        if load
+        else None,
+        f"{p['wall_seconds']:.0f} s" if isinstance(p.get("wall_seconds"), (int, float)) else None,
+    ]
+    return "Run: " + "; ".join(x for x in parts if x) + "."

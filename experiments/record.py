@@ -1,0 +1,122 @@
+"""The tail every experiment's run() shares, and any result's claims by id.
+
+    started = record.start("complexity", config, workdir)  # commit, machine, load; the clock
+    results = {"config": config.to_dict(), <measurements>, "plots": [...]}
+    return started.finish(results, claims.table, TITLE, [("How it was measured", notes), ...])
+
+`finish` judges the experiment's claims on what results.json will hold (`stored`: the
+measurements after a JSON round trip, so string keys, lists, null for a non-finite number),
+adds them as results["table"] and the run's provenance, writes results.json and report.md
+(# title, ## Claims, the experiment's sections, ## Plot(s) of results["plots"], ## Run) and
+returns the results.
+
+A claim is judged by one function, `experiments.<name>.claims.table` (its own claims) or
+`.chapter` (the claims the chapter's report and the published docs quote, made of the table's
+verdicts), from what results.json holds. `claims_of(name, results)` is how anyone else reads
+a verdict: by its id, from a fresh run, a collected workdir or a committed result alike, so a
+result written before a claim existed is judged by the same rule without a rerun.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from anatomy.probes.claims import Claim, by_id, claims_json, claims_markdown
+from experiments import outputs, provenance
+
+
+class MissingKey(KeyError):
+    """A key a claim reads is not in the results; str() is its dotted path, 'fits.conv.N'."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class _Keyed(dict):
+    """A dict of results.json that names its whole key path when a key is missing."""
+
+    def __init__(self, items, path: tuple[str, ...]):
+        super().__init__(items)
+        self.path = path
+
+    def __missing__(self, key):
+        raise MissingKey(".".join([*self.path, str(key)]))
+
+
+def _keyed(node, path=()):
+    if isinstance(node, dict):
+        return _Keyed({k: _keyed(v, (*path, k)) for k, v in node.items()}, path)
+    if isinstance(node, list):
+        return [_keyed(v, path) for v in node]
+    return node
+
+
+def stored(results: dict) -> dict:
+    """`results` as results.json holds them (outputs.jsonable, then a JSON round trip); a key
+    missing from it raises MissingKey naming its path."""
+    return _keyed(json.loads(json.dumps(outputs.jsonable(results))))
+
+
+def judge(name: str, claims: Callable[[dict], list[Claim]], results: dict) -> list[Claim]:
+    """claims(stored(results)), each with an id of its own under '<name>/'."""
+    judged = claims(stored(results))
+    ids = by_id(judged)  # every claim has an id, and no two share one
+    foreign = [i for i in ids if not i.startswith(f"{name}/")]
+    if foreign:
+        raise ValueError(f"{name}: claim ids {foreign} do not start with '{name}/'")
+    return judged
+
+
+@dataclasses.dataclass(frozen=True)
+class Started:
+    """A run of experiment `name` under way: its config and workdir, and what made it
+    (provenance.provenance() and time.time() when it started)."""
+
+    name: str
+    config: Any
+    workdir: str
+    provenance: dict
+    t0: float
+
+    def finish(
+        self,
+        results: dict,
+        claims: Callable[[dict], list[Claim]] | None,
+        title: str,
+        sections: Sequence[tuple[str, str]],
+    ) -> dict:
+        """Judge `claims` (None: the experiment has none), record, write; returns `results`
+        with "table" (when judged) and "provenance" added, in that order, after the
+        measurements."""
+        judged = judge(self.name, claims, results) if claims is not None else None
+        if judged is not None:
+            results["table"] = claims_json(judged)
+        results["provenance"] = provenance.run_provenance(
+            self.name, self.config, self.provenance, self.t0
+        )
+        outputs.write_json(self.workdir, results)
+        head = [("Claims", claims_markdown(judged))] if judged is not None else []
+        pngs = results.get("plots") or []
+        shown = [("Plot" if len(pngs) == 1 else "Plots", outputs.images(pngs))] if pngs else []
+        run_line = ("Run", provenance.provenance_line(results["provenance"]))
+        outputs.write_report(self.workdir, title, [*head, *sections, *shown, run_line])
+        return results
+
+
+def start(name: str, config, workdir: str) -> Started:
+    """Experiment `name` starts now: record what made it (commit, machine, versions, load)."""
+    return Started(name, config, workdir, provenance.provenance(), time.time())
+
+
+def claims_of(name: str, results: dict) -> dict[str, Claim]:
+    """{id: Claim} of experiment `name`'s results (its table and its chapter claims), judged
+    now by experiments/<name>/claims.py. MissingKey (a KeyError naming the key's path),
+    IndexError or TypeError: the results lack what a claim reads (an older run: rerun it)."""
+    module = importlib.import_module(f"experiments.{name}.claims")
+    plain = stored(results)
+    return by_id([*module.table(plain), *module.chapter(plain)])

@@ -1,0 +1,100 @@
+"""rnn_vs_attn: the fixed-vector bottleneck, measured (docs/chapter.md, claim 2; Bahdanau Fig. 2).
+
+Trains RNNenc (LSTM encoder-decoder, no attention), RNNsearch (bi-LSTM + additive attention)
+and the Transformer on the same corpus with the same token budget, each in workdir/<model>/
+(own checkpoints: a rerun resumes per model), then decodes the test split greedily and scores
+it with sacrebleu overall and per source-length bucket. Writes results.json, report.md and
+bleu_by_length.png, loss_vs_steps.png, loss_vs_time.png, valid_loss.png,
+valid_loss_vs_time.png, attention_<model>.png (plots.py). One model's training and scoring:
+training.py; the mean and std over seeds and the tables: seeds.py; the chapter's claims
+(bottleneck, quality and cost, equal time), judged on results.json: claims.py.
+
+Seeds: with config.seeds = S > 1 every model trains S times, seed s > 0 in workdir/<model>/seed<s>/
+with train.seed + s (the data and its order unchanged, so seed 0 is the one-seed run);
+results.json keeps every seed's row and the mean and std (seeds.aggregate).
+A model named `<model>-N` (e.g. rnnsearch-30) trains only on pairs with at most N source
+tokens (data.train_max_src_len) and is tested on every length: Bahdanau et al.'s protocol.
+Validation: teacher-forced loss/accuracy on config.eval.valid_batches fixed valid batches every
+config.train.eval_every steps (anatomy.train.make_validate), outside the training clock.
+
+Training goes through anatomy.train.sharded's jitted step on the mesh of config.sharding (default:
+every device on the data axis; one device on a plain CPU run, where results are those of the
+unsharded step). Batch rows are rounded to a multiple of the data axis. With several
+processes (launch.py's distributed flags) each feeds only its rows of every batch; decoding
+and BLEU run on a local copy of the parameters, and only process 0 writes files.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+
+from anatomy import data, distributed, sharding
+from experiments import provenance
+from experiments.rnn_vs_attn import plots, seeds, training
+
+
+def run(config, workdir):
+    """Train and evaluate config.models (each config.seeds times); write results.json, report.md
+    and plots; return {'models': name -> aggregated entry, 'setup': ...}."""
+    specs = {
+        name: training.model_spec(name) for name in config.models
+    }  # bad names fail here, first
+    split = training.eval_split(config)
+    started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
+    n_seeds = training.n_seeds(config)
+    sc = training.sharding_config(config)
+    mesh = sharding.mesh_from_config(sc)  # a mesh that does not fit: ValueError, here
+    lead = distributed.is_coordinator()
+    corpus = data.load_corpus(config.data, workdir=workdir) if lead else None
+    distributed.barrier("rnn_vs_attn vocab")  # process 0 has written the vocabularies
+    if not lead:
+        corpus = data.load_corpus(config.data, workdir=workdir)
+    rows = training.batch_rows(mesh, tuple(sc.rules))
+    batchers = {}  # one per training length limit
+    valid = training.valid_batches(config, corpus, rows)
+    labels = [data.bucket_label(lo, hi) for lo, hi in data.LENGTH_BUCKETS]
+    models, histories, maps = {}, {}, {}
+    for name, (_, limit) in specs.items():
+        if limit not in batchers:
+            batchers[limit] = training.train_batcher(config, corpus, rows, limit)
+        seed_rows, histories[name] = [], []
+        for seed in range(n_seeds):
+            row, hist, attn, pair = training.train_one(
+                name, seed, config, corpus, batchers[limit], valid, workdir, mesh
+            )
+            seed_rows.append(row)
+            histories[name].append(hist)
+            if attn is not None:
+                maps[name] = (attn, pair)
+        models[name] = seeds.aggregate(seed_rows)
+    counts = next(iter(models.values()))["seeds"][0]["count_by_length"]
+    meta = {
+        "corpus": config.data.name,
+        "corpus_sizes": corpus.report.get("sizes"),
+        "corpus_report": data.corpus_report(corpus),  # skipped lines, filtered pairs
+        "vocab": [corpus.src_vocab.size, corpus.tgt_vocab.size],
+        "token_budget": config.data.token_budget,
+        "num_steps": config.train.num_steps,
+        "max_train_seconds": config.train.max_train_seconds,
+        "seeds": n_seeds,
+        "std": seeds.STD,
+        "eval_every": config.train.eval_every,
+        "valid_batches": len(valid),
+        "train_max_src_len": {n: lim for n, (_, lim) in specs.items() if lim},
+        "eval_split": split,  # 'valid' when the run scores a selection (recipe_sweep)
+        "test_sentences_per_bucket": counts,
+        "decode": "greedy" if config.eval.beam_size <= 1 else f"beam {config.eval.beam_size}",
+        "jax": jax.__version__,
+        "devices": str(jax.devices()[0].platform),
+        "mesh": {k: int(v) for k, v in mesh.shape.items()},
+        "processes": jax.process_count(),
+        "provenance": dict(
+            started, loadavg_after=provenance.load_average(), wall_seconds=time.time() - t0
+        ),
+        "config": config.to_dict(),  # what made these numbers (results/ and the docs quote it)
+    }
+    if lead:
+        plots.write_outputs(config, workdir, models, histories, maps, labels, meta)
+    return {"models": models, "setup": meta}

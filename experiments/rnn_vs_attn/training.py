@@ -1,0 +1,272 @@
+"""rnn_vs_attn's training of one model: its recipe (config.train with its per-model
+overrides), batches (length limit, curriculum, the fixed validation subset), training on the
+mesh through anatomy.train.sharded, BLEU on the test (or valid) split cached per checkpoint,
+and one cross-attention map to draw."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+
+from anatomy import data, distributed, fingerprint, sharding, train
+from anatomy.data.curriculum import Curriculum
+from anatomy.errors import BadInputError
+from anatomy.seq2seq import build_model, count_params, registry
+from experiments import outputs
+
+
+def model_spec(name: str) -> tuple[str, int]:
+    """'rnnsearch' -> ('rnnsearch', 0); 'rnnsearch-30' -> ('rnnsearch', 30): the architecture
+    (any model of anatomy.seq2seq.registry) and the longest training source (0 = every
+    length; Bahdanau et al.'s RNNsearch-30)."""
+    try:
+        return registry.split_variant(name)
+    except BadInputError as e:
+        raise BadInputError(f"rnn_vs_attn: {e}") from None
+
+
+def _model_config(config, name):
+    return config.model[name] if name in config.model else None
+
+
+# Fields of config.train a model may NOT override in config.train_by_model: every model gets
+# the same token budget (steps x token_budget, or the same wall-clock budget) and the same seed.
+SHARED_TRAIN_FIELDS = ("num_steps", "max_train_seconds", "seed")
+
+
+def train_config(config, name):
+    """config.train with config.train_by_model[name]'s overrides (each model its own recipe:
+    learning rate, warmup, schedule, smoothing, clipping), checked (a clear error, not a deep
+    traceback)."""
+    c = config.train
+    block = config.get("train_by_model", {}).get(name, None) or {}
+    over = {k: v for k, v in block.items() if v is not None}
+    shared = sorted(set(over) & set(SHARED_TRAIN_FIELDS))
+    if shared:
+        raise BadInputError(
+            f"train_by_model.{name}: {shared} must be the same for every model "
+            "(same token budget, same seed); set them in config.train"
+        )
+    unknown = sorted(set(over) - set(c.keys()))
+    if unknown:
+        raise BadInputError(
+            f"train_by_model.{name}: unknown train fields {unknown}; fields are {sorted(c.keys())}"
+        )
+    if over:
+        c = c.copy_and_resolve_references()
+        c.update(over)
+    if c.num_steps <= 0 or c.log_every <= 0 or c.checkpoint_every <= 0:
+        raise BadInputError("train.num_steps, log_every and checkpoint_every must be positive")
+    return c
+
+
+def _evaluate(model, params, corpus, config, mdir, step, run_fp):
+    """BLEU on config.eval.split ('test'; 'valid' for a selection), cached in mdir/eval.json
+    for this run fingerprint (data, model, train config: what the checkpoint was trained
+    with), eval config and checkpoint step.
+
+    A cache made from anything else is recomputed, with one line naming what changed (a cache
+    never stops a run: re-scoring a kept checkpoint with another beam is legitimate).
+    Only process 0 reads or writes the cache (the others recompute: no half-written reads).
+    """
+    path = os.path.join(mdir, "eval.json")
+    key = {"step": step, "eval": config.eval.to_dict(), "run": run_fp}
+    lead = distributed.is_coordinator()
+    if lead and os.path.exists(path):
+        with open(path) as f:
+            cached = json.load(f)
+        stale = fingerprint.differences(cached.get("key") or {}, key)
+        if not stale:
+            return cached["result"]
+        print(
+            f"[{os.path.basename(mdir)}] {path} is stale, scoring again ({'; '.join(stale)[:400]})",
+            file=sys.stderr,
+            flush=True,
+        )
+    ev = train.evaluate_bleu(
+        model,
+        params,
+        corpus.test_by_bucket(eval_split(config)),
+        corpus.src_vocab,
+        corpus.tgt_vocab,
+        max_per_bucket=config.eval.max_per_bucket,
+        batch_size=config.eval.batch_size,
+        beam_size=config.eval.beam_size,
+        extra_len=config.eval.extra_len,
+        len_multiple=config.eval.len_multiple,
+    )
+    if lead:
+        outputs.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
+    return ev
+
+
+def eval_split(config) -> str:
+    """The split BLEU is decoded on: 'test' for a final run, 'valid' for model selection
+    (recipe_sweep), so that nothing is chosen on the sentences the headline is measured on."""
+    split = config.eval.get("split", "test")
+    if split not in ("test", "valid"):
+        raise BadInputError(f"rnn_vs_attn: eval.split must be 'test' or 'valid', got {split!r}")
+    return split
+
+
+def _attention_example(corpus, min_len, split="test"):
+    """(src, tgt) of the first pair of `split` whose source has >= min_len tokens (else the
+    longest)."""
+    pairs = [p for items in corpus.test_by_bucket(split).values() for p in items]
+    for s, t in pairs:
+        if len(corpus.src_vocab.encode(s)) >= min_len:
+            return s, t
+    return max(pairs, key=lambda p: len(p[0].split()))
+
+
+def _attention_map(model, params, corpus, pair):
+    """Teacher-forced cross-attention [T, S] (heads averaged) for one pair, or None."""
+    src = np.asarray(corpus.src_vocab.encode(pair[0]), np.int32)
+    tgt = np.asarray(corpus.tgt_vocab.encode(pair[1]), np.int32)
+    batch = {
+        "src": src[None],
+        "src_len": np.array([len(src)], np.int32),
+        "tgt_in": np.concatenate([[data.BOS], tgt]).astype(np.int32)[None],
+        "tgt_out": np.concatenate([tgt, [data.EOS]]).astype(np.int32)[None],
+        "tgt_len": np.array([len(tgt) + 1], np.int32),
+    }
+    _, inter = model.apply(params, batch, deterministic=True, return_intermediates=True)
+    if "cross_attention" not in inter:
+        return None
+    w = np.asarray(inter["cross_attention"], np.float32)[0]  # [(h,) T, S]
+    while w.ndim > 2:
+        w = w.mean(0)  # average over heads
+    return w
+
+
+def sharding_config(config):
+    """config.sharding, or anatomy.sharding's default (every device on the data axis)."""
+    return config.sharding if "sharding" in config else sharding.default_config()
+
+
+def batch_rows(mesh, rules):
+    """Devices the batch rows are split over (rows per batch must be a multiple of it)."""
+    return sharding.axis_size(mesh, sharding.batch_spec(mesh, rules)[0])
+
+
+def n_seeds(config) -> int:
+    n = config.get("seeds", 1)
+    if int(n) != n or n < 1:
+        raise BadInputError(f"rnn_vs_attn: seeds must be a positive integer, got {n!r}")
+    return int(n)
+
+
+def _model_dir(workdir, name, seed):
+    """workdir/<name>/ for seed 0 (the one-seed run's layout), workdir/<name>/seed<s>/ for s > 0:
+    a seeds run in the workdir of a one-seed run reuses its seed 0 and trains only the others."""
+    return os.path.join(workdir, name) if seed == 0 else os.path.join(workdir, name, f"seed{seed}")
+
+
+def train_batcher(config, corpus, rows, max_src_len=0):
+    """The training batches of a model: sources of at most max_src_len tokens when > 0 (else
+    data.train_max_src_len's limit), under config.curriculum's phases when set."""
+    batcher = data.make_batcher(
+        corpus, "train", config=config.data, batch_multiple=rows, max_src_len=max_src_len or None
+    )
+    phases = tuple(tuple(p) for p in config.get("curriculum", {}).get("phases", ()))
+    if phases:  # the same length curriculum for every model (anatomy.data.curriculum)
+        batcher = Curriculum(batcher, phases, token_budget=config.data.token_budget)
+    return batcher
+
+
+def valid_batches(config, corpus, rows):
+    """The fixed validation subset: the first config.eval.valid_batches batches of the valid
+    split (every length; bucket order shuffled once by the data seed), [] when validation is off."""
+    n = config.eval.get("valid_batches", 0)
+    if config.train.eval_every <= 0 or n <= 0 or not corpus.splits.get("valid"):
+        return []
+    vb = data.make_batcher(corpus, "valid", config=config.data, batch_multiple=rows)
+    return [vb.batch_at(k) for k in range(min(n, vb.steps_per_epoch))]
+
+
+def _validator(model, tc, mesh, rules, valid):
+    """evaluate(state) -> valid_loss / valid_accuracy on `valid` (this process's rows), through
+    anatomy.train.sharded's jitted eval step on the training mesh; None when validation is off."""
+    if not valid or tc.eval_every <= 0:
+        return None
+    b_sh = sharding.batch_sharding(mesh, rules)
+    _, p_sh = train.sharded.state_shardings(model, train.make_optimizer(tc), mesh, rules)
+    step = train.sharded.shard_eval_step(
+        train.make_eval_step(model, compute_dtype=tc.compute_dtype), mesh, p_sh, b_sh
+    )
+    return train.make_validate(step, [distributed.local_rows(b, b_sh) for b in valid])
+
+
+def _last(hist, key):
+    vals = [r[key] for r in hist if key in r]
+    return vals[-1] if vals else None
+
+
+def train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
+    """Train (or resume) and evaluate model `name` with train.seed + seed; returns its results
+    row, its metrics records and (seed 0 only) its attention map and the pair it shows."""
+    base, limit = model_spec(name)
+    seeds = n_seeds(config)
+    mdir = _model_dir(workdir, name, seed)
+    model = build_model(
+        base, _model_config(config, base), corpus.src_vocab.size, corpus.tgt_vocab.size
+    )
+    tc, sc = train_config(config, base).copy_and_resolve_references(), sharding_config(config)
+    tc.seed = config.train.seed + seed  # parameter init and dropout; data unchanged
+    if distributed.is_coordinator():
+        outputs.write_json(
+            mdir,
+            {"name": base, "label": name, "seed": tc.seed, "model_config": model.config.to_dict()},
+            name="model.json",
+        )
+    b_sh = sharding.batch_sharding(mesh, tuple(sc.rules))
+    # what the checkpoints are trained with: another config in this workdir stops the run
+    run_fp = fingerprint.run_fingerprint(
+        tc,
+        model,
+        data=corpus.fingerprint,
+        batch_shapes=batcher.shapes,
+        train_max_src_len=limit,
+        curriculum=config.get("curriculum", None),
+    )
+    res = train.train(
+        model,
+        distributed.local_batches(batcher, b_sh),
+        tc,
+        mdir,
+        name=name if seeds == 1 else f"{name}/seed{seed}",
+        evaluate=_validator(model, tc, mesh, tuple(sc.rules), valid),
+        fingerprint=run_fp,
+        **train.sharded.train_kwargs(model, tc, sc),
+    )
+    params = distributed.local_copy(res.state.params)  # whole arrays here, for decoding
+    ev = _evaluate(model, params, corpus, config, mdir, int(res.state.step), run_fp)
+    s, hist = res.summary, train.read_metrics(mdir)
+    rates = [r["tokens_per_second"] for r in hist[1:]] or [s["tokens_per_second"]]
+    row = {
+        "train_seed": tc.seed,
+        "params": count_params(params),
+        "steps": s["steps"],
+        "tokens": s["tokens"],
+        "train_seconds": s["train_seconds"],
+        "resumed_from": s["resumed_from"],  # a checkpoint step when this run did not train it all
+        "stopped_by_time_budget": bool(s["stopped_by_time_budget"]),
+        "tokens_per_second": float(np.median(rates)),  # steady state: compiles excluded
+        "tokens_per_second_overall": s["tokens_per_second"],  # all tokens / train_seconds
+        "final_loss": s["final_loss"],
+        "final_accuracy": s["final_accuracy"],
+        "valid_loss": _last(hist, "valid_loss"),
+        "valid_accuracy": _last(hist, "valid_accuracy"),
+        "bleu": ev["bleu"],
+        "bleu_by_length": ev["bleu_by_length"],
+        "count_by_length": ev["count_by_length"],
+        "decode_tokens_per_second": ev["decode_tokens_per_second"],
+        "examples": [[x[:200] for x in ex] for ex in ev["examples"][:3]],
+    }
+    if seed:
+        return row, hist, None, None
+    pair = _attention_example(corpus, config.eval.attention_min_len, eval_split(config))
+    return row, hist, _attention_map(model, params, corpus, pair), pair

@@ -1,0 +1,169 @@
+"""Smoke test of the scaling experiment through the real entry point, on its quick preset.
+
+The assertions are about structure read from compiled programs (exact counts), never about
+times: the LSTM's tensor-parallel collectives grow with N and sit in its time loop, the
+Transformer's are the same at every N and fixed per layer, data parallelism all-reduces the
+parameters once per step for both. The cost model's numbers are only checked for presence.
+"""
+
+import json
+import math
+import pathlib
+
+import pytest
+from conftest import launch
+
+from anatomy import probes
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("scaling")
+    launch(
+        "--experiment=scaling",
+        "--config=experiments/configs/scaling.py:quick",
+        f"--workdir={workdir}",
+        timeout=600,
+    )
+    report = (pathlib.Path(workdir) / "report.md").read_text()
+    res = json.loads((pathlib.Path(workdir) / "results.json").read_text())
+    assert list(pathlib.Path(workdir).glob("*.png"))
+    for row in res["table"]:  # every claim, with its id and verdict, is in report.md
+        assert row["verdict"] in probes.VERDICTS and row["id"]
+        assert f"**{row['verdict']}**" in report
+    return res, report
+
+
+def _rows(res, family, mode):
+    return sorted(
+        (r for r in res["structure"] if r["family"] == family and r["mode"] == mode),
+        key=lambda r: (r["layers"], r["n"]),
+    )
+
+
+def test_tensor_parallel_lstm_communicates_every_step(results):
+    res, _ = results
+    rows = _rows(res, "lstm", "tp")
+    by_n = [r for r in rows if r["layers"] == 1]
+    assert len(by_n) >= 2
+    execs = [r["collectives"]["total"]["in_loop_executions"] for r in by_n]
+    ns = [r["n"] for r in by_n]
+    # in-loop collectives scale exactly with N (per step and layer the same count, >= 1)
+    per_step = [e / n for e, n in zip(execs, ns)]
+    assert min(per_step) >= 1 and max(per_step) == min(per_step)
+    # ... and with L: two layers, twice the in-loop collectives of one at the same N
+    two = [r for r in rows if r["layers"] == 2][0]
+    one = [r for r in by_n if r["n"] == two["n"]][0]
+    assert (
+        two["collectives"]["total"]["in_loop_executions"]
+        == 2 * one["collectives"]["total"]["in_loop_executions"]
+    )
+    assert all(r["serial_steps"] == 2 * r["n"] * r["layers"] for r in rows)
+
+
+def test_tensor_parallel_transformer_does_not_depend_on_n(results):
+    res, _ = results
+    rows = _rows(res, "transformer", "tp")
+    one_layer = [r["collectives"]["total"] for r in rows if r["layers"] == 1]
+    assert len(one_layer) >= 2
+    assert len({t["executions"] for t in one_layer}) == 1  # the same count at every N
+    assert all(t["in_loop_executions"] == 0 for t in one_layer)
+    assert all(r["serial_steps"] == 0 for r in rows)
+    # Megatron-LM: 2 forward + 2 backward all-reduces per layer (the first layer's input needs
+    # no gradient: 4L - 1)
+    per_l = {r["layers"]: r["collectives"]["by_kind"]["all-reduce"]["executions"] for r in rows}
+    assert per_l[2] - per_l[1] == 4
+
+
+def test_data_parallel_one_gradient_all_reduce(results):
+    res, _ = results
+    for family in ("lstm", "transformer"):
+        for r in _rows(res, family, "dp"):
+            ar = r["collectives"]["by_kind"]["all-reduce"]
+            assert r["collectives"]["total"]["in_loop_executions"] == 0
+            assert 1.0 <= ar["bytes"] / r["param_bytes"] <= 1.001  # the parameters, once
+
+
+def test_model_and_predictions_recorded(results):
+    res, report = results
+    rows = res["check"]["rows"]
+    assert {r["family"] for r in rows} >= {"lstm", "attention", "transformer", "rnnsearch"}
+    for r in rows:  # presence and sign only: the values depend on the machine and its load
+        assert r["measured_s"] > 0 and r["predicted_s"] > 0 and math.isfinite(r["ratio"])
+    ids = {row["id"] for row in res["table"]}
+    assert {"model_cpu", "speed_ratio_accelerator", "time_to_loss_accelerator"} <= ids
+    assert "predicted, not measured" in report
+    verdicts = {row["id"]: row["verdict"] for row in res["table"]}
+    if not res["applied"]["used"]:  # a model that missed here is not used for accelerators
+        assert verdicts["speed_ratio_accelerator"] == probes.NOT_SHOWN
+
+
+def test_gpu_script_quick_path_runs(tmp_path):
+    """benchmarks/gpu_scaling.py's --quick path on this CPU, cut to one N and no translator:
+    a measured time and a prediction for each case, the ratio printed (values unchecked)."""
+    from benchmarks import gpu_scaling
+
+    out = tmp_path / "gpu.json"
+    rows, ratios = gpu_scaling.main(
+        [
+            "--quick",
+            "--rounds=1",
+            "--n-grid=16",
+            "--translators=",
+            "--precisions=float32",
+            f"--out={out}",
+        ]
+    )
+    assert {(r["family"], r["n"]) for r in rows} == {("lstm", 16), ("attention", 16)}
+    assert all(r["measured_s"] > 0 and r["measured here"]["seconds"] > 0 for r in rows)
+    assert [r["what"] for r in ratios] == ["LSTM / attention at N = 16"]
+    assert json.loads(out.read_text())["rows"]
+
+
+def test_bad_config_names_the_field():
+    from anatomy.errors import BadInputError
+    from experiments.configs.scaling import get_config
+    from experiments.scaling import structure
+
+    cfg = get_config("quick")
+    cfg.modes = ("dp", "pipeline")
+    with pytest.raises(BadInputError, match="modes"):
+        structure.specs(cfg)
+    cfg = get_config("quick")
+    cfg.n_heads = 4  # not a multiple of 8 devices: heads could not be split
+    with pytest.raises(BadInputError, match="n_heads"):
+        structure.specs(cfg)
+
+
+def test_steps_to_loss_from_curves_and_from_final_losses(tmp_path):
+    """From validation curves: the common target is the higher final loss, each model's step the
+    first evaluation reaching it (interpolated); from final losses only: a one-sided bound."""
+    import ml_collections
+
+    from experiments.scaling import applied
+
+    curves = {
+        "transformer": [(250, 3.0), (500, 1.0), (750, 0.5)],
+        "rnnsearch": [(250, 2.0), (500, 0.2)],
+    }
+    for model, curve in curves.items():
+        (tmp_path / model).mkdir()
+        lines = [json.dumps({"step": s, "valid_loss": v}) for s, v in curve]
+        (tmp_path / model / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    cfg = ml_collections.ConfigDict({"metrics_workdir": str(tmp_path), "results": ""})
+    s = applied.steps_to_loss(cfg)
+    assert s["target_loss"] == 0.5 and s["bound"] is None
+    assert s["steps"]["transformer"] == 750
+    assert s["steps"]["rnnsearch"] == pytest.approx(250 + 250 * (2.0 - 0.5) / (2.0 - 0.2))
+    final = {
+        "result": {
+            "models": {
+                "transformer": {"valid_loss": 0.15, "steps": 2000},
+                "rnnsearch": {"valid_loss": 0.12, "steps": 2000},
+            }
+        }
+    }
+    (tmp_path / "r.json").write_text(json.dumps(final))
+    cfg = ml_collections.ConfigDict({"metrics_workdir": "", "results": str(tmp_path / "r.json")})
+    s = applied.steps_to_loss(cfg)
+    assert (s["target_loss"], s["ratio"], s["bound"]) == (0.15, 1.0, "transformer >=")
