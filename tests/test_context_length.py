@@ -11,7 +11,7 @@ from conftest import launch
 
 from anatomy import probes
 from anatomy.errors import BadInputError
-from experiments import record
+from experiments import context_length, record
 from experiments.configs.context_length import get_config
 from experiments.context_length import claims, models, task, train
 from experiments.context_length.claims import CAVEAT, FAILS, HOLDS, NOT_SHOWN
@@ -93,6 +93,18 @@ def test_ntk_base_and_the_extensions():
 def test_unknown_model_names_the_choices():
     with pytest.raises(BadInputError, match="'lstm'.*'rope'"):
         models.pretrained("gru")
+
+
+def test_held_out_puts_streams_and_probes_in_one_row_width():
+    cfg = get_config("quick")
+    held = context_length.held_out(cfg)
+    assert held.stream.shape[1] == held.probes.shape[1] == max(context_length.lengths(cfg))
+    for n, k, rows in held.groups:  # each probe's query sits at n - 2 and k before it
+        assert (held.at[rows] == n - 2).all() and (held.probes[rows, n:] == 0).all()
+        assert (held.probes[rows, n - 2] == held.probes[rows, n - 2 - k]).all()
+    cfg.ft_factor = 16  # past the longest evaluated length: nowhere to measure it
+    with pytest.raises(BadInputError, match="ft_factor"):
+        context_length.held_out(cfg)
 
 
 # --- the verdicts on injected numbers ------------------------------------------------------------

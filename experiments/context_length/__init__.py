@@ -30,6 +30,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+from anatomy.errors import BadInputError
 from anatomy.probes.claims import claims_markdown
 from experiments import record
 from experiments.context_length import claims, models, plots, tables, task, train
@@ -66,10 +67,11 @@ def probe_lengths(cfg):
 class HeldOut(NamedTuple):
     """The held-out sequences, the same for every model and seed (drawn from cfg.eval_seed).
 
-    stream [E, 8L]: key-value streams (the loss at every position). probes [P, ft_factor·L]:
-    each probe of length N written at the start of its row (a causal model's answer at
-    N - 2 ignores what follows); answer [P]; at [P] = N - 2, the position whose prediction
-    is the answer; groups: (N, k, rows) per probed length and distance."""
+    stream [E, 8L]: key-value streams (the loss at every position). probes [P, 8L]: each
+    probe of length N written at the start of its row (a causal model's answer at N - 2
+    ignores what follows; one row width for streams and probes: one compiled forward pass
+    per model); answer [P]; at [P] = N - 2, the position whose prediction is the answer;
+    groups: (N, k, rows) per probed length and distance."""
 
     stream: np.ndarray
     probes: np.ndarray
@@ -80,7 +82,12 @@ class HeldOut(NamedTuple):
 
 def held_out(cfg):
     rng = np.random.default_rng(cfg.eval_seed)
-    nk, nv, width = cfg.n_keys, cfg.n_values, max(probe_lengths(cfg))
+    nk, nv, width = cfg.n_keys, cfg.n_values, max(lengths(cfg))
+    if ft_length(cfg) > width:
+        raise BadInputError(
+            f"context_length: ft_factor ({cfg.ft_factor}) must be at most the largest of"
+            f" length_factors {tuple(cfg.length_factors)}: the extensions are measured there"
+        )
     stream = task.stream_batch(rng, cfg.eval_batch, max(lengths(cfg)), nk, nv)
     rows, answer, at, groups, start = [], [], [], [], 0
     for n in probe_lengths(cfg):
@@ -97,8 +104,8 @@ def held_out(cfg):
 def measure(params, model, cfg, held):
     """{'position_loss': [8L-1], 'probe': {N: [accuracy per k]}} of one LanguageModel."""
     args = (cfg.n_keys, cfg.n_values, cfg.eval_chunk)
-    ce, _ = train.outputs(params, model, held.stream, *args)
-    _, named = train.outputs(params, model, held.probes, *args)
+    ce, named = train.outputs(params, model, np.concatenate([held.stream, held.probes]), *args)
+    ce, named = ce[: len(held.stream)], named[len(held.stream) :]
     hit = named[np.arange(len(held.answer)), held.at] == held.answer  # [P]
     probe = {}
     for n, _, rows in held.groups:
@@ -135,7 +142,8 @@ def run_seed(cfg, seed, held):
         model = models.build(spec, cfg, vocab)
         opt = train.optimizer(cfg.learning_rate, cfg.warmup, cfg.steps)
         batches = _batches(seed, cfg, cfg.steps, cfg.train_length, cfg.batch, stream=0)
-        params, losses = train.train(model.init(jax.random.PRNGKey(seed)), model, batches, opt)
+        params = jax.jit(model.init)(jax.random.PRNGKey(seed))  # one compile, not one per op
+        params, losses = train.train(params, model, batches, opt)
         trained[name] = (spec, params)
         entry(spec, "pre-trained at L", name, params, losses)
     fine_tune = []
