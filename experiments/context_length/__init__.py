@@ -103,7 +103,7 @@ def held_out(cfg):
 
 def measure(params, model, cfg, held):
     """{'position_loss': [8L-1], 'probe': {N: [accuracy per k]}} of one LanguageModel."""
-    args = (cfg.n_keys, cfg.n_values, cfg.eval_chunk)
+    args = (cfg.n_keys, cfg.n_values, cfg.eval_chunk, train.compiler_options(cfg.xla_opt_level))
     ce, named = train.outputs(params, model, np.concatenate([held.stream, held.probes]), *args)
     ce, named = ce[: len(held.stream)], named[len(held.stream) :]
     hit = named[np.arange(len(held.answer)), held.at] == held.answer  # [P]
@@ -124,6 +124,7 @@ def run_seed(cfg, seed, held):
     """Train and measure every contender for one seed: {name: dict(spec, stage, from,
     params count, last train loss, measurement)}."""
     vocab = task.vocab_size(cfg.n_keys, cfg.n_values)
+    options = train.compiler_options(cfg.xla_opt_level)
     out, trained = {}, {}
 
     def entry(spec, stage, source, params, losses):
@@ -142,8 +143,8 @@ def run_seed(cfg, seed, held):
         model = models.build(spec, cfg, vocab)
         opt = train.optimizer(cfg.learning_rate, cfg.warmup, cfg.steps)
         batches = _batches(seed, cfg, cfg.steps, cfg.train_length, cfg.batch, stream=0)
-        params = jax.jit(model.init)(jax.random.PRNGKey(seed))  # one compile, not one per op
-        params, losses = train.train(params, model, batches, opt)
+        params = model.init(jax.random.PRNGKey(seed))
+        params, losses = train.train(params, model, batches, opt, options)
         trained[name] = (spec, params)
         entry(spec, "pre-trained at L", name, params, losses)
     fine_tune = []
@@ -160,7 +161,7 @@ def run_seed(cfg, seed, held):
         model = models.build(spec, cfg, vocab)
         opt = train.fine_tune_optimizer(cfg.ft_learning_rate, cfg.ft_warmup)
         batches = _batches(seed, cfg, ft_steps(cfg), ft_length(cfg), cfg.ft_batch, stream=1)
-        tuned, losses = train.train(params, model, batches, opt)
+        tuned, losses = train.train(params, model, batches, opt, options)
         entry(
             spec._replace(name=f"{spec.name}+ft"),
             f"fine-tuned at {cfg.ft_factor}L",

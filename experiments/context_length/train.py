@@ -42,49 +42,59 @@ def fine_tune_optimizer(learning_rate, warmup):
     return optax.flatten(optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule)))
 
 
+def compiler_options(opt_level):
+    """jax.jit's compiler_options for XLA's backend optimisation level (None: XLA's default),
+    as a hashable tuple of items (the compiled steps are cached by it)."""
+    return () if opt_level is None else (("xla_backend_optimization_level", int(opt_level)),)
+
+
 @functools.cache
-def _train_step(model, opt):
+def _train_step(model, opt, options=()):
     def loss_fn(params, tokens):
         return jnp.mean(lm.token_nll(model, params, tokens))  # every next-token loss
 
-    @jax.jit
     def step(params, state, tokens):
         loss, grads = jax.value_and_grad(loss_fn)(params, tokens)
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
 
-    return step
+    return jax.jit(step, compiler_options=dict(options) or None)
 
 
-def train(params, model, batches, opt):
+def train(params, model, batches, opt, options=()):
     """Adam over `batches` (an iterable of tokens [B, N]) for the LanguageModel `model`;
-    returns (params, [loss per step])."""
-    step, state, losses = _train_step(model, opt), opt.init(params), []
+    options: compiler_options(...). Returns (params, [loss per step])."""
+    step, state, losses = _train_step(model, opt, options), opt.init(params), []
     for tokens in batches:
         params, state, loss = step(params, state, jnp.asarray(tokens))
         losses.append(loss)
     return params, [float(x) for x in jax.device_get(losses)]
 
 
-@functools.partial(jax.jit, static_argnums=(2, 3, 4))
-def _outputs(params, tokens, model, first_value, n_values):
-    """tokens [C, N] -> (cross-entropy [C, N-1], the value the model names [C, N-1])."""
-    logits = model.apply(params, tokens[:, :-1])  # [C, N-1, vocab]
-    ce = optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:])
-    values = logits[..., first_value : first_value + n_values]  # [C, N-1, V]: the value ids
-    return ce, first_value + jnp.argmax(values, axis=-1)
+@functools.cache
+def _outputs(model, first_value, n_values, options=()):
+    """The jitted map tokens [C, N] -> (cross-entropy [C, N-1], the value named [C, N-1])."""
+
+    def run(params, tokens):
+        logits = model.apply(params, tokens[:, :-1])  # [C, N-1, vocab]
+        ce = optax.softmax_cross_entropy_with_integer_labels(logits, tokens[:, 1:])
+        values = logits[..., first_value : first_value + n_values]  # [C, N-1, V]: value ids
+        return ce, first_value + jnp.argmax(values, axis=-1)
+
+    return jax.jit(run, compiler_options=dict(options) or None)
 
 
-def outputs(params, model, tokens, n_keys, n_values, chunk):
+def outputs(params, model, tokens, n_keys, n_values, chunk, options=()):
     """_outputs over `tokens` [R, N] in chunks of `chunk` rows (one compiled shape; the last
     chunk is padded with copies of the first row): (ce [R, N-1], named value [R, N-1])."""
+    run = _outputs(model, int(n_keys), int(n_values), options)
     tokens = np.asarray(tokens)
     rows = tokens.shape[0]
     tokens = np.concatenate([tokens, np.repeat(tokens[:1], -rows % chunk, axis=0)])
     ces, named = [], []
     for i in range(0, tokens.shape[0], chunk):
         chunk_tokens = jnp.asarray(tokens[i : i + chunk])
-        ce, v = _outputs(params, chunk_tokens, model, n_keys, n_values)
+        ce, v = run(params, chunk_tokens)
         ces.append(ce)
         named.append(v)
     ce, v = jax.device_get((jnp.concatenate(ces), jnp.concatenate(named)))
