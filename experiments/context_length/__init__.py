@@ -1,0 +1,248 @@
+"""context_length: can a model trained at length L use a context of 2L, 4L, 8L, and what does
+it take to extend it?
+
+Task (task.py): a key-value stream whose values must be copied from a key's previous
+occurrence, however far back, plus a passkey-style probe (a key planted k tokens before the
+last one, its value asked for at the end; chance 1/V). Contenders, every one trained from
+scratch at length L for the same steps on the same batches, per seed:
+
+    sinusoidal, learned, rope, alibi, none   decoder-only Transformers (attention.py), one per
+                                             positional encoding; 'none' is NoPE
+    lstm                                     a stacked LSTM LM (recurrent.py)
+
+Extension (models.extend), from the pre-trained RoPE model's own parameters:
+
+    rope+pi      position interpolation (Chen et al. 2023): rope_scale = ft_factor
+    rope+ntk     the NTK-aware raised base: rope_base · ft_factor^(d/(d-2))
+    rope+pi+ft, rope+ntk+ft   the same after a fine-tune of ft_fraction·steps at ft_factor·L
+    rope+ft      the control: plain RoPE given that fine-tune (is it the encoding, or the
+                 fine-tune?)
+    lstm+ft      the LSTM given the same fine-tune
+
+Measured per model (train.py): the loss of every value token against its position in held-out
+sequences of 8L (the loss at length N is the mean over the first N tokens: every model is
+causal), beside the oracle's (task.oracle_value_loss); the probe's accuracy against k at each
+length N. The claims, judged on results.json, are in claims.py.
+"""
+
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from anatomy.errors import BadInputError
+from anatomy.probes.claims import claims_markdown
+from experiments import record
+from experiments.context_length import claims, models, plots, tables, task, train
+
+NAME = "context_length"
+TITLE = "Context extension: positional encodings, an LSTM, and RoPE extended"  # of report.md
+
+
+def lengths(cfg):
+    """The evaluation lengths [factor·L for each length factor]."""
+    return [int(f) * int(cfg.train_length) for f in cfg.length_factors]
+
+
+def ft_length(cfg):
+    return int(cfg.ft_factor) * int(cfg.train_length)
+
+
+def ft_steps(cfg):
+    """Fine-tune steps: round(ft_fraction · steps), at least 1."""
+    return max(1, round(float(cfg.ft_fraction) * int(cfg.steps)))
+
+
+def probe_distances(cfg, length):
+    """The k of cfg.k_grid that fit a sequence of `length` (k <= length - 2)."""
+    return [int(k) for k in cfg.k_grid if int(k) <= length - 2]
+
+
+def probe_lengths(cfg):
+    """Where the probe runs: L (retrieval within L) and ft_factor·L (beyond L, where the
+    extensions are fine-tuned)."""
+    return sorted({int(cfg.train_length), ft_length(cfg)})
+
+
+class HeldOut(NamedTuple):
+    """The held-out sequences, the same for every model and seed (drawn from cfg.eval_seed).
+
+    stream [E, 8L]: key-value streams (the loss at every position). probes [P, 8L]: each
+    probe of length N written at the start of its row (a causal model's answer at N - 2
+    ignores what follows; one row width for streams and probes: one compiled forward pass
+    per model); answer [P]; at [P] = N - 2, the position whose prediction is the answer;
+    groups: (N, k, rows) per probed length and distance."""
+
+    stream: np.ndarray
+    probes: np.ndarray
+    answer: np.ndarray
+    at: np.ndarray
+    groups: list
+
+
+def held_out(cfg):
+    rng = np.random.default_rng(cfg.eval_seed)
+    nk, nv, width = cfg.n_keys, cfg.n_values, max(lengths(cfg))
+    if ft_length(cfg) > width:
+        raise BadInputError(
+            f"context_length: ft_factor ({cfg.ft_factor}) must be at most the largest of"
+            f" length_factors {tuple(cfg.length_factors)}: the extensions are measured there"
+        )
+    stream = task.stream_batch(rng, cfg.eval_batch, max(lengths(cfg)), nk, nv)
+    rows, answer, at, groups, start = [], [], [], [], 0
+    for n in probe_lengths(cfg):
+        for k in probe_distances(cfg, n):
+            tok, ans = task.probe_batch(rng, cfg.probe_batch, n, k, nk, nv)
+            rows.append(np.pad(tok, ((0, 0), (0, width - n))))  # [probe_batch, width]
+            answer.append(ans)
+            at.append(np.full(len(ans), n - 2))
+            groups.append((n, k, slice(start, start + len(ans))))
+            start += len(ans)
+    return HeldOut(stream, np.concatenate(rows), np.concatenate(answer), np.concatenate(at), groups)
+
+
+def measure(params, model, cfg, held):
+    """{'position_loss': [8L-1], 'probe': {N: [accuracy per k]}} of one LanguageModel."""
+    args = (cfg.n_keys, cfg.n_values, cfg.eval_chunk, train.compiler_options(cfg.xla_opt_level))
+    ce, named = train.outputs(params, model, np.concatenate([held.stream, held.probes]), *args)
+    ce, named = ce[: len(held.stream)], named[len(held.stream) :]
+    hit = named[np.arange(len(held.answer)), held.at] == held.answer  # [P]
+    probe = {}
+    for n, _, rows in held.groups:
+        probe.setdefault(n, []).append(float(np.mean(hit[rows])))
+    return {"position_loss": ce.mean(0), "probe": probe}
+
+
+def _batches(seed, cfg, n_steps, length, batch, stream):
+    """n_steps training batches [batch, length], the same for every model of a seed."""
+    rng = np.random.default_rng([int(seed), stream])
+    for _ in range(n_steps):
+        yield task.stream_batch(rng, batch, length, cfg.n_keys, cfg.n_values)
+
+
+def run_seed(cfg, seed, held):
+    """Train and measure every contender for one seed: {name: dict(spec, stage, from,
+    params count, last train loss, measurement)}."""
+    vocab = task.vocab_size(cfg.n_keys, cfg.n_values)
+    options = train.compiler_options(cfg.xla_opt_level)
+    out, trained = {}, {}
+
+    def entry(spec, stage, source, params, losses):
+        model = models.build(spec, cfg, vocab)
+        out[spec.name] = {
+            "spec": spec,
+            "stage": stage,
+            "from": source,
+            "params": train.count_params(params),
+            "train_loss": losses[-1] if losses else None,
+            **measure(params, model, cfg, held),
+        }
+
+    for name in cfg.models:
+        spec = models.pretrained(name)
+        model = models.build(spec, cfg, vocab)
+        opt = train.optimizer(cfg.learning_rate, cfg.warmup, cfg.steps)
+        batches = _batches(seed, cfg, cfg.steps, cfg.train_length, cfg.batch, stream=0)
+        params = model.init(jax.random.PRNGKey(seed))
+        params, losses = train.train(params, model, batches, opt, options)
+        trained[name] = (spec, params)
+        entry(spec, "pre-trained at L", name, params, losses)
+    fine_tune = []
+    if "rope" in trained:
+        spec, params = trained["rope"]
+        for how in ("interpolation", "ntk"):
+            x = models.extend(spec, how, cfg.ft_factor, cfg.d_model // cfg.n_heads)
+            entry(x, "zero-shot", "rope", params, [])
+            fine_tune.append((x, params, "rope"))
+        fine_tune.append((spec, params, "rope"))  # the control: the encoding unchanged
+    if "lstm" in trained:
+        fine_tune.append((*trained["lstm"], "lstm"))
+    for spec, params, source in fine_tune:
+        model = models.build(spec, cfg, vocab)
+        opt = train.fine_tune_optimizer(cfg.ft_learning_rate, cfg.ft_warmup)
+        batches = _batches(seed, cfg, ft_steps(cfg), ft_length(cfg), cfg.ft_batch, stream=1)
+        tuned, losses = train.train(params, model, batches, opt, options)
+        entry(
+            spec._replace(name=f"{spec.name}+ft"),
+            f"fine-tuned at {cfg.ft_factor}L",
+            source,
+            tuned,
+            losses,
+        )
+    return out
+
+
+def _probe_by_seed(runs, n):
+    """[k][seed] probe accuracies at length n."""
+    return [list(accs) for accs in zip(*(r["probe"][n] for r in runs))]
+
+
+def collect(cfg, per_seed, held):
+    """results.json's measurements from every seed's run_seed."""
+    ns = lengths(cfg)
+    oracle = task.oracle_value_loss(held.stream, cfg.n_keys, cfg.n_values).mean(0)  # [8L/2]
+    out = {}
+    for name, first in per_seed[0].items():
+        runs = [s[name] for s in per_seed]
+        spec = first["spec"]
+        by_pos = np.stack([r["position_loss"] for r in runs])  # [seeds, 8L-1]
+        value = by_pos[:, train.value_positions(by_pos.shape[1])]  # [seeds, 8L/2]
+        keys = by_pos[:, 1::2]  # [seeds, 8L/2 - 1]: the keys' loss (noise: log K at best)
+        out[name] = {
+            "family": spec.family,
+            "positions": spec.positions if spec.family == "transformer" else None,
+            "rope_base": spec.rope_base,
+            "rope_scale": spec.rope_scale,
+            "stage": first["stage"],
+            "from": first["from"],
+            "params": first["params"],
+            "final_train_loss": [r["train_loss"] for r in runs],
+            # [length][seed]: the mean value-token loss of sequences of that length
+            "value_loss": [[train.loss_at_length(p, n) for p in by_pos] for n in ns],
+            "key_loss": [float(np.mean(keys[:, : n // 2 - 1])) for n in ns],  # [length]
+            "value_loss_by_position": value.mean(0),  # [8L/2]: value pair i, mean over seeds
+            # [probe length][k][seed]; the k are probe_distances(cfg, length)
+            "probe": [_probe_by_seed(runs, n) for n in probe_lengths(cfg)],
+        }
+    return {
+        "oracle": {
+            "value_loss": [float(oracle[: n // 2].mean()) for n in ns],  # [length]
+            "value_loss_by_position": oracle,  # [8L/2]
+        },
+        "models": out,
+    }
+
+
+def run(config, workdir):
+    """Train every contender for every seed, measure, write results.json, plots, report.md."""
+    started = record.start(NAME, config, workdir)
+    held = held_out(config)
+    per_seed = [run_seed(config, seed, held) for seed in config.seeds]
+    ns = lengths(config)
+    results = {
+        "config": config.to_dict(),
+        "train_length": int(config.train_length),
+        "lengths": ns,
+        "ft_length": ft_length(config),
+        "ft_steps": ft_steps(config),
+        "probe_lengths": probe_lengths(config),
+        "k_grid": [probe_distances(config, n) for n in probe_lengths(config)],  # [length][k]
+        "chance": task.chance(config.n_values),
+        "log_values": float(np.log(config.n_values)),
+        "log_keys": float(np.log(config.n_keys)),
+        **collect(config, per_seed, held),
+    }
+    results["plots"] = plots.plot(record.stored(results), workdir)
+    plain = record.stored(results)
+    return started.finish(
+        results,
+        claims.table,
+        TITLE,
+        [
+            ("The chapter's claim", claims_markdown(claims.chapter(plain))),
+            ("Loss of the value tokens against the evaluation length", tables.loss(plain)),
+            ("Retrieval probe", tables.probe(plain)),
+            ("How it was measured", tables.notes(plain)),
+            ("How verdicts are decided", "\n".join(claims.rules())),
+        ],
+    )
