@@ -350,6 +350,8 @@ RENDERERS = {
     "chapter/speedup_predicted": ("scaling/default", quote("scaling/speed_ratio")),
     "chapter/time_to_loss_predicted": ("scaling/default", quote("scaling/time_to_loss")),
     "scaling/default": ("scaling/default", claims_table()),
+    "chapter/context": ("context_length/default", quote("context_length/context_extension")),
+    "context_length/default": ("context_length/default", claims_table()),
 }
 
 

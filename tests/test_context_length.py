@@ -7,7 +7,6 @@ import pathlib
 
 import numpy as np
 import pytest
-from conftest import launch
 
 from anatomy import probes
 from anatomy.errors import BadInputError
@@ -287,14 +286,9 @@ def test_claim_ids_are_unique_and_named_for_the_experiment():
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("context_length")
-    launch(
-        "--experiment=context_length",
-        "--config=experiments/configs/context_length.py:quick",
-        f"--workdir={workdir}",
-        timeout=600,
-    )
+def quick(quick_report):
+    """The quick preset as the quick report ran it through launch.py (conftest.quick_report)."""
+    workdir = quick_report / "context_length"
     return workdir, json.loads((workdir / "results.json").read_text())
 
 

@@ -17,6 +17,7 @@ EXPERIMENTS = (
     "rnn_vs_attn",
     "scaling",
     "depth",
+    "context_length",
 )
 
 

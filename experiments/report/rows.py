@@ -174,6 +174,13 @@ ROWS = (
         ("depth/stackability",),
         ("loss_vs_depth", "grad_norms_at_init"),
     ),
+    Row(
+        "context extension",
+        "an LSTM trained at L cannot use a longer context",
+        "a change of positional encoding (RoPE interpolation or base, ALiBi), the architecture unchanged",
+        ("context_length/context_extension",),
+        ("context_length",),
+    ),
 )
 
 
