@@ -243,14 +243,16 @@ def _source(doc: dict) -> str:
     return f"`results/{doc['name']}.json`"
 
 
-def quote(claim_id: str, joint: str = ": "):
+def quote(claim_id: str, joint: str = ": ", detail: bool = False):
     """A renderer of '<verdict><joint><measured> (`results/<name>.json`)': a chapter claim,
     read by id, whose measured text says it all (gradient_decay/gradients: Pascanu's bound,
-    the gates, attention's flat path; rnn_vs_attn/equal_time: BLEU at equal training time)."""
+    the gates, attention's flat path; rnn_vs_attn/equal_time: BLEU at equal training time);
+    detail=True adds the claim's detail (the assumptions behind a predicted figure)."""
 
     def render(doc: dict) -> str:
         c = record.claims_of(claim_id.split("/")[0], doc["result"])[claim_id]
-        return f"{c.verdict}{joint}{c.measured} ({_source(doc)})"
+        more = f"; {c.detail}" if detail and c.detail else ""
+        return f"{c.verdict}{joint}{c.measured}{more} ({_source(doc)})"
 
     return render
 
@@ -347,8 +349,11 @@ RENDERERS = {
     "chapter/stackability": ("depth/default", quote("depth/stackability")),
     "depth/default": ("depth/default", claims_table()),
     "chapter/scaling": ("scaling/default", quote("scaling/structure")),
-    "chapter/speedup_predicted": ("scaling/default", quote("scaling/speed_ratio")),
-    "chapter/time_to_loss_predicted": ("scaling/default", quote("scaling/time_to_loss")),
+    "chapter/speedup_predicted": ("scaling/default", quote("scaling/speed_ratio", detail=True)),
+    "chapter/time_to_loss_predicted": (
+        "scaling/default",
+        quote("scaling/time_to_loss", detail=True),
+    ),
     "scaling/default": ("scaling/default", claims_table()),
     "chapter/context": ("context_length/default", quote("context_length/context_extension")),
     "context_length/default": ("context_length/default", claims_table()),
