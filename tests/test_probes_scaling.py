@@ -262,10 +262,13 @@ def test_host_table_from_injected_times():
         "cache_2": {"work": 6e9, "size": 1 << 19, "how": "c"},
         "first_touch": {"size": 1 << 27, "how": "f"},
         "call": {"how": "call"},
+        "loop_stream_short": {"work": 1e9, "how": "s"},
+        "loop_stream": {"work": 5e9, "how": "l"},
     }
     # streaming 2 x 128 MiB at 2 GB/s, plus first-touching 128 MiB at 1 GB/s
     touch = 2 * 2**27 / 2e9 + 2**27 / 1e9
     medians = {"matmul": 0.5, "bandwidth": 2.0, "cache_2": 0.1, "call": 4e-5, "first_touch": touch}
+    medians |= {"loop_stream_short": 0.7, "loop_stream": 1.7}  # 4 GB more in 1 s more
     op, loop = 3e-6, 7e-6
     for k, ops in ((1, 4.0), (2, 6.0), (4, 10.0)):
         benches[f"latency_{k}"] = {"k": k, "trips": 100, "ops_per_iteration": ops}
@@ -274,6 +277,7 @@ def test_host_table_from_injected_times():
     assert hw.matmul_flops["float32"] == pytest.approx(4e9)
     assert hw.bandwidth == pytest.approx(2e9) and hw.caches == ((1 << 19, pytest.approx(6e10)),)
     assert hw.first_touch_bandwidth == pytest.approx(1e9)
+    assert hw.loop_bandwidth == pytest.approx(4e9)
     assert hw.op_latency == pytest.approx(op) and hw.loop_latency == pytest.approx(loop)
     assert hw.call_latency == 4e-5
     assert len(raw["latency_points"]) == 3
@@ -297,3 +301,66 @@ def test_fused_loops_charge_one_launch_per_iteration():
     # in the loops: the body's add (5 runs) and the condition's compare (6); fused: 5 launches
     assert plain["latency"] - fused["latency"] == pytest.approx((5 + 6 - 5) * TOY.op_latency)
     assert plain["memory"] + plain["compute"] == pytest.approx(fused["memory"] + fused["compute"])
+
+
+def _loop_of_adds(k: int) -> str:
+    """HLO: a while loop of 3 trips whose body doubles k carried f32[128] arrays (512 B each),
+    one add per array."""
+    arrays = ", ".join(["f32[128]{0}"] * k)
+    state = f"(s32[], {arrays})"
+    gets = "\n".join(
+        f"  %v{i} = f32[128]{{0}} get-tuple-element(%p), index={i + 1}\n"
+        f"  %a{i} = f32[128]{{0}} add(%v{i}, %v{i})"
+        for i in range(k)
+    )
+    outs = ", ".join(f"%a{i}" for i in range(k))
+    params = ", ".join(f"%x{i}" for i in range(k))
+    entry_params = "\n".join(f"  %x{i} = f32[128]{{0}} parameter({i})" for i in range(k))
+    return f"""HloModule m
+
+%body (p: {state}) -> {state} {{
+  %p = {state} parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %one = s32[] constant(1)
+  %j = s32[] add(%i, %one)
+{gets}
+  ROOT %t = {state} tuple(%j, {outs})
+}}
+
+%cond (q: {state}) -> pred[] {{
+  %q = {state} parameter(0)
+  %c = s32[] get-tuple-element(%q), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%c, %n), direction=LT
+}}
+
+ENTRY %main ({", ".join(f"x{i}: f32[128]" for i in range(k))}) -> f32[128] {{
+{entry_params}
+  %z = s32[] constant(0)
+  %init = {state} tuple(%z, {params})
+  %w = {state} while(%init), condition=%cond, body=%body, backend_config={{"known_trip_count":{{"n":"3"}}}}
+  ROOT %out = f32[128]{{0}} get-tuple-element(%w), index=1
+}}
+"""
+
+
+def test_loop_body_past_the_cache_streams_at_the_loop_rate():
+    """A small op in a loop body whose working set exceeds the last cache tier streams at
+    loop_bandwidth (the body evicts what the next iteration reuses); in a body that fits, at
+    the tier's rate; a table without loop_bandwidth (the accelerators) keeps the tier."""
+    hw = hardware.Hardware(
+        "t", {"float32": 1e12}, 1e12, 1e2, 0, 0, caches=((4096, 1e6),), loop_bandwidth=1e3
+    )
+
+    def adds(k):
+        ops = op_cost.op_costs(_loop_of_adds(k))
+        return [o for o in ops if o.computation == "body" and o.opcode == "add" and o.bytes > 12]
+
+    for k, rate in ((2, 1e6), (8, 1e3)):
+        ops = adds(k)
+        assert len(ops) == k and all(o.bytes == 3 * 512 for o in ops)
+        # each add: its 512-byte result written, its operand read once; the counter's 12 bytes
+        assert ops[0].footprint == pytest.approx(k * 2 * 512 + 12)
+        assert roofline.predict(ops, hw)["memory"] == pytest.approx(3 * k * 3 * 512 / rate)
+        tier_only = dataclasses.replace(hw, loop_bandwidth=None)
+        assert roofline.predict(ops, tier_only)["memory"] == pytest.approx(3 * k * 1536 / 1e6)

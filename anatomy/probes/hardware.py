@@ -16,6 +16,11 @@ A Hardware holds rates and latencies, each with where it comes from:
                       that rate (a CPU's level-2 and level-3 caches, measured; none for the
                       accelerators: every op at HBM speed, an assumption that over-prices small
                       ops whose operands sit in L2)
+    loop_bandwidth    bytes/s of an op inside a loop whose body's working set (op_cost's
+                      footprint) exceeds the last cache tier: the body evicts what the next
+                      iteration reuses, so the op streams from main memory however small it is
+                      (measured on a CPU: a loop of 1 MiB ops over 4 × the last tier; None: the
+                      op's own tier, as for the accelerators)
     first_touch_bandwidth  bytes/s at which a program's fresh buffers (temporaries and
                       outputs, compiled.memory_analysis()) are first written: on a CPU each call
                       allocates them and the OS maps and zeroes every page on first touch;
@@ -59,6 +64,7 @@ class Hardware:
     link_bandwidth: float | None = None
     collective_latency: float | None = None
     caches: tuple = ()
+    loop_bandwidth: float | None = None
     first_touch_bandwidth: float | None = None
     sources: dict = dataclasses.field(default_factory=dict)
     assumptions: dict = dataclasses.field(default_factory=dict)
@@ -223,6 +229,18 @@ def _stream(trips: int):
     return jax.jit(lambda v: jax.lax.fori_loop(0, trips, lambda i, u: u * 0.999 + 0.001, v))
 
 
+def _evicting_loop(chunks: int, chunk: int, trips: int):
+    """`trips` iterations over `chunks` arrays of `chunk` bytes, each pass in place and its own
+    op (an optimization barrier keeps XLA from fusing them): every op fits a cache, the body's
+    working set (chunks · chunk) does not when it is larger than the cache."""
+
+    def body(_, arrays):
+        return tuple(jax.lax.optimization_barrier(a * 0.999 + 0.001) for a in arrays)
+
+    fn = jax.jit(lambda arrays: jax.lax.fori_loop(0, trips, body, arrays))
+    return fn, (tuple(jnp.full((chunk // 4,), 1.0 + k, jnp.float32) for k in range(chunks)),)
+
+
 def cache_bytes(level: int, default: int = 0) -> int:
     """Size of cpu0's data / unified cache of `level` as sysfs reports it, else `default`."""
     for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
@@ -270,6 +288,9 @@ def benchmarks(*, quick: bool = False, latency_ks=None, cpu_caches: bool = True)
     bandwidth        in-place passes over 128 MiB (quick: 32) in one loop, past every cache
                                                                      -> bytes/s = moved / t
     cache_L, ...     the same over half of each CPU cache level L >= 2 (sysfs): a tier each
+    loop_stream      loops whose body passes in place over 1 MiB arrays, 4 × the last tier in
+                     all, one op each: what a small op in a cache-evicting loop body streams at;
+                     12 and 2 iterations (_short)       -> bytes/s = Δ moved / Δ t
     first_touch      jit(2·x) over the same array, a fresh output each call: what writing
                      fresh pages costs beyond streaming  -> bytes/s = size / (t − moved / bw)
     call             one call of jit(x + 1) on a scalar                  -> call_latency = t
@@ -304,6 +325,22 @@ def benchmarks(*, quick: bool = False, latency_ks=None, cpu_caches: bool = True)
             how="one call of jit(x + 1) on a scalar: median time",
         ),
     }
+    tiers = [size for key, size in sizes.items() if key.startswith("cache_")]
+    if tiers:
+        chunk = 1 << 20
+        chunks = max(2, 4 * max(tiers) // chunk)
+        long_trips = 6 if quick else 12
+        for key, trips in (("loop_stream_short", 2), ("loop_stream", long_trips)):
+            fn, args = _evicting_loop(chunks, chunk, trips)
+            out[key] = dict(
+                fn=fn,
+                args=args,
+                work=profile(fn.lower(*args).compile().as_text())["bytes"],
+                how=f"loops whose body passes v <- 0.999·v + 0.001 over {chunks} arrays of "
+                f"1 MiB float32 in place, one op each, {long_trips} and 2 iterations: the "
+                "difference of their bytes / the difference of their median times (the call's "
+                "copies of its arguments cancel)",
+            )
     if cpu_caches:
         out["first_touch"] = dict(
             fn=jax.jit(lambda v: v * 2.0),
@@ -345,6 +382,12 @@ def host_table(benches: dict, medians: dict, name: str = "this machine") -> tupl
         }
     )
     tiers = sorted(k for k in rate if k.startswith("cache_"))
+    loop_bandwidth = None
+    if "loop_stream" in benches:
+        long, short = benches["loop_stream"], benches["loop_stream_short"]
+        extra = medians["loop_stream"] - medians["loop_stream_short"]
+        loop_bandwidth = (long["work"] - short["work"]) / extra if extra > 0 else None
+        rate["loop_stream"] = loop_bandwidth
     caches = tuple((float(benches[k]["size"]), rate[k]) for k in tiers)
     first = None
     if "first_touch" in benches:
@@ -383,6 +426,8 @@ def host_table(benches: dict, medians: dict, name: str = "this machine") -> tupl
             f"level {k[-1]} ({benches[k]['size'] / 2**20:g} MiB, half of it): {benches[k]['how']}"
             for k in tiers
         )
+    if "loop_stream" in benches:
+        sources["loop_bandwidth"] = benches["loop_stream"]["how"]
     if "first_touch" in benches:
         sources["first_touch_bandwidth"] = benches["first_touch"]["how"]
     hw = Hardware(
@@ -394,6 +439,7 @@ def host_table(benches: dict, medians: dict, name: str = "this machine") -> tupl
         loop_latency=float(max(loop, 0.0)),
         call_latency=medians["call"],
         caches=caches,
+        loop_bandwidth=loop_bandwidth,
         first_touch_bandwidth=first,
         sources=sources,
     )

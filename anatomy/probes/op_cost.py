@@ -18,6 +18,11 @@ a collective... (hlo.FREE_OPS and hlo.CONTROL_OPS run none). For each op:
                     scatter 3 × updates; a tuple its pointer table (8 bytes an element:
                     no kernel, only so that the totals match XLA's)
     runs            executions per call of the program (hlo.Module.runs: loop trips multiplied)
+    footprint       distinct bytes one execution of the op's computation touches (its working
+                    set; for a loop body: the bytes touched between two uses of a loop-carried
+                    buffer): each op's bytes split between its result (written) and its
+                    operands (read, in proportion to their sizes), a buffer touched by several
+                    ops counted once at its largest touch
 
 Why per op and not XLA's whole-program cost analysis split by loop bodies: a roofline is a
 per-kernel bound (each kernel is limited either by arithmetic or by memory traffic, and
@@ -128,6 +133,7 @@ class OpCost:
     loop_depth: int  # while loops around it
     kernel: bool = True  # False: no kernel runs (a tuple's pointer table, counted in bytes only)
     dot_dtype: str = ""  # element type of its (first) dot's operands, '' without a dot
+    footprint: float = 0.0  # distinct bytes one execution of its computation touches
 
 
 def _dims(ins: hlo.Instruction, key: str) -> list[int]:
@@ -269,6 +275,21 @@ class _Costs:
                 read += self._parameter_read(p, users.get(p.name, []))
         return written + read
 
+    def footprint(self, comp: str) -> float:
+        """Distinct bytes one execution of comp touches (module doc, `footprint`)."""
+        touched: dict[str, float] = {}
+        for ins in self.m.computations[comp]:
+            if ins.opcode in hlo.FREE_OPS or ins.opcode in hlo.CONTROL_OPS or ins.opcode == "tuple":
+                continue
+            moved = self.op_bytes(ins)
+            written = min(hlo.shape_bytes(ins.shape), moved)
+            touched[ins.name] = max(touched.get(ins.name, 0.0), written)
+            sizes = [hlo.shape_bytes(s) for s in self.m.operand_shapes(ins)]
+            for name, size in zip(ins.operands, sizes):
+                share = (moved - written) * size / (sum(sizes) or 1.0)
+                touched[name] = max(touched.get(name, 0.0), share)
+        return sum(touched.values())
+
     def _parameter_read(self, p: hlo.Instruction, users: list) -> float:
         size, seen = 0.0, False
         for u in users:
@@ -294,6 +315,7 @@ def op_costs(text_or_module, loops: bool = True) -> list[OpCost]:
     costs = _Costs(m)
     out = []
     for comp, n in runs.items():
+        footprint = costs.footprint(comp)
         for ins in m.computations[comp]:
             if ins.opcode == "tuple":
                 size = 8.0 * hlo.tuple_size(ins.shape)
@@ -314,6 +336,7 @@ def op_costs(text_or_module, loops: bool = True) -> list[OpCost]:
                     n,
                     depth.get(comp, 0),
                     dot_dtype=costs.dot_dtype(ins) if dot_flops else "",
+                    footprint=footprint,
                 )
             )
     return out

@@ -9,7 +9,10 @@
 with every op counted as often as it runs (op_cost: loop bodies × their trip counts, nested
 loops multiplied through), ops = kernels executed, loop_iterations = while-loop iterations,
 other_flops = non-dot FLOPs + transcendentals, bandwidth(bytes) the rate of the first cache
-tier the op fits and the main-memory rate otherwise (hardware.py), wire_bytes by ring
+tier the op fits and the main-memory rate otherwise (hardware.py), except inside a loop whose
+body's working set (op_cost's footprint) exceeds the last tier: there the body evicts what the
+next iteration reuses and a small op streams at hw.loop_bandwidth when the table has one
+(measured on a CPU; none for the accelerators), wire_bytes by ring
 algorithms (collectives.py); on a CPU also the first write of the call's fresh buffers
 (fresh_bytes / first_touch_bandwidth: the OS maps and zeroes each new page).
 The three terms add: on one in-order stream of kernels a latency is paid whatever the kernel
@@ -40,10 +43,14 @@ _HALF = ("bf16", "f16")
 TERMS = ("compute", "memory", "latency", "communication")
 
 
-def _bandwidth(hw: Hardware, n_bytes: float) -> float:
-    """The memory rate an op moving n_bytes sees: the first cache tier it fits (hardware.py)."""
+def _bandwidth(hw: Hardware, n_bytes: float, loop_footprint: float = 0.0) -> float:
+    """The memory rate an op moving n_bytes sees: the first cache tier it fits (hardware.py),
+    at most hw.loop_bandwidth when it runs in a loop body whose working set (loop_footprint
+    bytes, 0 outside loops) exceeds the last tier."""
     for size, rate in hw.caches:
         if n_bytes <= size:
+            if hw.loop_bandwidth and loop_footprint > hw.caches[-1][0]:
+                return min(rate, hw.loop_bandwidth)
             return rate
     return hw.bandwidth
 
@@ -81,7 +88,8 @@ def predict(
         kind = precision or ("bfloat16" if o.dot_dtype in _HALF else "float32")
         c = o.dot_flops / hw.matmul_flops[kind]
         c += (o.flops - o.dot_flops + o.transcendentals) / hw.vector_flops
-        m = scale * o.bytes / _bandwidth(hw, scale * o.bytes)
+        footprint = scale * o.footprint if o.loop_depth > 0 else 0.0
+        m = scale * o.bytes / _bandwidth(hw, scale * o.bytes, footprint)
         if c >= m:
             compute += o.runs * c
         else:
