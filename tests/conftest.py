@@ -43,6 +43,23 @@ def launch(*args, timeout=600, check=True, stdin=None, env=None):
     return proc
 
 
+def pytest_collection_modifyitems(config, items):
+    """test_report.py first, the other files that read conftest.quick_report last: with xdist's
+    --dist loadfile one worker starts the quick report at once while the other runs the
+    independent files, and no worker sits waiting on the report's lock early on."""
+
+    def file_of(item):
+        return item.nodeid.split("::")[0]
+
+    readers = {file_of(i) for i in items if "quick_report" in getattr(i, "fixturenames", ())}
+
+    def rank(item):
+        f = file_of(item)
+        return 0 if f.endswith("test_report.py") else 2 if f in readers else 1
+
+    items[:] = sorted(items, key=rank)  # stable: each file keeps its own order
+
+
 @pytest.fixture(scope="session")
 def quick_report(tmp_path_factory, worker_id):
     """The report's quick preset, run once per test session by whichever xdist worker asks
