@@ -14,6 +14,11 @@ from jax.test_util import check_grads
 
 import anatomy.attention as att
 from anatomy import layers
+from anatomy.attention.additive import project_keys
+from anatomy.attention.kv_cache import any_overflow, check_no_overflow
+from anatomy.attention.multihead import project_kv
+from anatomy.attention.positions import Rotary
+from anatomy.attention.positions import lookup as position_lookup
 from anatomy.errors import BadInputError
 
 TOL = 1e-5
@@ -141,7 +146,7 @@ def test_additive_matches_loop(rng):
     mask, _ = key_mask(rng, B, K)
     pj = jax.tree.map(f32, p)
     ctx, w = att.additive_attention(
-        pj, f32(s), att.project_keys(pj, f32(keys)), f32(values), jnp.asarray(mask)
+        pj, f32(s), project_keys(pj, f32(keys)), f32(values), jnp.asarray(mask)
     )
     rctx, rw = ref_additive(p, s, keys, values, mask)
     assert ctx.shape == (B, Dv) and w.shape == (B, K)
@@ -209,7 +214,7 @@ def test_fully_masked_row_gives_zeros_not_nan(rng):
     assert np.all(np.isfinite(g))
     p = att.init_additive(jax.random.key(0), D, D, 3)
     ctx, wa = att.additive_attention(
-        p, q[:, 0, 0], att.project_keys(p, k[:, :, 0]), v[:, :, 0], jnp.zeros((B, K), bool)
+        p, q[:, 0, 0], project_keys(p, k[:, :, 0]), v[:, :, 0], jnp.zeros((B, K), bool)
     )
     assert np.all(np.asarray(ctx) == 0.0) and np.all(np.asarray(wa) == 0.0)
 
@@ -226,7 +231,7 @@ def test_multi_head_matches_loop_and_weights(rng):
     assert out.shape == (B, Q, M) and w.shape == (B, H, Q, K)
     assert rel(out, rout) <= TOL and rel(w, rw) <= TOL
     # precomputed kv gives the same answer; no-weights call returns just the output
-    out2 = att.multi_head_attention(pj, f32(xq), None, mask, kv=att.project_kv(pj, f32(xkv)))
+    out2 = att.multi_head_attention(pj, f32(xq), None, mask, kv=project_kv(pj, f32(xkv)))
     np.testing.assert_allclose(out2, out, rtol=1e-6, atol=1e-6)
 
 
@@ -251,7 +256,7 @@ def test_positional_encoding_matches_loop():
 def test_position_lookup_is_never_clamped():
     """table[pos] under jit clamps an out-of-range position to the last row; lookup gives NaN."""
     table = att.sinusoidal(4, 6)
-    rows = jax.jit(att.position_lookup)(table, jnp.array([[0, 3], [4, -1]]))  # [2, 2, 6]
+    rows = jax.jit(position_lookup)(table, jnp.array([[0, 3], [4, -1]]))  # [2, 2, 6]
     np.testing.assert_array_equal(rows[0], table[jnp.array([0, 3])])
     assert np.isnan(np.asarray(rows[1])).all()
 
@@ -334,14 +339,14 @@ def test_norm_and_residual_options_equal_their_composition(
     x, y = f32(rng.normal(size=(2, 5, 8))), f32(rng.normal(size=(2, 4, 8)))
     mask = att.padding_mask(jnp.array([5, 3]), 5)
     pos = jnp.arange(5)
-    rot, bias = att.Rotary(pos, pos, 50.0), att.alibi_bias(att.alibi_slopes(2), pos, pos)
+    rot, bias = Rotary(pos, pos, 50.0), att.alibi_bias(att.alibi_slopes(2), pos, pos)
     kw = dict(norm=norm, residual=residual, alpha=alpha)
     sa = lambda p, m, **a: lambda z: att.multi_head_attention(p, z, z, m, **a)
     want = _wired(x, sa(enc["self_attn"], mask, rotary=rot, bias=bias), enc["ln1"], **kw)
     want = _wired(want, lambda z: layers.ffn(enc["ffn"], z), enc["ln2"], **kw)
     got = att.encoder_layer(enc, x, mask, rotary=rot, bias=bias, **kw)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    causal, rot4 = att.causal_mask(4, 4), att.Rotary(pos[:4], pos[:4])
+    causal, rot4 = att.causal_mask(4, 4), Rotary(pos[:4], pos[:4])
     cross = lambda z: att.multi_head_attention(dec["cross_attn"], z, got, mask)
     want = _wired(y, sa(dec["self_attn"], causal, rotary=rot4), dec["ln1"], **kw)
     want = _wired(want, cross, dec["ln2"], **kw)
@@ -445,14 +450,14 @@ def test_kv_cache_overflow_is_flagged_never_overwritten(per_row):
     for t in range(1, 6):
         kv = jnp.full((1, 1, 1, 1), float(t))
         cache = append(cache, kv, kv)
-        assert bool(np.all(cache.overflow)) == (t > 3) and bool(att.any_overflow(cache)) == (t > 3)
+        assert bool(np.all(cache.overflow)) == (t > 3) and bool(any_overflow(cache)) == (t > 3)
     np.testing.assert_array_equal(np.asarray(cache.k)[0, :, 0, 0], [1.0, 2.0, 3.0])
     np.testing.assert_array_equal(cache.length, [3] if per_row else 3)
     _, w = att.attend(cache, jnp.ones((1, 1, 1, 1)))
     np.testing.assert_allclose(np.asarray(w).sum(), 1.0, rtol=1e-6)
     with pytest.raises(RuntimeError, match="overflowed"):
-        att.check_no_overflow({"layers": (cache,)})
-    att.check_no_overflow({"layers": (att.init_cache(1, 3, 1, 1),)})  # fresh: no error
+        check_no_overflow({"layers": (cache,)})
+    check_no_overflow({"layers": (att.init_cache(1, 3, 1, 1),)})  # fresh: no error
 
 
 def test_per_row_cache_lengths_equal_rows_decoded_alone(rng):
@@ -533,9 +538,9 @@ def test_gradients_check_grads(rng):
         pa = jax.tree.map(lambda a: d64(*a.shape), att.init_additive(jax.random.key(0), 3, 4, 5))
         check_grads(
             jax.jit(
-                lambda p, s, h: att.additive_attention(
-                    p, s, att.project_keys(p, h), h, mask[:, 0, 0]
-                )[0]
+                lambda p, s, h: att.additive_attention(p, s, project_keys(p, h), h, mask[:, 0, 0])[
+                    0
+                ]
             ),
             (pa, d64(B, 3), d64(B, K, 4)),
             order=1,

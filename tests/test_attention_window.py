@@ -9,6 +9,7 @@ import pytest
 
 import anatomy.attention as att
 from anatomy import probes
+from anatomy.attention.sliding_window import window_append, window_attend
 
 
 def f32(x):
@@ -157,8 +158,7 @@ def test_rolling_cache_decoding_equals_causal_window_attention(rng, per_row):
     cache = att.init_window_cache(b, r, h, d, per_row=per_row)
     step = jax.jit(
         lambda c, q_t, k_t, v_t: (
-            att.window_attend(att.window_append(c, k_t, v_t), q_t)
-            + (att.window_append(c, k_t, v_t),)
+            window_attend(window_append(c, k_t, v_t), q_t) + (window_append(c, k_t, v_t),)
         )
     )
     for i in range(t):
@@ -173,9 +173,9 @@ def test_rolling_cache_decoding_equals_causal_window_attention(rng, per_row):
         np.testing.assert_allclose(np.asarray(w)[:, :, 0].sum(-1), 1.0, atol=1e-6)
     assert cache.k.shape[1] == r + 1 and np.all(np.asarray(cache.length) == t)
     with pytest.raises(ValueError, match="window_append"):
-        att.window_append(cache, k[:, :2], v[:, :2])
+        window_append(cache, k[:, :2], v[:, :2])
     with pytest.raises(ValueError, match="window_attend"):
-        att.window_attend(cache, q[:, :2])
+        window_attend(cache, q[:, :2])
 
 
 def test_bad_input_names_the_problem(rng):

@@ -18,6 +18,7 @@ from anatomy.attention.decoder_only import (
     init_decoder_only_cache,
 )
 from anatomy.attention.layers import encoder_layer
+from anatomy.attention.positions import Rotary
 from anatomy.errors import BadInputError
 
 B, T, M, H, N_LAYERS, P = 2, 5, 16, 4, 2, 12
@@ -56,7 +57,7 @@ def _prefix_twin(params, x, *, positions="sinusoidal", rope_base=1e4, rope_scale
         rows = []
         for t in range(t_all):
             pos = jnp.arange(t + 1)
-            rotary = att.Rotary(pos, pos, rope_base, rope_scale) if kind == "rope" else None
+            rotary = Rotary(pos, pos, rope_base, rope_scale) if kind == "rope" else None
             bias = att.alibi_bias(att.alibi_slopes(H), pos, pos) if kind == "alibi" else None
             out = encoder_layer(
                 layer, h[:, : t + 1], None, rotary=rotary, bias=bias, alpha=alpha, **kw

@@ -9,6 +9,12 @@ import pytest
 
 from anatomy import attention as att
 from anatomy import axes as axes_mod
+from anatomy.attention.positions import (
+    check_positions,
+    init_learned_positions,
+    learned_positions,
+    rope_frequencies,
+)
 from anatomy.errors import BadInputError
 
 B, T, H, D = 2, 5, 3, 8
@@ -73,8 +79,8 @@ def test_rope_interpolation_is_position_over_scale(rng):
         a = att.rope(x, jnp.asarray(4 * p), scale=4.0)
         np.testing.assert_allclose(a, att.rope(x, jnp.asarray(p)), rtol=0, atol=1e-12)
         # a raised base rotates more slowly: a smaller angle for every pair but the first
-        slow = att.rope_frequencies(D, base=1e6, dtype=jnp.float64)
-        fast = att.rope_frequencies(D, dtype=jnp.float64)
+        slow = rope_frequencies(D, base=1e6, dtype=jnp.float64)
+        fast = rope_frequencies(D, dtype=jnp.float64)
         assert slow[0] == fast[0] == 1.0 and np.all(slow[1:] < fast[1:])
 
 
@@ -131,26 +137,26 @@ def test_alibi_bias_equals_loop(rng):
 
 def test_learned_positions_shape_axes_and_range(rng):
     key = jax.random.key(0)
-    params = att.init_learned_positions(key, 16, 6)
+    params = init_learned_positions(key, 16, 6)
     assert params["table"].shape == (16, 6)
-    axes, _ = axes_mod.trace(lambda k: att.init_learned_positions(k, 16, 6), key)
+    axes, _ = axes_mod.trace(lambda k: init_learned_positions(k, 16, 6), key)
     assert axes == {"table": (None, "embed")}
     pos = rng.integers(0, 16, size=(B, T))
-    rows = att.learned_positions(params, pos)
+    rows = learned_positions(params, pos)
     assert rows.shape == (B, T, 6)
     np.testing.assert_array_equal(rows, np.asarray(params["table"])[pos])
-    out = att.learned_positions(params, jnp.asarray([3, 16, -1]))
+    out = learned_positions(params, jnp.asarray([3, 16, -1]))
     assert np.all(np.isfinite(out[0])) and np.all(np.isnan(out[1:]))
     with pytest.raises(BadInputError):
-        att.init_learned_positions(key, 0, 6)
+        init_learned_positions(key, 0, 6)
 
 
 def test_check_positions_names_field_and_choices():
     for name in att.POSITIONS:
-        assert att.check_positions(name) == name
+        assert check_positions(name) == name
     assert att.POSITIONS == ("sinusoidal", "learned", "rope", "alibi", "none")
     with pytest.raises(BadInputError) as err:
-        att.check_positions("relative", field="model.transformer.positions")
+        check_positions("relative", field="model.transformer.positions")
     msg = str(err.value)
     assert "model.transformer.positions" in msg and "'relative'" in msg
     assert all(repr(p) in msg for p in att.POSITIONS)
@@ -163,7 +169,7 @@ def test_encoding_says_what_each_choice_adds_rotates_and_biases(rng):
     """added / added_at (the input rows), attention (rotary, bias) for a whole sequence and
     step_attention for one cache step, which is that sequence's row at the step's position."""
     t, m, cap = 5, 6, 8
-    table = att.init_learned_positions(jax.random.key(1), 10, m)
+    table = init_learned_positions(jax.random.key(1), 10, m)
     pos = jnp.asarray([3, 0])  # two rows at different positions
     for kind in att.POSITIONS:
         enc = att.encoding(kind, rope_base=100.0, rope_scale=2.0)

@@ -8,7 +8,7 @@ import pytest
 from anatomy import probes
 from anatomy.attention import init_mha, multi_head_attention
 from anatomy.probes import claims
-from anatomy.recurrence import LSTMState, get_cell, init_rnn, lstm_recur, run
+from anatomy.recurrence import LSTMState, get_cell, init_rnn, run
 
 
 def test_input_grad_norms_match_explicit_jacobian_product(rng):
@@ -98,7 +98,7 @@ def test_scan_cost_matches_unrolled_loop(lstm_setup):
     got = probes.scan_cost(
         lambda p, x: run(spec, p, x)[1],
         (params, xs),
-        lstm_recur,
+        spec.recur,
         (params, carry, jnp.ones((batch, 32))),
     )
     want = probes.xla_cost(unrolled, params, xs)

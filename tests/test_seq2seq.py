@@ -12,7 +12,7 @@ import pytest
 from helpers import adam_fit
 
 from anatomy import decode
-from anatomy.attention import any_overflow
+from anatomy.attention.kv_cache import any_overflow
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import BOS, EOS, MODELS, PAD, build_model, count_params, default_model_config
 

@@ -13,6 +13,13 @@ stack.py  deep LSTM / GRU stacks: n_layers, GNMT residuals, LayerNorm on each la
           one step at a time (stack_step) and bidirectional (torch's bidirectional num_layers)
 
 Imports only anatomy.layers / anatomy.axes below it (tests/test_layering.py).
+
+This namespace holds what a user composes: the cell registry (CELLS, LINEAR_CELLS,
+FUSED_CELLS, CellSpec, get_cell), each cell's init and one-step form (init_lstm, lstm_cell,
+...; gru_paper_cell shares init_gru) and its state type, the linear recurrences' sequence forms
+(sru, qrnn, mingru, mamba; linear_recurrence, quasi_recurrence), the runners (run,
+bidirectional, reverse_padded, paths) and the stacks. A cell's hoisted steps (X_project,
+X_recur, X_zero_carry) come from its CellSpec (get_cell(name).recur, ...) or its module.
 """
 
 from anatomy.recurrence import paths  # per-backend default paths (hoist, vjp)
@@ -20,42 +27,24 @@ from anatomy.recurrence.cells import (
     LSTMState,
     gru_cell,
     gru_paper_cell,
-    gru_paper_recur,
-    gru_project,
-    gru_recur,
-    gru_zero_carry,
     init_gru,
     init_lstm,
     init_rnn,
     lstm_cell,
-    lstm_project,
-    lstm_recur,
-    lstm_zero_carry,
     rnn_cell,
-    rnn_project,
-    rnn_recur,
-    rnn_zero_carry,
 )
-from anatomy.recurrence.mingru import (
-    init_mingru,
-    mingru,
-    mingru_cell,
-    mingru_project,
-    mingru_recur,
-)
+from anatomy.recurrence.mingru import init_mingru, mingru, mingru_cell
 from anatomy.recurrence.quasi import (
     QRNNState,
     SRUState,
     init_qrnn,
     init_sru,
     linear_recurrence,
-    linear_recurrence_sequential,
     qrnn,
     qrnn_cell,
     quasi_recurrence,
     sru,
     sru_cell,
-    sru_sequence,
 )
 from anatomy.recurrence.registry import CELLS, FUSED_CELLS, LINEAR_CELLS, CellSpec, get_cell
 from anatomy.recurrence.scan import bidirectional, run
@@ -73,39 +62,27 @@ from anatomy.recurrence.stack import (
 )
 
 __all__ = [
+    # the registry
     "CELLS",
+    "FUSED_CELLS",
+    "LINEAR_CELLS",
     "CellSpec",
-    "LSTMState",
     "get_cell",
+    # cells: init, one step, state
     "init_rnn",
     "rnn_cell",
-    "rnn_project",
-    "rnn_recur",
-    "rnn_zero_carry",
     "init_lstm",
     "lstm_cell",
-    "lstm_project",
-    "lstm_recur",
-    "lstm_zero_carry",
+    "LSTMState",
     "init_gru",
     "gru_cell",
     "gru_paper_cell",
-    "gru_project",
-    "gru_recur",
-    "gru_paper_recur",
-    "gru_zero_carry",
-    "run",
-    "FUSED_CELLS",
-    "paths",
-    "bidirectional",
-    "reverse_padded",
+    # linear recurrences
     "linear_recurrence",
-    "linear_recurrence_sequential",
     "quasi_recurrence",
     "init_sru",
     "sru",
     "sru_cell",
-    "sru_sequence",
     "SRUState",
     "init_qrnn",
     "qrnn",
@@ -114,13 +91,16 @@ __all__ = [
     "init_mingru",
     "mingru",
     "mingru_cell",
-    "mingru_project",
-    "mingru_recur",
     "init_mamba",
     "mamba",
     "mamba_cell",
     "MambaState",
-    "LINEAR_CELLS",
+    # runners
+    "run",
+    "bidirectional",
+    "reverse_padded",
+    "paths",
+    # stacks
     "STACK_CELLS",
     "check_stack_cell",
     "init_stack",

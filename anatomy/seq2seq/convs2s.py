@@ -50,7 +50,8 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy import conv
-from anatomy.attention import masked_softmax, position_lookup
+from anatomy.attention import masked_softmax
+from anatomy.attention.positions import lookup as position_lookup
 from anatomy.axes import declare
 from anatomy.errors import BadInputError
 from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding

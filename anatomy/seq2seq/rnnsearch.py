@@ -42,7 +42,8 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
-from anatomy.attention import additive_attention, init_additive, project_keys
+from anatomy.attention import additive_attention, init_additive
+from anatomy.attention.additive import project_keys
 from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
 from anatomy.recurrence import (
     LSTMState,

@@ -8,7 +8,7 @@
     kv_fixed   the KV step with a cache of fixed capacity max(N) holding N tokens:
                XLA's static shapes attend over every slot, so its cost is flat in N
     window     the step with causal sliding-window attention of radius r: a rolling cache
-               of r+1 slots (anatomy.attention.window_append), the last r+1 tokens     O(r·d) + O(d²)
+               of r+1 slots (sliding_window.window_append), the last r+1 tokens        O(r·d) + O(d²)
 
 Exponents are fitted on the total per-token FLOPs and on the N-dependent part
 (total minus the same program's cost at N = 1, i.e. minus the O(d²) projections/FFN),

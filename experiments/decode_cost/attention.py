@@ -8,7 +8,7 @@ anatomy.attention.decoder_only) generating token N three ways, and with a slidin
     kv_fixed   the KV step with a cache of fixed capacity max(N) holding N tokens: XLA's
                static shapes attend over every slot, so its cost is flat in N
     window     causal sliding-window attention of radius r: a rolling cache of r+1 slots
-               (anatomy.attention.window_append), the last r+1 tokens      O(r·d) + O(d²)
+               (sliding_window.window_append), the last r+1 tokens         O(r·d) + O(d²)
 """
 
 import functools
@@ -18,7 +18,8 @@ import jax.numpy as jnp
 
 from anatomy import probes
 from anatomy.attention import decoder_only as stack
-from anatomy.attention import init_cache, init_window_cache, window_append, window_attend
+from anatomy.attention import init_cache, init_window_cache
+from anatomy.attention.sliding_window import window_append, window_attend
 
 
 def init_block(key, cfg):

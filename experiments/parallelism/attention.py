@@ -12,8 +12,9 @@ import jax
 import jax.numpy as jnp
 
 from anatomy import probes
-from anatomy.attention import init_mha, multi_head_attention, project_kv, project_q
+from anatomy.attention import init_mha, multi_head_attention
 from anatomy.attention.chunked import chunked_attention
+from anatomy.attention.multihead import project_kv, project_q
 
 
 def init(key, cfg):

@@ -9,7 +9,7 @@ loop body once, so its FLOPs are 3 × the loop-corrected forward count (probes.s
 import jax.numpy as jnp
 
 from anatomy import probes
-from anatomy.recurrence import LSTMState, init_lstm, lstm_recur
+from anatomy.recurrence import LSTMState, get_cell, init_lstm
 from anatomy.recurrence import run as run_cell
 
 
@@ -28,7 +28,7 @@ def flops(exe, params, x):
     fwd = probes.scan_cost(
         lambda p, x: run_cell("lstm", p, x)[1],
         (params, x),
-        lstm_recur,
+        get_cell("lstm").recur,
         (params, carry, jnp.ones((b, 4 * d))),
     )
     return 3.0 * fwd["flops"]
