@@ -15,7 +15,8 @@ computed with ``jax.lax.associative_scan`` (parallel=True) or ``jax.lax.scan`` (
 starts from an output h0 (a translator's s_0): the state is set to h0 where it has the
 output's shape (sru, qrnn, mingru) and to zero where it does not (mamba's [B, H, N]).
 
-A new cell: its functions in a module of its own, one CellSpec entry below (keyword fields).
+A new cell: its functions in a module of its own, named init_X, X_cell, X_project, X_recur,
+X_zero_carry (``_spec``'s convention), and one ``_spec`` line below.
 This module sits above the cells and fused.py and below scan.py, so nothing imports back.
 """
 
@@ -83,92 +84,36 @@ def _mingru_from_hidden(params, h0):
     return h0
 
 
+def _spec(module, name, hidden, *, shares=None, **forms):
+    """The CellSpec of ``name`` from ``module``'s functions, named by the cells' convention:
+    init_<name>, <name>_cell, <name>_project, <name>_recur, <name>_zero_carry. A variant that
+    ``shares`` another cell's init, input projection and zero carry names that cell (gru_paper:
+    'gru'). forms: the optional fields (sequence, from_hidden, fused)."""
+    base = shares or name
+    return CellSpec(
+        name=name,
+        init=getattr(module, f"init_{base}"),
+        cell=getattr(module, f"{name}_cell"),
+        project=getattr(module, f"{base}_project"),
+        recur=getattr(module, f"{name}_recur"),
+        zero_carry=getattr(module, f"{base}_zero_carry"),
+        hidden=hidden,
+        **forms,
+    )
+
+
 _NONLINEAR = (
-    CellSpec(
-        name="rnn",
-        init=c.init_rnn,
-        cell=c.rnn_cell,
-        project=c.rnn_project,
-        recur=c.rnn_recur,
-        zero_carry=c.rnn_zero_carry,
-        hidden=_identity,
-    ),
-    CellSpec(
-        name="lstm",
-        init=c.init_lstm,
-        cell=c.lstm_cell,
-        project=c.lstm_project,
-        recur=c.lstm_recur,
-        zero_carry=c.lstm_zero_carry,
-        hidden=_carry_h,
-        fused=fused.run_lstm,
-    ),
-    CellSpec(
-        name="gru",
-        init=c.init_gru,
-        cell=c.gru_cell,
-        project=c.gru_project,
-        recur=c.gru_recur,
-        zero_carry=c.gru_zero_carry,
-        hidden=_identity,
-        fused=fused.run_gru,
-    ),
-    CellSpec(
-        name="gru_paper",
-        init=c.init_gru,
-        cell=c.gru_paper_cell,
-        project=c.gru_project,
-        recur=c.gru_paper_recur,
-        zero_carry=c.gru_zero_carry,
-        hidden=_identity,
-    ),
+    _spec(c, "rnn", _identity),
+    _spec(c, "lstm", _carry_h, fused=fused.run_lstm),
+    _spec(c, "gru", _identity, fused=fused.run_gru),
+    _spec(c, "gru_paper", _identity, shares="gru"),
 )
 
 _LINEAR = (
-    CellSpec(
-        name="sru",
-        init=q.init_sru,
-        cell=q.sru_cell,
-        project=q.sru_project,
-        recur=q.sru_recur,
-        zero_carry=q.sru_zero_carry,
-        hidden=_carry_h,
-        sequence=q.sru_sequence,
-        from_hidden=_sru_from_hidden,
-    ),
-    CellSpec(
-        name="qrnn",
-        init=q.init_qrnn,
-        cell=q.qrnn_cell,
-        project=q.qrnn_project,
-        recur=q.qrnn_recur,
-        zero_carry=q.qrnn_zero_carry,
-        hidden=_carry_h,
-        sequence=q.qrnn,
-        from_hidden=_qrnn_from_hidden,
-    ),
-    CellSpec(
-        name="mingru",
-        init=mg.init_mingru,
-        cell=mg.mingru_cell,
-        project=mg.mingru_project,
-        recur=mg.mingru_recur,
-        zero_carry=mg.mingru_zero_carry,
-        hidden=_identity,
-        sequence=mg.mingru,
-        from_hidden=_mingru_from_hidden,
-    ),
-    CellSpec(
-        name="mamba",
-        init=sel.init_mamba,
-        cell=sel.mamba_cell,
-        project=sel.mamba_project,
-        recur=sel.mamba_recur,
-        zero_carry=sel.mamba_zero_carry,
-        hidden=_carry_h,
-        sequence=sel.mamba,
-        from_hidden=sel.mamba_from_hidden,
-    ),
+    _spec(q, "sru", _carry_h, sequence=q.sru_sequence, from_hidden=_sru_from_hidden),
+    _spec(q, "qrnn", _carry_h, sequence=q.qrnn, from_hidden=_qrnn_from_hidden),
+    _spec(mg, "mingru", _identity, sequence=mg.mingru, from_hidden=_mingru_from_hidden),
+    _spec(sel, "mamba", _carry_h, sequence=sel.mamba, from_hidden=sel.mamba_from_hidden),
 )
 
 CELLS = {s.name: s for s in _NONLINEAR + _LINEAR}  # name -> CellSpec, registration order
