@@ -6,6 +6,7 @@ declaration, so recurrence, attention, conv and the translators all build on it 
 importing one another (an RNN translator's dropout is not the attention package's).
 
     init_embedding(key, V, d, scale=None) -> [V, d]      init_dense(key, d_in, d_out, ...)
+    init_output(key, d, V, bias=True) (the logits' dense)
     dense(p, x)                                          dropout(x, rate, rng, deterministic)
     init_layer_norm(m) ; layer_norm(p, x, eps=1e-5)      init_ffn(key, m, f) ; ffn(p, x, ...)
 
@@ -96,6 +97,11 @@ def init_dense(key, d_in, d_out, bias=True, axes=(None, None)):
     if bias:
         p["b"] = jnp.zeros((d_out,), jnp.float32)
     return declare(p, {"w": tuple(axes), "b": tuple(axes)[1:]})
+
+
+def init_output(key, d, vocab_size, bias=True):
+    """The output projection d -> V (the logits): init_dense with the logical axes OUT_AXES."""
+    return init_dense(key, d, vocab_size, bias, OUT_AXES)
 
 
 def dense(p, x):

@@ -44,14 +44,7 @@ from anatomy.attention import check_norm, encoding
 from anatomy.attention import decoder_only as attn_stack
 from anatomy.axes import declare
 from anatomy.errors import BadInputError
-from anatomy.layers import (
-    OUT_AXES,
-    dropout,
-    init_dense,
-    init_embedding,
-    init_layer_norm,
-    layer_norm,
-)
+from anatomy.layers import dropout, init_embedding, init_layer_norm, init_output, layer_norm
 from anatomy.recurrence import (
     check_stack_cell,
     init_stack,
@@ -170,7 +163,7 @@ def build_lm(config, vocab_size):
             "out_bias": declare(jnp.zeros((vocab_size,), jnp.float32), ("vocab",)),
         }
         if not cfg.tie_output:
-            p["out"] = init_dense(k_out, m, vocab_size, False, OUT_AXES)["w"]  # [m, V]
+            p["out"] = init_output(k_out, m, vocab_size, bias=False)["w"]  # [m, V]
         if final_ln:
             p["final_ln"] = init_layer_norm(m)
         return p

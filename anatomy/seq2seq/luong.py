@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.attention import LUONG_KINDS, init_luong, luong_attention
-from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
+from anatomy.layers import dense, dropout, init_dense, init_embedding, init_output
 from anatomy.recurrence import get_cell, run
 from anatomy.seq2seq import base
 
@@ -53,7 +53,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
             "decoder": spec.init(ks[3], cfg.d_emb + h, h),
             "attn": init_luong(ks[4], cfg.score, h, h, cfg.d_attn),
             "combine": init_dense(ks[5], 2 * h, h, bias=False),  # W_c
-            "out": init_dense(ks[6], h, tgt_vocab_size, axes=OUT_AXES),
+            "out": init_output(ks[6], h, tgt_vocab_size),
         }  # W_s
 
     def _encode(params, src, src_len, rng=None):

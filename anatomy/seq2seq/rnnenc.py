@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
-from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
+from anatomy.layers import dense, dropout, init_embedding, init_output
 from anatomy.recurrence import init_stack, run, run_stack
 from anatomy.seq2seq import base
 
@@ -85,7 +85,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
                 else spec.init(ks[2], cfg.d_emb, cfg.d_hidden)
             ),
             "decoder": spec.init(ks[3], d_dec_in, cfg.d_hidden),
-            "out": init_dense(ks[4], cfg.d_hidden, tgt_vocab_size, axes=OUT_AXES),
+            "out": init_output(ks[4], cfg.d_hidden, tgt_vocab_size),
         }
 
     def _encode(params, src, src_len, rng=None):

@@ -44,7 +44,7 @@ import ml_collections
 
 from anatomy.attention import additive_attention, init_additive
 from anatomy.attention.additive import project_keys
-from anatomy.layers import OUT_AXES, dense, dropout, init_dense, init_embedding
+from anatomy.layers import dense, dropout, init_dense, init_embedding, init_output
 from anatomy.recurrence import (
     LSTMState,
     bidirectional,
@@ -115,7 +115,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
             "attn": init_additive(ks[5], cfg.d_dec, d_ann, cfg.d_attn),
             "decoder": spec.init(ks[6], cfg.d_emb + d_ann, cfg.d_dec),
             "readout": init_dense(ks[7], cfg.d_dec + d_ann + cfg.d_emb, pool * cfg.d_readout),
-            "out": init_dense(ks[8], cfg.d_readout, tgt_vocab_size, axes=OUT_AXES),
+            "out": init_output(ks[8], cfg.d_readout, tgt_vocab_size),
         }
 
     def _encode(params, src, src_len, rng=None):

@@ -42,36 +42,14 @@ import jax
 import jax.numpy as jnp
 import ml_collections
 
-from anatomy.attention import (
-    NORMS,
-    POSITIONS,
-    causal_mask,
-    check_norm,
-    decoder_layer,
-    decoder_layer_step,
-    decoder_memory_kv,
-    deepnorm_constants,
-    encoder_layer,
-    encoding,
-    init_cache,
-    init_decoder_layer,
-    init_encoder_layer,
-    padding_mask,
-)
+from anatomy import attention as attn
 from anatomy.axes import declare
 from anatomy.errors import BadInputError
-from anatomy.layers import (
-    OUT_AXES,
-    dropout,
-    init_dense,
-    init_embedding,
-    init_layer_norm,
-    layer_norm,
-)
+from anatomy.layers import dropout, init_embedding, init_layer_norm, init_output, layer_norm
 from anatomy.seq2seq import base
 
 # The fields build() checks (base.check_choices); 'none' is refused with its reason first.
-CHOICES = {"norm": NORMS, "positions": tuple(p for p in POSITIONS if p != "none")}
+CHOICES = {"norm": attn.NORMS, "positions": tuple(p for p in attn.POSITIONS if p != "none")}
 
 
 def default_config():
@@ -117,13 +95,13 @@ def build(config, src_vocab_size, tgt_vocab_size):
             f"transformer: share_embeddings needs equal vocab sizes, got "
             f"{src_vocab_size} and {tgt_vocab_size}"
         )
-    check_norm(config.norm, config.residual, "transformer: norm")
-    enc = encoding(config.positions, config.rope_base, config.rope_scale)
+    attn.check_norm(config.norm, config.residual, "transformer: norm")
+    enc = attn.encoding(config.positions, config.rope_base, config.rope_scale)
     cfg = base.freeze(config)
     m, rate, h = cfg.d_model, cfg.dropout_rate, cfg.n_heads
     n_enc, n_dec = cfg.n_encoder_layers, cfg.n_decoder_layers
     # DeepNet's (α, β) per side; (1, 1) leaves every other norm as it is
-    consts = deepnorm_constants(n_enc, n_dec) if cfg.norm == "deepnorm" else {}
+    consts = attn.deepnorm_constants(n_enc, n_dec) if cfg.norm == "deepnorm" else {}
     a_enc, b_enc = consts.get("encoder", (1.0, 1.0))
     a_dec, b_dec = consts.get("decoder", (1.0, 1.0))
     # The layers' fixed options; a call adds its positions (rotary, bias) and dropout key.
@@ -137,11 +115,11 @@ def build(config, src_vocab_size, tgt_vocab_size):
         p = {
             "tgt_emb": init_embedding(k_tgt, tgt_vocab_size, m),
             "encoder": [
-                init_encoder_layer(k, m, h, cfg.d_ff, beta=b_enc, norm=cfg.norm)
+                attn.init_encoder_layer(k, m, h, cfg.d_ff, beta=b_enc, norm=cfg.norm)
                 for k in jax.random.split(k_enc, n_enc)
             ],
             "decoder": [
-                init_decoder_layer(k, m, h, cfg.d_ff, beta=b_dec, norm=cfg.norm)
+                attn.init_decoder_layer(k, m, h, cfg.d_ff, beta=b_dec, norm=cfg.norm)
                 for k in jax.random.split(k_dec, n_dec)
             ],
             "out_bias": declare(jnp.zeros((tgt_vocab_size,), jnp.float32), ("vocab",)),
@@ -149,7 +127,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         if not cfg.share_embeddings:
             p["src_emb"] = init_embedding(k_src, src_vocab_size, m)
         if not (cfg.tie_output or cfg.share_embeddings):
-            p["out"] = init_dense(k_out, m, tgt_vocab_size, False, OUT_AXES)["w"]  # [m, V]
+            p["out"] = init_output(k_out, m, tgt_vocab_size, bias=False)["w"]  # [m, V]
         if cfg.norm == "pre":
             p["enc_ln"], p["dec_ln"] = init_layer_norm(m), init_layer_norm(m)
         if enc.kind == "learned":  # keys beside the five above, so the rest stays as it was
@@ -173,12 +151,12 @@ def build(config, src_vocab_size, tgt_vocab_size):
         table = params["tgt_emb"] if cfg.share_embeddings else params["src_emb"]
         s_len = src.shape[1]
         x = _embed(table, src, enc.added(s_len, m, params.get("src_pos")), rngs[0])  # [b, s, m]
-        mask = padding_mask(src_len, s_len)  # [b, 1, 1, s]
+        mask = attn.padding_mask(src_len, s_len)  # [b, 1, 1, s]
         pos = jnp.arange(s_len)
         rotary, bias = enc.attention(h, pos, pos)  # ALiBi: the symmetric -slope·|i - j|
         self_w = []
         for p_layer, r in zip(params["encoder"], rngs[1:]):
-            x, w = encoder_layer(p_layer, x, mask, rotary=rotary, bias=bias, rng=r, **enc_kw)
+            x, w = attn.encoder_layer(p_layer, x, mask, rotary=rotary, bias=bias, rng=r, **enc_kw)
             self_w.append(w["self_attn"])
         if cfg.norm == "pre":
             x = layer_norm(params["enc_ln"], x)
@@ -189,7 +167,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         src, src_len = base.check_src(src, src_len, "transformer")
         x, mask, _ = _encode(params, src, src_len)
         return {
-            "kv": tuple(decoder_memory_kv(p_layer, x) for p_layer in params["decoder"]),
+            "kv": tuple(attn.decoder_memory_kv(p_layer, x) for p_layer in params["decoder"]),
             "mask": mask,
         }
 
@@ -204,12 +182,12 @@ def build(config, src_vocab_size, tgt_vocab_size):
         rngs = [None] * (n_dec + 1) if r_dec is None else list(jax.random.split(r_dec, n_dec + 1))
         added = enc.added(t_len, m, params.get("tgt_pos"))
         y = _embed(params["tgt_emb"], tgt, added, rngs[0])  # [b, t, m]
-        self_mask = causal_mask(t_len, t_len)  # [1, 1, t, t]
+        self_mask = attn.causal_mask(t_len, t_len)  # [1, 1, t, t]
         pos = jnp.arange(t_len)
         rotary, bias = enc.attention(h, pos, pos)  # ALiBi: causal -slope·(i - j) under the mask
         cross_w, self_w = [], []
         for p_layer, r in zip(params["decoder"], rngs[1:]):
-            y, w = decoder_layer(
+            y, w = attn.decoder_layer(
                 p_layer, y, x, self_mask, src_mask, rotary=rotary, bias=bias, rng=r, **dec_kw
             )
             cross_w.append(w["cross_attn"])
@@ -234,7 +212,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         if enc.kind == "learned":
             enc.added_at(jnp.zeros((1,), jnp.int32), int(max_len), m, params["tgt_pos"])
         b = memory["mask"].shape[0]
-        return tuple(init_cache(b, max_len, h, m // h, per_row=True) for _ in range(n_dec))
+        return tuple(attn.init_cache(b, max_len, h, m // h, per_row=True) for _ in range(n_dec))
 
     def step(params, memory, state, tokens):
         """One target position per row: tokens [b] -> (logits [b, V], caches appended).
@@ -250,7 +228,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         rotary, bias = enc.step_attention(h, pos, cap)
         caches = []
         for p_layer, cache, kv in zip(params["decoder"], state, memory["kv"]):
-            y, cache, _ = decoder_layer_step(
+            y, cache, _ = attn.decoder_layer_step(
                 p_layer, y, cache, kv, memory["mask"], rotary=rotary, bias=bias, **step_kw
             )
             caches.append(cache)
