@@ -191,6 +191,13 @@ GOOD = [1.1, 0.7, 0.5, 0.35]  # learned; its excess over the oracle stays 0.1 pa
 BLOWN = [1.1, 1.9, 2.5, 3.0]  # learned, blows up past L
 
 
+# The claims the injected numbers below make hold on one side and fail on the other.
+TWO_SIDED = tuple(
+    f"context_length/{c}"
+    for c in ("press_sinusoidal", "press_alibi", "extension", "lstm_beyond", "context_extension")
+)
+
+
 def _by_id(results):
     table = {c.id: c for c in claims.table(results)}
     for c in claims.chapter(results):
@@ -214,11 +221,7 @@ def test_claims_hold_on_injected_numbers_where_the_chapter_holds():
         beyond={"rope": 0.1, "rope+ntk+ft": 0.1, "rope+ft": 0.1, "lstm": 0.1, "lstm+ft": 0.13},
     )
     got = _by_id(res)
-    assert got["context_length/press_sinusoidal"].verdict == HOLDS
-    assert got["context_length/press_alibi"].verdict == HOLDS
-    assert got["context_length/extension"].verdict == HOLDS
-    assert got["context_length/lstm_beyond"].verdict == HOLDS
-    assert got["context_length/context_extension"].verdict == HOLDS
+    assert {c: got[c].verdict for c in TWO_SIDED} == dict.fromkeys(TWO_SIDED, HOLDS)
     assert got["context_length/model/rope"].verdict == probes.REPORTED
 
 
@@ -239,11 +242,7 @@ def test_claims_fail_on_injected_numbers_where_the_chapter_fails():
         beyond={"rope+ntk+ft": 0.2, "lstm+ft": 0.9},
     )
     got = _by_id(res)
-    assert got["context_length/press_sinusoidal"].verdict == FAILS
-    assert got["context_length/press_alibi"].verdict == FAILS
-    assert got["context_length/extension"].verdict == FAILS
-    assert got["context_length/lstm_beyond"].verdict == FAILS
-    assert got["context_length/context_extension"].verdict == FAILS
+    assert {c: got[c].verdict for c in TWO_SIDED} == dict.fromkeys(TWO_SIDED, FAILS)
     # generalisation gaps (excess at 4L - excess at L): GOOD 0, BLOWN 2.0
     assert got["context_length/nope"].verdict == HOLDS  # none 0 < rope, alibi 2.0
     assert (

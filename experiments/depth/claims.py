@@ -43,16 +43,7 @@ import math
 
 import numpy as np
 
-from anatomy.probes.claims import (
-    CAVEAT,
-    FAILS,
-    HOLDS,
-    MISSING,
-    NOT_SHOWN,
-    REPORTED,
-    Claim,
-    weakest,
-)
+from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, MISSING, NOT_SHOWN, REPORTED, Claim, weakest
 
 FAIL_MARGIN = 0.05  # a seed within this many nats of the unigram loss learned no context: failed
 SPREAD_K = 2.0  # 'beyond the seed spread': more than this many pooled seed stds apart
