@@ -21,7 +21,6 @@ predictions from XLA:CPU's programs; this script is how to check them on the har
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
@@ -34,6 +33,7 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.probes import hardware, hlo, op_cost, roofline
+from benchmarks import timing
 
 # device_kind substrings -> anatomy.probes.hardware.ACCELERATORS names
 KNOWN = {
@@ -46,13 +46,9 @@ KNOWN = {
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(
-        prog="python benchmarks/gpu_scaling.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ap = timing.argument_parser(
+        "python benchmarks/gpu_scaling.py", __doc__, "small shapes, few rounds: any machine"
     )
-    ap.add_argument("--quick", action="store_true", help="small shapes, few rounds: any machine")
-    ap.add_argument("--rounds", type=int, default=None, help="interleaved timing rounds")
     ap.add_argument("--n-grid", default=None, help="comma-separated N for the layers")
     ap.add_argument("--translators", default=None, help="comma-separated translators ('' = none)")
     ap.add_argument("--precisions", default="float32,bfloat16", help="float32 and/or bfloat16")

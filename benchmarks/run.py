@@ -9,7 +9,6 @@ timed), which torch kernels ran, the peak memory of one call, then the interleav
 median time over the other side's: below 1 means anatomy is faster.
 """
 
-import argparse
 import re
 import shlex
 import sys
@@ -29,19 +28,15 @@ SETTINGS = {  # preset: rounds, seconds per sample, seconds per case and pass, m
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(
-        prog="python -m benchmarks.run",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ap = timing.argument_parser(
+        "python -m benchmarks.run", __doc__, "small shapes only, few rounds (< 1 min)"
     )
-    ap.add_argument("--quick", action="store_true", help="small shapes only, few rounds (< 1 min)")
     ap.add_argument(
         "--out",
         default="BENCHMARKS.md",
         help="markdown file to write ('-' = stdout only); text outside the generated "
         "block of an existing file is kept",
     )
-    ap.add_argument("--rounds", type=int, default=None, help="timed rounds per implementation")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
         "--cases",

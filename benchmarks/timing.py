@@ -7,6 +7,7 @@ so a burst of load from other processes hits all sides alike. The headline is th
 over rounds; spread = (p75 - p25) / median says how noisy it was.
 """
 
+import argparse
 import datetime
 import os
 import platform
@@ -17,6 +18,17 @@ import time
 import numpy as np
 
 from anatomy.probes.timing import n_cores  # the cores this process may run on: XLA's pool size
+
+
+def argument_parser(prog, doc, quick_help):
+    """A timing script's parser: its docstring as --help, and the flags every such script
+    takes: --quick (help ``quick_help``) and --rounds (None: the preset's)."""
+    ap = argparse.ArgumentParser(
+        prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved timing rounds")
+    return ap
 
 
 def _summary(samples):

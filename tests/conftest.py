@@ -29,14 +29,9 @@ def launch(*args, timeout=600, check=True, stdin=None, env=None):
 
     check: assert it exited 0, showing the end of its stderr. Returns the CompletedProcess.
     """
+    cmd = [sys.executable, "launch.py", *args]
     proc = subprocess.run(
-        [sys.executable, "launch.py", *args],
-        cwd=ROOT,
-        input=stdin,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
+        cmd, cwd=ROOT, input=stdin, env=env, capture_output=True, text=True, timeout=timeout
     )
     if check:
         assert proc.returncode == 0, proc.stderr[-4000:]
