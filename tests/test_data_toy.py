@@ -8,11 +8,19 @@ import pytest
 
 from anatomy.data import lexicon as lx
 from anatomy.data import toy_wmt as tw
+from anatomy.errors import BadInputError
 
 
 @pytest.fixture(scope="module")
 def lex():
     return lx.make_lexicon(0)
+
+
+def test_lexicon_sizes_override_one_class_and_refuse_an_unknown_one():
+    lex = lx.make_lexicon(0, adverbs=5)
+    assert len(lex.adverbs) == 5 and len(lex.adjectives) == lx.CLASS_SIZES["adjectives"]
+    with pytest.raises(BadInputError, match="no word class"):
+        lx.make_lexicon(0, n_adverbs=5)
 
 
 @pytest.fixture(scope="module")

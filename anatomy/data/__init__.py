@@ -63,7 +63,7 @@ Defaults (anatomy.data.defaults): SEED, TOKEN_BUDGET (1024), MAX_LEN (160), TRAI
     written once and read by default_config(), the batchers and the generators below.
 
 Toy corpus (anatomy.data.toy_wmt; the trees in toy_grammar.py, the oracle in toy_oracle.py)
-    make_lexicon(seed=0, **sizes, scale=1.0) -> Lexicon  (anatomy.data.lexicon)
+    make_lexicon(seed=0, scale=1.0, **sizes) -> Lexicon  (anatomy.data.lexicon; CLASS_SIZES)
     generate_pairs(n, *, seed, lexicon, length_weights, max_src_len) -> list[(src, tgt)]
     generate_stratified(per_bucket, *, seed, lexicon, max_src_len) -> list[(src, tgt)]
     generate_splits(seed, train_size, valid_size, test_per_bucket, max_src_len,

@@ -154,43 +154,39 @@ class _Namer:
                 return w
 
 
-def make_lexicon(
-    seed=0,
-    n_nouns=420,
-    n_compounds=80,
-    n_trans=180,
-    n_intr=100,
-    n_say=20,
-    n_adjectives=160,
-    n_adverbs=60,
-    scale=1.0,
-):
+# The open word classes and their sizes at scale 1: with the closed classes, 1,063 source words.
+CLASS_SIZES = dict(nouns=420, compounds=80, trans=180, intr=100, say=20, adjectives=160, adverbs=60)
+
+
+def make_lexicon(seed=0, scale=1.0, **sizes):
     """Generate a Lexicon deterministically from seed (default: 1,063 source words).
 
+    sizes: words per open class, overriding CLASS_SIZES (its keys: nouns=, adverbs=, ...).
     scale multiplies every open word class (e.g. 0.5 for an easier, ~560-word language).
     """
     if scale <= 0:
         raise BadInputError(f"lexicon scale must be > 0, got {scale}")
-    n_nouns, n_compounds, n_trans, n_intr, n_say, n_adjectives, n_adverbs = (
-        max(2, round(n * scale))
-        for n in (n_nouns, n_compounds, n_trans, n_intr, n_say, n_adjectives, n_adverbs)
-    )
+    if unknown := sorted(set(sizes) - set(CLASS_SIZES)):
+        raise BadInputError(
+            f"make_lexicon: no word class {unknown}; the classes: {list(CLASS_SIZES)}"
+        )
+    n = {c: max(2, round(size * scale)) for c, size in {**CLASS_SIZES, **sizes}.items()}
     rng = random.Random(f"toy_wmt/lexicon/{seed}")
     src_taken = set(FUNCTION_WORDS) | set(SUBORDINATORS) | set(COORDINATORS) | set(SRC_PREPOSITIONS)
     tgt_taken = set()
     src = _Namer(rng, SRC_ONSETS, SRC_VOWELS, SRC_CODAS, src_taken)
     tgt = _Namer(rng, TGT_ONSETS, TGT_VOWELS, TGT_CODAS, tgt_taken)
     lex = Lexicon(seed=seed)
-    for _ in range(n_nouns):
+    for _ in range(n["nouns"]):
         s = src.word(rng.choice((1, 2, 2)), suffixes=("", "s"))
         t = tgt.word(rng.choice((1, 2, 2, 3))).capitalize()
         pl = rng.choice(PLURAL_CLASSES)
         lex.nouns.append(
             dict(src=s, src_pl=s + "s", tgt=t, tgt_pl=t + pl, gender=rng.choice("mfn"))
         )
-    for _ in range(n_compounds):  # modifier noun + head noun -> one target word
+    for _ in range(n["compounds"]):  # modifier noun + head noun -> one target word
         while True:
-            mod, head = rng.sample(lex.nouns[:n_nouns], 2)
+            mod, head = rng.sample(lex.nouns[: n["nouns"]], 2)
             s = f"{mod['src']} {head['src']}"
             if s not in src_taken:
                 src_taken.add(s)
@@ -198,8 +194,8 @@ def make_lexicon(
         t = mod["tgt"] + head["tgt"].lower()
         pl = head["tgt_pl"][len(head["tgt"]) :]
         lex.nouns.append(dict(src=s, src_pl=s + "s", tgt=t, tgt_pl=t + pl, gender=head["gender"]))
-    for kind, n in (("trans", n_trans), ("intr", n_intr), ("say", n_say)):
-        for _ in range(n):
+    for kind in ("trans", "intr", "say"):
+        for _ in range(n[kind]):
             s = src.word(rng.choice((1, 2)), suffixes=("", "s", "ed"))
             stem = tgt.word(rng.choice((1, 2)), min_len=2)
             particle = rng.choice(PARTICLES) if kind != "say" and rng.random() < 0.25 else ""
@@ -215,11 +211,11 @@ def make_lexicon(
                     sein=kind == "intr" and rng.random() < 0.3,
                 )
             )
-    for _ in range(n_adjectives):
+    for _ in range(n["adjectives"]):
         lex.adjectives.append(
             dict(src=src.word(rng.choice((1, 2))), tgt=tgt.word(rng.choice((1, 2))))
         )
-    for _ in range(n_adverbs):
+    for _ in range(n["adverbs"]):
         lex.adverbs.append(
             dict(
                 src=src.word(rng.choice((1, 2)), suffixes=("ly",)) + "ly",
