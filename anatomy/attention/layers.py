@@ -113,6 +113,16 @@ def _ffn_block(params, rate, rng):
     return lambda z: (ffn(params, z, dropout_rate=rate, rng=rng), None)
 
 
+def _self_attention_block(params, mask, rotary, bias):
+    return lambda z: multi_head_attention(
+        params, z, z, mask, rotary=rotary, bias=bias, return_weights=True
+    )
+
+
+def _cross_attention_block(params, mask, memory_kv):
+    return lambda z: multi_head_attention(params, z, None, mask, kv=memory_kv, return_weights=True)
+
+
 def _init_ffn(key, d_model, d_ff, beta):
     p = init_ffn(key, d_model, d_ff)
     if beta != 1.0:
@@ -174,16 +184,8 @@ def encoder_layer(
         raise ValueError(f"encoder_layer: x must be [b, t, m], got shape {x.shape}")
     r_res1, r_ffn, r_res2 = _keys(rng, 3)
     kw = dict(norm=norm, residual=residual, alpha=alpha, eps=eps, rate=dropout_rate)
-    sa = params["self_attn"]
-    x, w_self = _sublayer(
-        x,
-        lambda z: multi_head_attention(
-            sa, z, z, mask, rotary=rotary, bias=bias, return_weights=True
-        ),
-        params.get("ln1"),
-        rng=r_res1,
-        **kw,
-    )
+    self_attn = _self_attention_block(params["self_attn"], mask, rotary, bias)
+    x, w_self = _sublayer(x, self_attn, params.get("ln1"), rng=r_res1, **kw)
     x, _ = _sublayer(
         x, _ffn_block(params["ffn"], dropout_rate, r_ffn), params.get("ln2"), rng=r_res2, **kw
     )
@@ -257,23 +259,10 @@ def decoder_layer(
         memory_kv = decoder_memory_kv(params, memory)
     r1, r2, r3, r_ffn = _keys(rng, 4)
     kw = dict(norm=norm, residual=residual, alpha=alpha, eps=eps, rate=dropout_rate)
-    sa, ca = params["self_attn"], params["cross_attn"]
-    y, w_self = _sublayer(
-        y,
-        lambda z: multi_head_attention(
-            sa, z, z, self_mask, rotary=rotary, bias=bias, return_weights=True
-        ),
-        params.get("ln1"),
-        rng=r1,
-        **kw,
-    )
-    y, w_cross = _sublayer(
-        y,
-        lambda z: multi_head_attention(ca, z, None, cross_mask, kv=memory_kv, return_weights=True),
-        params.get("ln2"),
-        rng=r2,
-        **kw,
-    )
+    self_attn = _self_attention_block(params["self_attn"], self_mask, rotary, bias)
+    cross_attn = _cross_attention_block(params["cross_attn"], cross_mask, memory_kv)
+    y, w_self = _sublayer(y, self_attn, params.get("ln1"), rng=r1, **kw)
+    y, w_cross = _sublayer(y, cross_attn, params.get("ln2"), rng=r2, **kw)
     y, _ = _sublayer(
         y, _ffn_block(params["ffn"], dropout_rate, r_ffn), params.get("ln3"), rng=r3, **kw
     )
@@ -317,19 +306,15 @@ def decoder_layer_step(
     """
     if y_t.ndim != 3 or y_t.shape[1] != 1:
         raise ValueError(f"decoder_layer_step: y_t must be [b, 1, m], got shape {y_t.shape}")
-    sa, ca = params["self_attn"], params["cross_attn"]
+    sa = params["self_attn"]
     kw = dict(norm=norm, residual=residual, alpha=alpha, eps=eps, rate=0.0, rng=None)
 
     def self_attn(z):
         out, w, new_cache = cached_self_attention(sa, z, cache, rotary=rotary, bias=bias)
         return out, (w, new_cache)
 
+    cross_attn = _cross_attention_block(params["cross_attn"], cross_mask, memory_kv)
     y, (w_self, new_cache) = _sublayer(y_t, self_attn, params.get("ln1"), **kw)
-    y, w_cross = _sublayer(
-        y,
-        lambda z: multi_head_attention(ca, z, None, cross_mask, kv=memory_kv, return_weights=True),
-        params.get("ln2"),
-        **kw,
-    )
+    y, w_cross = _sublayer(y, cross_attn, params.get("ln2"), **kw)
     y, _ = _sublayer(y, _ffn_block(params["ffn"], 0.0, None), params.get("ln3"), **kw)
     return y, new_cache, {"self_attn": w_self, "cross_attn": w_cross}
