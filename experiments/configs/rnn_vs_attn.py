@@ -43,7 +43,9 @@ from anatomy.sharding import default_config as sharding_config
 from anatomy.train import default_train_config
 
 MODELS = ("rnnenc", "rnnsearch", "transformer")
-PRESETS = ("", "full", "quick", "seeds", "equal_time", "bahdanau")
+PRESETS = ("", "full", "quick", "seeds", "equal_time", "bahdanau", "wmt14_enfr", "wmt14_ende_base")
+# The accelerators the paper-scale presets' cost estimate prices (anatomy.probes.hardware names)
+COST_GPU, COST_TPU, COST_TPU_CHIPS = "H100 SXM", "TPU v5e", 16
 
 # The recipe fields a model may set for itself (typed placeholders: overridable from flags).
 RECIPE_FIELDS = {
@@ -209,6 +211,112 @@ def get_config(preset=None):
         # num_steps stays the default's: it sets only the schedule's shape over the budget
     elif preset == "bahdanau":
         c.models = tuple(f"{m}-{n}" for m in MODELS for n in (30, 50))
+    elif preset == "wmt14_enfr":
+        _wmt14_enfr(c)
+    elif preset == "wmt14_ende_base":
+        _wmt14_ende_base(c)
     elif preset not in (None, ""):
         raise ValueError(f"Unknown preset {preset!r} for rnn_vs_attn; choose one of {PRESETS}")
     return c
+
+
+def _paper_scale(c, tfds_name, src, tgt):
+    """What both paper-scale presets share: a tfds WMT'14 corpus (src -> tgt), no curriculum,
+    one recipe for every model (config.train; the toy recipes cleared), the cost estimate
+    printed before the run starts (experiments/rnn_vs_attn/cost.py)."""
+    c.data.name = "tfds"
+    c.data.tfds_name = tfds_name
+    c.data.src_key, c.data.tgt_key = src, tgt  # tfds's validation = newstest2013, test = 2014
+    c.curriculum.phases = ()  # neither paper used one
+    for name in c.train_by_model:
+        c.train_by_model[name] = recipe_overrides()
+    c.train.log_every = 100
+    c.train.eval_every = 1000
+    c.cost_estimate = ml_collections.ConfigDict(
+        {"enabled": True, "gpu": COST_GPU, "tpu": COST_TPU, "tpu_chips": COST_TPU_CHIPS}
+    )
+
+
+def _wmt14_enfr(c):
+    """Bahdanau et al. 2015: RNNencdec-50 and RNNsearch-50 on WMT'14 En->Fr (module doc)."""
+    _paper_scale(c, "wmt14_translate/fr-en", "en", "fr")
+    c.models = ("rnnenc-50", "rnnsearch-50")  # trained on sources of <= 50 tokens, tested on all
+    c.data.vocab = "word"
+    c.data.vocab_size = 30000  # the 30,000 most frequent words per language, the specials
+    # among them; every other word is unk
+    c.data.max_len = 256  # test on (nearly) every length: pairs over it are filtered, counted
+    c.data.bucket_boundaries = (16, 24, 32, 40, 48, 56, 64, 96, 128, 192, 256)
+    c.data.token_budget = 80 * 50  # 80 sentences of 50 tokens; the paper's minibatch is 80
+    # sentences whatever their length (token budgets here: more rows in shorter buckets)
+    # Gated units of Cho et al. 2014 (reset before the recurrent product), 620-dim embeddings,
+    # 1,000 hidden units; RNNencdec feeds the summary c to every decoder step (Cho et al.); its
+    # readout is this library's linear one (the paper's maxout deep output exists for
+    # RNNsearch only here).
+    c.model.rnnenc = model_config(
+        "rnnenc", cell="gru_paper", d_emb=620, d_hidden=1000, feed_context=True
+    )
+    # bidirectional 1,000 + 1,000 encoder, 1,000 decoder, alignment model n' = 1,000, maxout
+    # readout of l = 500 units (pool 2 over 1,000) on s_{i-1}.
+    c.model.rnnsearch = model_config(
+        "rnnsearch",
+        cell="gru_paper",
+        d_emb=620,
+        d_enc=1000,
+        d_dec=1000,
+        d_attn=1000,
+        d_readout=500,
+        readout="maxout",
+        readout_state="previous",
+    )
+    # Adadelta (Zeiler 2012; eps 1e-6, rho 0.95: anatomy.train.optim.ADADELTA) at rate 1,
+    # gradients clipped to norm 1 (Pascanu et al. 2013), no smoothing, no dropout; the paper
+    # trained each model about five days: 300,000 steps for both (the same token budget).
+    c.train.optimizer = "adadelta"
+    c.train.learning_rate = 1.0
+    c.train.warmup_steps = 0
+    c.train.decay = "constant"
+    c.train.end_fraction = 0.0
+    c.train.label_smoothing = 0.0
+    c.train.clip_norm = 1.0
+    c.train.num_steps = 300_000
+    c.train.checkpoint_every = 5000
+    c.eval.extra_len = 32  # French runs longer than English
+
+
+def _wmt14_ende_base(c):
+    """Vaswani et al. 2017's Transformer-base on WMT'14 En->De (module doc)."""
+    _paper_scale(c, "wmt14_translate/de-en", "en", "de")
+    c.models = ("transformer",)
+    c.data.vocab = "sentencepiece"  # the paper: shared byte-pair encoding of about 37,000
+    c.data.vocab_size = 37000
+    c.data.shared_vocab = True
+    c.data.max_len = 256
+    c.data.bucket_boundaries = ()  # 8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256
+    c.data.token_budget = 25000  # ~25,000 source + 25,000 target tokens (padded) per batch
+    c.model.transformer = model_config(
+        "transformer",
+        d_model=512,
+        n_heads=8,
+        d_ff=2048,
+        n_encoder_layers=6,
+        n_decoder_layers=6,
+        norm="post",
+        positions="sinusoidal",
+        dropout_rate=0.1,
+        share_embeddings=True,  # one table for source, target and output (shared vocabulary)
+        tie_output=True,
+    )
+    # Adam b1 0.9, b2 0.98, eps 1e-9 (make_optimizer's), lr = d^-0.5 * min(s^-0.5, s * w^-1.5)
+    # with w = 4,000: linear warmup to d^-0.5 * w^-0.5, then 'rsqrt' (the same function);
+    # no clipping, label smoothing 0.1, 100,000 steps.
+    c.train.learning_rate = 512**-0.5 * 4000**-0.5
+    c.train.warmup_steps = 4000
+    c.train.decay = "rsqrt"
+    c.train.end_fraction = 0.0
+    c.train.label_smoothing = 0.1
+    c.train.clip_norm = 0.0
+    c.train.weight_decay = 0.0
+    c.train.num_steps = 100_000
+    c.train.checkpoint_every = 2000
+    c.eval.beam_size = 4  # beam 4, length penalty alpha 0.6 (anatomy.decode's default)
+    c.eval.extra_len = 50  # output budget: source length + 50, as the paper
