@@ -68,7 +68,9 @@ def planned_vocab(config) -> tuple[int, int]:
 def _abstract(tree, device):
     """ShapeDtypeStructs of `tree`'s leaves, placed on `device` (so the compile targets it)."""
     sh = jax.sharding.SingleDeviceSharding(device)
-    return jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sh), tree)
+    return jax.tree_util.tree_map(
+        lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sh), tree
+    )
 
 
 def _nbytes(tree) -> float:
