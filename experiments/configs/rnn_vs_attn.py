@@ -19,6 +19,35 @@ Presets (`--config=experiments/configs/rnn_vs_attn.py:NAME`):
               transformer-30/-50, each trained only on pairs with at most 30 / 50 source tokens
               (the same token budget: same steps x batch tokens) and tested on every length;
               bleu_by_length.png draws the six curves (-30 dashed).
+Paper scale, for someone with the hardware (a GPU or TPU; the real WMT'14 data through tfds,
+downloaded and prepared by tensorflow_datasets the first run: tests run them only at tiny size
+on tfds's mock data, tests/test_wmt14_presets.py). Both set config.cost_estimate: before the
+corpus is read, the run compiles each model's train step once on the host's CPU and prints
+what the cost model (anatomy.probes.roofline) predicts: parameters, memory per device, step
+time on one cost_estimate.gpu and on a cost_estimate.tpu_chips-chip slice of
+cost_estimate.tpu, and the hours of num_steps (experiments/rnn_vs_attn/cost.py; kept in
+results.json; --config.cost_estimate.enabled=False skips it). Predicted, never measured.
+  wmt14_enfr       Bahdanau et al. 2015: RNNencdec-50 and RNNsearch-50 (rnnenc-50,
+                   rnnsearch-50) on WMT'14 En->Fr (tfds wmt14_translate/fr-en; validation
+                   newstest2013, test newstest2014), 30,000-word vocabulary per language,
+                   gated units (gru_paper), 620-dim embeddings, 1,000 hidden units, RNNsearch's
+                   alignment model 1,000 and maxout readout 500, Adadelta (rho 0.95, eps 1e-6)
+                   with norm-1 clipping, batches of 80 x 50 tokens, 300,000 steps each (about
+                   80M parameters each at these vocabularies). Not the paper's: the corpus is
+                   tfds's whole training split, not the paper's 348M-word selection, and it is
+                   held in memory (--config.data.max_train_examples=N caps it); words are
+                   whitespace tokens of the raw text, not Moses-tokenised; RNNencdec's readout
+                   is linear (no maxout); the initialisation is the library's; greedy decoding
+                   (the paper used a beam search: --config.eval.beam_size=N).
+  wmt14_ende_base  Vaswani et al. 2017's Transformer-base on WMT'14 En->De (tfds
+                   wmt14_translate/de-en): 6 + 6 post-LN layers, d 512, 8 heads, FFN 2,048,
+                   dropout 0.1, one shared 37,000-piece sentencepiece vocabulary (trained on
+                   both sides of the training split; the paper's was byte-pair encoding) with
+                   shared embeddings and tied output (about 63M parameters), label smoothing
+                   0.1, Adam (0.9, 0.98, 1e-9) at d^-0.5 min(s^-0.5, s 4000^-1.5), ~25,000
+                   source + 25,000 target tokens (padded) per batch, 100,000 steps, beam 4 with
+                   length penalty 0.6. Not the paper's: sentencepiece for byte-pair encoding,
+                   the batch counted in padded tokens, no averaging of the last checkpoints.
 Any preset takes overrides, e.g. `--config.seeds=N` (default 1): every model trains N times,
 seed s with train.seed + s (the data and its order unchanged, so seed 0 reproduces the
 one-seed run to the digit), in workdir/<model>/seed<s>/ (a one-seed run stays in
