@@ -286,28 +286,16 @@ def _wmt14_enfr(c):
     )
     # bidirectional 1,000 + 1,000 encoder, 1,000 decoder, alignment model n' = 1,000, maxout
     # readout of l = 500 units (pool 2 over 1,000) on s_{i-1}.
+    sizes = dict(d_emb=620, d_enc=1000, d_dec=1000, d_attn=1000, d_readout=500)
     c.model.rnnsearch = model_config(
-        "rnnsearch",
-        cell="gru_paper",
-        d_emb=620,
-        d_enc=1000,
-        d_dec=1000,
-        d_attn=1000,
-        d_readout=500,
-        readout="maxout",
-        readout_state="previous",
+        "rnnsearch", cell="gru_paper", readout="maxout", readout_state="previous", **sizes
     )
     # Adadelta (Zeiler 2012; eps 1e-6, rho 0.95: anatomy.train.optim.ADADELTA) at rate 1,
     # gradients clipped to norm 1 (Pascanu et al. 2013), no smoothing, no dropout; the paper
     # trained each model about five days: 300,000 steps for both (the same token budget).
-    c.train.optimizer = "adadelta"
-    c.train.learning_rate = 1.0
-    c.train.warmup_steps = 0
-    c.train.decay = "constant"
-    c.train.end_fraction = 0.0
-    c.train.label_smoothing = 0.0
-    c.train.clip_norm = 1.0
-    c.train.num_steps = 300_000
+    c.train.optimizer = "adadelta"  # a field only this preset has (make_optimizer's default: AdamW)
+    c.train.update(dict(learning_rate=1.0, warmup_steps=0, decay="constant", end_fraction=0.0))
+    c.train.update(dict(label_smoothing=0.0, clip_norm=1.0, num_steps=300_000))
     c.train.checkpoint_every = 5000
     c.eval.extra_len = 32  # French runs longer than English
 
@@ -322,30 +310,15 @@ def _wmt14_ende_base(c):
     c.data.max_len = 256
     c.data.bucket_boundaries = ()  # 8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256
     c.data.token_budget = 25000  # ~25,000 source + 25,000 target tokens (padded) per batch
-    c.model.transformer = model_config(
-        "transformer",
-        d_model=512,
-        n_heads=8,
-        d_ff=2048,
-        n_encoder_layers=6,
-        n_decoder_layers=6,
-        norm="post",
-        positions="sinusoidal",
-        dropout_rate=0.1,
-        share_embeddings=True,  # one table for source, target and output (shared vocabulary)
-        tie_output=True,
-    )
+    sizes = dict(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6)
+    # post-LN, sinusoidal positions, dropout 0.1; one table for source, target and output
+    paper = dict(norm="post", positions="sinusoidal", dropout_rate=0.1, share_embeddings=True)
+    c.model.transformer = model_config("transformer", tie_output=True, **paper, **sizes)
     # Adam b1 0.9, b2 0.98, eps 1e-9 (make_optimizer's), lr = d^-0.5 * min(s^-0.5, s * w^-1.5)
     # with w = 4,000: linear warmup to d^-0.5 * w^-0.5, then 'rsqrt' (the same function);
     # no clipping, label smoothing 0.1, 100,000 steps.
-    c.train.learning_rate = 512**-0.5 * 4000**-0.5
-    c.train.warmup_steps = 4000
-    c.train.decay = "rsqrt"
-    c.train.end_fraction = 0.0
-    c.train.label_smoothing = 0.1
-    c.train.clip_norm = 0.0
-    c.train.weight_decay = 0.0
-    c.train.num_steps = 100_000
+    c.train.update(dict(learning_rate=512**-0.5 * 4000**-0.5, warmup_steps=4000, decay="rsqrt"))
+    c.train.update(dict(label_smoothing=0.1, clip_norm=0.0, weight_decay=0.0, num_steps=100_000))
     c.train.checkpoint_every = 2000
     c.eval.beam_size = 4  # beam 4, length penalty alpha 0.6 (anatomy.decode's default)
     c.eval.extra_len = 50  # output budget: source length + 50, as the paper

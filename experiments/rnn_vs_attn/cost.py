@@ -165,14 +165,15 @@ def describe(est: dict) -> str:
     gpu, tpu, n = est["gpu"], est["tpu"], est["tpu_chips"]
     lines = [
         f"Cost estimate ({est['source']}; {est['precision']} compute; vocabularies "
-        f"{est['vocab'][0]:,} / {est['vocab'][1]:,}; the step of the longest training bucket):"
+        f"{est['vocab'][0]:,} / {est['vocab'][1]:,}; each model's step at its longest training "
+        "bucket, the slowest of the run):"
     ]
     for name, r in est["models"].items():
         lines.append(
-            f"  {name}: {r['params'] / 1e6:.1f}M parameters, batch {r['batch'][0]} x "
-            f"{r['batch'][1]} tokens; memory per device {r['memory_gb']:.2f} GB (parameters "
-            f"{r['params_gb']:.2f} + optimiser {r['optimizer_gb']:.2f} + XLA temporaries "
-            f"{r['temp_gb']:.2f}), per {tpu} chip {r['memory_per_chip_gb']:.2f} GB; step "
+            f"  {name}: {r['params']:,} parameters, batch {r['batch'][0]} x "
+            f"{r['batch'][1]} tokens; memory per device {r['memory_gb']:.3g} GB (parameters "
+            f"{r['params_gb']:.3g} + optimiser {r['optimizer_gb']:.3g} + XLA temporaries "
+            f"{r['temp_gb']:.3g}), per {tpu} chip {r['memory_per_chip_gb']:.3g} GB; step "
             f"{r['gpu_step_s']:.3g} s on one {gpu} ({r['gpu_dominant']}-bound), "
             f"{r['tpu_step_s']:.3g} s on {n} {tpu} chips (all-reduce {r['tpu_allreduce_s']:.3g}"
             f" s); x {est['num_steps']:,} steps = {r['gpu_hours']:.3g} h / {r['tpu_hours']:.3g} h"
