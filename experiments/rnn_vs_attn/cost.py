@@ -10,7 +10,9 @@ op_cost's per-op FLOPs and bytes, hardware.py's published rates and assumed late
   parameters        of the model at the vocabulary sizes config.data asks for (vocab_size on
                     each side: the cap of a word vocabulary, the sentencepiece size)
   batch             the bucket of the longest training source (data.max_len, or N for a
-                    '<model>-N'), token_budget // L rows: the longest step of the run
+                    '<model>-N'), token_budget // L rows: the same tokens as every batch, the
+                    longest recurrence and attention span of most of the run (a '-N' model's
+                    few pairs with longer targets go to longer buckets)
   memory / device   parameters + optimiser state + XLA's temporaries (memory_analysis of the
                     CPU compile: XLA:CPU's buffer assignment, not an accelerator compiler's)
   one GPU           roofline.predict on cost_estimate.gpu at train.compute_dtype's precision
@@ -165,8 +167,8 @@ def describe(est: dict) -> str:
     gpu, tpu, n = est["gpu"], est["tpu"], est["tpu_chips"]
     lines = [
         f"Cost estimate ({est['source']}; {est['precision']} compute; vocabularies "
-        f"{est['vocab'][0]:,} / {est['vocab'][1]:,}; each model's step at its longest training "
-        "bucket, the slowest of the run):"
+        f"{est['vocab'][0]:,} / {est['vocab'][1]:,}; each model's step in the bucket of its "
+        "longest training source):"
     ]
     for name, r in est["models"].items():
         lines.append(
