@@ -1,4 +1,5 @@
-"""Learning-rate schedules and the optimiser: Adam(W) + global-norm clipping (optax)."""
+"""Learning-rate schedules and the optimiser: Adam(W) (or Adadelta) + global-norm clipping
+(optax)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ import optax
 from anatomy.errors import BadInputError
 
 DECAYS = ("rsqrt", "cosine", "linear", "constant")
+# config.optimizer (a train config without the field trains with AdamW): Adadelta with Zeiler
+# 2012's rho and eps as Bahdanau et al. 2015 trained RNNsearch (learning_rate 1.0, no decay).
+OPTIMIZERS = ("adamw", "adadelta")
+ADADELTA = {"rho": 0.95, "eps": 1e-6}
 # optax's states of an injected hyperparameter (the names differ between optax versions)
 _INJECTED = tuple(
     getattr(optax, n)
@@ -85,7 +90,9 @@ def make_optimizer(config) -> optax.GradientTransformation:
     """optax chain from a train config: clip_by_global_norm(clip_norm) -> AdamW(schedule).
 
     Fields read: learning_rate, warmup_steps, num_steps, decay, end_fraction, b1, b2,
-    weight_decay, clip_norm (0 = no clipping), max_train_seconds. Under a time budget
+    weight_decay, clip_norm (0 = no clipping), max_train_seconds, and optimizer when the
+    config has it ('adamw', the default, or 'adadelta': optax.adadelta(schedule, **ADADELTA,
+    weight_decay), b1 and b2 unused). Under a time budget
     (time_budgeted) the learning rate is an injected hyperparameter of the optimiser state,
     which the loop sets before every step from the training time (set_learning_rate);
     otherwise optax's own step count drives the schedule.
@@ -93,12 +100,19 @@ def make_optimizer(config) -> optax.GradientTransformation:
     parts = []
     if config.clip_norm and config.clip_norm > 0:
         parts.append(optax.clip_by_global_norm(config.clip_norm))
+    name = config.get("optimizer", "adamw")
+    if name not in OPTIMIZERS:
+        raise BadInputError(f"Unknown optimizer {name!r}; choose one of {OPTIMIZERS}")
+    if name == "adadelta":
+        opt, kwargs = optax.adadelta, dict(ADADELTA)
+    else:
+        opt, kwargs = optax.adamw, {"b1": config.b1, "b2": config.b2, "eps": 1e-9}
     if time_budgeted(config):
-        adam = optax.inject_hyperparams(optax.adamw, static_args=("b1", "b2", "eps"))
+        opt = optax.inject_hyperparams(opt, static_args=tuple(kwargs))
         lr = schedule_at_time(config, 0.0)
     else:
-        adam, lr = optax.adamw, config_schedule(config)
-    parts.append(adam(lr, b1=config.b1, b2=config.b2, eps=1e-9, weight_decay=config.weight_decay))
+        lr = config_schedule(config)
+    parts.append(opt(lr, weight_decay=config.weight_decay, **kwargs))
     return optax.chain(*parts)
 
 

@@ -19,6 +19,35 @@ Presets (`--config=experiments/configs/rnn_vs_attn.py:NAME`):
               transformer-30/-50, each trained only on pairs with at most 30 / 50 source tokens
               (the same token budget: same steps x batch tokens) and tested on every length;
               bleu_by_length.png draws the six curves (-30 dashed).
+Paper scale, for someone with the hardware (a GPU or TPU; the real WMT'14 data through tfds,
+downloaded and prepared by tensorflow_datasets the first run: tests run them only at tiny size
+on tfds's mock data, tests/test_wmt14_presets.py). Both set config.cost_estimate: before the
+corpus is read, the run compiles each model's train step once on the host's CPU and prints
+what the cost model (anatomy.probes.roofline) predicts: parameters, memory per device, step
+time on one cost_estimate.gpu and on a cost_estimate.tpu_chips-chip slice of
+cost_estimate.tpu, and the hours of num_steps (experiments/rnn_vs_attn/cost.py; kept in
+results.json; --config.cost_estimate.enabled=False skips it). Predicted, never measured.
+  wmt14_enfr       Bahdanau et al. 2015: RNNencdec-50 and RNNsearch-50 (rnnenc-50,
+                   rnnsearch-50) on WMT'14 En->Fr (tfds wmt14_translate/fr-en; validation
+                   newstest2013, test newstest2014), 30,000-word vocabulary per language,
+                   gated units (gru_paper), 620-dim embeddings, 1,000 hidden units, RNNsearch's
+                   alignment model 1,000 and maxout readout 500, Adadelta (rho 0.95, eps 1e-6)
+                   with norm-1 clipping, batches of 80 x 50 tokens, 300,000 steps each (about
+                   80M parameters each at these vocabularies). Not the paper's: the corpus is
+                   tfds's whole training split, not the paper's 348M-word selection, and it is
+                   held in memory (--config.data.max_train_examples=N caps it); words are
+                   whitespace tokens of the raw text, not Moses-tokenised; RNNencdec's readout
+                   is linear (no maxout); the initialisation is the library's; greedy decoding
+                   (the paper used a beam search: --config.eval.beam_size=N).
+  wmt14_ende_base  Vaswani et al. 2017's Transformer-base on WMT'14 En->De (tfds
+                   wmt14_translate/de-en): 6 + 6 post-LN layers, d 512, 8 heads, FFN 2,048,
+                   dropout 0.1, one shared 37,000-piece sentencepiece vocabulary (trained on
+                   both sides of the training split; the paper's was byte-pair encoding) with
+                   shared embeddings and tied output (about 63M parameters), label smoothing
+                   0.1, Adam (0.9, 0.98, 1e-9) at d^-0.5 min(s^-0.5, s 4000^-1.5), ~25,000
+                   source + 25,000 target tokens (padded) per batch, 100,000 steps, beam 4 with
+                   length penalty 0.6. Not the paper's: sentencepiece for byte-pair encoding,
+                   the batch counted in padded tokens, no averaging of the last checkpoints.
 Any preset takes overrides, e.g. `--config.seeds=N` (default 1): every model trains N times,
 seed s with train.seed + s (the data and its order unchanged, so seed 0 reproduces the
 one-seed run to the digit), in workdir/<model>/seed<s>/ (a one-seed run stays in
@@ -43,7 +72,9 @@ from anatomy.sharding import default_config as sharding_config
 from anatomy.train import default_train_config
 
 MODELS = ("rnnenc", "rnnsearch", "transformer")
-PRESETS = ("", "full", "quick", "seeds", "equal_time", "bahdanau")
+PRESETS = ("", "full", "quick", "seeds", "equal_time", "bahdanau", "wmt14_enfr", "wmt14_ende_base")
+# The accelerators the paper-scale presets' cost estimate prices (anatomy.probes.hardware names)
+COST_GPU, COST_TPU, COST_TPU_CHIPS = "H100 SXM", "TPU v5e", 16
 
 # The recipe fields a model may set for itself (typed placeholders: overridable from flags).
 RECIPE_FIELDS = {
@@ -209,6 +240,85 @@ def get_config(preset=None):
         # num_steps stays the default's: it sets only the schedule's shape over the budget
     elif preset == "bahdanau":
         c.models = tuple(f"{m}-{n}" for m in MODELS for n in (30, 50))
+    elif preset == "wmt14_enfr":
+        _wmt14_enfr(c)
+    elif preset == "wmt14_ende_base":
+        _wmt14_ende_base(c)
     elif preset not in (None, ""):
         raise ValueError(f"Unknown preset {preset!r} for rnn_vs_attn; choose one of {PRESETS}")
     return c
+
+
+def _paper_scale(c, tfds_name, src, tgt):
+    """What both paper-scale presets share: a tfds WMT'14 corpus (src -> tgt), no curriculum,
+    one recipe for every model (config.train; the toy recipes cleared), the cost estimate
+    printed before the run starts (experiments/rnn_vs_attn/cost.py)."""
+    c.data.name = "tfds"
+    c.data.tfds_name = tfds_name
+    c.data.src_key, c.data.tgt_key = src, tgt  # tfds's validation = newstest2013, test = 2014
+    c.curriculum.phases = ()  # neither paper used one
+    for name in c.train_by_model:
+        c.train_by_model[name] = recipe_overrides()
+    c.train.log_every = 100
+    c.train.eval_every = 1000
+    c.cost_estimate = ml_collections.ConfigDict(
+        {"enabled": True, "gpu": COST_GPU, "tpu": COST_TPU, "tpu_chips": COST_TPU_CHIPS}
+    )
+
+
+def _wmt14_enfr(c):
+    """Bahdanau et al. 2015: RNNencdec-50 and RNNsearch-50 on WMT'14 En->Fr (module doc)."""
+    _paper_scale(c, "wmt14_translate/fr-en", "en", "fr")
+    c.models = ("rnnenc-50", "rnnsearch-50")  # trained on sources of <= 50 tokens, tested on all
+    c.data.vocab = "word"
+    c.data.vocab_size = 30000  # the 30,000 most frequent words per language, the specials
+    # among them; every other word is unk
+    c.data.max_len = 256  # test on (nearly) every length: pairs over it are filtered, counted
+    c.data.bucket_boundaries = (16, 24, 32, 40, 48, 56, 64, 96, 128, 192, 256)
+    c.data.token_budget = 80 * 50  # 80 sentences of 50 tokens; the paper's minibatch is 80
+    # sentences whatever their length (token budgets here: more rows in shorter buckets)
+    # Gated units of Cho et al. 2014 (reset before the recurrent product), 620-dim embeddings,
+    # 1,000 hidden units; RNNencdec feeds the summary c to every decoder step (Cho et al.); its
+    # readout is this library's linear one (the paper's maxout deep output exists for
+    # RNNsearch only here).
+    c.model.rnnenc = model_config(
+        "rnnenc", cell="gru_paper", d_emb=620, d_hidden=1000, feed_context=True
+    )
+    # bidirectional 1,000 + 1,000 encoder, 1,000 decoder, alignment model n' = 1,000, maxout
+    # readout of l = 500 units (pool 2 over 1,000) on s_{i-1}.
+    sizes = dict(d_emb=620, d_enc=1000, d_dec=1000, d_attn=1000, d_readout=500)
+    c.model.rnnsearch = model_config(
+        "rnnsearch", cell="gru_paper", readout="maxout", readout_state="previous", **sizes
+    )
+    # Adadelta (Zeiler 2012; eps 1e-6, rho 0.95: anatomy.train.optim.ADADELTA) at rate 1,
+    # gradients clipped to norm 1 (Pascanu et al. 2013), no smoothing, no dropout; the paper
+    # trained each model about five days: 300,000 steps for both (the same token budget).
+    c.train.optimizer = "adadelta"  # a field only this preset has (make_optimizer's default: AdamW)
+    c.train.update(dict(learning_rate=1.0, warmup_steps=0, decay="constant", end_fraction=0.0))
+    c.train.update(dict(label_smoothing=0.0, clip_norm=1.0, num_steps=300_000))
+    c.train.checkpoint_every = 5000
+    c.eval.extra_len = 32  # French runs longer than English
+
+
+def _wmt14_ende_base(c):
+    """Vaswani et al. 2017's Transformer-base on WMT'14 En->De (module doc)."""
+    _paper_scale(c, "wmt14_translate/de-en", "en", "de")
+    c.models = ("transformer",)
+    c.data.vocab = "sentencepiece"  # the paper: shared byte-pair encoding of about 37,000
+    c.data.vocab_size = 37000
+    c.data.shared_vocab = True
+    c.data.max_len = 256
+    c.data.bucket_boundaries = ()  # 8, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256
+    c.data.token_budget = 25000  # ~25,000 source + 25,000 target tokens (padded) per batch
+    sizes = dict(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6)
+    # post-LN, sinusoidal positions, dropout 0.1; one table for source, target and output
+    paper = dict(norm="post", positions="sinusoidal", dropout_rate=0.1, share_embeddings=True)
+    c.model.transformer = model_config("transformer", tie_output=True, **paper, **sizes)
+    # Adam b1 0.9, b2 0.98, eps 1e-9 (make_optimizer's), lr = d^-0.5 * min(s^-0.5, s * w^-1.5)
+    # with w = 4,000: linear warmup to d^-0.5 * w^-0.5, then 'rsqrt' (the same function);
+    # no clipping, label smoothing 0.1, 100,000 steps.
+    c.train.update(dict(learning_rate=512**-0.5 * 4000**-0.5, warmup_steps=4000, decay="rsqrt"))
+    c.train.update(dict(label_smoothing=0.1, clip_norm=0.0, weight_decay=0.0, num_steps=100_000))
+    c.train.checkpoint_every = 2000
+    c.eval.beam_size = 4  # beam 4, length penalty alpha 0.6 (anatomy.decode's default)
+    c.eval.extra_len = 50  # output budget: source length + 50, as the paper

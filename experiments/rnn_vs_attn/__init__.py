@@ -7,7 +7,9 @@ it with sacrebleu overall and per source-length bucket. Writes results.json, rep
 bleu_by_length.png, loss_vs_steps.png, loss_vs_time.png, valid_loss.png,
 valid_loss_vs_time.png, attention_<model>.png (plots.py). One model's training and scoring:
 training.py; the mean and std over seeds and the tables: seeds.py; the chapter's claims
-(bottleneck, quality and cost, equal time), judged on results.json: claims.py.
+(bottleneck, quality and cost, equal time), judged on results.json: claims.py. With
+config.cost_estimate (the paper-scale presets) the predicted memory, step time and hours of
+the run are printed before the corpus is read and kept in results.json: cost.py.
 
 Seeds: with config.seeds = S > 1 every model trains S times, seed s > 0 in workdir/<model>/seed<s>/
 with train.seed + s (the data and its order unchanged, so seed 0 is the one-seed run);
@@ -32,7 +34,7 @@ import jax
 
 from anatomy import data, distributed, sharding
 from experiments import provenance
-from experiments.rnn_vs_attn import plots, seeds, training
+from experiments.rnn_vs_attn import cost, plots, seeds, training
 
 
 def run(config, workdir):
@@ -47,6 +49,10 @@ def run(config, workdir):
     sc = training.sharding_config(config)
     mesh = sharding.mesh_from_config(sc)  # a mesh that does not fit: ValueError, here
     lead = distributed.is_coordinator()
+    estimate = None
+    if lead and config.get("cost_estimate", None) and config.cost_estimate.enabled:
+        estimate = cost.estimate(config)  # before the corpus: reading WMT'14 takes a while
+        print(cost.describe(estimate), flush=True)
     corpus = data.load_corpus(config.data, workdir=workdir) if lead else None
     distributed.barrier("rnn_vs_attn vocab")  # process 0 has written the vocabularies
     if not lead:
@@ -95,6 +101,8 @@ def run(config, workdir):
         ),
         "config": config.to_dict(),  # what made these numbers (results/ and the docs quote it)
     }
+    if estimate is not None:
+        meta["cost_estimate"] = estimate
     if lead:
         plots.write_outputs(config, workdir, models, histories, maps, labels, meta)
     return {"models": models, "setup": meta}
