@@ -96,19 +96,33 @@ _NCCL_ALPHA = (
 )
 
 
-def _nvidia_gpu(name, *, matmul_flops, vector_flops, bandwidth, link_bandwidth, sources):
-    """An NVIDIA GPU: its published rates (sources) and the latencies assumed for every one."""
+def _nvidia_gpu(name, sheet, bf16_tflops, fp32_tflops, memory, memory_gbs, nvlink_gbs):
+    """An NVIDIA GPU from its datasheet's dense figures (each source text made from the number
+    it cites, so the two cannot drift apart) and the latencies assumed for every one.
+
+    bf16_tflops: dense BF16 tensor rate; float32 dots run at half of it, as TF32 on the tensor
+    cores (JAX's default precision). fp32_tflops: the non-tensor FP32 rate. memory, memory_gbs:
+    the HBM generation and its GB/s. nvlink_gbs: NVLink GB/s per GPU, both directions."""
     return Hardware(
         name,
-        matmul_flops=matmul_flops,
-        vector_flops=vector_flops,
-        bandwidth=bandwidth,
+        matmul_flops={"bfloat16": bf16_tflops * TERA, "float32": bf16_tflops / 2 * TERA},
+        vector_flops=fp32_tflops * TERA,
+        bandwidth=memory_gbs * GIGA,
         op_latency=5 * MICRO,
         loop_latency=10 * MICRO,
         call_latency=20 * MICRO,
-        link_bandwidth=link_bandwidth,
+        link_bandwidth=nvlink_gbs / 2 * GIGA,
         collective_latency=15 * MICRO,
-        sources=sources,
+        sources={
+            "matmul_flops": f"NVIDIA {sheet} datasheet: BF16 tensor {bf16_tflops:g} TFLOP/s "
+            f"dense ({2 * bf16_tflops:g} with sparsity); float32 dots at JAX's default "
+            f"precision run as TF32 on tensor cores (JAX docs, 'Matmul precision'): "
+            f"{bf16_tflops / 2:g} dense",
+            "vector_flops": f"datasheet FP32 (non-tensor) {fp32_tflops:g} TFLOP/s",
+            "bandwidth": f"datasheet {memory} {memory_gbs:,} GB/s",
+            "link_bandwidth": f"datasheet NVLink {nvlink_gbs:g} GB/s per GPU, both directions: "
+            f"{nvlink_gbs / 2:g} GB/s each way",
+        },
         assumptions={
             "op_latency": _GPU_LAUNCH,
             "loop_latency": _GPU_LOOP,
@@ -118,38 +132,15 @@ def _nvidia_gpu(name, *, matmul_flops, vector_flops, bandwidth, link_bandwidth, 
     )
 
 
+# NVIDIA datasheets, dense figures: name: (datasheet, BF16 tensor TFLOP/s, FP32 non-tensor
+# TFLOP/s, memory, its GB/s, NVLink GB/s per GPU both directions)
+GPU_DATASHEETS = {
+    "H100 SXM": ("H100 Tensor Core GPU (SXM5)", 989.4, 66.9, "HBM3", 3350, 900),
+    "A100 80GB": ("A100 (SXM4 80GB)", 312, 19.5, "HBM2e", 2039, 600),
+}
+
 ACCELERATORS = {
-    "H100 SXM": _nvidia_gpu(
-        "H100 SXM",
-        matmul_flops={"bfloat16": 989.4 * TERA, "float32": 494.7 * TERA},
-        vector_flops=66.9 * TERA,
-        bandwidth=3.35e12,
-        link_bandwidth=450 * GIGA,
-        sources={
-            "matmul_flops": "NVIDIA H100 Tensor Core GPU datasheet (SXM5): BF16 tensor 1,979 "
-            "TFLOP/s with sparsity = 989.4 dense; float32 dots at JAX's default precision run "
-            "as TF32 on tensor cores (JAX docs, 'Matmul precision'): 989 sparse = 494.7 dense",
-            "vector_flops": "datasheet FP32 (non-tensor) 66.9 TFLOP/s",
-            "bandwidth": "datasheet HBM3 3.35 TB/s",
-            "link_bandwidth": "datasheet NVLink 900 GB/s per GPU, both directions: 450 GB/s "
-            "each way",
-        },
-    ),
-    "A100 80GB": _nvidia_gpu(
-        "A100 80GB",
-        matmul_flops={"bfloat16": 312 * TERA, "float32": 156 * TERA},
-        vector_flops=19.5 * TERA,
-        bandwidth=2.039e12,
-        link_bandwidth=300 * GIGA,
-        sources={
-            "matmul_flops": "NVIDIA A100 datasheet (SXM4 80GB): BF16 tensor 312 TFLOP/s "
-            "dense; float32 dots at JAX's default precision run as TF32: 156 dense",
-            "vector_flops": "datasheet FP32 (non-tensor) 19.5 TFLOP/s",
-            "bandwidth": "datasheet HBM2e 2,039 GB/s",
-            "link_bandwidth": "datasheet NVLink 600 GB/s per GPU, both directions: 300 GB/s "
-            "each way",
-        },
-    ),
+    **{name: _nvidia_gpu(name, *sheet) for name, sheet in GPU_DATASHEETS.items()},
     "TPU v5e": Hardware(
         "TPU v5e",
         matmul_flops={"bfloat16": 197 * TERA, "float32": 197 * TERA},
