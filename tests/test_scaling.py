@@ -173,3 +173,10 @@ def test_steps_to_loss_from_curves_and_from_final_losses(tmp_path):
     cfg = ml_collections.ConfigDict({"metrics_workdir": "", "results": str(tmp_path / "r.json")})
     s = applied.steps_to_loss(cfg)
     assert (s["target_loss"], s["ratio"], s["bound"]) == (0.15, 1.0, "transformer >=")
+    # a committed result with its curves (seed 0's): the same as from the metrics files
+    for model, curve in curves.items():
+        final["result"]["models"][model]["valid_curve"] = [[list(p) for p in curve]]
+    (tmp_path / "r.json").write_text(json.dumps(final))
+    s = applied.steps_to_loss(cfg)
+    assert s["target_loss"] == 0.5 and s["bound"] is None and s["steps"]["transformer"] == 750
+    assert s["steps"]["rnnsearch"] == pytest.approx(250 + 250 * (2.0 - 0.5) / (2.0 - 0.2))

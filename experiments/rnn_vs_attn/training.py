@@ -259,6 +259,9 @@ def train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
         "final_accuracy": s["final_accuracy"],
         "valid_loss": _last(hist, "valid_loss"),
         "valid_accuracy": _last(hist, "valid_accuracy"),
+        # [[step, validation loss], ...] every train.eval_every steps: the curve a time-to-loss
+        # comparison reads (scaling's applied.steps_to_loss) from a committed result
+        "valid_curve": [[r["step"], r["valid_loss"]] for r in hist if "valid_loss" in r],
         "bleu": ev["bleu"],
         "bleu_by_length": ev["bleu_by_length"],
         "count_by_length": ev["count_by_length"],

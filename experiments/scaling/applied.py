@@ -104,36 +104,48 @@ def steps_to_loss(cfg) -> dict:
     """Steps Transformer and RNNsearch need to reach the same validation loss, and what they
     were read from.
 
-    With cfg.metrics_workdir (an rnn_vs_attn workdir whose <model>/metrics.jsonl hold the
-    validation curve): the target is the higher of the two final validation losses (both
-    reach it); each model's step is the first evaluation at or below it, linearly
-    interpolated from the evaluation before. Otherwise cfg.results (a committed rnn_vs_attn
-    result with final validation losses only): both trained the same steps, so the model
-    with the higher final loss needs all of them and the other at most as many: the ratio
-    of steps is a bound, not a value (bound='transformer >=' or 'transformer <=').
+    The validation curves come from cfg.metrics_workdir (an rnn_vs_attn workdir whose
+    <model>/metrics.jsonl hold them) or else from cfg.results (a committed rnn_vs_attn result
+    whose models carry 'valid_curve', seed 0's). With curves the target is the higher of the
+    two final validation losses (both reach it); each model's step is the first evaluation at
+    or below it, linearly interpolated from the evaluation before. A result made before the
+    curves were recorded holds final validation losses only: both trained the same steps, so
+    the model with the higher final loss needs all of them and the other at most as many: the
+    ratio of steps is a bound, not a value (bound='transformer >=' or 'transformer <=').
     """
     names = ("transformer", "rnnsearch")
+
+    def committed():
+        path = cfg.results if os.path.isabs(cfg.results) else os.path.join(_ROOT, cfg.results)
+        with open(path) as f:
+            return json.load(f)["result"]["models"]
+
     if cfg.metrics_workdir:
-        curves = {}
-        for m in names:
-            recs = [
-                r for r in read_metrics(os.path.join(cfg.metrics_workdir, m)) if "valid_loss" in r
+        curves = {
+            m: [
+                (r["step"], r["valid_loss"])
+                for r in read_metrics(os.path.join(cfg.metrics_workdir, m))
+                if "valid_loss" in r
             ]
-            curves[m] = [(r["step"], r["valid_loss"]) for r in recs]
-        if all(curves.values()):
-            target = max(c[-1][1] for c in curves.values())
-            steps = {m: _first_step(c, target) for m, c in curves.items()}
-            return {
-                "source": f"{cfg.metrics_workdir}/<model>/metrics.jsonl (validation curves)",
-                "target_loss": target,
-                "steps": steps,
-                "curves": curves,
-                "ratio": steps["transformer"] / steps["rnnsearch"],
-                "bound": None,
-            }
-    path = cfg.results if os.path.isabs(cfg.results) else os.path.join(_ROOT, cfg.results)
-    with open(path) as f:
-        models = json.load(f)["result"]["models"]
+            for m in names
+        }
+        source = f"{cfg.metrics_workdir}/<model>/metrics.jsonl (validation curves)"
+    else:
+        models = committed()
+        curves = {m: [tuple(p) for p in (models[m].get("valid_curve") or [[]])[0]] for m in names}
+        source = f"{cfg.results} (validation curves, seed 0)"
+    if all(curves.values()):
+        target = max(c[-1][1] for c in curves.values())
+        steps = {m: _first_step(c, target) for m, c in curves.items()}
+        return {
+            "source": source,
+            "target_loss": target,
+            "steps": steps,
+            "curves": curves,
+            "ratio": steps["transformer"] / steps["rnnsearch"],
+            "bound": None,
+        }
+    models = committed()
     final = {m: models[m]["valid_loss"] for m in names}
     steps = {m: models[m]["steps"] for m in names}
     worse = max(names, key=final.get)
