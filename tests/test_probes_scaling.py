@@ -364,3 +364,24 @@ def test_loop_body_past_the_cache_streams_at_the_loop_rate():
         assert roofline.predict(ops, hw)["memory"] == pytest.approx(3 * k * 3 * 512 / rate)
         tier_only = dataclasses.replace(hw, loop_bandwidth=None)
         assert roofline.predict(ops, tier_only)["memory"] == pytest.approx(3 * k * 1536 / 1e6)
+
+
+def test_run_in_calls_are_untimed_and_precede_each_turn():
+    """run_in: each program's turn in a round starts with untimed calls of itself, so a timed
+    call follows a call of the same program; the clock is read only around timed calls."""
+    log, ticks = [], iter(range(1000))
+
+    def program(name):
+        return lambda: log.append(name)
+
+    calls = {"a": (program("a"), ()), "b": (program("b"), (), 2)}
+    out = hardware.interleaved_medians(
+        calls, rounds=2, warmup=1, run_in=1, clock=lambda: float(next(ticks))
+    )
+    # warmup once each, then per round: a (untimed), a; b (untimed), b, b
+    assert log == ["a", "b"] + ["a", "a", "b", "b", "b"] * 2
+    assert [len(out[k][1]) for k in "ab"] == [2, 4]  # 1 and 2 timed calls per round
+    assert all(t == 1.0 for k in "ab" for t in out[k][1])  # one tick between a timed call's reads
+    log.clear()
+    hardware.interleaved_medians(calls, rounds=1, warmup=0, clock=lambda: 0.0)
+    assert log == ["a", "b", "b"]  # run_in=0: the previous protocol, every call timed

@@ -182,11 +182,16 @@ def get(name: str) -> Hardware:
 # ------------------------------------------------------------------ measuring this machine
 
 
-def interleaved_medians(calls: dict, rounds: int, warmup: int = 2, clock=time.perf_counter) -> dict:
+def interleaved_medians(
+    calls: dict, rounds: int, warmup: int = 2, run_in: int = 0, clock=time.perf_counter
+) -> dict:
     """{key: (median seconds, all seconds)} of calls[key] = (fn, args) or (fn, args, repeats):
     the calls made in turn each round (`repeats` times in a row: cheap micro-benchmarks get
     more samples), so load that comes and goes hits all of them alike; `warmup` untimed calls
-    each first (compilation, caches)."""
+    each first (compilation, caches). run_in: untimed calls of each at the start of its turn
+    in every round, so that a timed call follows a call of the same program (its caches and
+    allocator in the state its own previous call left, as in a training loop that runs one
+    step after another) rather than whatever ran before it in the round."""
     calls = {k: (c[0], c[1], c[2] if len(c) > 2 else 1) for k, c in calls.items()}
     for fn, args, _ in calls.values():
         for _ in range(warmup):
@@ -194,6 +199,8 @@ def interleaved_medians(calls: dict, rounds: int, warmup: int = 2, clock=time.pe
     times = {k: [] for k in calls}
     for _ in range(rounds):
         for k, (fn, args, repeats) in calls.items():
+            for _ in range(run_in):
+                jax.block_until_ready(fn(*args))
             for _ in range(repeats):
                 t0 = clock()
                 jax.block_until_ready(fn(*args))

@@ -62,6 +62,9 @@ def get_config(preset=None):
     c.check.length = c.translators.get_ref("length")
     c.check.rounds = 5  # interleaved timing rounds (the median is reported)
     c.check.warmup = 2  # untimed calls of each program first
+    c.check.run_in = 1  # untimed calls of each program and benchmark at the start of its turn in
+    # every round: each timed call follows a call of the same program (a train step runs after
+    # a train step), not the previous program of the round
     c.check.quick_benchmarks = False  # smaller micro-benchmark arrays and loops
 
     # Applied: the model on named accelerators (anatomy.probes.hardware.ACCELERATORS).

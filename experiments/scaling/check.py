@@ -7,7 +7,10 @@ Programs (one device, float32):
                  donation so the same arguments can be reused) on one padded batch
 This machine's hardware table is measured in the same run (anatomy.probes.hardware's
 micro-benchmarks), interleaved with the programs round by round: load that comes and goes
-slows the benchmarks and the programs alike, and every figure is a median. The prediction of a
+slows the benchmarks and the programs alike, and every figure is a median. In each round every
+program and benchmark is first called `run_in` times untimed, so that what is timed is a call
+after a call of the same program (as one train step follows another), not a call in whatever
+state the previous program in the round left the caches and the allocator. The prediction of a
 program is probes.roofline on its own compiled HLO; the error is predicted / measured.
 """
 
@@ -77,7 +80,7 @@ def run(cfg, progs: dict) -> dict:
     against the prediction from the fastest benchmark calls (a diagnosis under load)."""
     benches = hardware.benchmarks(quick=cfg.quick_benchmarks)
     calls = {**hardware.bench_calls(benches), **progs}
-    medians = hardware.interleaved_medians(calls, cfg.rounds, warmup=cfg.warmup)
+    medians = hardware.interleaved_medians(calls, cfg.rounds, warmup=cfg.warmup, run_in=cfg.run_in)
     hw, raw = hardware.host_table(benches, {k: medians[k][0] for k in benches})
     # the same from the fastest call of each (what the machine does when the load lets it):
     # a diagnosis of misses, not the check

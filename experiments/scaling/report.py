@@ -379,7 +379,9 @@ def sections(cfg, results) -> list[tuple[str, str]]:
         "bounds each kernel, and the count of kernels is itself a term); op FLOPs / bytes follow "
         "XLA's HloCostAnalysis rules and reproduce its totals when loops are counted once.\n"
         f"* **This machine** was measured in the same run, its micro-benchmarks interleaved "
-        f"with the programs ({cfg.check.rounds} rounds, medians): matmul "
+        f"with the programs ({cfg.check.rounds} rounds, medians; in each round every program "
+        f"and benchmark first runs {cfg.check.get('run_in', 0)} untimed call(s) of itself, as one "
+        "train step follows another): matmul "
         f"{bench['matmul'] / 1e9:.1f} GFLOP/s, memory {bench['bandwidth'] / 1e9:.2f} GB/s, "
         + ", ".join(
             f"{k.replace('_', ' level ')} {v / 1e9:.1f} GB/s"
