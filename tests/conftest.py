@@ -7,6 +7,7 @@ Shared helpers (import them: `from conftest import ROOT, launch`): ROOT, the rep
 root; launch(*args), `python launch.py ...` run from it; the `rng` fixture.
 """
 
+import collections
 import os
 import pathlib
 import subprocess
@@ -39,18 +40,21 @@ def launch(*args, timeout=600, check=True, stdin=None, env=None):
 
 
 def pytest_collection_modifyitems(config, items):
-    """test_report.py first, the other files that read conftest.quick_report last: with xdist's
-    --dist loadfile one worker starts the quick report at once while the other runs the
-    independent files, and no worker sits waiting on the report's lock early on."""
+    """test_report.py first, the other files that read conftest.quick_report last, and in
+    between the files with most tests first (xdist's own heuristic, which pyproject's
+    --no-loadscope-reorder turns off so that this order holds): with --dist loadfile one worker
+    starts the quick report at once while the other runs the independent files, and no worker
+    sits waiting on the report's lock early on."""
 
     def file_of(item):
         return item.nodeid.split("::")[0]
 
     readers = {file_of(i) for i in items if "quick_report" in getattr(i, "fixturenames", ())}
+    counts = collections.Counter(file_of(i) for i in items)
 
     def rank(item):
         f = file_of(item)
-        return 0 if f.endswith("test_report.py") else 2 if f in readers else 1
+        return (0 if f.endswith("test_report.py") else 2 if f in readers else 1, -counts[f], f)
 
     items[:] = sorted(items, key=rank)  # stable: each file keeps its own order
 

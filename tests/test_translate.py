@@ -15,12 +15,18 @@ LONG = " ".join(["the gost tourks"] * 100)  # 300 known words, 10x the training 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    """One quick-preset run, one model, shared by the module (~40 s on 2 loaded cores)."""
+    """One quick-preset run, one model, shared by the module: a few steps and one test sentence
+    per bucket (translate needs a checkpoint and a vocabulary, not a good model)."""
     wd = str(tmp_path_factory.mktemp("translate"))
     launch(
         "--experiment=rnn_vs_attn",
         f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
         f"--config.models=('{MODEL}',)",
+        "--config.train.num_steps=4",
+        "--config.train.warmup_steps=1",
+        "--config.train.eval_every=0",
+        "--config.train.checkpoint_every=4",
+        "--config.eval.max_per_bucket=1",
         f"--workdir={wd}",
         timeout=300,
     )
