@@ -116,12 +116,11 @@ def render_default(doc: dict) -> str:
         for n, r in models.items()
     ]
     lines = [outputs.markdown_table(header, rows), "", f"Made by {_made_by(doc)}."]
-    resumed = [n for n, r in models.items() if r.get("resumed_from")]
-    if resumed:
+    resumed = {n: r["resumed_from"] for n, r in models.items() if r.get("resumed_from")}
+    for n, step in resumed.items():  # a checkpoint another run left in the workdir
         lines.append(
-            f"{', '.join(resumed)}: trained by the recipe sweep's chosen setting (the same "
-            "config, so the same checkpoint; train s is that run's) and decoded on the test "
-            "split by this run."
+            f"{n}: resumed at step {f(step)} from a checkpoint an earlier run left in the workdir "
+            "(train s is from the resume; the result's note says what made the checkpoint)."
         )
     return "\n".join(lines)
 
