@@ -17,6 +17,17 @@ _FLAG = "--xla_force_host_platform_device_count=8"
 if _FLAG not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _FLAG).strip()
 
+# JAX's persistent compilation cache, shared by both xdist workers and every process a test
+# starts (launch.py runs, the tour's kernel inherit the environment): most of this suite's time
+# is XLA compiling the same tiny programs in several processes. A cached executable is the
+# same compiled program (its HLO's source-file table aside), so no result changes. Under
+# .pytest_cache (git-ignored); JAX keys entries by program, devices, flags and version.
+os.environ.setdefault(
+    "JAX_COMPILATION_CACHE_DIR",
+    str(pathlib.Path(__file__).resolve().parents[1] / ".pytest_cache" / "jax"),
+)
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.2")
+
 import jax  # noqa: E402  (after the flag, on purpose)
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402

@@ -95,7 +95,7 @@ def test_translators_give_the_same_loss_gradients_and_decoding_on_every_path(nam
         model = build_model(name, dict(sizes, hoist=hoist, vjp=vjp), 17, 17)
         params = model.init(jax.random.key(2))
         loss = lambda p: sequence_loss(model.apply(p, batch), batch, 0.1)[0]
-        return model, params, jax.value_and_grad(loss)(params)
+        return model, params, jax.jit(jax.value_and_grad(loss))(params)
 
     def tokens(model, params):
         return np.asarray(greedy(model, params, batch["src"], batch["src_len"], max_len=8))

@@ -293,7 +293,7 @@ NOT_A_WORKDIR = {
     ("experiments/publish.py", "save", "os.makedirs"): "this checkout's results/",
     ("experiments/publish.py", "publish", "open"): "this checkout's README.md and docs/",
     ("experiments/scaling/applied.py", "<module>", "os.path.abspath"): "this checkout",
-    ("experiments/scaling/applied.py", "steps_to_loss", "open"): "a committed results/ file",
+    ("experiments/scaling/applied.py", "committed", "open"): "a committed results/ file",
     ("experiments/scaling/structure.py", "start", "open"): "a local temporary folder",
     ("experiments/scaling/structure.py", "start", "os.path.abspath"): "this checkout",
     ("experiments/scaling/structure.py", "collect", "open"): "a local temporary folder",
