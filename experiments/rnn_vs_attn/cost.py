@@ -41,7 +41,7 @@ import numpy as np
 from anatomy import data
 from anatomy.data.batching import round_batch
 from anatomy.errors import BadInputError
-from anatomy.probes import collectives, hardware, hlo, op_cost, roofline
+from anatomy.probes import collectives, hardware, roofline
 from anatomy.seq2seq import build_model, count_params
 from anatomy.train import create_state, make_optimizer, make_train_step
 from anatomy.train.step import compile_train_step
@@ -118,11 +118,11 @@ def estimate(config) -> dict:
         _, limit = training.model_spec(name)
         rows, length = batch_shape(config, limit)
         exe, state = compile_step(config, name, vocab, rows, length)
-        m = hlo.Module(exe.as_text())
-        kw = dict(loop_iterations=op_cost.profile(m)["loop_iterations"], precision=precision)
-        ops = op_cost.op_costs(m)
-        one = roofline.predict(ops, gpu, **kw)
-        chip = roofline.predict(ops, tpu, **kw)
+        text = exe.as_text()
+        one, chip = (
+            roofline.predict_text(text, hw, precision=precision, with_collectives=False)
+            for hw in (gpu, tpu)
+        )
         share = round_batch(rows, chips) / chips / rows  # the rows one chip computes
         grad = _nbytes(state.params)
         wire = grad * collectives.wire_factor("all-reduce", chips)
