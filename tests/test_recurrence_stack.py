@@ -285,7 +285,9 @@ def test_stack_step_equals_the_scan_row_by_row(cell, residual, layer_norm):
 
 def rand_bistack(cell, rng, n_layers=2, layer_norm=False):
     shapes = jax.eval_shape(
-        lambda k: stack.init_bidirectional_stack(k, cell, D, H, n_layers, layer_norm=layer_norm),
+        lambda k: stack.init_stack(
+            k, cell, D, H, n_layers, layer_norm=layer_norm, bidirectional=True
+        ),
         jax.random.key(0),
     )
     params = jax.tree_util.tree_map(lambda s: rng.normal(0, 0.5, s.shape), shapes)
@@ -320,11 +322,16 @@ def test_bidirectional_stack_equals_numpy_loops(cell, residual, layer_norm):
     params = rand_bistack(cell, rng, n_layers=3, layer_norm=layer_norm)
     x = rng.normal(size=(B, T, D))
     with jax.enable_x64(True):
-        carries, ys = stack.run_bidirectional_stack(
-            params, x, LENGTHS, cell=cell, residual=residual
-        )
+        carries, ys = stack.run_stack(params, x, LENGTHS, cell=cell, residual=residual)
     np.testing.assert_allclose(ys, np_bistack(cell, params, x, LENGTHS, residual), atol=1e-12)
     assert len(carries) == 3 and ys.shape == (B, T, 2 * H)
+    for bad in (dict(reverse=True), dict(carry0=[None] * 3)):  # one direction's options
+        with pytest.raises(BadInputError, match="bidirectional stack takes no carry0"):
+            stack.run_stack(params, x, LENGTHS, cell=cell, **bad)
+    with pytest.raises(BadInputError, match="'fw' and 'bw' differ"):
+        stack.run_stack({**params, "bw": params["bw"][:2]}, x, cell=cell)
+    with pytest.raises(BadInputError, match="bidirectional must be a boolean"):
+        stack.init_stack(jax.random.key(0), cell, D, H, 2, bidirectional="yes")
 
 
 def test_plain_bidirectional_stack_equals_torch_values_and_gradients():
@@ -354,7 +361,7 @@ def test_plain_bidirectional_stack_equals_torch_values_and_gradients():
     loss_t.backward()
 
     def loss(params, x):
-        carries, ys = stack.run_bidirectional_stack(params, x, jnp.asarray(LENGTHS), cell="lstm")
+        carries, ys = stack.run_stack(params, x, jnp.asarray(LENGTHS), cell="lstm")
         hs = [c.h for pair in carries for c in pair]  # torch's h_n order: l0 fw, l0 bw, l1 ...
         return jnp.sum(ys * w_y) + sum(jnp.sum(h * w) for h, w in zip(hs, w_h)), ys
 

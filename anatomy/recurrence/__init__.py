@@ -53,9 +53,7 @@ from anatomy.recurrence.sequences import reverse_padded
 from anatomy.recurrence.stack import (
     STACK_CELLS,
     check_stack_cell,
-    init_bidirectional_stack,
     init_stack,
-    run_bidirectional_stack,
     run_stack,
     stack_step,
     zero_stack_carry,
@@ -107,6 +105,4 @@ __all__ = [
     "run_stack",
     "stack_step",
     "zero_stack_carry",
-    "init_bidirectional_stack",
-    "run_bidirectional_stack",
 ]

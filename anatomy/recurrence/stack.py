@@ -30,10 +30,11 @@ Incremental use (a language model decoding one token at a time): ``stack_step`` 
 position through every layer with the cells' one-step form, from ``zero_stack_carry``; fed
 a sequence step by step it equals ``run_stack`` (tests/test_recurrence_stack.py).
 
-A bidirectional stack (``init_bidirectional_stack`` / ``run_bidirectional_stack``), for an
-encoder that reads the whole source: each layer is ``scan.bidirectional`` over the layer
-below, as torch's nn.LSTM(bidirectional=True, num_layers=L) (layer 1 [d_in -> 2H], the
-others [2H -> 2H]), with the same residual (from layer 2 on) and LayerNorm (over 2H) options:
+A bidirectional stack (``init_stack(..., bidirectional=True)``; ``run_stack`` reads it from
+its params' 'fw' / 'bw'), for an encoder that reads the whole source: each layer is
+``scan.bidirectional`` over the layer below, as torch's nn.LSTM(bidirectional=True,
+num_layers=L) (layer 1 [d_in -> 2H], the others [2H -> 2H]), with the same residual (from
+layer 2 on) and LayerNorm (over 2H) options:
 
     y_l = Dropout(LN_l([→h_l ; ←h_l])) + y_{l-1}              [b, t, 2H]
 """
@@ -58,22 +59,38 @@ def check_stack_cell(cell, field="cell"):
     return cell
 
 
-def init_stack(key, cell, d_in, d_hidden, n_layers, residual=False, layer_norm=False):
-    """Parameters of an n_layers stack of ``cell`` ('lstm' | 'gru'): layer 1 [d_in -> H], the
-    others [H -> H], each from the cell's own init (torch's U(-1/√H, 1/√H)).
+def init_stack(
+    key, cell, d_in, d_hidden, n_layers, residual=False, layer_norm=False, bidirectional=False
+):
+    """Parameters of an n_layers stack of ``cell`` ('lstm' | 'gru'), each layer from the
+    cell's own init (torch's U(-1/√H, 1/√H)).
 
+    One direction: {'layers': [...]}, layer 1 [d_in -> H], the others [H -> H], layer l from
+    jax.random.split(key, n_layers)[l]. bidirectional: {'fw': [...], 'bw': [...]}, layer 1
+    [d_in -> H] per direction, the others [2H -> H]; layer l's two directions from
+    jax.random.split(jax.random.split(key, n_layers)[l]).
     residual creates no parameters (checked here, pass the same flag to ``run_stack``);
-    layer_norm adds 'ln', one LayerNorm (scale 1, bias 0) per layer.
+    layer_norm adds 'ln', one LayerNorm (scale 1, bias 0) per layer, over H (2H both ways).
     """
     check_stack_cell(cell)
     _check_flags(n_layers, residual, layer_norm)
+    if not isinstance(bidirectional, bool):
+        raise BadInputError(f"bidirectional must be a boolean, got {bidirectional!r}")
     init = get_cell(cell).init
     keys = jax.random.split(key, n_layers)
-    params = {
-        "layers": [init(keys[i], d_in if i == 0 else d_hidden, d_hidden) for i in range(n_layers)]
-    }
+    if bidirectional:
+        both = [jax.random.split(k) for k in keys]
+        params = {
+            d: [init(k[j], d_in if i == 0 else 2 * d_hidden, d_hidden) for i, k in enumerate(both)]
+            for j, d in enumerate(("fw", "bw"))
+        }
+    else:
+        params = {
+            "layers": [init(k, d_in if i == 0 else d_hidden, d_hidden) for i, k in enumerate(keys)]
+        }
     if layer_norm:
-        params["ln"] = [init_layer_norm(d_hidden) for _ in range(n_layers)]
+        width = 2 * d_hidden if bidirectional else d_hidden
+        params["ln"] = [init_layer_norm(width) for _ in range(n_layers)]
     return params
 
 
@@ -125,23 +142,31 @@ def run_stack(
     """Run the stack over x [b, t, d_in] (see the module docstring for the equations).
 
     Args:
-      params: from ``init_stack``; layer_norm is on iff it holds 'ln'.
+      params: from ``init_stack``; layer_norm is on iff it holds 'ln', bidirectional iff it
+        holds 'fw' and 'bw'.
       x: [b, t, d_in]. lengths: [b] int or None (as ``run``).
       cell: 'lstm' | 'gru', the cell init_stack was given. residual: as in the module doc.
-      carry0: None (zeros), or a list with one initial carry per layer.
+      carry0: None (zeros), or a list with one initial carry per layer (one direction only).
       reverse: read each sequence backwards within its length (every layer; outputs stay
-        aligned with x, the carries are those after reading position 0).
+        aligned with x, the carries are those after reading position 0; one direction only).
       dropout_rate, rng: dropout between layers (not after the last); rng=None = evaluation.
       hoist, vjp: ``run``'s paths, the same for every layer.
       return_intermediates: also return every layer's outputs y_l, a list of [b, t, H].
     Returns:
       (carries, ys): carries = [final carry of layer 1, ..., of layer L] (LSTMState for the
       LSTM, h [b, H] for the GRU; torch's h_n / c_n stacked over layers), ys = y_L [b, t, H];
-      with return_intermediates, (carries, ys, [y_1, ..., y_L]).
+      with return_intermediates, (carries, ys, [y_1, ..., y_L]). Bidirectional: each carry
+      is (forward, backward) (scan.bidirectional's: the forward carry after the last real
+      step, the backward one after reading position 0) and every y_l is [b, t, 2H].
     """
     check_stack_cell(cell)
-    layers, norms = params["layers"], params.get("ln")
-    n_layers = len(layers)
+    both_ways = "fw" in params
+    if both_ways and len(params["fw"]) != len(params["bw"]):
+        raise BadInputError("bidirectional stack params: 'fw' and 'bw' differ in length")
+    if both_ways and (carry0 is not None or reverse):
+        raise BadInputError("run_stack: a bidirectional stack takes no carry0 and no reverse")
+    layers = list(zip(params["fw"], params["bw"])) if both_ways else params["layers"]
+    norms, n_layers = params.get("ln"), len(layers)
     if norms is not None and len(norms) != n_layers:
         raise BadInputError(f"stack params: {n_layers} layers but {len(norms)} LayerNorms")
     if carry0 is not None and len(carry0) != n_layers:
@@ -155,8 +180,11 @@ def run_stack(
 
     carries, outputs, y = [], [], x
     for i, p in enumerate(layers):
-        c0 = None if carry0 is None else carry0[i]
-        final, h = run(cell, p, y, lengths=lengths, carry0=c0, hoist=hoist, vjp=vjp)  # [b, t, H]
+        if both_ways:  # h [b, t, 2H], final (forward carry, backward carry)
+            h, final = bidirectional(cell, *p, y, lengths=lengths, hoist=hoist, vjp=vjp)
+        else:  # h [b, t, H]
+            c0 = None if carry0 is None else carry0[i]
+            final, h = run(cell, p, y, lengths=lengths, carry0=c0, hoist=hoist, vjp=vjp)
         h = _norm_drop_residual(h, y, i, n_layers, norms, valid, residual, dropout_rate, rngs[i])
         carries.append(final)
         outputs.append(h)
@@ -193,66 +221,3 @@ def stack_step(params, carries, x_t, *, cell, residual=False):
         new.append(carry)
         y = h
     return new, y
-
-
-# --- bidirectional ------------------------------------------------------------------------
-
-
-def init_bidirectional_stack(key, cell, d_in, d_hidden, n_layers, residual=False, layer_norm=False):
-    """{'fw': [cell params per layer], 'bw': [...], 'ln': [{'scale', 'bias'} [2H] per layer]}:
-    layer 1 [d_in -> H] per direction, the others [2H -> H]; layer l's two directions from
-    jax.random.split(jax.random.split(key, n_layers)[l]). 'ln' only with layer_norm."""
-    check_stack_cell(cell)
-    _check_flags(n_layers, residual, layer_norm)
-    init = get_cell(cell).init
-    fw, bw = [], []
-    for i, k in enumerate(jax.random.split(key, n_layers)):
-        k_fw, k_bw = jax.random.split(k)
-        d = d_in if i == 0 else 2 * d_hidden
-        fw.append(init(k_fw, d, d_hidden))
-        bw.append(init(k_bw, d, d_hidden))
-    params = {"fw": fw, "bw": bw}
-    if layer_norm:
-        params["ln"] = [init_layer_norm(2 * d_hidden) for _ in range(n_layers)]
-    return params
-
-
-def run_bidirectional_stack(
-    params,
-    x,
-    lengths=None,
-    *,
-    cell,
-    residual=False,
-    dropout_rate=0.0,
-    rng=None,
-    hoist=True,
-    vjp="autodiff",
-    return_intermediates=False,
-):
-    """Run the bidirectional stack over x [b, t, d_in] (the module docstring's last equation).
-
-    Returns (carries, ys): carries = [(carry_fw, carry_bw) per layer] (scan.bidirectional's:
-    the forward carry after the last real step, the backward one after reading position 0),
-    ys = y_L [b, t, 2H] (zero past each length); with return_intermediates also [y_1 .. y_L].
-    """
-    check_stack_cell(cell)
-    n_layers, norms = len(params["fw"]), params.get("ln")
-    if len(params["bw"]) != n_layers or (norms is not None and len(norms) != n_layers):
-        raise BadInputError("bidirectional stack params: 'fw', 'bw' and 'ln' differ in length")
-    x = jnp.asarray(x)
-    lengths = None if lengths is None else jnp.asarray(lengths)
-    valid = _valid(x, lengths)
-    rngs = [None] * n_layers if rng is None else list(jax.random.split(rng, n_layers))
-    carries, outputs, y = [], [], x
-    for i in range(n_layers):
-        h, carry = bidirectional(
-            cell, params["fw"][i], params["bw"][i], y, lengths=lengths, hoist=hoist, vjp=vjp
-        )  # [b, t, 2H]
-        h = _norm_drop_residual(h, y, i, n_layers, norms, valid, residual, dropout_rate, rngs[i])
-        carries.append(carry)
-        outputs.append(h)
-        y = h
-    if return_intermediates:
-        return carries, y, outputs
-    return carries, y

@@ -45,12 +45,7 @@ import ml_collections
 from anatomy.attention import additive_attention, init_additive
 from anatomy.attention.additive import project_keys
 from anatomy.layers import dense, dropout, init_dense, init_embedding, init_output
-from anatomy.recurrence import (
-    LSTMState,
-    bidirectional,
-    init_bidirectional_stack,
-    run_bidirectional_stack,
-)
+from anatomy.recurrence import LSTMState, bidirectional, init_stack, run_stack
 from anatomy.seq2seq import base
 
 CELLS = ("lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
@@ -97,9 +92,9 @@ def build(config, src_vocab_size, tgt_vocab_size):
         ks = jax.random.split(key, 9)
         if deep:  # layer 1 from ks[2] (a stack draws its own layers' keys from it)
             enc = {
-                "encoder": init_bidirectional_stack(
+                "encoder": init_stack(
                     ks[2], cfg.cell, cfg.d_emb, cfg.d_enc, cfg.n_layers, cfg.residual,
-                    cfg.layer_norm,
+                    cfg.layer_norm, bidirectional=True,
                 )
             }  # fmt: skip
         else:
@@ -122,7 +117,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         x = dropout(params["src_emb"][src], cfg.dropout_rate, rng, rng is None)  # [B, S, E]
         if deep:  # the top layer's annotations and backward state
             r_stack = None if rng is None else jax.random.fold_in(rng, 1)
-            carries, ann = run_bidirectional_stack(
+            carries, ann = run_stack(
                 params["encoder"], x, src_len, cell=cfg.cell, residual=cfg.residual,
                 dropout_rate=cfg.dropout_rate, rng=r_stack, hoist=hoist, vjp=vjp,
             )  # fmt: skip
