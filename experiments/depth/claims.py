@@ -39,6 +39,7 @@ L when some depth in (1, L] does.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -150,78 +151,112 @@ def _has(results, *names) -> bool:
     return all(n in results["variants"] for n in names)
 
 
-def _missing(claim, expected, cid, names) -> Claim:
-    return Claim(claim, expected, f"not run ({', '.join(names)})", MISSING, id=cid)
+def _judged(cid, claim, expected, needs=()):
+    """The frame every claim below shares: ``judge(results) -> (measured, verdict, detail)``
+    becomes ``f(results) -> Claim`` with this id, claim and expectation, and MISSING
+    ('not run (...)') when a variant it needs is not in the results."""
+
+    def wrap(judge):
+        @functools.wraps(judge)
+        def judged(results) -> Claim:
+            if not _has(results, *needs):
+                return Claim(claim, expected, f"not run ({', '.join(needs)})", MISSING, id=cid)
+            return Claim(claim, expected, *judge(results), id=cid)
+
+        return judged
+
+    return wrap
 
 
 # ------------------------------------------------------------------ the claims
 
 
-def _stacks(results, name, claim, cid, detail="") -> Claim:
+def _stacks(name, cid, claim):
     """HOLDS when `name` neither fails nor degrades at any depth of the grid."""
     expected = f"no failed seed; no depth worse than a shallower one by > {SPREAD_K:g}σ"
-    if not _has(results, name):
-        return _missing(claim, expected, cid, [name])
-    stats = depth_stats(results, name)
-    if len(stats) < 2:
-        return Claim(claim, expected, _means(stats), NOT_SHOWN, "one depth only", id=cid)
-    why = breaks_by(stats)
-    return Claim(
-        claim, expected, _means(stats), HOLDS if why is None else FAILS, why or detail, id=cid
-    )
+
+    @_judged(cid, claim, expected, [name])
+    def judge(results):
+        stats = depth_stats(results, name)
+        if len(stats) < 2:
+            return _means(stats), NOT_SHOWN, "one depth only"
+        why = breaks_by(stats)
+        return _means(stats), HOLDS if why is None else FAILS, why or ""
+
+    return judge
 
 
-def _breaks(results, name, claim, cid) -> Claim:
+def _breaks(name, cid, claim):
     """HOLDS when `name` fails or degrades at some depth in (1, BREAK_DEPTH]."""
-    expected = f"fails or degrades by L={BREAK_DEPTH}"
-    if not _has(results, name):
-        return _missing(claim, expected, cid, [name])
-    stats = depth_stats(results, name)
-    if not [d for d in stats if 1 < d <= BREAK_DEPTH]:
-        return Claim(claim, expected, _means(stats), NOT_SHOWN, "no depth in the range", id=cid)
-    why = breaks_by(stats, BREAK_DEPTH)
-    return Claim(
-        claim,
-        expected,
-        _means(stats),
-        HOLDS if why else FAILS,
-        why or f"neither fails nor degrades up to L={BREAK_DEPTH}",
-        id=cid,
-    )
+
+    @_judged(cid, claim, f"fails or degrades by L={BREAK_DEPTH}", [name])
+    def judge(results):
+        stats = depth_stats(results, name)
+        if not [d for d in stats if 1 < d <= BREAK_DEPTH]:
+            return _means(stats), NOT_SHOWN, "no depth in the range"
+        why = breaks_by(stats, BREAK_DEPTH)
+        return (
+            _means(stats),
+            HOLDS if why else FAILS,
+            why or f"neither fails nor degrades up to L={BREAK_DEPTH}",
+        )
+
+    return judge
 
 
-def post_ln_warmup(results) -> Claim:
-    claim = "post-LN needs warmup as it deepens (Xiong et al. 2020)"
-    expected = "without warmup: fails or degrades with depth; with warmup: stacks"
-    cid = "depth/post_ln_needs_warmup"
-    if not _has(results, "post", "post_warmup"):
-        return _missing(claim, expected, cid, ["post", "post_warmup"])
+pre_ln_stacks = _stacks(
+    "pre", "depth/pre_ln_stacks", "pre-LN: the stack does not get worse with depth"
+)
+no_residual_breaks = _breaks(
+    "no_residual",
+    "depth/no_residual_breaks",
+    "pre-LN without the residual fails or degrades by L=8",
+)
+no_layernorm_breaks = _breaks(
+    "no_layernorm",
+    "depth/no_layernorm_breaks",
+    "residual without LayerNorm fails or degrades by L=8",
+)
+deepnorm_stacks = _stacks("deepnorm", "depth/deepnorm_stacks", "DeepNorm stacks (Wang et al. 2022)")
+lstm_residual_stacks = _stacks(
+    "lstm_residual", "depth/lstm_residual_stacks", "residual LSTM stacks (GNMT)"
+)
+lstm_residual_ln_stacks = _stacks(
+    "lstm_residual_ln",
+    "depth/lstm_residual_ln_stacks",
+    "residual + LayerNorm LSTM stacks (GNMT, RNMT+)",
+)
+
+
+@_judged(
+    "depth/post_ln_needs_warmup",
+    "post-LN needs warmup as it deepens (Xiong et al. 2020)",
+    "without warmup: fails or degrades with depth; with warmup: stacks",
+    ["post", "post_warmup"],
+)
+def post_ln_warmup(results):
     cold, warm = depth_stats(results, "post"), depth_stats(results, "post_warmup")
     if len(cold) < 2:
-        return Claim(claim, expected, _means(cold), NOT_SHOWN, "one depth only", id=cid)
+        return _means(cold), NOT_SHOWN, "one depth only"
     why_cold, why_warm = breaks_by(cold), breaks_by(warm)
-    measured = f"no warmup: {_means(cold)}; warmup: {_means(warm)}"
-    detail = f"without warmup: {why_cold or 'stacks'}; with warmup: {why_warm or 'stacks'}"
-    return Claim(
-        claim,
-        expected,
-        measured,
+    return (
+        f"no warmup: {_means(cold)}; warmup: {_means(warm)}",
         HOLDS if why_cold and not why_warm else FAILS,
-        detail,
-        id=cid,
+        f"without warmup: {why_cold or 'stacks'}; with warmup: {why_warm or 'stacks'}",
     )
 
 
-def steady_gain(results) -> Claim:
-    claim = "each added layer gives a fairly steady gain (pre-LN)"
-    expected = f"every doubling of L lowers the loss by > {SPREAD_K:g}σ"
-    cid = "depth/steady_gain"
-    if not _has(results, "pre"):
-        return _missing(claim, expected, cid, ["pre"])
+@_judged(
+    "depth/steady_gain",
+    "each added layer gives a fairly steady gain (pre-LN)",
+    f"every doubling of L lowers the loss by > {SPREAD_K:g}σ",
+    ["pre"],
+)
+def steady_gain(results):
     stats = depth_stats(results, "pre")
     depths = list(stats)
     if len(depths) < 2:
-        return Claim(claim, expected, _means(stats), NOT_SHOWN, "one depth only", id=cid)
+        return _means(stats), NOT_SHOWN, "one depth only"
     flat = flat_steps(stats)
     gains = [stats[a]["mean"] - stats[b]["mean"] for a, b in zip(depths, depths[1:])]
     measured = "gain per step of the grid: " + ", ".join(f"{g:+.3f}" for g in gains)
@@ -232,46 +267,41 @@ def steady_gain(results) -> Claim:
     ]
     detail = ("no gain beyond the spread at " + "; ".join(flat) + ". ") if flat else ""
     detail += f"Every step of the grid gains beyond the spread for: {', '.join(steady) or 'none'}"
-    return Claim(claim, expected, measured, HOLDS if not flat else FAILS, detail, id=cid)
+    return measured, HOLDS if not flat else FAILS, detail
 
 
-def lstm_plain_degrades(results) -> Claim:
-    claim = "plain RNN stacks stop training as layers are added (LSTM; GNMT)"
-    expected = f"fails or degrades at some L > {FEW_LAYERS}"
-    cid = "depth/lstm_plain_degrades"
-    if not _has(results, "lstm"):
-        return _missing(claim, expected, cid, ["lstm"])
+@_judged(
+    "depth/lstm_plain_degrades",
+    "plain RNN stacks stop training as layers are added (LSTM; GNMT)",
+    f"fails or degrades at some L > {FEW_LAYERS}",
+    ["lstm"],
+)
+def lstm_plain_degrades(results):
     stats = depth_stats(results, "lstm")
     deep = [d for d in stats if d > FEW_LAYERS]
     if not deep:
-        return Claim(
-            claim, expected, _means(stats), NOT_SHOWN, f"no depth past {FEW_LAYERS}", id=cid
-        )
+        return _means(stats), NOT_SHOWN, f"no depth past {FEW_LAYERS}"
     whys = [w for w in (broken_at(stats, d) for d in deep) if w]
     ratio = bottom_over_top(results, "lstm")
     grads = f"; at init, layer 1's gradient is {ratio[1]:.2g}x layer {ratio[0]}'s" if ratio else ""
-    return Claim(
-        claim,
-        expected,
+    return (
         _means(stats),
         HOLDS if whys else FAILS,
         ("; ".join(whys) or f"no depth past {FEW_LAYERS} fails or degrades") + grads,
-        id=cid,
     )
 
 
-def xiong_slope(results) -> Claim:
-    claim = "last layer's gradient at init against L: post-LN flat, pre-LN ~ L^-1/2 (Xiong 2020)"
-    expected = (
-        f"slope post {XIONG_POST:g}±{XIONG_TOL:g}, pre {XIONG_PRE:g}±{XIONG_TOL:g}; caveat: "
-        f"pre < 0 and < post − {XIONG_ORDER:g}"
-    )
-    cid = "depth/xiong_slope"
-    if not _has(results, "post", "pre"):
-        return _missing(claim, expected, cid, ["post", "pre"])
+@_judged(
+    "depth/xiong_slope",
+    "last layer's gradient at init against L: post-LN flat, pre-LN ~ L^-1/2 (Xiong 2020)",
+    f"slope post {XIONG_POST:g}±{XIONG_TOL:g}, pre {XIONG_PRE:g}±{XIONG_TOL:g}; caveat: "
+    f"pre < 0 and < post − {XIONG_ORDER:g}",
+    ["post", "pre"],
+)
+def xiong_slope(results):
     fits = [results["variants"][n]["xiong_fit"] for n in ("post", "pre")]
     if any(f is None for f in fits):
-        return Claim(claim, expected, "no fit (one depth, or a non-finite norm)", NOT_SHOWN, id=cid)
+        return "no fit (one depth, or a non-finite norm)", NOT_SHOWN, ""
     post, pre = (f["exponent"] for f in fits)
     measured = f"post-LN L^{post:+.3f}, pre-LN L^{pre:+.3f}"
     if abs(post - XIONG_POST) <= XIONG_TOL and abs(pre - XIONG_PRE) <= XIONG_TOL:
@@ -289,9 +319,7 @@ def xiong_slope(results) -> Claim:
         for n, v in results["variants"].items()
         if n not in ("post", "pre") and v["xiong_fit"] is not None
     )
-    return Claim(
-        claim, expected, measured, verdict, "; ".join(x for x in (detail, others) if x), id=cid
-    )
+    return measured, verdict, "; ".join(x for x in (detail, others) if x)
 
 
 def serial_steps(results) -> Claim:
@@ -300,7 +328,8 @@ def serial_steps(results) -> Claim:
     cid = "depth/serial_steps"
     got = results["serial_steps"]
     if "recurrent" not in got or "attention" not in got:
-        return _missing(claim, expected, cid, ["a recurrent and an attention variant"])
+        need = "a recurrent and an attention variant"
+        return Claim(claim, expected, f"not run ({need})", MISSING, id=cid)
     rnn = {int(d): r for d, r in got["recurrent"].items()}
     att = {int(d): r for d, r in got["attention"].items()}
     ok = all(r["hlo"] == d * r["n"] == r["jaxpr"] for d, r in rnn.items()) and all(
@@ -336,40 +365,24 @@ def time_per_step(results) -> Claim:
     )
 
 
+TABLE = (  # the table's claims, in report order
+    pre_ln_stacks,
+    no_residual_breaks,
+    no_layernorm_breaks,
+    post_ln_warmup,
+    deepnorm_stacks,
+    steady_gain,
+    lstm_plain_degrades,
+    lstm_residual_stacks,
+    lstm_residual_ln_stacks,
+    xiong_slope,
+    serial_steps,
+    time_per_step,
+)
+
+
 def table(results) -> list[Claim]:
-    return [
-        _stacks(
-            results, "pre", "pre-LN: the stack does not get worse with depth", "depth/pre_ln_stacks"
-        ),
-        _breaks(
-            results,
-            "no_residual",
-            "pre-LN without the residual fails or degrades by L=8",
-            "depth/no_residual_breaks",
-        ),
-        _breaks(
-            results,
-            "no_layernorm",
-            "residual without LayerNorm fails or degrades by L=8",
-            "depth/no_layernorm_breaks",
-        ),
-        post_ln_warmup(results),
-        _stacks(results, "deepnorm", "DeepNorm stacks (Wang et al. 2022)", "depth/deepnorm_stacks"),
-        steady_gain(results),
-        lstm_plain_degrades(results),
-        _stacks(
-            results, "lstm_residual", "residual LSTM stacks (GNMT)", "depth/lstm_residual_stacks"
-        ),
-        _stacks(
-            results,
-            "lstm_residual_ln",
-            "residual + LayerNorm LSTM stacks (GNMT, RNMT+)",
-            "depth/lstm_residual_ln_stacks",
-        ),
-        xiong_slope(results),
-        serial_steps(results),
-        time_per_step(results),
-    ]
+    return [judge(results) for judge in TABLE]
 
 
 def stackability(results, judged=None) -> Claim:
