@@ -197,6 +197,9 @@ def test_fits_recover_known_laws():
     g = probes.fit_power_law_2d(nn, d, 2 * nn * d**2)
     assert g["exp_n"] == pytest.approx(1) and g["exp_d"] == pytest.approx(2)
     dist = np.arange(20.0)
+    lg = probes.fit_log2(n, 7 + 2.5 * np.log2(n))
+    assert lg["per_doubling"] == pytest.approx(2.5) and lg["intercept"] == pytest.approx(7)
+    assert lg["r2"] == pytest.approx(1) and probes.fit_log2(n, 3 * n)["r2"] < 0.95
     r = probes.fit_rate(dist, np.where(dist < 15, 5 * 0.8**dist, 0.0))  # zeros dropped
     assert r["rate"] == pytest.approx(0.8) and r["n_points"] == 15
     assert probes.verdict(1.1, 1.0, 0.15) == probes.HOLDS
@@ -206,6 +209,21 @@ def test_fits_recover_known_laws():
     assert probes.verdict(None, 1.0, 0.15) == probes.FAILS
     with pytest.raises(ValueError, match="positive"):
         probes.fit_power_law([1, 2], [1, -1])
+
+
+def test_receptive_field_is_the_support_its_slow_twin_finds():
+    taps = jnp.array([0.5, -1.0, 2.0])  # a 3-tap 'valid' convolution; twice: 5 positions
+
+    def conv(x):  # [b, t, d] -> [b, t - 2, d]
+        return sum(taps[i] * x[:, i : x.shape[1] - 2 + i] for i in range(3))
+
+    x = jax.random.normal(jax.random.key(0), (2, 12, 3))
+    assert probes.receptive_field(lambda x: conv(conv(x)), x, 4) == 5
+    # the slow twin: the input positions whose perturbation moves output 4
+    out = conv(conv(x))[:, 4]
+    moved = [not np.allclose(conv(conv(x.at[:, t].add(1.0)))[:, 4], out) for t in range(12)]
+    assert sum(moved) == 5 and moved.index(True) == 4
+    assert probes.receptive_field(lambda x: jnp.cumsum(x, axis=1), x, 6) == 7  # a causal prefix
 
 
 def test_claims_have_one_vocabulary_and_one_writer():

@@ -1,6 +1,7 @@
 """Probes: measure the three walls of the chapter.
 
-gradients.py  ||∂L/∂x_t|| over distance, Pascanu's bound γ·σ_max(W_hh), clipping
+gradients.py  ||∂L/∂x_t|| over distance, receptive fields, Pascanu's bound γ·σ_max(W_hh),
+              clipping
 cost.py       XLA cost analysis (FLOPs, bytes) with while-loop trip-count correction;
               serial steps read from the compiled HLO or the jaxpr
 hlo.py        an optimised HLO module as data: instructions, bytes, how often each computation runs
@@ -9,7 +10,7 @@ collectives.py  every collective of an SPMD program: kind, bytes, replica groups
 roofline.py   the cost model: Σ max(FLOPs/peak, bytes/bandwidth) + latencies + α + bytes/β
 hardware.py   hardware tables: named accelerators (published), this machine's (measured)
 timing.py     warm-up + median wall time, process CPU time -> core utilisation
-fitting.py    power-law exponents (log-log least squares), per-step rates
+fitting.py    power-law exponents (log-log least squares), growth per doubling, per-step rates
 claims.py     Claim rows, the one verdict vocabulary (HOLDS ... MISSING), their one writer
 """
 
@@ -37,7 +38,7 @@ from anatomy.probes.cost import (
     while_loops,
     xla_cost,
 )
-from anatomy.probes.fitting import fit_power_law, fit_power_law_2d, fit_rate
+from anatomy.probes.fitting import fit_log2, fit_power_law, fit_power_law_2d, fit_rate
 from anatomy.probes.gradients import (
     NONLINEARITY_DERIVATIVE_BOUND,
     by_distance,
@@ -46,6 +47,7 @@ from anatomy.probes.gradients import (
     input_grad_norms,
     pascanu_bound,
     random_orthogonal,
+    receptive_field,
     scale_to_sigma,
     sigma_max,
     spectral_radius,
@@ -83,6 +85,7 @@ __all__ = [
     "op_costs",
     "predict",
     "predict_text",
+    "fit_log2",
     "fit_power_law",
     "fit_power_law_2d",
     "fit_rate",
@@ -94,6 +97,7 @@ __all__ = [
     "input_grad_norms",
     "pascanu_bound",
     "random_orthogonal",
+    "receptive_field",
     "scale_to_sigma",
     "sigma_max",
     "spectral_radius",

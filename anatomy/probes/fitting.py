@@ -1,4 +1,5 @@
-"""Least-squares fits for scaling laws: power laws in log-log space, exponential rates.
+"""Least-squares fits for scaling laws: power laws in log-log space, logarithmic growth,
+exponential rates.
 
 Every fit returns plain floats so results can go straight into results.json.
 """
@@ -57,6 +58,22 @@ def fit_power_law_2d(n, d, y):
         "prefactor": float(np.exp(coef[2])),
         "r2": float(r2),
     }
+
+
+def fit_log2(x, y):
+    """Fit y = a + b · log2 x by least squares (a depth that grows by b per doubling of x).
+
+    Args: x: 1-D positive numbers; y: 1-D numbers of the same length (>= 2).
+    Returns: dict(per_doubling=b, intercept=a, r2=coefficient of determination).
+    """
+    x, y = _positive(x, y, "fit_log2")
+    if np.any(x <= 0):
+        raise ValueError("fit_log2: x must be positive")
+    b, a = np.polyfit(np.log2(x), y, 1)
+    resid = y - (a + b * np.log2(x))
+    ss = np.sum((y - y.mean()) ** 2)
+    r2 = 1.0 - float(np.sum(resid**2) / ss) if ss > 0 else 1.0
+    return {"per_doubling": float(b), "intercept": float(a), "r2": float(r2)}
 
 
 def fit_rate(distance, norm, *, floor=0.0):

@@ -31,6 +31,20 @@ def input_grad_norms(loss_fn, xs):
     return jnp.sqrt(jnp.sum(g * g, axis=(0, 2)))  # [T]
 
 
+def receptive_field(fn, xs, position):
+    """How many input positions output `position` of fn depends on: the support of
+    ∂ Σ fn(xs)[:, position] / ∂xs over the positions (exact zeros outside it, so the count
+    is exact for a model that does not look there, e.g. a convolution stack's 1 + L·(K-1)).
+
+    Args: fn: xs [B, T, D] -> [B, T', D']. xs: [B, T, D]. position: an index into T'.
+    Returns: an int in [0, T].
+    """
+    if xs.ndim != 3:
+        raise ValueError(f"receptive_field: xs must be [B, T, D], got shape {xs.shape}")
+    g = jax.grad(lambda x: jnp.sum(fn(x)[:, position]))(xs)  # [B, T, D]
+    return int(np.count_nonzero(np.abs(np.asarray(g)).sum(axis=(0, 2))))
+
+
 def by_distance(norms_per_position):
     """Reorder per-position norms [T] (loss at position T-1) to distance order.
 

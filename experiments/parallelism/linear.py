@@ -59,10 +59,7 @@ def analysis(raw):
     """minGRU scan vs associative scan: loop steps per token, depth against N and log2 N."""
     scan, assoc = raw["mingru_scan"], raw["mingru_assoc"]
     ns = np.array([r["n"] for r in scan], float)
-    d_assoc = np.array([r["depth"] for r in assoc], float)
-    slope, icpt = np.polyfit(np.log2(ns), d_assoc, 1)  # depth = icpt + slope · log2 N
-    resid = d_assoc - (icpt + slope * np.log2(ns))
-    r2 = 1.0 - float(np.sum(resid**2) / max(np.sum((d_assoc - d_assoc.mean()) ** 2), 1e-12))
+    log_fit = probes.fit_log2(ns, [r["depth"] for r in assoc])  # depth = a + b · log2 N
     return {
         "mingru_scan_steps_per_token": float(np.polyfit(ns, [r["steps_hlo"] for r in scan], 1)[0]),
         "mingru_assoc_max_steps": max(r["steps_hlo"] for r in assoc),
@@ -74,8 +71,8 @@ def analysis(raw):
             k: probes.fit_power_law(ns, [r["depth"] for r in raw[k]])["exponent"]
             for k in ("mingru_scan", "mingru_assoc")
         },
-        "assoc_depth_per_doubling": float(slope),
-        "assoc_depth_log2_r2": r2,
+        "assoc_depth_per_doubling": log_fit["per_doubling"],
+        "assoc_depth_log2_r2": log_fit["r2"],
         "attention_depth_range": [
             min(r["depth"] for r in raw["attention"]),
             max(r["depth"] for r in raw["attention"]),
