@@ -30,6 +30,23 @@ def _predict(text, hw, precision, fused_loops=False):
     )
 
 
+def _lstm_over_attention(lstm_text, attention_text, hw, precision):
+    """Predicted LSTM and attention seconds, their ratio (ratio_fused: with each LSTM time step
+    as one kernel) and each one's dominant term; with the three predictions."""
+    lstm = _predict(lstm_text, hw, precision)
+    fused = _predict(lstm_text, hw, precision, fused_loops=True)
+    attn = _predict(attention_text, hw, precision)
+    row = {
+        "lstm_s": lstm["seconds"],
+        "attention_s": attn["seconds"],
+        "ratio": lstm["seconds"] / attn["seconds"],
+        "ratio_fused": fused["seconds"] / attn["seconds"],
+        "lstm_dominant": lstm["dominant"],
+        "attention_dominant": attn["dominant"],
+    }
+    return row, (lstm, fused, attn)
+
+
 def speed_ratios(cfg, texts: dict, layer_ns) -> list[dict]:
     """One row per (accelerator, N, latency scale): predicted LSTM and attention seconds,
     their ratio, and each one's dominant term."""
@@ -39,21 +56,16 @@ def speed_ratios(cfg, texts: dict, layer_ns) -> list[dict]:
         for scale in cfg.latency_scales:
             hw = base.scaled(op_latency=scale, loop_latency=scale)
             for n in layer_ns:
-                lstm = _predict(texts[("lstm", n)], hw, cfg.precision)
-                fused = _predict(texts[("lstm", n)], hw, cfg.precision, fused_loops=True)
-                attn = _predict(texts[("attention", n)], hw, cfg.precision)
+                row, (lstm, fused, attn) = _lstm_over_attention(
+                    texts[("lstm", n)], texts[("attention", n)], hw, cfg.precision
+                )
                 rows.append(
                     {
                         "accelerator": name,
                         "latency_scale": scale,
                         "n": n,
-                        "lstm_s": lstm["seconds"],
-                        "attention_s": attn["seconds"],
-                        "ratio": lstm["seconds"] / attn["seconds"],
+                        **row,
                         "lstm_fused_s": fused["seconds"],
-                        "ratio_fused": fused["seconds"] / attn["seconds"],
-                        "lstm_dominant": lstm["dominant"],
-                        "attention_dominant": attn["dominant"],
                         "lstm_terms": {t: lstm[t] for t in roofline.TERMS},
                         "attention_terms": {t: attn[t] for t in roofline.TERMS},
                     }
@@ -79,24 +91,10 @@ def wide_ratio(cfg, check_cfg, n: int) -> list[dict]:
         texts[name] = jax.jit(jax.grad(loss, argnums=(0, 1))).lower(params, x).compile().as_text()
     rows = []
     for name in cfg.accelerators:
-        hw = hardware.get(name)
-        lstm = _predict(texts["lstm"], hw, cfg.precision)
-        fused = _predict(texts["lstm"], hw, cfg.precision, fused_loops=True)
-        attn = _predict(texts["attention"], hw, cfg.precision)
-        rows.append(
-            {
-                "accelerator": name,
-                "d": cfg.wide_d,
-                "batch": cfg.wide_batch,
-                "n": n,
-                "lstm_s": lstm["seconds"],
-                "attention_s": attn["seconds"],
-                "ratio": lstm["seconds"] / attn["seconds"],
-                "ratio_fused": fused["seconds"] / attn["seconds"],
-                "lstm_dominant": lstm["dominant"],
-                "attention_dominant": attn["dominant"],
-            }
+        row, _ = _lstm_over_attention(
+            texts["lstm"], texts["attention"], hardware.get(name), cfg.precision
         )
+        rows.append({"accelerator": name, "d": cfg.wide_d, "batch": cfg.wide_batch, "n": n, **row})
     return rows
 
 
