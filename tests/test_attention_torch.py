@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
+from helpers import rel
 
 import anatomy.attention as att
 from anatomy import layers
@@ -19,11 +20,6 @@ from benchmarks import peers
 
 TOL = 1e-5
 M, H, F = 8, 2, 16
-
-
-def rel(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return np.linalg.norm(a - b) / np.linalg.norm(b)
 
 
 def randomize(tree, rng, scale=0.4):

@@ -1,7 +1,9 @@
-"""ConvS2S: buffered decoding equals the teacher-forced pass (also through anatomy.decode's
-greedy and beam search, whose reordering must carry the buffers), padding is invisible, the
-encoder's gradient scaling changes only gradients, it overfits a tiny batch and decodes it,
-and it runs in rnn_vs_attn through --config.models."""
+"""ConvS2S's own properties: greedy and beam search through anatomy.decode match the full
+pass (their reordering must carry the buffers), the encoder's gradient scaling changes only
+gradients, intermediates, dropout and errors, its parameters' axes, and it runs in rnn_vs_attn
+through --config.models. The translators' contract (buffered decoding equals the teacher-forced
+pass, padding is invisible, it overfits and decodes, sharded training equals one device) runs
+over every registered model in test_seq2seq.py and test_sharding_models.py."""
 
 import json
 import os
@@ -10,37 +12,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-import test_seq2seq
-from test_seq2seq import V, overfit_batch, random_batch, train
+from conftest import ROOT, launch
+from helpers import TINY, V, noisy_params, random_batch
 
 from anatomy import decode
+from anatomy import sharding as sh
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import BOS, EOS, PAD, build_model, count_params, default_model_config, registry
 
-TINY = {
-    "d_emb": 16,
-    "d_conv": 24,
-    "d_out": 20,
-    "kernel_size": 3,
-    "n_encoder_layers": 2,
-    "n_decoder_layers": 2,
-    "dropout_rate": 0.0,
-}
-VARIANTS = [
-    TINY,
-    dict(TINY, kernel_size=2, n_encoder_layers=1, n_decoder_layers=3, scale_encoder_grad=False),
-    dict(TINY, kernel_size=4, d_conv=16, dropout_rate=0.3),
-    dict(TINY, kernel_size=1, n_decoder_layers=1),
-]
-
-
-def noisy_params(model, seed):
-    """Every leaf moved off its init (biases start at 0), so a bias only one path applies shows."""
-    noise = np.random.default_rng(seed)
-    return jax.tree.map(
-        lambda p: p + 0.1 * noise.normal(size=p.shape).astype(p.dtype),
-        model.init(jax.random.key(seed)),
-    )
+TINY = TINY["convs2s"]
 
 
 def test_registered_as_convolutional_with_cross_attention():
@@ -51,15 +31,6 @@ def test_registered_as_convolutional_with_cross_attention():
         jax.eval_shape(build_model("convs2s", None, 1000, 1000).init, jax.random.key(0))
     )
     assert 1.1e6 < n < 1.9e6, n  # comparable with the other default translators
-
-
-@pytest.mark.parametrize("cfg", VARIANTS, ids=lambda c: f"k{c['kernel_size']}")
-def test_buffered_decoding_equals_teacher_forcing_and_padding_is_invisible(cfg):
-    """test_seq2seq's check (every leaf off its init, garbage ids at padded source positions)
-    on each variant: step-by-step logits == the full pass, padding changes nothing."""
-    test_seq2seq.test_incremental_decoding_equals_teacher_forcing_and_padding_is_invisible(
-        "convs2s", cfg, random_batch(2)
-    )
 
 
 def teacher_log_probs(model, params, src, src_len, tokens):
@@ -156,23 +127,7 @@ def test_intermediates_dropout_and_errors():
     assert set(TINY) < set(default_model_config("convs2s"))
 
 
-def test_overfits_and_decodes_its_targets():
-    batch = overfit_batch()
-    model = build_model("convs2s", TINY, V, V)
-    params, loss = train(model, batch)
-    assert float(loss) < 0.05, f"final loss {float(loss)}"
-    t_len = batch["tgt_out"].shape[1]
-    tokens = decode.greedy(model, params, batch["src"], batch["src_len"], t_len)
-    np.testing.assert_array_equal(tokens, batch["tgt_out"])
-    beam, _ = decode.beam_search(
-        model, params, batch["src"], batch["src_len"], beam_size=4, max_len=t_len
-    )
-    np.testing.assert_array_equal(beam, batch["tgt_out"])
-
-
 def test_runs_in_rnn_vs_attn_through_config_models(tmp_path):
-    from test_rnn_vs_attn import ROOT, launch
-
     launch(
         "--experiment=rnn_vs_attn",
         f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:quick",
@@ -189,27 +144,10 @@ def test_runs_in_rnn_vs_attn_through_config_models(tmp_path):
     assert os.path.exists(os.path.join(tmp_path, "attention_convs2s.png"))
 
 
-def test_parameters_declare_their_axes_and_sharded_training_equals_one_device():
-    """Every parameter's logical axes come from its init (an undeclared one is an error);
-    two SGD steps on a (data 4, model 2) mesh equal one device (test_sharding_models)."""
-    import optax
-    from test_sharding_models import VOCAB, _close, make_batches, run_steps
-
-    from anatomy import sharding as sh
-    from anatomy.train.sharded import setup_train
-    from anatomy.train.state import create_state
-    from anatomy.train.step import compile_train_step, make_train_step
-
-    model = build_model("convs2s", dict(TINY, dropout_rate=0.1), VOCAB, VOCAB)
+def test_parameters_declare_their_axes():
+    """Every parameter's logical axes come from its init (an undeclared one is an error)."""
+    model = build_model("convs2s", TINY, V, V)
     ax = sh.logical_axes(model.init, jax.random.key(0))
     assert ax["src_emb"] == ("vocab", "embed") and ax["tgt_pos_emb"] == (None, "embed")
     assert ax["out"]["w"] == ("embed", "vocab") and ax["out"]["b"] == ("vocab",)
     assert ax["decoder"]["blocks"][1]["conv"]["w"] == (None, None, None)
-    tx, batches = optax.sgd(0.5, momentum=0.9), make_batches()
-    step = compile_train_step(make_train_step(model, tx), donate=False)
-    want = run_steps(step, create_state(model.init(jax.random.key(0)), tx), batches)
-    state, sharded_step, _ = setup_train(model, tx, sh.make_mesh((4, 2)), key=jax.random.key(0))
-    got = run_steps(sharded_step, state, batches)
-    np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
-    _close(got[1], want[1], "convs2s gradient")
-    _close(got[2], want[2], "convs2s params")

@@ -1,5 +1,10 @@
-"""Translators: incremental decoding equals teacher forcing, padding is invisible, each
-model overfits a tiny batch and decodes it back, beam search vs greedy and exhaustive search.
+"""The translators' contract, run over every registered model (helpers.TINY has a tiny config
+for each; a model registered without one fails here): incremental decoding equals teacher
+forcing and padding is invisible (VARIANTS: every model, and the options that change its
+decoding path), each overfits a tiny batch and decodes it back; beam search against greedy
+and exhaustive search. Sharded training is the same contract's other half
+(test_sharding_models.py). A model's own properties are tested in its own file
+(test_convs2s.py, test_seq2seq_linear.py).
 
 All models are tiny (widths 16-32, vocab 14) so the file stays fast on 2 CPU cores.
 """
@@ -7,37 +12,22 @@ All models are tiny (widths 16-32, vocab 14) so the file stays fast on 2 CPU cor
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 import pytest
-from helpers import adam_fit
+from helpers import TINY, V, overfit_batch, random_batch, train_translator
 
 from anatomy import decode
 from anatomy.attention.kv_cache import any_overflow
 from anatomy.errors import BadInputError
-from anatomy.seq2seq import BOS, EOS, MODELS, PAD, build_model, count_params, default_model_config
-
-V = 14  # ids 0-3 are pad, bos, eos, unk; 4..13 are words
-
-TINY = {
-    "rnnenc": {"cell": "lstm", "d_emb": 16, "d_hidden": 32},
-    "rnnsearch": {
-        "cell": "gru",
-        "d_emb": 16,
-        "d_enc": 16,
-        "d_dec": 32,
-        "d_attn": 16,
-        "d_readout": 32,
-    },
-    "luong": {"cell": "lstm", "d_emb": 16, "d_hidden": 32, "score": "general"},
-    "transformer": {
-        "d_model": 32,
-        "n_heads": 4,
-        "d_ff": 64,
-        "n_encoder_layers": 1,
-        "n_decoder_layers": 1,
-        "dropout_rate": 0.0,
-    },
-}
+from anatomy.seq2seq import (
+    BOS,
+    EOS,
+    MODELS,
+    PAD,
+    build_model,
+    count_params,
+    default_model_config,
+    registry,
+)
 
 # More variants for the cheap equivalence checks (random parameters, no training).
 SMALL_RS = {"d_emb": 8, "d_enc": 8, "d_dec": 12, "d_attn": 8, "d_readout": 10}  # RNNsearch
@@ -81,32 +71,29 @@ VARIANTS += [
     ("rnnenc", {"cell": "gru", "d_emb": 8, "d_hidden": 12, "n_layers": 3, "residual": True}),
     ("rnnsearch", dict(SMALL_RS, cell="lstm", n_layers=2, residual=True, layer_norm=True)),
 ]
+# ConvS2S's kernel widths and depths (buffered decoding keeps the last K - 1 inputs per layer)
+TINY_CONV = TINY["convs2s"]
+VARIANTS += [
+    (
+        "convs2s",
+        dict(TINY_CONV, kernel_size=2, n_encoder_layers=1, n_decoder_layers=3)
+        | {"scale_encoder_grad": False},
+    ),
+    ("convs2s", dict(TINY_CONV, kernel_size=4, d_conv=16, dropout_rate=0.3)),
+    ("convs2s", dict(TINY_CONV, kernel_size=1, n_decoder_layers=1)),
+]
+# The RNN translators with linear-recurrence cells (their encoders, and RNNenc's decoder, run
+# the associative scan in the teacher-forced pass and one step at a time when decoding)
+LINEAR_SIZES = {
+    "rnnenc": {"d_emb": 16, "d_hidden": 32, "reverse_source": True, "feed_context": True},
+    "rnnsearch": {"d_emb": 16, "d_enc": 16, "d_dec": 32, "d_attn": 16, "d_readout": 32},
+}
+VARIANTS += [
+    (name, dict(size, cell=cell))
+    for name, size in LINEAR_SIZES.items()
+    for cell in ("sru", "qrnn", "mingru", "mamba")
+]
 VARIANT_IDS = [f"{n}-{i}" for i, (n, _) in enumerate(VARIANTS)]
-
-
-def make_batch(srcs, tgts):
-    """Pad lists of id lists into the batch layout of anatomy.data (pad 0, bos 1, eos 2)."""
-    s_len = max(map(len, srcs))
-    t_len = max(map(len, tgts)) + 1
-    batch = {
-        "src": np.zeros((len(srcs), s_len), np.int32),
-        "tgt_in": np.zeros((len(srcs), t_len), np.int32),
-        "tgt_out": np.zeros((len(srcs), t_len), np.int32),
-    }
-    for i, (s, t) in enumerate(zip(srcs, tgts)):
-        batch["src"][i, : len(s)] = s
-        batch["tgt_in"][i, : len(t) + 1] = [BOS] + t
-        batch["tgt_out"][i, : len(t) + 1] = t + [EOS]
-    batch["src_len"] = np.array([len(s) for s in srcs], np.int32)
-    batch["tgt_len"] = np.array([len(t) + 1 for t in tgts], np.int32)
-    return batch
-
-
-def random_batch(seed, n=3):
-    r = np.random.default_rng(seed)
-    srcs = [list(r.integers(4, V, size=k)) for k in r.integers(2, 7, size=n)]
-    tgts = [list(r.integers(4, V, size=k)) for k in r.integers(2, 6, size=n)]
-    return make_batch(srcs, tgts)
 
 
 @pytest.fixture(scope="module")
@@ -115,6 +102,11 @@ def batch():
 
 
 # ---------------------------------------------------------------- registry and configs
+
+
+def test_every_registered_model_is_in_the_contract():
+    """A registered model without a tiny config would be skipped by every contract test."""
+    assert set(TINY) == set(registry.names()) == {name for name, _ in VARIANTS}
 
 
 def test_unknown_model_name_lists_choices():
@@ -273,33 +265,13 @@ def test_attention_intermediates(batch):
 # ---------------------------------------------------------------- training and decoding
 
 
-def overfit_batch():
-    """8 pairs: the target is the source reversed with each word shifted by 3 (mod 10)."""
-    r = np.random.default_rng(7)
-    srcs = [list(r.integers(4, V, size=k)) for k in (4, 5, 6, 4, 7, 5, 6, 4)]
-    tgts = [[(x - 4 + 3) % 10 + 4 for x in reversed(s)] for s in srcs]
-    return make_batch(srcs, tgts)
-
-
-def train(model, batch, steps=300, lr=1e-2):
-    """Adam on the masked token cross-entropy, all steps in one jit (one compilation)."""
-    mask = np.arange(batch["tgt_out"].shape[1])[None] < batch["tgt_len"][:, None]
-
-    def loss_fn(params):
-        logits = model.apply(params, batch)
-        nll = optax.softmax_cross_entropy_with_integer_labels(logits, batch["tgt_out"])
-        return jnp.sum(nll * mask) / mask.sum()
-
-    return adam_fit(loss_fn, model.init(jax.random.key(0)), steps, lr)
-
-
 @pytest.fixture(scope="module")
 def trained():
     batch = overfit_batch()
     out = {}
     for name, cfg in TINY.items():
         model = build_model(name, cfg, V, V)
-        params, loss = train(model, batch)
+        params, loss = train_translator(model, batch)
         out[name] = (model, params, float(loss))
     return batch, out
 
@@ -331,7 +303,7 @@ def test_rnnsearch_paper_readouts_overfit_and_decode(options):
     """Bahdanau et al.'s readout (s_{i-1}, maxout): each option trains and decodes back."""
     batch = overfit_batch()
     model = build_model("rnnsearch", dict(TINY["rnnsearch"], **options), V, V)
-    params, loss = train(model, batch)
+    params, loss = train_translator(model, batch)
     assert float(loss) < 0.05, f"{options}: final loss {float(loss)}"
     tokens = decode.greedy(model, params, batch["src"], batch["src_len"], batch["tgt_out"].shape[1])
     np.testing.assert_array_equal(tokens, batch["tgt_out"])
@@ -391,7 +363,7 @@ def test_transformer_positions_train_and_decode_step_by_step(positions):
     for the cross-attention to align by, and this task aligns target i with source s-1-i)."""
     batch = overfit_batch()
     model = build_model("transformer", dict(TINY["transformer"], positions=positions), V, V)
-    params, loss = train(model, batch)
+    params, loss = train_translator(model, batch)
     t_len = batch["tgt_out"].shape[1]
     tokens = np.asarray(decode.greedy(model, params, batch["src"], batch["src_len"], t_len))
     fed = dict(batch, tgt_in=np.concatenate([np.full((len(tokens), 1), BOS), tokens[:, :-1]], 1))

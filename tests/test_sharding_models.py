@@ -1,108 +1,85 @@
-"""Sharded training equals single-device training, for the RNN and the Transformer translators.
+"""The translators' contract, its sharded half: for every registered model, sharded training
+equals single-device training (the other half, decoding and overfitting: test_seq2seq.py).
 
-On the suite's 8 fake CPU devices, meshes (data, model) = (8,1), (4,2), (1,8) (all data, both,
-all model; (2,4) splits the same axes as (4,2) in other proportions, so it is left out): after
-two steps of SGD with momentum the losses, the gradients (the momentum trace after step 1 is g)
-and the parameters match one device within float32 rounding (sums are reordered across
-devices). Not Adam here: it divides by sqrt(v), so a gradient that is zero in exact arithmetic
-(e.g. a key bias, which softmax ignores) turns its rounding noise into a full-size step.
-anatomy.train.train with anatomy.train.sharded.train_kwargs (Adam, clipping, checkpoints, resume) is
-checked against one device in tests/test_distributed.py, on two processes.
+On the suite's 8 fake CPU devices, every model trains on the mesh (data, model) = (4, 2), which
+splits both axes; RNNsearch and the Transformer, the chapter's two, also on (8, 1) (all data)
+and (1, 8) (all model; (2,4) splits the same axes as (4,2) in other proportions, so it is left
+out): after two steps of SGD with momentum the losses, the gradients (the momentum trace after
+step 1 is g) and the parameters match one device within float32 rounding (sums are reordered
+across devices). Not Adam here: it divides by sqrt(v), so a gradient that is zero in exact
+arithmetic (e.g. a key bias, which softmax ignores) turns its rounding noise into a full-size
+step. anatomy.train.train with anatomy.train.sharded.train_kwargs (Adam, clipping, checkpoints,
+resume) is checked against one device in tests/test_distributed.py, on two processes.
 """
 
 import jax
 import numpy as np
 import optax
 import pytest
+from helpers import SHARD_VOCAB, TINY, assert_trees_close, run_steps, sharding_batches
 
 from anatomy import sharding as sh
-from anatomy.seq2seq import build_model
+from anatomy.seq2seq import build_model, registry
 from anatomy.train.sharded import setup_train, state_shardings
 from anatomy.train.state import create_state
 from anatomy.train.step import compile_train_step, make_train_step
 
-MESHES = [(8, 1), (4, 2), (1, 8)]
-CONFIGS = {
-    "rnnsearch": dict(cell="lstm", d_emb=16, d_enc=16, d_dec=16, d_attn=16, d_readout=16),
-    "transformer": dict(
-        d_model=32, n_heads=8, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, dropout_rate=0.1
-    ),
-}
-VOCAB, B, S, T, STEPS = 24, 8, 7, 6, 2
+# helpers.TINY with dropout on (its masks must be drawn alike on every mesh) and, for the
+# Transformer, 8 heads (so that 'model' = 8 splits them)
+CONFIGS = {name: dict(cfg) for name, cfg in TINY.items()}
+CONFIGS["rnnsearch"] = dict(cell="lstm", d_emb=16, d_enc=16, d_dec=16, d_attn=16, d_readout=16)
+CONFIGS["transformer"] = dict(
+    d_model=32, n_heads=8, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, dropout_rate=0.1
+)
+CONFIGS["convs2s"] = dict(TINY["convs2s"], dropout_rate=0.1)
+MESHES = {name: [(4, 2)] for name in CONFIGS}
+MESHES["rnnsearch"] = MESHES["transformer"] = [(8, 1), (4, 2), (1, 8)]
+CASES = [(name, shape) for name in sorted(CONFIGS) for shape in MESHES[name]]
 
 
-def make_batches(seed=0):
-    """STEPS random batches (never zeros), B x S sources and B x T targets, ragged lengths."""
-    r = np.random.default_rng(seed)
-    out = []
-    for _ in range(STEPS):
-        src_len = r.integers(2, S + 1, size=B).astype(np.int32)
-        tgt_len = r.integers(2, T + 1, size=B).astype(np.int32)
-        src = np.where(np.arange(S) < src_len[:, None], r.integers(4, VOCAB, (B, S)), 0)
-        tgt = r.integers(4, VOCAB, (B, T))
-        tgt_out = np.where(np.arange(T) < tgt_len[:, None], tgt, 0)
-        tgt_in = np.concatenate([np.ones((B, 1), int), tgt_out[:, :-1]], axis=1)
-        out.append(
-            {
-                "src": src.astype(np.int32),
-                "src_len": src_len,
-                "tgt_in": tgt_in.astype(np.int32),
-                "tgt_out": tgt_out.astype(np.int32),
-                "tgt_len": tgt_len,
-            }
-        )
-    return out
+def test_every_registered_model_is_in_the_contract():
+    assert set(CONFIGS) == set(registry.names())
 
 
-def run_steps(step, state, batches):
-    """(losses, gradients of step 1 (the momentum trace), final params) as numpy."""
-    losses, mu1 = [], None
-    for k, batch in enumerate(batches):
-        state, metrics = step(state, batch, jax.random.key(100 + k))
-        losses.append(float(metrics["loss"]))
-        if k == 0:
-            mu1 = _copy(state.opt_state[0].trace)  # a copy: the next step donates these buffers
-    return np.array(losses), mu1, _copy(state.params)
+@pytest.fixture(scope="module")
+def references():
+    """{name: (model, tx, batches, one device's (losses, step-1 gradients, params))}, made
+    when a test first asks for that model."""
+    return {}
 
 
-def _copy(tree):
-    return jax.tree.map(lambda x: np.array(x, copy=True), tree)
+def reference(references, name):
+    if name not in references:
+        references[name] = _one_device(name)
+    return references[name]
 
 
-@pytest.fixture(scope="module", params=sorted(CONFIGS))
-def reference(request):
-    name = request.param
-    model = build_model(name, CONFIGS[name], VOCAB, VOCAB)
+def _one_device(name):
+    model = build_model(name, CONFIGS[name], SHARD_VOCAB, SHARD_VOCAB)
     tx = optax.sgd(0.5, momentum=0.9)
-    batches = make_batches()
+    batches = sharding_batches()
     params = model.init(jax.random.key(0))
     step = compile_train_step(make_train_step(model, tx), donate=False)
-    return name, model, tx, batches, run_steps(step, create_state(params, tx), batches)
+    return model, tx, batches, run_steps(step, create_state(params, tx), batches)
 
 
-def _close(a, b, what):
-    for (path, x), y in zip(jax.tree_util.tree_flatten_with_path(a)[0], jax.tree.leaves(b)):
-        scale = max(float(np.max(np.abs(y))), 1e-3)
-        np.testing.assert_allclose(
-            x, y, rtol=2e-5, atol=2e-5 * scale, err_msg=f"{what} {jax.tree_util.keystr(path)}"
-        )
-
-
-@pytest.mark.parametrize("shape", MESHES)
-def test_sharded_training_equals_single_device(reference, shape):
-    name, model, tx, batches, (loss0, mu0, params0) = reference
+@pytest.mark.parametrize("name,shape", CASES)
+def test_sharded_training_equals_single_device(references, name, shape):
+    model, tx, batches, (loss0, mu0, params0) = reference(references, name)
     mesh = sh.make_mesh(shape)
     state, step, _ = setup_train(model, tx, mesh, key=jax.random.key(0))
     loss1, mu1, params1 = run_steps(step, state, batches)
     np.testing.assert_allclose(loss1, loss0, rtol=1e-5)
-    _close(mu1, mu0, f"{name} {shape} gradient")
-    _close(params1, params0, f"{name} {shape} params")
+    assert_trees_close(mu1, mu0, f"{name} {shape} gradient")
+    assert_trees_close(params1, params0, f"{name} {shape} params")
 
 
-def test_tensor_parallel_layouts(reference):
-    """On (2, 4) heads / FFN / recurrent gates are split over 'model', embeddings replicated."""
-    name, model, tx, _, _ = reference
-    _, p_sh = state_shardings(model, tx, sh.make_mesh((2, 4)))
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_tensor_parallel_layouts(name):
+    """On (2, 4) heads / FFN / recurrent gates are split over 'model', embeddings replicated;
+    ConvS2S declares no 'model' axis (its convolutions are data-parallel only)."""
+    model = build_model(name, CONFIGS[name], SHARD_VOCAB, SHARD_VOCAB)
+    _, p_sh = state_shardings(model, optax.sgd(0.5, momentum=0.9), sh.make_mesh((2, 4)))
     specs = jax.tree.map(lambda s: s.spec, p_sh)
     model_split = [
         p
@@ -111,12 +88,12 @@ def test_tensor_parallel_layouts(reference):
         )[0]
         if "model" in s
     ]
-    assert model_split, f"{name}: nothing is tensor-parallel"
+    assert bool(model_split) == (name != "convs2s"), f"{name}: {model_split}"
     if name == "transformer":
         assert specs["encoder"][0]["self_attn"]["w_q"] == sh.logical_to_spec(
             ("embed", "heads", "head_dim"), (32, 8, 4), sh.make_mesh((2, 4)), sh.DEFAULT_RULES
         )
         assert "model" in specs["decoder"][0]["ffn"]["w1"]
-    else:
+    elif name != "convs2s":
         assert specs["decoder"]["w_h"] == jax.sharding.PartitionSpec(None, "model")
     assert specs["tgt_emb"] == jax.sharding.PartitionSpec()

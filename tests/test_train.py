@@ -11,85 +11,25 @@ import signal
 import subprocess
 import sys
 import time
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import (
+    BIGRAM_B,
+    BIGRAM_L,
+    BIGRAM_V,
+    batch_at,
+    batches,
+    bigram_model,
+    small_config,
+)
 
 from anatomy import train as T
 
-V, D, B, L = 24, 16, 4, 8
-NAN_TOKEN = V - 1  # a batch whose src[0, 0] is this makes the stand-in's loss NaN
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-class Bigram(NamedTuple):
-    name: str
-    init: object
-    apply: object
-
-
-def bigram_model(dropout=0.1):
-    """logits[b,t] = (E[tgt_in[b,t]] + mean_s E[src[b,s]]) @ W; NaN when src[0,0] == NAN_TOKEN."""
-
-    def init(key):
-        k1, k2 = jax.random.split(key)
-        return {
-            "emb": jax.random.normal(k1, (V, D)) * 0.3,
-            "out": {"w": jax.random.normal(k2, (D, V)) * 0.3},
-        }
-
-    def apply(params, batch, *, rng=None, deterministic=True, return_intermediates=False):
-        src, tgt = jnp.asarray(batch["src"]), jnp.asarray(batch["tgt_in"])
-        h = params["emb"][tgt] + jnp.mean(params["emb"][src], axis=1, keepdims=True)  # [b,t,d]
-        if not deterministic and dropout > 0:
-            keep = jax.random.bernoulli(rng, 1 - dropout, h.shape)
-            h = jnp.where(keep, h / (1 - dropout), 0.0)
-        logits = h @ params["out"]["w"]  # [b,t,v]
-        return logits * jnp.where(src[0, 0] == NAN_TOKEN, jnp.nan, 1.0)
-
-    return Bigram("bigram", init, apply)
-
-
-def batch_at(k, nan_step=None):
-    """Batch k as a pure function of k (targets copy the source, shifted), zero-padded tails."""
-    r = np.random.default_rng(1000 + k)
-    src = r.integers(4, V - 1, (B, L)).astype(np.int32)
-    lens = r.integers(3, L + 1, B).astype(np.int32)
-    src[np.arange(L)[None] >= lens[:, None]] = 0
-    tgt_out = src.copy()
-    tgt_in = np.concatenate([np.ones((B, 1), np.int32), src[:, :-1]], 1)
-    if nan_step is not None and k == nan_step:
-        src[0, 0] = NAN_TOKEN
-    return {"src": src, "src_len": lens, "tgt_in": tgt_in, "tgt_out": tgt_out, "tgt_len": lens}
-
-
-def batches(start, nan_step=None, delay=0.0):
-    k = start
-    while True:
-        if delay:
-            time.sleep(delay)
-        yield batch_at(k, nan_step)
-        k += 1
-
-
-def small_config(**kw):
-    c = T.default_train_config()
-    c.update(
-        dict(
-            num_steps=40,
-            warmup_steps=5,
-            learning_rate=1e-2,
-            log_every=5,
-            checkpoint_every=10,
-            keep_checkpoints=3,
-            progress=False,
-        ),
-        **kw,
-    )
-    return c
+V, B, L = BIGRAM_V, BIGRAM_B, BIGRAM_L
 
 
 # ---------------------------------------------------------------------------- losses

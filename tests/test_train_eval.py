@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from helpers import BIGRAM_V, batches, bigram_model, small_config
 
 from anatomy import train as T
 from anatomy.data import build_word_vocab
@@ -75,8 +76,6 @@ def test_evaluate_bleu_by_bucket_scores_each_bucket_on_its_own_sentences():
 
 
 def test_time_budget_stops_and_checkpoints(tmp_path):
-    from test_train import batches, bigram_model, small_config
-
     res = T.train(
         bigram_model(),
         batches,
@@ -92,8 +91,6 @@ def test_time_budget_lays_the_schedule_over_the_budget(tmp_path, monkeypatch):
     step that ends at or past the budget (num_steps is no cap), each step trains at the
     schedule's rate for the time before it, the schedule ends at its end value at the budget,
     and every clock read that can stop the run follows a sync of that step's outputs."""
-    from test_train import V, batches, small_config
-
     from anatomy.seq2seq import build_model, registry
     from anatomy.train import loop
 
@@ -101,7 +98,7 @@ def test_time_budget_lays_the_schedule_over_the_budget(tmp_path, monkeypatch):
     cfg.update(
         d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, dropout_rate=0.0
     )
-    model = build_model("transformer", cfg, V, V)
+    model = build_model("transformer", cfg, BIGRAM_V, BIGRAM_V)
     events, now = [], [0.0]
 
     def clock():  # 0.25 s per reading

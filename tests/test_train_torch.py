@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
-from test_attention_torch import rel
+from helpers import rel
 
 from anatomy import train as T
 from anatomy.seq2seq import build_model
