@@ -48,7 +48,7 @@ from anatomy.layers import dropout, init_embedding, init_layer_norm, init_output
 from anatomy.recurrence import (
     check_stack_cell,
     init_stack,
-    paths,
+    path_defaults,
     run_stack,
     stack_step,
     zero_stack_carry,
@@ -144,7 +144,7 @@ def build_lm(config, vocab_size):
         )
         final_ln = cfg.norm == "pre"
     else:
-        hoist, vjp = paths.resolve(cfg.cell, where="lm")
+        hoist, vjp = path_defaults.resolve(cfg.cell, where="lm")
         final_ln = False
     scale = jnp.sqrt(jnp.float32(m)) if attention else jnp.float32(1.0)
 

@@ -22,7 +22,7 @@ import numpy as np
 import optax
 import torch
 
-from anatomy import train as T
+from anatomy import train
 from anatomy.seq2seq import build_model
 from anatomy.train.losses import sequence_loss
 from benchmarks import peers
@@ -39,12 +39,12 @@ SMOOTH, LR, BETAS = 0.1, 1e-3, (0.9, 0.98)
 def anatomy_step(model, params, b):
     """(our jitted, donating train step with make_optimizer, a fresh state () -> TrainState,
     the batch on the device); make_train_step traces at the step's first call."""
-    cfg = T.default_train_config()
+    cfg = train.default_train_config()
     cfg.update(learning_rate=LR, warmup_steps=0, decay="constant", clip_norm=0.0)
     cfg.update(b1=BETAS[0], b2=BETAS[1], weight_decay=0.0)
-    tx = T.make_optimizer(cfg)
-    step_fn = T.compile_train_step(T.make_train_step(model, tx, label_smoothing=SMOOTH))
-    return step_fn, lambda: T.create_state(jax.device_put(params), tx), jax.device_put(b)
+    tx = train.make_optimizer(cfg)
+    step_fn = train.compile_train_step(train.make_train_step(model, tx, label_smoothing=SMOOTH))
+    return step_fn, lambda: train.create_state(jax.device_put(params), tx), jax.device_put(b)
 
 
 def _anatomy_train(model, params, b):

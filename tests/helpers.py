@@ -18,7 +18,7 @@ import numpy as np
 import optax
 
 import anatomy.data as data
-from anatomy import train as T
+from anatomy import train
 from anatomy.seq2seq import BOS, EOS
 
 
@@ -259,7 +259,7 @@ def batches(start, nan_step=None, delay=0.0):
 
 
 def small_config(**kw):
-    c = T.default_train_config()
+    c = train.default_train_config()
     c.update(
         dict(
             num_steps=40,

@@ -573,11 +573,11 @@ def _big_loop_fusions(model, batch, min_operands=12):
     recomputing a chain of residual-stream gradients inside each consumer."""
     import re
 
-    from anatomy import train as T
+    from anatomy import train
 
-    tx = T.make_optimizer(T.default_train_config())
-    step = T.compile_train_step(T.make_train_step(model, tx, label_smoothing=0.1))
-    state = T.create_state(model.init(jax.random.key(0)), tx)
+    tx = train.make_optimizer(train.default_train_config())
+    step = train.compile_train_step(train.make_train_step(model, tx, label_smoothing=0.1))
+    state = train.create_state(model.init(jax.random.key(0)), tx)
     hlo = step.lower(state, batch, jax.random.key(0)).compile().as_text()
     fusions = re.findall(r"= \S+ fusion\((.*?)\), kind=kLoop", hlo)
     return sum(f.count("%") >= min_operands for f in fusions)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from anatomy import sharding as sh
-from anatomy import train as T
+from anatomy import train
 from anatomy.seq2seq import build_model
 from anatomy.train.sharded import state_shardings, train_kwargs
 
@@ -44,7 +44,7 @@ def batches(start):
 
 
 def setup(num_steps):
-    config = T.default_train_config()
+    config = train.default_train_config()
     config.update(
         num_steps=num_steps,
         warmup_steps=1,
@@ -65,7 +65,7 @@ def kwargs_for(model, config, shape):
 
 
 def losses(workdir):
-    return {int(r["step"]): r["loss"] for r in T.read_metrics(str(workdir))}
+    return {int(r["step"]): r["loss"] for r in train.read_metrics(str(workdir))}
 
 
 def flat(tree):
@@ -80,10 +80,10 @@ def runs(tmp_path_factory):
     """The uninterrupted (4, 2) run and the (4, 2) workdir stopped at step FIRST."""
     model, config = setup(STEPS)
     ref_dir = tmp_path_factory.mktemp("uninterrupted")
-    ref = T.train(model, batches, config, str(ref_dir), **kwargs_for(model, config, (4, 2)))
+    ref = train.train(model, batches, config, str(ref_dir), **kwargs_for(model, config, (4, 2)))
     model, first = setup(FIRST)
     stopped = tmp_path_factory.mktemp("stopped")
-    T.train(model, batches, first, str(stopped), **kwargs_for(model, first, (4, 2)))
+    train.train(model, batches, first, str(stopped), **kwargs_for(model, first, (4, 2)))
     return (losses(ref_dir), flat(ref.state.params)), stopped
 
 
@@ -93,7 +93,7 @@ def test_resume_on_another_mesh_continues_the_run(runs, shape, tmp_path):
     workdir = tmp_path / "w"
     shutil.copytree(stopped, workdir)
     model, config = setup(STEPS)
-    res = T.train(model, batches, config, str(workdir), **kwargs_for(model, config, shape))
+    res = train.train(model, batches, config, str(workdir), **kwargs_for(model, config, shape))
     assert res.summary["resumed_from"] == FIRST and int(res.state.step) == STEPS
     if shape is not None:  # the state lives on the new mesh
         mesh_axes = {
@@ -118,9 +118,9 @@ def test_orbax_restores_into_the_target_shardings(runs):
     """Checkpointer.restore(shardings=...) puts each array where asked, bit for bit."""
     _, stopped = runs
     model, config = setup(STEPS)
-    tx = T.make_optimizer(config)
-    like = T.create_state(model.init(jax.random.key(0)), tx)
-    ckpt = T.Checkpointer(str(stopped / "checkpoints"))
+    tx = train.make_optimizer(config)
+    like = train.create_state(model.init(jax.random.key(0)), tx)
+    ckpt = train.Checkpointer(str(stopped / "checkpoints"))
     saved, _ = ckpt.restore(like)  # onto like's device
     for shape in ((8, 1), (2, 4), (1, 1)):
         mesh = sh.make_mesh(shape, devices=jax.devices()[: shape[0] * shape[1]])

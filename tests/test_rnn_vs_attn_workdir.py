@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from anatomy import train as T
+from anatomy import train
 from anatomy.fingerprint import FingerprintMismatchError
 from experiments import rnn_vs_attn
 from experiments.configs import rnn_vs_attn as configs
@@ -55,13 +55,13 @@ def _config(path):
 @pytest.fixture
 def bleu_calls(monkeypatch):
     calls = []
-    real = T.evaluate_bleu
+    real = train.evaluate_bleu
 
     def counting(*args, **kwargs):
         calls.append(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(T, "evaluate_bleu", counting)
+    monkeypatch.setattr(train, "evaluate_bleu", counting)
     return calls
 
 
@@ -72,9 +72,9 @@ def test_workdir_reuse_refusal_and_corpus_report(tsv, tmp_path, bleu_calls, caps
     assert len(bleu_calls) == 1
     with open(os.path.join(workdir, "results.json")) as f:
         report = json.load(f)["setup"]["corpus_report"]
-    train = report["skipped"]["train"]
-    assert train["skipped"] == {kind: 8 for kind in BAD}
-    assert train["first_bad_lines"] == first_lines
+    train_split = report["skipped"]["train"]
+    assert train_split["skipped"] == {kind: 8 for kind in BAD}
+    assert train_split["first_bad_lines"] == first_lines
     assert sum(report["filtered_for_length"].values()) == 1
     with open(os.path.join(workdir, "report.md")) as f:
         md = f.read()

@@ -26,7 +26,7 @@ from helpers import (
     small_config,
 )
 
-from anatomy import train as T
+from anatomy import train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 V, B, L = BIGRAM_V, BIGRAM_B, BIGRAM_L
@@ -41,7 +41,7 @@ def test_loss_matches_numpy(rng, eps):
     targets = rng.integers(1, 11, (3, 7)).astype(np.int32)
     targets[0, 5:] = 0
     targets[2, 2:] = 0
-    loss, m = T.sequence_loss(jnp.asarray(logits), {"tgt_out": jnp.asarray(targets)}, eps)
+    loss, m = train.sequence_loss(jnp.asarray(logits), {"tgt_out": jnp.asarray(targets)}, eps)
     # float64 reference: q = (1-eps) onehot + eps/V, loss = -sum q log softmax, mean over real tokens
     x = logits.astype(np.float64)
     logp = x - x.max(-1, keepdims=True)
@@ -83,14 +83,14 @@ VS = (1024, 96, 243, 357, 40, 11, 37, 7)
 @pytest.mark.parametrize("v", VS)
 def test_max_and_argmax_are_jnps(rng, v):
     x = jnp.asarray(_planted(rng, (2, 4, v)))
-    top, index = jax.jit(T.losses.max_and_argmax)(x)
+    top, index = jax.jit(train.losses.max_and_argmax)(x)
     np.testing.assert_array_equal(index, jnp.argmax(x, axis=-1))
     # jnp.max of a row holding a NaN depends on the kernel (XLA:CPU's skips NaNs at some v);
     # ours is NaN there, and log_softmax is NaN over such a row either way
     nan_row = jnp.isnan(x).any(-1, keepdims=True)
     np.testing.assert_array_equal(top, jnp.where(nan_row, jnp.nan, jnp.max(x, -1, keepdims=True)))
     ties = jnp.asarray(rng.integers(0, 3, (40, v)).astype(np.float32))  # ties in every block
-    np.testing.assert_array_equal(T.losses.argmax(ties), jnp.argmax(ties, axis=-1))
+    np.testing.assert_array_equal(train.losses.argmax(ties), jnp.argmax(ties, axis=-1))
 
 
 @pytest.mark.parametrize("v", VS)
@@ -100,9 +100,9 @@ def test_log_softmax_is_jax_nn(rng, v):
     x[0, 1, v // 2], x[1, 2, 0], x[2, 3] = np.nan, np.inf, -np.inf  # NaN rows, either way
     x = jnp.asarray(x)
     g = jnp.asarray(rng.normal(size=(3, 5, v)).astype(np.float32))
-    ours = jax.jit(jax.value_and_grad(lambda x: jnp.vdot(T.losses.log_softmax(x), g)))(x)
+    ours = jax.jit(jax.value_and_grad(lambda x: jnp.vdot(train.losses.log_softmax(x), g)))(x)
     theirs = jax.jit(jax.value_and_grad(lambda x: jnp.vdot(jax.nn.log_softmax(x), g)))(x)
-    np.testing.assert_array_equal(jax.jit(T.losses.log_softmax)(x), jax.nn.log_softmax(x))
+    np.testing.assert_array_equal(jax.jit(train.losses.log_softmax)(x), jax.nn.log_softmax(x))
     np.testing.assert_array_equal(ours[1], theirs[1])
 
 
@@ -125,11 +125,11 @@ def test_train_loss_has_no_scalar_argmax_over_the_vocabulary(rng, monkeypatch):
     e = jnp.asarray(rng.normal(size=(1024, 8)).astype(np.float32))
     b = jnp.asarray(rng.normal(size=1024).astype(np.float32))
     batch = {"tgt_out": jnp.asarray(rng.integers(0, 1024, (2, 3)), jnp.int32)}
-    loss = lambda y, e, b: T.sequence_loss(y @ e.T + b, batch, 0.1)
+    loss = lambda y, e, b: train.sequence_loss(y @ e.T + b, batch, 0.1)
     hlo = lambda: jax.jit(jax.value_and_grad(loss, (0, 1, 2), has_aux=True)).lower(y, e, b)
     ours = _variadic_widths(hlo().compile().as_text())
     assert ours and max(ours) <= 32
-    monkeypatch.setattr(T.losses, "argmax", lambda x: jnp.argmax(x, axis=-1))
+    monkeypatch.setattr(train.losses, "argmax", lambda x: jnp.argmax(x, axis=-1))
     assert 1024 in _variadic_widths(hlo().compile().as_text())
 
 
@@ -163,7 +163,7 @@ def schedule_reference(
 @pytest.mark.parametrize("decay", ["rsqrt", "cosine", "linear", "constant"])
 def test_schedule_values(decay):
     lr, w, n, f = 2e-3, 10, 100, 0.1
-    sched = T.make_schedule(lr, w, n, decay, f)
+    sched = train.make_schedule(lr, w, n, decay, f)
     for s in [0, 1, 5, 9, 10, 11, 37, 55, 99, 100]:
         np.testing.assert_allclose(
             float(sched(s)),
@@ -180,7 +180,7 @@ def test_schedule_values(decay):
 
 def test_schedule_rejects_unknown_decay():
     with pytest.raises(ValueError, match="decay"):
-        T.make_schedule(1e-3, 10, 100, "exponential")
+        train.make_schedule(1e-3, 10, 100, "exponential")
 
 
 # ---------------------------------------------------------------------------- step
@@ -188,9 +188,11 @@ def test_schedule_rejects_unknown_decay():
 
 def test_train_step_is_pure_and_learns():
     model, c = bigram_model(), small_config()
-    tx = T.make_optimizer(c)
-    step = T.compile_train_step(T.make_train_step(model, tx, label_smoothing=0.1), donate=False)
-    s0 = T.create_state(model.init(jax.random.key(0)), tx)
+    tx = train.make_optimizer(c)
+    step = train.compile_train_step(
+        train.make_train_step(model, tx, label_smoothing=0.1), donate=False
+    )
+    s0 = train.create_state(model.init(jax.random.key(0)), tx)
     rng = jax.random.key(3)
     a, ma = step(s0, batch_at(0), rng)
     b, mb = step(s0, batch_at(0), rng)
@@ -205,17 +207,17 @@ def test_train_step_is_pure_and_learns():
         s, _ = step(s, batch_at(k), jax.random.fold_in(rng, k))
     _, after = step(s, held, rng)
     assert float(after["loss"]) < float(before["loss"]) - 0.05, (before["loss"], after["loss"])
-    bf16 = T.compile_train_step(T.make_train_step(model, tx, compute_dtype="bfloat16"))
+    bf16 = train.compile_train_step(train.make_train_step(model, tx, compute_dtype="bfloat16"))
     c16, m16 = bf16(s0, batch_at(0), rng)
     assert c16.params["emb"].dtype == jnp.float32 and np.isfinite(float(m16["loss"]))
     with pytest.raises(ValueError, match="compute_dtype"):
-        T.make_train_step(model, tx, compute_dtype="float8")
+        train.make_train_step(model, tx, compute_dtype="float8")
 
 
 def test_train_writes_metrics_and_resumes(tmp_path):
     model = bigram_model()
-    res = T.train(model, batches, small_config(num_steps=30, decay="constant"), str(tmp_path))
-    recs = T.read_metrics(str(tmp_path))
+    res = train.train(model, batches, small_config(num_steps=30, decay="constant"), str(tmp_path))
+    recs = train.read_metrics(str(tmp_path))
     assert [r["step"] for r in recs] == list(range(5, 31, 5))
     for key in ("loss", "accuracy", "tokens_per_second", "wall_time", "learning_rate"):
         assert all(np.isfinite(r[key]) for r in recs), key
@@ -224,21 +226,21 @@ def test_train_writes_metrics_and_resumes(tmp_path):
     assert res.summary["steps"] == 30 and res.summary["resumed_from"] is None
     # the same workdir with a larger step count continues from step 30 (a constant learning
     # rate: with the default linear decay num_steps is part of the run's fingerprint)
-    res2 = T.train(model, batches, small_config(num_steps=40, decay="constant"), str(tmp_path))
+    res2 = train.train(model, batches, small_config(num_steps=40, decay="constant"), str(tmp_path))
     assert res2.summary["resumed_from"] == 30 and int(res2.state.step) == 40
-    assert [r["step"] for r in T.read_metrics(str(tmp_path))][-1] == 40
+    assert [r["step"] for r in train.read_metrics(str(tmp_path))][-1] == 40
 
 
 def test_logged_learning_rate_is_the_one_that_trains(tmp_path):
     """metrics.jsonl's learning_rate at step s: the optax schedule of make_optimizer at s
     (config_schedule), equal to the plain-Python twin; warmup then linear decay."""
     c = small_config(num_steps=12, warmup_steps=4, decay="linear", end_fraction=0.2, log_every=2)
-    T.train(bigram_model(), batches, c, str(tmp_path))
-    recs = T.read_metrics(str(tmp_path))
+    train.train(bigram_model(), batches, c, str(tmp_path))
+    recs = train.read_metrics(str(tmp_path))
     steps = [r["step"] for r in recs]
     assert steps == list(range(2, 13, 2))
     logged = [r["learning_rate"] for r in recs]
-    assert logged == [float(T.config_schedule(c)(s)) for s in steps]
+    assert logged == [float(train.config_schedule(c)(s)) for s in steps]
     ref = [schedule_reference(s, 1e-2, 4, 12, "linear", 0.2) for s in steps]
     np.testing.assert_allclose(logged, ref, rtol=1e-6)
     assert len(set(logged)) == len(logged)  # warmup and decay both visible: no constant stand-in
@@ -252,7 +254,7 @@ def test_resume_with_another_config_stops_naming_the_fields(tmp_path):
 
     model, workdir = bigram_model(), str(tmp_path)
     first = small_config(num_steps=10, decay="linear")
-    T.train(
+    train.train(
         model, batches, first, workdir, fingerprint=run_fingerprint(first, model, data={"n": 1})
     )
     ckpt_dir = os.path.join(workdir, "checkpoints")
@@ -272,7 +274,7 @@ def test_resume_with_another_config_stops_naming_the_fields(tmp_path):
     ]
     for config, n, fields in changes:
         with pytest.raises(FingerprintMismatchError) as err:
-            T.train(
+            train.train(
                 model,
                 batches,
                 config,
@@ -284,7 +286,7 @@ def test_resume_with_another_config_stops_naming_the_fields(tmp_path):
         for field in fields:
             assert field in msg, (field, msg)
         assert msg.count(" -> ") == len(fields), msg  # nothing else is named
-        assert T.Checkpointer(ckpt_dir).steps() == [10]  # nothing was touched
+        assert train.Checkpointer(ckpt_dir).steps() == [10]  # nothing was touched
     # fields that decide only what is logged, saved or shown may change: the run resumes
     free = small_config(
         num_steps=10,
@@ -294,7 +296,7 @@ def test_resume_with_another_config_stops_naming_the_fields(tmp_path):
         keep_checkpoints=1,
         progress=True,
     )
-    res = T.train(
+    res = train.train(
         model, batches, free, workdir, fingerprint=run_fingerprint(free, model, data={"n": 1})
     )
     assert res.summary["resumed_from"] == 10
@@ -304,13 +306,13 @@ def test_checkpoint_without_fingerprint_is_refused(tmp_path):
     from anatomy.fingerprint import FingerprintMismatchError
 
     model, config = bigram_model(), small_config(num_steps=10)
-    state = T.create_state(model.init(jax.random.key(0)), T.make_optimizer(config))
-    T.Checkpointer(os.path.join(tmp_path, "checkpoints")).save(
+    state = train.create_state(model.init(jax.random.key(0)), train.make_optimizer(config))
+    train.Checkpointer(os.path.join(tmp_path, "checkpoints")).save(
         state._replace(step=jnp.int32(5)),
         {"seed": 0, "data_position": 5, "train_seconds": 0.0, "tokens": 0.0, "last_metrics": {}},
     )
     with pytest.raises(FingerprintMismatchError, match="no fingerprint"):
-        T.train(model, batches, config, str(tmp_path))
+        train.train(model, batches, config, str(tmp_path))
 
 
 TIMING = ("wall_time", "tokens_per_second", "valid_seconds")
@@ -321,17 +323,20 @@ def test_validation_is_recorded_and_leaves_training_unchanged(tmp_path):
     parameters and every training number are exactly those of a run without validation."""
     model = bigram_model()
     held_out = [batch_at(10_000 + j) for j in range(3)]  # batches training never sees
-    evaluate = T.make_validate(T.compile_eval_step(T.make_eval_step(model)), held_out)
-    on = T.train(
+    evaluate = train.make_validate(train.compile_eval_step(train.make_eval_step(model)), held_out)
+    on = train.train(
         model,
         batches,
         small_config(num_steps=22, eval_every=10),
         str(tmp_path / "on"),
         evaluate=evaluate,
     )
-    off = T.train(model, batches, small_config(num_steps=22), str(tmp_path / "off"))
+    off = train.train(model, batches, small_config(num_steps=22), str(tmp_path / "off"))
     jax.tree.map(np.testing.assert_array_equal, on.state.params, off.state.params)
-    recs_on, recs_off = T.read_metrics(str(tmp_path / "on")), T.read_metrics(str(tmp_path / "off"))
+    recs_on, recs_off = (
+        train.read_metrics(str(tmp_path / "on")),
+        train.read_metrics(str(tmp_path / "off")),
+    )
     valid = [r for r in recs_on if "valid_loss" in r]
     assert [r["step"] for r in valid] == [10, 20, 22]
     for r in valid:
@@ -342,14 +347,14 @@ def test_validation_is_recorded_and_leaves_training_unchanged(tmp_path):
     strip = lambda r: {k: v for k, v in r.items() if k not in TIMING and not k.startswith("valid_")}
     assert [strip(r) for r in recs_on] == [strip(r) for r in recs_off]
     # the same numbers as the obvious twin: one unjitted eval_step per batch, token-weighted
-    step = T.make_eval_step(model)
+    step = train.make_eval_step(model)
     got = [step(on.state.params, b) for b in held_out]
     n = np.array([float(m["tokens"]) for m in got])
     want = float(np.sum(n * [float(m["nll"]) for m in got]) / n.sum())
     np.testing.assert_allclose(evaluate(on.state)["valid_loss"], want, rtol=1e-5)
     np.testing.assert_allclose(valid[-1]["valid_loss"], want, rtol=1e-5)
     with pytest.raises(ValueError, match="multiple of train.log_every"):
-        T.train(
+        train.train(
             model,
             batches,
             small_config(num_steps=22, eval_every=7),
@@ -364,29 +369,31 @@ def test_validation_is_recorded_and_leaves_training_unchanged(tmp_path):
 @pytest.fixture(scope="module")
 def nan_run(tmp_path_factory):
     workdir = str(tmp_path_factory.mktemp("nan"))
-    with pytest.raises(T.NonFiniteLossError) as err:
-        T.train(bigram_model(), lambda s: batches(s, nan_step=24), small_config(), workdir)
+    with pytest.raises(train.NonFiniteLossError) as err:
+        train.train(bigram_model(), lambda s: batches(s, nan_step=24), small_config(), workdir)
     return workdir, str(err.value)
 
 
 def test_nan_stops_run_and_names_step_and_checkpoint(nan_run):
     workdir, msg = nan_run
-    ckpt = T.Checkpointer(os.path.join(workdir, "checkpoints"))
+    ckpt = train.Checkpointer(os.path.join(workdir, "checkpoints"))
     assert "step 25" in msg and ckpt.path(20) in msg, msg  # batch 24 is the 25th step
     assert ckpt.steps() == [10, 20]  # nothing written at 25 or later
-    like = T.create_state(bigram_model().init(jax.random.key(0)), T.make_optimizer(small_config()))
+    like = train.create_state(
+        bigram_model().init(jax.random.key(0)), train.make_optimizer(small_config())
+    )
     for s in ckpt.steps():
         state, _ = ckpt.restore(like, s)
-        assert T.all_finite(state)
+        assert train.all_finite(state)
 
 
 def test_checkpointer_refuses_non_finite_params(tmp_path):
-    tx = T.make_optimizer(small_config())
+    tx = train.make_optimizer(small_config())
     params = bigram_model().init(jax.random.key(0))
-    state = T.create_state(params, tx)._replace(step=jnp.int32(7))
+    state = train.create_state(params, tx)._replace(step=jnp.int32(7))
     bad = state._replace(params=jax.tree.map(lambda x: x.at[0].set(jnp.inf), params))
-    ckpt = T.Checkpointer(str(tmp_path / "ck"))
-    with pytest.raises(T.NonFiniteStateError, match="NaN/Inf"):
+    ckpt = train.Checkpointer(str(tmp_path / "ck"))
+    with pytest.raises(train.NonFiniteStateError, match="NaN/Inf"):
         ckpt.save(bad, {})
     assert ckpt.steps() == []
     ckpt.save(state, {"x": 1})
@@ -404,11 +411,13 @@ def test_corrupt_checkpoint_is_named_and_others_survive(nan_run, tmp_path):
         for f in files:
             with open(os.path.join(root, f), "wb") as fh:
                 fh.write(b"garbage")
-    with pytest.raises(T.CorruptCheckpointError, match=bad):
-        T.train(bigram_model(), batches, small_config(), workdir)
-    ckpt = T.Checkpointer(ckpt_dir)
+    with pytest.raises(train.CorruptCheckpointError, match=bad):
+        train.train(bigram_model(), batches, small_config(), workdir)
+    ckpt = train.Checkpointer(ckpt_dir)
     assert ckpt.steps() == [10, 20] and os.path.isdir(bad)
-    like = T.create_state(bigram_model().init(jax.random.key(0)), T.make_optimizer(small_config()))
+    like = train.create_state(
+        bigram_model().init(jax.random.key(0)), train.make_optimizer(small_config())
+    )
     assert int(ckpt.restore(like, 10)[0].step) == 10
 
 
@@ -420,7 +429,7 @@ KILL_STEPS = 60
 def _child(workdir, delay):
     """Entry point of the subprocess in test_resume_after_sigkill_matches_uninterrupted."""
     c = small_config(num_steps=KILL_STEPS, progress=True)
-    T.train(bigram_model(), lambda s: batches(s, delay=delay), c, workdir)
+    train.train(bigram_model(), lambda s: batches(s, delay=delay), c, workdir)
 
 
 def test_resume_after_sigkill_matches_uninterrupted(tmp_path):
@@ -443,16 +452,18 @@ def test_resume_after_sigkill_matches_uninterrupted(tmp_path):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
-    ckpt = T.Checkpointer(os.path.join(killed, "checkpoints"))
+    ckpt = train.Checkpointer(os.path.join(killed, "checkpoints"))
     assert KILL_STEPS not in ckpt.steps()  # it really was interrupted
     out = subprocess.run(cmd(0.0), cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "resumed from" in out.stderr
-    ref = T.train(
+    ref = train.train(
         bigram_model(), batches, small_config(num_steps=KILL_STEPS), str(tmp_path / "ref")
     )
-    like = T.create_state(bigram_model().init(jax.random.key(0)), T.make_optimizer(small_config()))
-    resumed, _ = T.Checkpointer(os.path.join(killed, "checkpoints")).restore(like)
+    like = train.create_state(
+        bigram_model().init(jax.random.key(0)), train.make_optimizer(small_config())
+    )
+    resumed, _ = train.Checkpointer(os.path.join(killed, "checkpoints")).restore(like)
     assert int(resumed.step) == KILL_STEPS
     jax.tree.map(
         lambda a, b: np.testing.assert_allclose(a, b, rtol=0, atol=1e-6),

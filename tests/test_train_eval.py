@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from helpers import BIGRAM_V, batches, bigram_model, small_config
 
-from anatomy import train as T
+from anatomy import train
 from anatomy.data import build_word_vocab
 
 
@@ -24,14 +24,14 @@ def copy_decode(model, params, src, src_len, max_len):
 
 def test_corpus_bleu_extremes():
     refs = ["the cat sat on the mat .", "a dog barks at the moon tonight ."]
-    assert T.corpus_bleu(refs, refs) == pytest.approx(100.0)
-    assert T.corpus_bleu(["x y z"] * 2, refs) < 1.0
-    assert np.isnan(T.corpus_bleu([], []))
+    assert train.corpus_bleu(refs, refs) == pytest.approx(100.0)
+    assert train.corpus_bleu(["x y z"] * 2, refs) < 1.0
+    assert np.isnan(train.corpus_bleu([], []))
 
 
 def test_decode_ids_restores_order_and_cuts_at_eos(rng):
     sources = [rng.integers(4, 50, n).astype(np.int32) for n in (5, 40, 1, 17, 33, 9, 3)]
-    out, stats = T.decode_ids(
+    out, stats = train.decode_ids(
         None, None, sources, batch_size=3, len_multiple=8, decode_fn=copy_decode
     )
     for s, o in zip(sources, out):
@@ -56,7 +56,7 @@ def test_evaluate_bleu_by_bucket_scores_each_bucket_on_its_own_sentences():
         return out
 
     by_bucket = {"1-10": [(s, s) for s in short], "11-20": [(s, s) for s in long], "21-30": []}
-    ev = T.evaluate_bleu(
+    ev = train.evaluate_bleu(
         None, None, by_bucket, vocab, vocab, decode_fn=short_only, batch_size=2, max_per_bucket=3
     )
     assert ev["bleu_by_length"] == {
@@ -65,7 +65,7 @@ def test_evaluate_bleu_by_bucket_scores_each_bucket_on_its_own_sentences():
     }
     assert ev["count_by_length"] == {"1-10": 3, "11-20": 3, "21-30": 0}
     assert 5.0 < ev["bleu"] < 95.0  # the corpus BLEU pools both buckets
-    perfect = T.evaluate_bleu(
+    perfect = train.evaluate_bleu(
         None, None, by_bucket, vocab, vocab, decode_fn=copy_decode, batch_size=2, max_per_bucket=3
     )
     assert perfect["bleu"] == pytest.approx(100.0)
@@ -76,14 +76,14 @@ def test_evaluate_bleu_by_bucket_scores_each_bucket_on_its_own_sentences():
 
 
 def test_time_budget_stops_and_checkpoints(tmp_path):
-    res = T.train(
+    res = train.train(
         bigram_model(),
         batches,
         small_config(num_steps=10_000, max_train_seconds=1e-9),
         str(tmp_path),
     )
     assert res.summary["stopped_by_time_budget"] and res.summary["steps"] == 1
-    assert T.Checkpointer(str(tmp_path / "checkpoints")).steps() == [1]
+    assert train.Checkpointer(str(tmp_path / "checkpoints")).steps() == [1]
 
 
 def test_time_budget_lays_the_schedule_over_the_budget(tmp_path, monkeypatch):
@@ -121,15 +121,15 @@ def test_time_budget_lays_the_schedule_over_the_budget(tmp_path, monkeypatch):
         log_every=1,
         checkpoint_every=100,
     )
-    res = T.train(model, batches, config, str(tmp_path), clock=clock)
+    res = train.train(model, batches, config, str(tmp_path), clock=clock)
     s = res.summary
-    recs = T.read_metrics(str(tmp_path))
+    recs = train.read_metrics(str(tmp_path))
     assert s["stopped_by_time_budget"] and s["steps"] == len(applied) == len(recs)
     assert s["steps"] > config.num_steps  # the budget stops it, not num_steps
     walls = [0.0] + [r["wall_time"] for r in recs]  # training time before each step
     assert walls[-2] < config.max_train_seconds <= walls[-1] == s["train_seconds"]
     for lr, wall in zip(applied, walls):
-        assert lr == pytest.approx(T.optim.schedule_at_time(config, wall), rel=1e-6)
+        assert lr == pytest.approx(train.optim.schedule_at_time(config, wall), rel=1e-6)
     assert applied[0] == 0.0 and max(applied) > 0.9 * config.learning_rate  # warmup, peak
     end = config.learning_rate * config.end_fraction
     assert recs[-1]["learning_rate"] == pytest.approx(end, rel=1e-6)  # at the budget: the end

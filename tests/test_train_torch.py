@@ -16,7 +16,7 @@ import pytest
 import torch
 from helpers import rel
 
-from anatomy import train as T
+from anatomy import train
 from anatomy.seq2seq import build_model
 from benchmarks import peers
 
@@ -95,7 +95,7 @@ def test_transformer_training_matches_torch(rng, pre_ln):
 
     params = jax.tree_util.tree_map_with_path(perturb, params)
 
-    c = T.default_train_config()
+    c = train.default_train_config()
     c.update(
         dict(
             learning_rate=3e-3,
@@ -109,9 +109,11 @@ def test_transformer_training_matches_torch(rng, pre_ln):
             weight_decay=0.0,
         )
     )
-    tx = T.make_optimizer(c)
-    step = T.compile_train_step(T.make_train_step(model, tx, label_smoothing=EPS_LS), donate=False)
-    state = T.create_state(params, tx)
+    tx = train.make_optimizer(c)
+    step = train.compile_train_step(
+        train.make_train_step(model, tx, label_smoothing=EPS_LS), donate=False
+    )
+    state = train.create_state(params, tx)
 
     ref = peers.TorchTransformer(jax.device_get(params), dtype=torch.float64)
     opt = torch.optim.Adam(ref.parameters(), lr=c.learning_rate, betas=(c.b1, c.b2), eps=1e-9)

@@ -5,7 +5,8 @@ registry.py  the cell registry: every cell as a CellSpec by name (get_cell), the
           recurrences among them ('sru', 'qrnn', 'mingru', 'mamba') and the fused paths
 scan.py   run (lengths, reverse, hoisted input projection, fused VJP), bidirectional;
           sequences.py reverse_padded and the runners' input checks
-fused.py  the custom-VJP LSTM and GRU (one matmul per backward step); paths.py per-backend defaults
+fused.py  the custom-VJP LSTM and GRU (one matmul per backward step)
+path_defaults.py  which path (hoist, vjp) a translator runs by default, per backend
 quasi.py  SRU / QRNN-style linear recurrences via jax.lax.associative_scan; SRU, QRNN cells
 mingru.py minGRU (Feng et al. 2024): gates from x only, a linear recurrence
 selective.py  a Mamba-style selective state-space layer (Gu & Dao 2023), simplified
@@ -18,11 +19,11 @@ This namespace holds what a user composes: the cell registry (CELLS, LINEAR_CELL
 FUSED_CELLS, CellSpec, get_cell), each cell's init and one-step form (init_lstm, lstm_cell,
 ...; gru_paper_cell shares init_gru) and its state type, the linear recurrences' sequence forms
 (sru, qrnn, mingru, mamba; linear_recurrence, quasi_recurrence), the runners (run,
-bidirectional, reverse_padded, paths) and the stacks. A cell's hoisted steps (X_project,
+bidirectional, reverse_padded, path_defaults) and the stacks. A cell's hoisted steps (X_project,
 X_recur, X_zero_carry) come from its CellSpec (get_cell(name).recur, ...) or its module.
 """
 
-from anatomy.recurrence import paths  # per-backend default paths (hoist, vjp)
+from anatomy.recurrence import path_defaults  # per-backend default paths (hoist, vjp)
 from anatomy.recurrence.cells import (
     LSTMState,
     gru_cell,
@@ -97,7 +98,7 @@ __all__ = [
     "run",
     "bidirectional",
     "reverse_padded",
-    "paths",
+    "path_defaults",
     # stacks
     "STACK_CELLS",
     "check_stack_cell",
