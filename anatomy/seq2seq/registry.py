@@ -1,6 +1,6 @@
 """The one registry of translators: a model is registered here once, the rest derives from it.
 
-    spec = registry.get("rnnsearch")            # also "rnnsearch-30" (a variant, see below)
+    spec = registry.get("rnnsearch")
     spec.family, spec.cross_attention           # 'recurrent', True
     spec.default_config()                       # a fresh ConfigDict from the model's module
     registry.names(family="recurrent")          # ('rnnenc', 'rnnsearch', 'luong')
@@ -16,9 +16,8 @@ the experiments, the report and sharding need to know without importing it:
 Built-in modules load on first use (the module is a dotted path); a test may register a
 module object directly.
 
-Variants: 'NAME-N' (e.g. 'rnnsearch-30') is model NAME trained on sources of at most N
-tokens (Bahdanau et al.'s RNNsearch-30); split_variant parses it, get resolves it to NAME's
-spec. Registered names therefore cannot contain '-'.
+A name is a Python identifier, so an experiment may add a suffix of its own (rnn_vs_attn's
+'rnnsearch-30': a model trained on short sources) and tell it apart.
 """
 
 from __future__ import annotations
@@ -86,24 +85,11 @@ def unregister(name) -> None:
     _SPECS.pop(name, None)
 
 
-def split_variant(name) -> tuple[str, int]:
-    """'rnnsearch' -> ('rnnsearch', 0); 'rnnsearch-30' -> ('rnnsearch', 30): the registered
-    model and the longest training source (0 = every length). BadInputError otherwise."""
-    base, dash, limit = str(name).partition("-")
-    if base not in _SPECS or (dash and not (limit.isdigit() and int(limit) > 0)):
-        raise BadInputError(
-            f"unknown model {name!r}; choose one of {names()}, "
-            "optionally with '-N' (train on sources of at most N tokens)"
-        )
-    return base, int(limit or 0)
-
-
 def get(name) -> ModelSpec:
-    """The spec of registered model `name` or of its variant 'name-N'; BadInputError listing
-    the choices otherwise."""
-    if name in _SPECS:
-        return _SPECS[name]
-    return _SPECS[split_variant(name)[0]]
+    """The spec of registered model `name`; BadInputError listing the choices otherwise."""
+    if name not in _SPECS:
+        raise BadInputError(f"unknown model {name!r}; choose one of {names()}")
+    return _SPECS[name]
 
 
 def names(family=None, *, cross_attention=None) -> tuple[str, ...]:

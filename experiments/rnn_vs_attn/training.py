@@ -21,11 +21,14 @@ from experiments import outputs
 def model_spec(name: str) -> tuple[str, int]:
     """'rnnsearch' -> ('rnnsearch', 0); 'rnnsearch-30' -> ('rnnsearch', 30): the architecture
     (any model of anatomy.seq2seq.registry) and the longest training source (0 = every
-    length; Bahdanau et al.'s RNNsearch-30)."""
-    try:
-        return registry.split_variant(name)
-    except BadInputError as e:
-        raise BadInputError(f"rnn_vs_attn: {e}") from None
+    length; Bahdanau et al.'s RNNsearch-30). BadInputError naming the choices otherwise."""
+    base, dash, limit = str(name).partition("-")
+    if base not in registry.names() or (dash and not (limit.isdigit() and int(limit) > 0)):
+        raise BadInputError(
+            f"rnn_vs_attn: unknown model {name!r}; choose one of {registry.names()}, "
+            "optionally with '-N' (train on sources of at most N tokens)"
+        )
+    return base, int(limit or 0)
 
 
 def _model_config(config, name):
