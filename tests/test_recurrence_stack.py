@@ -120,20 +120,18 @@ def test_stack_equals_numpy_loop(cell, residual, layer_norm):
 
 
 def load_torch_stack(module, params):
-    """Copy our layers into torch's weight_ih_l{k} etc. (transposed: torch is [G*H, D])."""
+    """Our stack's layers (both directions of a bidirectional one) into torch's nn.LSTM /
+    nn.GRU in float64, through benchmarks.peers' mapping of one layer."""
     import torch
 
-    with torch.no_grad():
-        for k, p in enumerate(params["layers"]):
-            t = lambda a: torch.tensor(np.asarray(a, np.float64))
-            getattr(module, f"weight_ih_l{k}").copy_(t(p["w_x"]).T)
-            getattr(module, f"weight_hh_l{k}").copy_(t(p["w_h"]).T)
-            if "b" in p:  # LSTM: torch's two biases add up to ours
-                getattr(module, f"bias_ih_l{k}").copy_(t(p["b"]))
-                getattr(module, f"bias_hh_l{k}").zero_()
-            else:  # GRU, reset-after as torch: both biases in the same roles
-                getattr(module, f"bias_ih_l{k}").copy_(t(p["b_x"]))
-                getattr(module, f"bias_hh_l{k}").copy_(t(p["b_h"]))
+    from benchmarks import peers
+
+    directions = (("", "fw"), ("_reverse", "bw")) if "fw" in params else (("", "layers"),)
+    state = {}
+    for sfx, key in directions:
+        for k, p in enumerate(params[key]):
+            state.update(peers.torch_rnn_state(p, suffix=f"_l{k}{sfx}", dtype=torch.float64))
+    module.load_state_dict(state)
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
@@ -343,14 +341,7 @@ def test_plain_bidirectional_stack_equals_torch_values_and_gradients():
     x = rng.normal(size=(B, T, D))
     w_y, w_h = rng.normal(size=(B, T, 2 * H)), rng.normal(size=(4, B, H))
     module = torch.nn.LSTM(D, H, num_layers=2, batch_first=True, bidirectional=True).double()
-    with torch.no_grad():
-        for k in range(2):
-            for sfx, p in (("", params["fw"][k]), ("_reverse", params["bw"][k])):
-                t = lambda a: torch.tensor(np.asarray(a, np.float64))
-                getattr(module, f"weight_ih_l{k}{sfx}").copy_(t(p["w_x"]).T)
-                getattr(module, f"weight_hh_l{k}{sfx}").copy_(t(p["w_h"]).T)
-                getattr(module, f"bias_ih_l{k}{sfx}").copy_(t(p["b"]))
-                getattr(module, f"bias_hh_l{k}{sfx}").zero_()
+    load_torch_stack(module, params)
     x_t = torch.tensor(x, requires_grad=True)
     packed = torch.nn.utils.rnn.pack_padded_sequence(
         x_t, torch.tensor(LENGTHS), batch_first=True, enforce_sorted=False
