@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from helpers import BIGRAM_V, batches, bigram_model, small_config
+from helpers import BIGRAM_V, TINY, batches, bigram_model, small_config
 
 from anatomy import train
 from anatomy.data import build_word_vocab
@@ -91,14 +91,10 @@ def test_time_budget_lays_the_schedule_over_the_budget(tmp_path, monkeypatch):
     step that ends at or past the budget (num_steps is no cap), each step trains at the
     schedule's rate for the time before it, the schedule ends at its end value at the budget,
     and every clock read that can stop the run follows a sync of that step's outputs."""
-    from anatomy.seq2seq import build_model, registry
+    from anatomy.seq2seq import build_model
     from anatomy.train import loop
 
-    cfg = registry.get("transformer").default_config()
-    cfg.update(
-        d_model=16, n_heads=2, d_ff=32, n_encoder_layers=1, n_decoder_layers=1, dropout_rate=0.0
-    )
-    model = build_model("transformer", cfg, BIGRAM_V, BIGRAM_V)
+    model = build_model("transformer", TINY["transformer"], BIGRAM_V, BIGRAM_V)
     events, now = [], [0.0]
 
     def clock():  # 0.25 s per reading
