@@ -328,6 +328,10 @@ def test_bidirectional_stack_equals_numpy_loops(cell, residual, layer_norm):
             stack.run_stack(params, x, LENGTHS, cell=cell, **bad)
     with pytest.raises(BadInputError, match="'fw' and 'bw' differ"):
         stack.run_stack({**params, "bw": params["bw"][:2]}, x, cell=cell)
+    with pytest.raises(BadInputError, match="stack_step: a bidirectional stack reads the whole"):
+        stack.stack_step(params, [None] * 3, x[:, 0], cell=cell)
+    with pytest.raises(BadInputError, match="zero_stack_carry: a bidirectional stack"):
+        stack.zero_stack_carry(params, B, cell=cell)
     with pytest.raises(BadInputError, match="bidirectional must be a boolean"):
         stack.init_stack(jax.random.key(0), cell, D, H, 2, bidirectional="yes")
 

@@ -24,7 +24,8 @@ included), and its carry stays at the last real step, as ``run``. reverse=True r
 sequence backwards within its length (the outputs stay aligned with x, as ``run``'s).
 
 Parameters: {'layers': [cell params per layer], 'ln': [{'scale': [H], 'bias': [H]} per
-layer]} ('ln' only with layer_norm); the cells and init_layer_norm declare their axes.
+layer]} ('ln' only with layer_norm; a bidirectional stack has 'fw' and 'bw' in place of
+'layers'); the cells and init_layer_norm declare their axes.
 
 Incremental use (a language model decoding one token at a time): ``stack_step`` runs one
 position through every layer with the cells' one-step form, from ``zero_stack_carry``; fed
@@ -200,8 +201,16 @@ def run_stack(
 def zero_stack_carry(params, batch, *, cell, dtype=jnp.float32):
     """One zero carry per layer (a list), the stack's carry before the first step."""
     check_stack_cell(cell)
+    _one_direction(params, "zero_stack_carry")
     spec = get_cell(cell)
     return [spec.zero_carry(batch, p["w_h"].shape[0], dtype) for p in params["layers"]]
+
+
+def _one_direction(params, what):
+    if "fw" in params:
+        raise BadInputError(
+            f"{what}: a bidirectional stack reads the whole sequence; it has no one-step form"
+        )
 
 
 def stack_step(params, carries, x_t, *, cell, residual=False):
@@ -210,6 +219,7 @@ def stack_step(params, carries, x_t, *, cell, residual=False):
     form. Fed x[:, 0], x[:, 1], ... from zero_stack_carry it gives run_stack's ys row by row
     and, at the end, its final carries."""
     check_stack_cell(cell)
+    _one_direction(params, "stack_step")
     spec = get_cell(cell)
     layers, norms = params["layers"], params.get("ln")
     if len(carries) != len(layers):
