@@ -252,8 +252,7 @@ show(fig)
 # `tests/test_decode.py::test_greedy_matches_python_loop_and_pads_after_eos`.
 
 # %%
-from anatomy import decode, seq2seq
-from anatomy import train as T
+from anatomy import decode, seq2seq, train
 
 V, L_MAX, BATCH, STEPS = 24, 12, 32, 200
 rng = np.random.default_rng(0)
@@ -275,11 +274,11 @@ def reversal_batch(batch=BATCH):
 
 sizes = {"d_emb": 32, "d_enc": 32, "d_dec": 64, "d_attn": 32, "d_readout": 64}
 model = seq2seq.build_model("rnnsearch", sizes, V, V)
-train_config = T.default_train_config()
+train_config = train.default_train_config()
 train_config.update(learning_rate=1e-2, warmup_steps=20, num_steps=STEPS, decay="linear")
-tx = T.make_optimizer(train_config)
-step = jax.jit(T.make_train_step(model, tx))
-state = T.create_state(model.init(jax.random.key(0)), tx)
+tx = train.make_optimizer(train_config)
+step = jax.jit(train.make_train_step(model, tx))
+state = train.create_state(model.init(jax.random.key(0)), tx)
 for i in range(STEPS):
     state, metrics = step(state, reversal_batch(), jax.random.key(i))
     if i % 50 == 0 or i == STEPS - 1:
