@@ -33,25 +33,14 @@ import tempfile
 from anatomy import paths
 from anatomy.probes.claims import claims_markdown
 from experiments import outputs, provenance, record
+from experiments.committed import ROOT, load, result_path
 from experiments.rnn_vs_attn.seeds import mean_pm_std
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(ROOT, "results")
 DOCS = ("README.md", "docs/chapter.md")
 IMG = os.path.join(ROOT, "docs", "img")
 BUCKETS = ("1-10", "11-20", "21-30", "31-40", "41-50", "51-60", "61+")
 # a block: on its own lines, or inline (a table cell) when no newline follows the opening mark
 _BLOCK = re.compile(r"(<!-- results:([\w./-]+) -->\n?)(.*?)(<!-- /results:\2 -->)", re.S)
-
-
-def result_path(name: str) -> str:
-    return os.path.join(RESULTS, name + ".json")
-
-
-def load(name: str) -> dict:
-    """The committed result results/<name>.json ({'command', 'saved', 'result'})."""
-    with open(result_path(name)) as f:
-        return json.load(f)
 
 
 def save(name: str, workdir: str, command: str, note: str = "") -> str:

@@ -1,6 +1,7 @@
 """report: the chapter's table from measurements, through launch.py; verdicts; malformed inputs."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -552,3 +553,18 @@ def test_decode_exponent_zero_must_be_earned():
     f = decode_cost.fits(None, raw, {"window": 5000.0, "kv_cache": 5000.0})
     assert f["window"]["flops_n_dependent"]["exponent"] == 0.0
     assert abs(f["kv_cache"]["flops_n_dependent"]["exponent"] - 1.0) < 1e-9
+
+
+def test_the_closing_table_from_the_committed_results_runs_nothing(tmp_path, capsys):
+    """--preset=committed judges results/ as committed (experiments.committed.VERDICTS_FROM),
+    says which file each row reads, and runs no experiment."""
+    from experiments import committed
+
+    results = report.run(report_config.get_config("committed"), str(tmp_path))
+    assert "report: running" not in capsys.readouterr().out
+    for name, src in results["sources"].items():
+        path = f"results/{committed.VERDICTS_FROM[name]}.json"
+        assert src["results_json"] == path
+        exists = os.path.exists(os.path.join(committed.ROOT, path))
+        assert src["status"] == ("committed" if exists else "missing"), name
+    assert "results/rnn_vs_attn/seeds.json" in (tmp_path / "report.md").read_text()
