@@ -218,7 +218,7 @@ def run(config, workdir):
                 "workdir": s.workdir,
                 "status": s.status,
                 "results_json": s.workdir
-                if s.status == "committed"
+                if s.workdir.startswith("results/")
                 else os.path.join(s.workdir, "results.json"),
                 **dict(zip(("commit", "preset", "machine"), _made_by(s))),
                 **links.get(n, {"plots": [], "report": None}),
