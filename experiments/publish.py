@@ -34,6 +34,7 @@ from anatomy import paths
 from anatomy.probes.claims import claims_markdown
 from experiments import outputs, provenance, record
 from experiments.committed import ROOT, load, result_path
+from experiments.report import scorecard
 from experiments.rnn_vs_attn.seeds import mean_pm_std
 
 DOCS = ("README.md", "docs/chapter.md")
@@ -168,9 +169,8 @@ def render_sweep(doc: dict) -> str:
         picked = chosen.get(row[header.index("model")]) == row[header.index("setting")]
         rows.append([row[i] for i in idx] + ["chosen" if picked else ""])
     keep = keep[:5] + [f"valid {k}" for k in keep[5:]] + ["choice"]
-    where = (
-        doc.get("note") or f"at commit {((res.get('provenance') or {}).get('commit') or '?')[:7]}"
-    )
+    commit = ((res.get("provenance") or {}).get("commit") or "?")[:7]
+    where = f"at commit {commit}" + ("; the result's `note` says more" if doc.get("note") else "")
     return "\n".join(
         [
             outputs.markdown_table(keep, rows),
@@ -324,8 +324,67 @@ def claims_table(ids: tuple[str, ...] = ()):
     return render
 
 
-# KEY -> (committed result, renderer)
+def _image_link(img: str, prefix: str) -> str:
+    return f"[{img.removesuffix('.png')}]({prefix}img/{img})"
+
+
+def render_scorecard(prefix: str = "docs/") -> str:
+    """The chapter's claims on one screen (experiments/report/scorecard.py): each claim, its
+    verdict here (the weakest of its parts, each part's own verdict beside it when there are
+    several), the plot that shows it, the experiment and the wall time of its committed run."""
+    rows = []
+    for i, e in enumerate(scorecard.ENTRIES, 1):
+        verdict, parts = scorecard.verdicts(e)
+        each = (
+            " ("
+            + "; ".join(f"{label}: {c.verdict if c else 'not measured'}" for label, c in parts)
+            + ")"
+            if len(parts) > 1
+            else ""
+        )
+        names = dict.fromkeys(x.strip().split(" ")[0] for x in e.experiment.split(","))
+        rows.append(
+            [
+                str(i),
+                f"[{e.claim}]({prefix}chapter.md#{e.anchor})",
+                f"**{verdict}**{each}",
+                ", ".join(_image_link(img, prefix) for img in e.images[:2]),
+                "; ".join(f"`{n}` {scorecard.run_time(n)}" for n in names),
+            ]
+        )
+    return outputs.markdown_table(
+        ["#", "the chapter says", "verdict here", "plot", "experiment (its committed run)"], rows
+    )
+
+
+def render_claim(anchor: str):
+    """docs/chapter.md's section of one scorecard entry: each part's verdict, range, interval
+    and reason, the results it reads, and its plots."""
+    entry = next(e for e in scorecard.ENTRIES if e.anchor == anchor)
+
+    def render() -> str:
+        verdict, parts = scorecard.verdicts(entry)
+        lines = [f"**Verdict: {verdict}** (the weakest of its parts).", ""]
+        for label, c in parts:
+            if c is None:
+                lines.append(f"- *{label}*: not measured (no committed result).")
+                continue
+            detail = f" {c.detail}." if c.detail else ""
+            lines.append(
+                f"- *{label}* — **{c.verdict}**. {c.claim}: expected {c.expected}; measured "
+                f"{c.measured}.{detail}"
+            )
+        lines += ["", "Read from " + ", ".join(f"`{s}`" for s in scorecard.sources(entry)) + "."]
+        lines += [""] + [f"![{img}](img/{img})" for img in entry.images]
+        return "\n".join(lines)
+
+    return render
+
+
+# KEY -> (committed result, renderer(doc)); None: the renderer reads what it needs itself
 RENDERERS = {
+    "scorecard": (None, render_scorecard),
+    **{f"chapter/claim/{e.anchor}": (None, render_claim(e.anchor)) for e in scorecard.ENTRIES},
     "rnn_vs_attn/default": ("rnn_vs_attn/default", render_default),
     "rnn_vs_attn/default/shows": ("rnn_vs_attn/default", render_shows),
     "rnn_vs_attn/convs2s": ("rnn_vs_attn/convs2s", render_convs2s),
@@ -435,7 +494,7 @@ def render(key: str) -> str:
     if key not in RENDERERS:
         raise KeyError(f"publish: no renderer for block {key!r}; known: {sorted(RENDERERS)}")
     name, fn = RENDERERS[key]
-    return fn(load(name)).rstrip("\n")
+    return (fn() if name is None else fn(load(name))).rstrip("\n")
 
 
 def regenerate(text: str) -> tuple[str, list[str]]:
