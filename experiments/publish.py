@@ -31,13 +31,13 @@ import sys
 import tempfile
 
 from anatomy import paths
-from anatomy.probes.claims import claims_markdown
+from anatomy.probes.claims import claims_markdown, rule_text
 from experiments import outputs, provenance, record
 from experiments.committed import ROOT, load, result_path
 from experiments.report import scorecard
 from experiments.rnn_vs_attn.seeds import mean_pm_std
 
-DOCS = ("README.md", "docs/chapter.md")
+DOCS = ("README.md", "docs/chapter.md", "docs/results.md")
 IMG = os.path.join(ROOT, "docs", "img")
 BUCKETS = ("1-10", "11-20", "21-30", "31-40", "41-50", "51-60", "61+")
 # a block: on its own lines, or inline (a table cell) when no newline follows the opening mark
@@ -357,6 +357,121 @@ def render_scorecard(prefix: str = "docs/") -> str:
     )
 
 
+def experiment_line(name: str) -> str:
+    """The first sentence of experiments/configs/<name>.py's docstring, after 'NAME: '."""
+    module = importlib.import_module(f"experiments.configs.{name}")
+    first = (module.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+    first = re.sub(rf"^(Config of )?{name}:\s*", "", first)
+    return first[0].upper() + first[1:] if first else ""
+
+
+def render_hero(doc: dict) -> str:
+    """The caption under the front page's plot, every number read from the several-seed result."""
+    m = doc["result"]["models"]
+    by = lambda n, b: f(m[n]["bleu_by_length"][b])
+    seeds = max(r.get("n_seeds", 1) for r in m.values())
+    return (
+        f"Test BLEU by source length, mean of {seeds} seeds (band: their range): RNNenc, whose "
+        f"decoder sees only the encoder's last state, scores {by('rnnenc', '1-10')} on sources "
+        f"of 1-10 tokens and {by('rnnenc', '61+')} on 61+; RNNsearch (Bahdanau attention) "
+        f"{by('rnnsearch', '61+')} and the Transformer {by('transformer', '61+')} on 61+ "
+        f"({_source(doc)}; Bahdanau et al. 2015, Fig. 2, is the same shape at paper scale)."
+    )
+
+
+def render_quickstart(doc: dict) -> str:
+    """What the main command prints and how long it took, from its committed run."""
+    res = doc["result"]
+    m, prov = res["models"], res["setup"].get("provenance") or {}
+    load = (prov.get("loadavg") or [float("nan")])[0]
+    bleu = ", ".join(f"{n} {f(r['bleu'])}" for n, r in m.items())
+    return (
+        f"It prints a progress line per logging interval for each model (loss, tokens/s, the "
+        f"time left), then its tables; its committed run ({_source(doc)}) took "
+        f"{prov.get('wall_seconds', float('nan')) / 60:.0f} minutes on the project's 2-core "
+        f"machine (load {f(load)}) and gave test BLEU {bleu}. The same seed gives the same "
+        "digits on the same CPU instruction set (the run records its CPU)."
+    )
+
+
+def render_setup(doc: dict) -> str:
+    """What an rnn_vs_attn result was trained and scored on, read from its recorded config."""
+    res = doc["result"]
+    cfg, meta = res["setup"]["config"], res["setup"]
+    data, tr = cfg["data"], cfg["train"]
+    toy = data.get("toy") or {}
+    corpus = (
+        f"toy_wmt (the invented language; {toy.get('train_size')} training pairs, its lexicon "
+        f"at scale {toy.get('lexicon_scale')})"
+        if data["name"] == "toy_wmt"
+        else f"`{data['name']}`"
+    )
+    phases = (cfg.get("curriculum") or {}).get("phases") or []
+    curriculum = (
+        f", the first {sum(p[0] for p in phases)} of them a short-to-long length curriculum"
+        if phases
+        else ""
+    )
+    counts = meta["test_sentences_per_bucket"]
+    return (
+        f"Corpus {corpus}; every model {tr['num_steps']} steps of ~{data['token_budget']}-token "
+        f"batches{curriculum}; {meta['decode']} decoding of the {meta['eval_split']} split, "
+        f"{sum(counts.values())} sentences in {len(counts)} length buckets; {meta['seeds']} "
+        f"seed(s); each model's learning-rate recipe chosen on the validation split "
+        f"([below](#how-the-recipes-were-chosen-recipe_sweep)). Read from {_source(doc)}."
+    )
+
+
+def render_experiments() -> str:
+    """Every experiment: what it measures (its config's docstring), its presets, the wall time
+    of its committed default run (and the load it ran under), and the plots it draws."""
+    import launch
+
+    rows = []
+    for name in launch.available_experiments():
+        presets = ", ".join(f"`{p}`" for p in launch.presets_of(name) if p) or "—"
+        path = result_path(f"{name}/default")
+        timed, plots = "—", "—"
+        if os.path.exists(path):
+            res = load(f"{name}/default")["result"]
+            prov = res.get("provenance") or (res.get("setup") or {}).get("provenance") or {}
+            if prov.get("wall_seconds") is not None:
+                load1 = (prov.get("loadavg") or [float("nan")])[0]
+                timed = f"{prov['wall_seconds'] / 60:.1f} min (load {load1:.1f})"
+            drawn = [p for p in (res.get("plots") or []) if p.endswith(".png")]
+            plots = ", ".join(f"`{p}`" for p in drawn) or "—"
+        rows.append([f"`{name}`", experiment_line(name), presets, timed, plots])
+    return outputs.markdown_table(
+        ["experiment", "what it measures", "presets", "default run here", "plots"], rows
+    )
+
+
+def render_closing() -> str:
+    """The chapter's closing table from the committed results (the report's rows, each the
+    weakest of the claims it cites, judged now), and the results each row read."""
+    from experiments import report
+    from experiments.configs import report as report_config
+
+    config = report_config.get_config("committed")
+    sources = report.sources.committed_sources(config)
+    rows = report.build_rows(sources, {})
+    table = outputs.markdown_table(
+        ["", "RNN/LSTM", "Transformer", "measured here", "verdict", "read from"],
+        [
+            [
+                r["property"],
+                r["rnn"],
+                r["transformer"],
+                r["measured"],
+                f"**{r['verdict']}**",
+                ", ".join(f"`{sources[n].workdir}`" for n in r["sources"]),
+            ]
+            for r in rows
+        ],
+    )
+    return table
+
+
 def render_claim(anchor: str):
     """docs/chapter.md's section of one scorecard entry: each part's verdict, range, interval
     and reason, the results it reads, and its plots."""
@@ -384,12 +499,29 @@ def render_claim(anchor: str):
 # KEY -> (committed result, renderer(doc)); None: the renderer reads what it needs itself
 RENDERERS = {
     "scorecard": (None, render_scorecard),
+    "experiments": (None, render_experiments),
+    "chapter/closing": (None, render_closing),
+    "rule": (None, lambda: rule_text()),
     **{f"chapter/claim/{e.anchor}": (None, render_claim(e.anchor)) for e in scorecard.ENTRIES},
     "rnn_vs_attn/default": ("rnn_vs_attn/default", render_default),
     "rnn_vs_attn/default/shows": ("rnn_vs_attn/default", render_shows),
     "rnn_vs_attn/convs2s": ("rnn_vs_attn/convs2s", render_convs2s),
     "rnn_vs_attn/equal_time": ("rnn_vs_attn/equal_time", render_equal_time),
     "rnn_vs_attn/seeds": ("rnn_vs_attn/seeds", render_seeds),
+    "rnn_vs_attn/setup": ("rnn_vs_attn/seeds", render_setup),
+    "hero": ("rnn_vs_attn/seeds", render_hero),
+    "quickstart": ("rnn_vs_attn/default", render_quickstart),
+    **{
+        f"{n}/default": (f"{n}/default", claims_table())
+        for n in (
+            "gradient_decay",
+            "long_range",
+            "parallelism",
+            "complexity",
+            "attention_memory",
+            "decode_cost",
+        )
+    },
     "recipe_sweep/budget": ("recipe_sweep/budget", render_sweep),
     "recipe_sweep/rnnenc_800": ("recipe_sweep/rnnenc_800", render_sweep),
     "recipe_sweep/transformer_2000": ("recipe_sweep/transformer_2000", render_sweep),

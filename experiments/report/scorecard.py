@@ -12,23 +12,35 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 
 from anatomy.probes.claims import MISSING, Claim, weakest
 from experiments import committed, record
 
 
+def slug(heading: str) -> str:
+    """GitHub's anchor for a markdown heading ('Wall clock at N = 512' -> 'wall-clock-at-n--512')."""
+    text = re.sub(r"[`*_]|\[([^]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
+    return re.sub(r"\s", "-", re.sub(r"[^\w\s\-]", "", text))
+
+
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    anchor: str  # its section in docs/chapter.md
+    heading: str  # its section's heading in docs/chapter.md
     claim: str  # the chapter's claim, short
     parts: tuple[tuple[str, str], ...]  # (label, claim id) that measure it
     images: tuple[str, ...]  # docs/img names that show it
     experiment: str  # what to run (python launch.py --experiment=...)
 
+    @property
+    def anchor(self) -> str:
+        """The section's anchor in docs/chapter.md."""
+        return slug(self.heading)
+
 
 ENTRIES = (
     Entry(
-        "gradients",
+        "Gradients over distance",
         "Gradients vanish or explode over distance (Pascanu's γ·σ_max); gates ease it; "
         "attention reaches every position in one step",
         (("gradients", "gradient_decay/gradients"), ("recall", "long_range/recall")),
@@ -36,21 +48,21 @@ ENTRIES = (
         "gradient_decay, long_range",
     ),
     Entry(
-        "bottleneck",
+        "The fixed-vector bottleneck",
         "Without attention an encoder-decoder collapses on long sentences; with it, it does not",
         (("bottleneck", "rnn_vs_attn/bottleneck"),),
         ("bleu_by_length.png", "attention_rnnsearch.png", "attention_transformer.png"),
         "rnn_vs_attn --preset=seeds",
     ),
     Entry(
-        "serial",
+        "Serial steps",
         "An RNN's training takes N serial steps; attention's none, and it keeps the cores busy",
         (("serial steps", "parallelism/distance"), ("parallel", "parallelism/parallel_training")),
         ("parallelism.png",),
         "parallelism",
     ),
     Entry(
-        "complexity",
+        "Cost per layer",
         "Per layer: recurrence O(N·d²), self-attention O(N²·d), convolution O(k·N·d²), "
         "restricted attention O(r·N·d)",
         (
@@ -62,28 +74,28 @@ ENTRIES = (
         "complexity",
     ),
     Entry(
-        "memory",
+        "Attention memory",
         "Attention's memory: O(N²) with its weights, O(N) chunked (the Flash idea)",
         (("memory", "attention_memory/memory"),),
         ("attention_memory.png",),
         "attention_memory",
     ),
     Entry(
-        "wall_clock",
+        "Wall clock at N = 512",
         "At N = 512 attention trains 5-10x faster than an LSTM (a GPU figure)",
         (("this CPU", "parallelism/wall_clock"), ("a GPU, predicted", "scaling/speed_ratio")),
         ("parallelism.png", "scaling.png"),
         "parallelism, scaling",
     ),
     Entry(
-        "decode",
+        "Decoding a token",
         "Decoding a token costs O(d²) for an RNN, O(N·d) for a Transformer with a KV cache",
         (("per token", "decode_cost/per_token"),),
         ("decode_cost.png",),
         "decode_cost",
     ),
     Entry(
-        "quality_cost",
+        "Quality at a fraction of the cost",
         "The Transformer matched the best RNN translator at a fraction of its training cost",
         (
             ("same tokens", "rnn_vs_attn/quality_cost"),
@@ -93,7 +105,7 @@ ENTRIES = (
         "rnn_vs_attn --preset=seeds, scaling",
     ),
     Entry(
-        "stackability",
+        "Stackability",
         "Attention blocks with residual + LayerNorm stack with a steady gain per layer; "
         "plain RNN stacks stop training",
         (("stackability", "depth/stackability"),),
@@ -101,14 +113,14 @@ ENTRIES = (
         "depth",
     ),
     Entry(
-        "context",
+        "Context extension",
         "A Transformer's context is extended by changing its positional encoding; an LSTM's is not",
         (("extension", "context_length/context_extension"),),
         ("context_length_probe.png", "context_length_extension.png", "context_length_loss.png"),
         "context_length",
     ),
     Entry(
-        "scaling",
+        "Scaling across machines",
         "A Transformer step communicates a fixed amount per layer; an RNN's waits on its past",
         (("structure", "scaling/structure"),),
         ("scaling.png",),
