@@ -16,7 +16,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TOP = ("anatomy", "experiments", "benchmarks", "tests", "docs", "notebooks", ".ci")
-HYPOTHETICAL = {"anatomy/seq2seq/mymodel.py"}  # README's "Adding a model" walk-through
+HYPOTHETICAL = {"anatomy/seq2seq/mymodel.py"}  # docs/usage.md's "Adding a model" walk-through
 
 _PATH = re.compile(r"(?<![\w./\-])((?:" + "|".join(map(re.escape, TOP)) + r")/[\w./\-]*\w)")
 _ROOT_DOC = re.compile(r"(?<![\w./\-])([A-Z][A-Z0-9_]+\.md)\b")
