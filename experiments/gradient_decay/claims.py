@@ -106,7 +106,7 @@ def pascanu(results) -> list[Claim]:
                 f"{label}: fitted rate ≤ γ·σ_max (Pascanu)",
                 ratio,
                 PASCANU_RANGE,
-                f"rate {mean}/step ({rate_kind(mean.point)}); γ·σ_max = "
+                f"per-step rate {mean} ({rate_kind(mean.point)}); γ·σ_max = "
                 f"{max(per_seed(c, 'pascanu_bound')):.4g}, ρ(W) = "
                 f"{t_interval(per_seed(c, 'spectral_radius')).point:.3g}",
             )
@@ -139,8 +139,8 @@ def gates(results) -> list[Claim]:
                 f"{name}: gates ease decay (its rate minus the {label}'s)",
                 diff,
                 GATE_RANGE,
-                f"{name} {t_interval(per_seed(cell))}/step, {label} "
-                f"{t_interval(per_seed(ref))}/step",
+                f"per-step rates: {name} {t_interval(per_seed(cell))}, {label} "
+                f"{t_interval(per_seed(ref))}",
             )
         )
     return out
