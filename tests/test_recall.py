@@ -1,0 +1,141 @@
+"""recall: the MQAR generator against Zoology's (a line-by-line twin on NumPy's legacy
+generator), its invariants, and the readers with and without recall."""
+
+import numpy as np
+import pytest
+
+from anatomy.errors import BadInputError
+from experiments.recall import task
+
+IGNORE = task.IGNORE
+
+
+def zoology_multiquery_ar(vocab_size, num_examples, input_seq_len, seed, power_a=0.01,
+                          num_kv_pairs=8, random_non_queries=True):  # fmt: skip
+    """Zoology's multiquery_ar (zoology/data/multiquery_ar.py, num_passes=1), transliterated
+    from torch to NumPy: the slow twin, on the legacy global generator as Zoology seeds it."""
+    assert input_seq_len % 2 == 0 and vocab_size > input_seq_len
+    assert num_kv_pairs * 4 <= input_seq_len
+    np.random.seed(seed)
+    context_size = num_kv_pairs * 2
+    key_vocab_size = vocab_size // 2
+    key_choices = np.arange(1, key_vocab_size)
+    value_choices = np.arange(key_vocab_size, vocab_size)
+    keys_unshuffled = np.tile(key_choices, (num_examples, 1))
+    keys = np.apply_along_axis(
+        np.random.choice, 1, keys_unshuffled, replace=False, size=num_kv_pairs
+    )
+    values_unshuffled = np.tile(value_choices, (num_examples, 1))
+    values = np.apply_along_axis(
+        np.random.choice, 1, values_unshuffled, replace=False, size=num_kv_pairs
+    )
+    kvs = np.zeros((num_examples, context_size), dtype=np.int64)
+    kvs[:, 0::2] = keys
+    kvs[:, 1::2] = values
+    space = (input_seq_len - context_size) // 2
+    p = power_a * np.arange(1, space + 1) ** (power_a - 1)
+    p = p / p.sum()
+    x = np.stack([np.arange(space, dtype=int)] * num_examples)
+    gaps = np.apply_along_axis(
+        np.random.choice, axis=1, arr=x, replace=False, p=p, size=num_kv_pairs
+    )
+    queries = np.zeros((num_examples, input_seq_len - context_size + 1), dtype=np.int64)
+    np.put_along_axis(queries, (gaps * 2), values=keys, axis=1)
+    examples = np.concatenate([kvs, queries], axis=1)
+    labels = np.full((num_examples, input_seq_len + 1), -100, dtype=np.int64)
+    np.put_along_axis(labels, (gaps * 2) + context_size + 1, values=values, axis=1)
+    inputs, labels = examples[:, :-1], labels[:, 1:]
+    if random_non_queries:
+        zero = inputs == 0
+        inputs[zero] = np.random.randint(vocab_size, size=inputs.shape)[zero]
+    return inputs, labels
+
+
+def test_mqar_invariants(rng):
+    n, k, v, b = 64, 6, 200, 50
+    batch = task.mqar(rng, b, n, k, v)
+    x, y = batch.inputs, batch.labels
+    assert x.shape == y.shape == (b, n) and x.dtype == y.dtype == np.int32
+    assert x.min() >= 0 and x.max() < v
+    for row_x, row_y in zip(x, y):
+        keys, values = row_x[0 : 2 * k : 2], row_x[1 : 2 * k : 2]
+        assert len(set(keys)) == k and keys.min() >= 1 and keys.max() < v // 2
+        assert len(set(values)) == k and values.min() >= v // 2
+        assert (row_y[: 2 * k] == IGNORE).all()
+        at = np.flatnonzero(row_y != IGNORE)
+        assert len(at) == k and ((at - 2 * k) % 2 == 0).all()  # queries at even offsets
+        assert sorted(row_x[at]) == sorted(keys)  # every key asked exactly once
+        for t in at:  # the label is the value paired with the key asked
+            assert row_y[t] == values[list(keys).index(row_x[t])]
+    assert task.accuracy(task.lookup_reader(x, y), y) == 1.0
+
+
+def test_without_random_fillers_the_region_is_zero_but_the_queries():
+    b = task.mqar(np.random.default_rng(1), 8, 32, 4, 64, random_non_queries=False)
+    region = b.inputs[:, 8:]
+    assert ((region == 0) == (b.labels[:, 8:] == IGNORE)).all()
+
+
+def test_mqar_has_zoologys_law_for_every_part():
+    """Our generator and Zoology's twin, 4,000 examples each: the query gaps follow the same
+    law (frequency of each gap, and of the first query's gap), keys and values are uniform,
+    fillers uniform over the vocabulary. Seeds fixed: a deterministic comparison."""
+    n, k, v, m = 40, 3, 64, 4000
+    ours = task.mqar(np.random.default_rng(0), m, n, k, v)
+    x_z, y_z = zoology_multiquery_ar(v, m, n, seed=0, num_kv_pairs=k)
+    s = (n - 2 * k) // 2
+
+    def gap_law(labels):
+        at = np.argwhere(labels != IGNORE)[:, 1]
+        return np.bincount((at - 2 * k) // 2, minlength=s) / len(at)
+
+    def stderr(p):
+        return np.sqrt(p * (1 - p) / (m * k))
+
+    a, z = gap_law(ours.labels), gap_law(y_z)
+    assert np.all(np.abs(a - z) <= 5 * np.sqrt(2) * stderr(z) + 1e-3)
+    # with K = 1 the law is the power law itself
+    one = task.mqar(np.random.default_rng(2), m, n, 1, v)
+    p = task.gap_probabilities((n - 2) // 2)
+    got = np.bincount((np.argwhere(one.labels != IGNORE)[:, 1] - 2) // 2, minlength=len(p)) / m
+    assert np.all(np.abs(got - p) <= 5 * np.sqrt(p * (1 - p) / m) + 1e-3)
+    for xs in (ours.inputs, x_z):  # keys uniform over 1 .. V/2 - 1 (mean V/4)
+        keys = xs[:, 0 : 2 * k : 2]
+        assert abs(keys.mean() - v / 4) < 0.5
+    fill = ours.inputs[:, 2 * k :][ours.labels[:, 2 * k :] == IGNORE]
+    assert abs(fill.mean() - (v - 1) / 2) < 0.5 and fill.min() == 0 and fill.max() == v - 1
+
+
+def test_mqar_refuses_what_zoology_refuses(rng):
+    with pytest.raises(BadInputError, match="even"):
+        task.mqar(rng, 2, 33, 4, 64)
+    with pytest.raises(BadInputError, match="N/4"):
+        task.mqar(rng, 2, 32, 9, 64)
+    with pytest.raises(BadInputError, match="exceed"):
+        task.mqar(rng, 2, 64, 4, 64)
+
+
+def test_mixture_and_queries(rng):
+    batch, counts = task.mixture(rng, 6, 32, (2, 4, 8), 100)
+    assert list(counts) == [2, 2, 4, 4, 8, 8]
+    q = task.queries(batch.labels)
+    assert q.at.shape == (6, 8) and list(q.mask.sum(1)) == [2, 2, 4, 4, 8, 8]
+    for b in range(6):
+        at = q.at[b][q.mask[b]]
+        assert list(at) == list(np.flatnonzero(batch.labels[b] != IGNORE))
+        assert (q.answer[b][q.mask[b]] == batch.labels[b, at]).all()
+    with pytest.raises(BadInputError, match="multiple"):
+        task.mixture(rng, 5, 32, (2, 4), 100)
+
+
+def test_readers_without_recall_stay_near_chance(rng):
+    """The twins the experiment's claims rest on: a reader that knows the query positions
+    (position_reader) or the tokens without their order (bag_reader) cannot recall."""
+    n, k, v = 64, 8, 512
+    train = task.mqar(rng, 2000, n, k, v)
+    test = task.mqar(rng, 500, n, k, v)
+    pos = task.accuracy(task.position_reader(train.labels, test.labels), test.labels)
+    bag = task.accuracy(task.bag_reader(test.inputs, test.labels, v), test.labels)
+    assert pos < 0.05  # ~2/V
+    assert 0.5 / k < bag < 2.0 / k  # ~1/K: it knows the K values, not which is whose
+    assert task.accuracy(task.lookup_reader(test.inputs, test.labels), test.labels) == 1.0
