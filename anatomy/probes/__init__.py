@@ -11,22 +11,34 @@ roofline.py   the cost model: Σ max(FLOPs/peak, bytes/bandwidth) + latencies + 
 hardware.py   hardware tables: named accelerators (published), this machine's (measured)
 timing.py     warm-up + median wall time, process CPU time -> core utilisation
 fitting.py    power-law exponents (log-log least squares), growth per doubling, per-step rates
-claims.py     Claim rows, the one verdict vocabulary (HOLDS ... MISSING), their one writer
+claims.py     Claim rows, the one verdict vocabulary (HOLDS ... MISSING), the one verdict rule
+              (a Range against an Interval over seeds), their one writer
 """
 
 from anatomy.probes.claims import (
     CAVEAT,
     FAILS,
     HOLDS,
+    LEVEL,
+    MIN_SEEDS,
     MISSING,
     NOT_SHOWN,
     REPORTED,
     VERDICTS,
     Claim,
+    Interval,
+    Range,
+    bootstrap_interval,
     claims_json,
     claims_markdown,
+    estimate,
+    exact,
     holds,
+    judge,
+    judged,
+    t_interval,
     verdict,
+    weakest,
 )
 from anatomy.probes.cost import (
     compiled,
@@ -70,6 +82,18 @@ __all__ = [
     "claims_json",
     "claims_markdown",
     "holds",
+    "LEVEL",
+    "MIN_SEEDS",
+    "Interval",
+    "Range",
+    "bootstrap_interval",
+    "estimate",
+    "exact",
+    "judge",
+    "judged",
+    "t_interval",
+    "weakest",
+    "verdict",
     "compiled",
     "compiled_sequential_steps",
     "cost_of",
@@ -89,7 +113,6 @@ __all__ = [
     "fit_power_law",
     "fit_power_law_2d",
     "fit_rate",
-    "verdict",
     "NONLINEARITY_DERIVATIVE_BOUND",
     "by_distance",
     "clip_by_global_norm",
