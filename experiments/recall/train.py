@@ -24,9 +24,17 @@ def count_params(tree):
 def state_bytes(model, params, length):
     """Bytes of the state `model` carries to read position `length` one token at a time: its
     decoding state (init_state(params, 1, length): the KV cache of capacity `length` for
-    attention, the carries of a recurrence), float32 as it is stored. Shapes only."""
+    attention, the carries of a recurrence), its floating-point leaves as they are stored (a
+    cache's integer fill counter is not content). Shapes only: nothing is computed."""
     state = jax.eval_shape(lambda p: model.init_state(p, 1, int(length)), params)
-    return int(sum(np.prod(x.shape) * x.dtype.itemsize for x in jax.tree_util.tree_leaves(state)))
+    leaves = jax.tree_util.tree_leaves(state)
+    return int(
+        sum(
+            np.prod(x.shape) * x.dtype.itemsize
+            for x in leaves
+            if jnp.issubdtype(x.dtype, jnp.floating)
+        )
+    )
 
 
 def optimizer(learning_rate, warmup, steps, weight_decay):
@@ -93,7 +101,9 @@ def predict(params, model, tokens, q: Queries, chunk):
     tokens, at, answer = (np.asarray(x) for x in (tokens, q.at, q.answer))
     rows = tokens.shape[0]
     pad = -rows % chunk
-    tokens, at, answer = (np.concatenate([x, np.repeat(x[:1], pad, 0)]) for x in (tokens, at, answer))
+    tokens, at, answer = (
+        np.concatenate([x, np.repeat(x[:1], pad, 0)]) for x in (tokens, at, answer)
+    )
     run, named, ces = _predict(model), [], []
     for i in range(0, tokens.shape[0], chunk):
         n, c = run(params, tokens[i : i + chunk], at[i : i + chunk], answer[i : i + chunk])
