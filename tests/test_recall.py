@@ -119,11 +119,15 @@ def test_mixture_and_queries(rng):
     batch, counts = task.mixture(rng, 6, 32, (2, 4, 8), 100)
     assert list(counts) == [2, 2, 4, 4, 8, 8]
     q = task.queries(batch.labels)
-    assert q.at.shape == (6, 8) and list(q.mask.sum(1)) == [2, 2, 4, 4, 8, 8]
+    assert q.row.shape == (28,) and q.mask.all() and list(np.bincount(q.row)) == list(counts)
     for b in range(6):
-        at = q.at[b][q.mask[b]]
+        at = q.at[q.row == b]
         assert list(at) == list(np.flatnonzero(batch.labels[b] != IGNORE))
-        assert (q.answer[b][q.mask[b]] == batch.labels[b, at]).all()
+        assert (q.answer[q.row == b] == batch.labels[b, at]).all()
+    padded = task.queries(batch.labels, 30)
+    assert padded.mask.sum() == 28 and not padded.mask[28:].any()
+    with pytest.raises(BadInputError, match="fit"):
+        task.queries(batch.labels, 20)
     with pytest.raises(BadInputError, match="multiple"):
         task.mixture(rng, 5, 32, (2, 4), 100)
 

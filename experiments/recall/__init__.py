@@ -66,9 +66,8 @@ def accuracy(model, params, cfg, held):
     """[accuracy per K] of a trained model on held-out MQARs (one per K)."""
     out = []
     for data in held:
-        q = task.queries(data.labels)
-        named, _ = train.predict(params, model, data.inputs, q, int(cfg.eval_chunk))
-        out.append(float(np.mean((named == q.answer)[q.mask])))
+        pred = train.predict(params, model, data.inputs, data.labels, int(cfg.eval_chunk))
+        out.append(task.accuracy(pred, data.labels))
     return out
 
 

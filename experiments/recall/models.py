@@ -22,7 +22,9 @@ their own). The LSTM is the chapter's, as it is.
 import ast
 import functools
 
+import jax
 import ml_collections
+import numpy as np
 
 from anatomy import lm
 from anatomy.errors import BadInputError
@@ -88,3 +90,28 @@ def build(spec, cfg, vocab) -> lm.LanguageModel:
 @functools.cache
 def _build(config, vocab):
     return lm.build_lm(config, vocab)
+
+
+def param_count(spec, cfg, vocab):
+    """Parameters of contender `spec` (shapes only: nothing is initialised)."""
+    model = build(spec, cfg, vocab)
+    shapes = jax.eval_shape(model.init, jax.random.PRNGKey(0))
+    return int(sum(np.prod(x.shape) for x in jax.tree_util.tree_leaves(shapes)))
+
+
+def matched(spec, cfg, vocab, target, step=8):
+    """`spec` with the d_model (a multiple of `step`) whose parameter count comes closest to
+    `target`: contenders compared "at matched parameter count" (copy). Widths a mixer refuses
+    (heads that do not divide it) are skipped."""
+    best, width = None, step
+    while True:
+        try:
+            n = param_count(f"{spec}:d_model={width}", cfg, vocab)
+        except BadInputError:
+            width += step
+            continue
+        if best is None or abs(n - target) < abs(best[1] - target):
+            best = (width, n)
+        if n >= target or width >= 64 * step * 8:
+            return f"{spec}:d_model={best[0]}"
+        width += step

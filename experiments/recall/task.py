@@ -134,28 +134,35 @@ def mixture(rng, batch, seq_len, pair_counts, vocab, **kw):
 
 
 class Queries(NamedTuple):
-    """Where each row's queries are, in order: at [B, Q] positions, answer [B, Q] values,
-    mask [B, Q] (False on padding: rows with fewer than Q queries), Q the most of any row."""
+    """The asked positions of a batch, flat: row [P], at [P] (position in the row), answer
+    [P] (the label there), mask [P] (False on padding, when padded to a fixed size P)."""
 
+    row: np.ndarray
     at: np.ndarray
     answer: np.ndarray
     mask: np.ndarray
 
 
-def queries(labels):
-    """The queried positions of `labels` [B, N] (padding repeats the row's first query)."""
+def queries(labels, size=None):
+    """The asked positions (labels != IGNORE) of `labels` [B, T], row by row, in order;
+    padded to `size` entries (repeats of the first, masked out) when given."""
     labels = np.asarray(labels)
-    mask_full = labels != IGNORE  # [B, N]
-    per_row = mask_full.sum(1)
-    if per_row.min() < 1:
-        raise BadInputError("recall: every row needs at least one query")
-    q = int(per_row.max())
-    # stable argsort of "not a query": the queried positions first, in order
-    at = np.argsort(~mask_full, axis=1, kind="stable")[:, :q]  # [B, Q]
-    mask = np.arange(q)[None, :] < per_row[:, None]  # [B, Q]
-    at = np.where(mask, at, at[:, :1])
-    answer = np.take_along_axis(labels, at, axis=1)
-    return Queries(at.astype(np.int32), answer.astype(np.int32), mask)
+    row, at = np.nonzero(labels != IGNORE)
+    n = len(row)
+    if n == 0:
+        raise BadInputError("recall: a batch needs at least one asked position")
+    size = n if size is None else int(size)
+    if size < n:
+        raise BadInputError(f"recall: {n} asked positions do not fit a padded size of {size}")
+    pad = size - n
+    mask = np.arange(size) < n
+    row, at = (
+        np.concatenate([row, np.repeat(row[:1], pad)]),
+        np.concatenate([at, np.repeat(at[:1], pad)]),
+    )
+    return Queries(
+        row.astype(np.int32), at.astype(np.int32), labels[row, at].astype(np.int32), mask
+    )
 
 
 def accuracy(predicted, labels):

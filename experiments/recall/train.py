@@ -2,9 +2,10 @@
 cross-entropy at the positions a task asks about (MQAR's queries, the copy of a string),
 and the argmax there. recall and copy share it.
 
-A batch is (tokens [B, T], Queries): the positions asked about per row, at [B, Q], their
-answers [B, Q] and a mask [B, Q] (rows with fewer than Q positions are padded); Zoology's
-loss and accuracy read exactly these positions (labels != -100).
+A batch is (tokens [B, T], task.Queries): the asked positions flat, (row, at) [P], their
+answers [P] and a mask [P] (a batch padded to a fixed P); Zoology's loss and accuracy read
+exactly these positions (labels != -100). Only they are read out: at V = 8,192 the readout
+of every position would cost more than the whole stack.
 """
 
 import functools
@@ -14,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from experiments.recall.task import Queries
+from experiments.recall.task import IGNORE, queries
 
 
 def count_params(tree):
@@ -50,24 +51,23 @@ def optimizer(learning_rate, warmup, steps, weight_decay):
     )
 
 
-def logits_at(model, params, tokens, at):
-    """The logits [B, Q, V] at positions `at` [B, Q] of `tokens` [B, T]."""
-    logits = model.apply(params, tokens)  # [B, T, V]
-    return jnp.take_along_axis(logits, at[..., None], axis=1)
+def logits_at(model, params, tokens, row, at):
+    """The logits [P, V] at (row, at) [P] of `tokens` [B, T]: the readout there only."""
+    h = model.hidden(params, tokens)  # [B, T, m]
+    return model.readout(params, h[row, at])  # [P, V]
 
 
-def _loss(model, params, tokens, at, answer, mask):
-    logits = logits_at(model, params, tokens, at).astype(jnp.float32)  # [B, Q, V]
-    ce = optax.softmax_cross_entropy_with_integer_labels(logits, answer)  # [B, Q]
+def _loss(model, params, tokens, q):
+    logits = logits_at(model, params, tokens, q.row, q.at).astype(jnp.float32)  # [P, V]
+    ce = optax.softmax_cross_entropy_with_integer_labels(logits, q.answer)  # [P]
+    mask = q.mask.astype(jnp.float32)
     return jnp.sum(ce * mask) / jnp.maximum(jnp.sum(mask), 1.0)
 
 
 @functools.cache
 def _train_step(model, opt):
-    def step(params, state, tokens, at, answer, mask):
-        loss, grads = jax.value_and_grad(functools.partial(_loss, model))(
-            params, tokens, at, answer, mask
-        )
+    def step(params, state, tokens, q):
+        loss, grads = jax.value_and_grad(functools.partial(_loss, model))(params, tokens, q)
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
 
@@ -79,35 +79,32 @@ def fit(params, model, batches, opt):
     [loss per step])."""
     step, state, losses = _train_step(model, opt), opt.init(params), []
     for tokens, q in batches:
-        mask = np.asarray(q.mask, np.float32)
-        params, state, loss = step(params, state, tokens, q.at, q.answer, mask)
+        params, state, loss = step(params, state, tokens, q)
         losses.append(loss)
     return params, [float(x) for x in jax.device_get(losses)]
 
 
 @functools.cache
 def _predict(model):
-    def run(params, tokens, at, answer):
-        logits = logits_at(model, params, tokens, at).astype(jnp.float32)
-        ce = optax.softmax_cross_entropy_with_integer_labels(logits, answer)
-        return jnp.argmax(logits, axis=-1), ce
+    def run(params, tokens, row, at):
+        return jnp.argmax(logits_at(model, params, tokens, row, at), axis=-1)
 
     return jax.jit(run)
 
 
-def predict(params, model, tokens, q: Queries, chunk):
-    """(argmax [R, Q], cross-entropy [R, Q]) at the asked positions of `tokens` [R, T], in
-    chunks of `chunk` rows (one compiled shape: the last chunk is padded with row 0)."""
-    tokens, at, answer = (np.asarray(x) for x in (tokens, q.at, q.answer))
+def predict(params, model, tokens, labels, chunk):
+    """The model's argmax [R, T] at the asked positions of `labels` [R, T] (IGNORE elsewhere,
+    as the task's readers return theirs), over `tokens` [R, T] in chunks of `chunk` rows
+    (one compiled shape: the last chunk is padded with copies of row 0)."""
+    tokens, labels = np.asarray(tokens), np.asarray(labels)
     rows = tokens.shape[0]
     pad = -rows % chunk
-    tokens, at, answer = (
-        np.concatenate([x, np.repeat(x[:1], pad, 0)]) for x in (tokens, at, answer)
-    )
-    run, named, ces = _predict(model), [], []
+    tokens = np.concatenate([tokens, np.repeat(tokens[:1], pad, 0)])
+    labels = np.concatenate([labels, np.repeat(labels[:1], pad, 0)])
+    size = chunk * int((labels != IGNORE).sum(1).max())  # one padded size for every chunk
+    run, out = _predict(model), np.full(labels.shape, IGNORE, np.int64)
     for i in range(0, tokens.shape[0], chunk):
-        n, c = run(params, tokens[i : i + chunk], at[i : i + chunk], answer[i : i + chunk])
-        named.append(n)
-        ces.append(c)
-    named, ces = jax.device_get((jnp.concatenate(named), jnp.concatenate(ces)))
-    return np.asarray(named)[:rows], np.asarray(ces, np.float64)[:rows]
+        q = queries(labels[i : i + chunk], size)
+        named = np.asarray(run(params, tokens[i : i + chunk], q.row, q.at))
+        out[i + q.row[q.mask], q.at[q.mask]] = named[q.mask]
+    return out[:rows]
