@@ -219,6 +219,7 @@ def test_every_form_equals_the_papers_float64_loop_values_and_gradients(name):
     with jax.enable_x64():  # the gradients' twin: the first (sequential) form in float64
         ref = jax.jit(lambda p, x, w: jax.value_and_grad(loss, (0, 1), has_aux=True)(p, x, w, mixer.forms[0]), compiler_options=FAST)  # fmt: skip
         (_, ref_y), ref_grads = ref(*jax.tree.map(lambda a: np.asarray(a, np.float64), (params, x, w)))  # fmt: skip
+        ref_grads = jax.tree.map(np.asarray, ref_grads)
         assert rel(ref_y, want) < 1e-10
     got = jax.jit(all_forms, compiler_options=FAST)(params, x, jnp.asarray(w, jnp.float32))
     for form, ((_, y), grads) in got.items():
@@ -257,8 +258,7 @@ def test_decoding_step_by_step_equals_the_full_pass_and_a_state_carries_over(nam
             return full, steps, None
         y1, s1 = mixer.apply(params, x[:, :4], return_state=True)
         y2, s2 = mixer.apply(params, x[:, 4:], s1, return_state=True)
-        lengths = jnp.asarray([T, 4])
-        _, s_len = mixer.apply(params, x, lengths=lengths, return_state=True)
+        _, s_len = mixer.apply(params, x, lengths=jnp.asarray([T, 4]), return_state=True)
         return full, steps, (jnp.concatenate([y1, y2], 1), s1, s_len)
 
     full, steps, carried = run(params, x)

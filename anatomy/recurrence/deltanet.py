@@ -58,8 +58,6 @@ def init_gated_deltanet(key, d_model, n_heads=4, d_key=None, d_value=None):
     'a_log': [h], 'norm': {'scale': [h, v]}, 'w_out': [h, v, m]}; k = v = m / h by default."""
     d_key, d_value = hd.head_sizes("gated_deltanet", d_model, n_heads, d_key, d_value)
     ks = jax.random.split(key, 9)
-    lo, hi = jnp.log(jnp.asarray(DT_RANGE))
-    dt = jnp.exp(jax.random.uniform(ks[6], (n_heads,), jnp.float32, lo, hi))
     a = jax.random.uniform(ks[7], (n_heads,), jnp.float32, 1.0, 16.0)  # Mamba-2's A range
     return {
         "w_q": hd.init_heads(ks[0], d_model, n_heads, d_key),
@@ -67,7 +65,7 @@ def init_gated_deltanet(key, d_model, n_heads=4, d_key=None, d_value=None):
         "w_v": hd.init_heads(ks[2], d_model, n_heads, d_value),
         "w_g": hd.init_heads(ks[3], d_model, n_heads, d_value),
         "beta": hd.init_gate(ks[4], d_model, n_heads, 0.0),
-        "alpha": hd.init_gate(ks[5], d_model, n_heads, dt + jnp.log(-jnp.expm1(-dt))),
+        "alpha": hd.init_gate(ks[5], d_model, n_heads, hd.init_dt_bias(ks[6], n_heads, DT_RANGE)),
         "a_log": declare(jnp.log(a), ("heads",)),
         "norm": init_rms_norm((n_heads, d_value), ("heads", "head_dim")),
         "w_out": hd.init_merge(ks[8], n_heads, d_value, d_model),

@@ -32,6 +32,14 @@ def head_sizes(who, d_model, n_heads, d_key=None, d_value=None):
     return d_key, d_value
 
 
+def init_dt_bias(key, n, dt_range=(1e-3, 1e-1), dtype=jnp.float32):
+    """softplus⁻¹(Δ₀) [n] with Δ₀ log-uniform in dt_range: Mamba's initial step sizes, so
+    that softplus(x w + b) starts near Δ₀ (Mamba, Mamba-2, gated DeltaNet's gate)."""
+    lo, hi = jnp.log(jnp.asarray(dt_range, dtype))
+    dt = jnp.exp(jax.random.uniform(key, (n,), dtype, lo, hi))
+    return dt + jnp.log(-jnp.expm1(-dt))
+
+
 def init_heads(key, d_model, n_heads, width):
     """w [m, h, k] ~ N(0, 1/m)."""
     w = jax.random.normal(key, (d_model, n_heads, width), jnp.float32) / jnp.sqrt(d_model)

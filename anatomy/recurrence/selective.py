@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.axes import declare
+from anatomy.recurrence.heads import init_dt_bias
 from anatomy.recurrence.linear_scan import CHUNK, linear_scan
 from anatomy.recurrence.quasi import _check_xs, last_real, scan_form, zero_padding
 
@@ -74,11 +75,11 @@ def init_mamba(key, d_in, d_hidden, d_state=D_STATE, dtype=jnp.float32):
         return jax.random.uniform(k, shape, dtype, -bound, bound)
 
     h, n = d_hidden, d_state
-    dt = jnp.exp(jax.random.uniform(ks[4], (h,), dtype, jnp.log(DT_MIN), jnp.log(DT_MAX)))  # Δ₀ [H]
+
     params = {
         "w_in": uniform(ks[0], (d_in, 2 * h)),
         "w_dt": uniform(ks[1], (h, h)),
-        "b_dt": dt + jnp.log(-jnp.expm1(-dt)),  # softplus⁻¹(Δ₀)
+        "b_dt": init_dt_bias(ks[4], h, (DT_MIN, DT_MAX), dtype),  # softplus⁻¹(Δ₀)
         "w_b": uniform(ks[2], (h, n)),
         "w_c": uniform(ks[3], (h, n)),
         "a_log": jnp.log(jnp.broadcast_to(jnp.arange(1, n + 1, dtype=dtype), (h, n))),

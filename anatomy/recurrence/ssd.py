@@ -32,6 +32,7 @@ import jax.numpy as jnp
 from anatomy.axes import declare
 from anatomy.errors import BadInputError
 from anatomy.layers import dense, init_dense, init_rms_norm, rms_norm
+from anatomy.recurrence.heads import init_dt_bias
 from anatomy.recurrence.linear_scan import (
     CHUNK,
     FORMS,
@@ -64,11 +65,9 @@ def init_mamba2(key, d_model, expand=2, head_dim=16, d_state=16):
         )
     n_heads = inner // head_dim
     k_in, k_out, k_dt, k_a = jax.random.split(key, 4)
-    lo, hi = jnp.log(jnp.asarray(DT_RANGE))
-    dt = jnp.exp(jax.random.uniform(k_dt, (n_heads,), jnp.float32, lo, hi))
     a = jax.random.uniform(k_a, (n_heads,), jnp.float32, *A_RANGE)
     per_head = {
-        "b_dt": dt + jnp.log(-jnp.expm1(-dt)),  # softplus⁻¹(Δ₀)
+        "b_dt": init_dt_bias(k_dt, n_heads, DT_RANGE),  # softplus⁻¹(Δ₀)
         "a_log": jnp.log(a),
         "d": jnp.ones((n_heads,), jnp.float32),
     }
