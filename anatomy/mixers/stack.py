@@ -11,7 +11,9 @@ recurrent ones). The stack takes the built Mixers, one per layer, as a tuple (ha
 can be a static argument), so the pattern is resolved once, by the caller (anatomy.lm).
 
 mixer_stack_step runs the stack one position at a time over the per-layer states of
-mixer_stack_state; fed a sequence it gives mixer_stack's rows.
+mixer_stack_state; fed a sequence it gives mixer_stack's rows. mixer_stack takes per-layer
+states to start from and returns the final ones on request (stopped at each row's length),
+so a recurrent stack can hand its state on (an encoder to its decoder).
 """
 
 import jax
@@ -54,22 +56,43 @@ def _check(params, mixers):
         )
 
 
-def mixer_stack(params, mixers, x, *, dropout_rate=0.0, rng=None, return_layers=False):
+def mixer_stack(
+    params, mixers, x, *, states=None, lengths=None, return_states=False, dropout_rate=0.0,
+    rng=None, return_layers=False,
+):  # fmt: skip
     """x [b, t, m] -> [b, t, m] (and every block's output with return_layers). Dropout on each
-    residual branch when rng is given and dropout_rate > 0."""
+    residual branch when rng is given and dropout_rate > 0.
+
+    states: one state per layer to continue from (None: every layer from zero); lengths [b]:
+    each layer's state stops at a row's last real token; return_states: also every layer's
+    final state (then (x, states), or (x, outs, states) with return_layers). A recurrent
+    encoder hands its final states to a decoder this way; an 'A' (attention) layer has no
+    such state and refuses them (Mixer.apply)."""
     _check(params, mixers)
     n = len(mixers)
     rngs = [None] * n if rng is None else list(jax.random.split(rng, n))
-    outs = []
-    for block, mixer, r in zip(params["blocks"], mixers, rngs):
+    stateful = states is not None or lengths is not None or return_states
+    states = [None] * n if states is None else list(states)
+    if len(states) != n:
+        raise BadInputError(f"mixer stack: {len(states)} states for {n} layers")
+    outs, finals = [], []
+    for block, mixer, r, s in zip(params["blocks"], mixers, rngs, states):
         r1, r2 = (None, None) if r is None else jax.random.split(r)
-        y = mixer.apply(block["mixer"], layer_norm(block["ln1"], x))
+        h = layer_norm(block["ln1"], x)
+        if stateful:
+            y, s = mixer.apply(block["mixer"], h, s, lengths=lengths, return_state=True)
+            finals.append(s)
+        else:
+            y = mixer.apply(block["mixer"], h)
         x = x + dropout(y, dropout_rate, r1, r1 is None)
         if "ffn" in block:
             y = ffn(block["ffn"], layer_norm(block["ln2"], x))
             x = x + dropout(y, dropout_rate, r2, r2 is None)
         outs.append(x)
-    return (x, outs) if return_layers else x
+    head = (x, outs) if return_layers else (x,)
+    if return_states:
+        return (*head, finals)
+    return head if return_layers else x
 
 
 def mixer_stack_state(params, mixers, batch, max_len=None):
