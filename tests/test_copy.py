@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from anatomy.errors import BadInputError
-from experiments.copy import task
+from anatomy.probes.claims import FAILS, HOLDS
+from experiments import record
+from experiments.copy import claims, task
 
 A = 5
 
@@ -47,3 +49,46 @@ def test_readers_without_copying_cannot_copy(rng):
 def test_state_bound_is_bits_over_log2_alphabet():
     assert task.state_bound(64, 16) == 16.0
     assert task.state_bound(100, 26) == pytest.approx(100 / math.log2(26))
+
+
+# --- the claims, on injected numbers (both sides of each edge) ----------------------------------
+
+
+def fake(att_at_l=0.98, lstm_at_l=0.1, att_2l=0.8, mlstm_2l=0.1):
+    def seeds(x):
+        return [x - 0.01, x, x + 0.01]
+
+    lengths = [4, 16, 32]
+
+    def entry(family, bound, exact):
+        return {"family": family, "bound": bound, "exact": [seeds(x) for x in exact]}
+
+    return {
+        "lengths": lengths,
+        "train_max": 16,
+        "readers": {"copy": [1.0] * 3, "position": [0.0] * 3, "bag": [0.05, 0.0, 0.0]},
+        "contenders": {
+            "attention": entry("attention", None, [1.0, att_at_l, att_2l]),
+            "lstm": entry("lstm", 2048.0, [0.9, lstm_at_l, 0.0]),
+            "mlstm": entry("mlstm", 9000.0, [0.95, 0.3, mlstm_2l]),
+        },
+    }
+
+
+def verdicts(results):
+    return {c.id: c.verdict for c in claims.table(record.stored(results))}
+
+
+def test_copy_claims_hold_and_fail_on_both_sides():
+    good = verdicts(fake())
+    for cid in ("copy/needs_copying", "copy/attention_within", "copy/gap/lstm", "copy/gap/mlstm",
+                "copy/longer", "copy/bound"):  # fmt: skip
+        assert good[cid] == HOLDS, cid
+    assert verdicts(fake(att_at_l=0.5))["copy/attention_within"] == FAILS
+    assert verdicts(fake(lstm_at_l=0.95))["copy/gap/lstm"] == FAILS
+    assert verdicts(fake(mlstm_2l=0.75))["copy/longer"] == FAILS
+    r = fake()
+    r["contenders"]["lstm"]["bound"] = 3.0  # copies 4 symbols past a bound of 3: impossible
+    assert verdicts(r)["copy/bound"] == FAILS
+    assert claims.chapter(record.stored(fake()))[0].verdict == HOLDS
+    assert claims.chapter(record.stored(fake(lstm_at_l=0.95)))[0].verdict == FAILS

@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 
 from anatomy.errors import BadInputError
-from experiments.recall import task
+from anatomy.probes.claims import FAILS, HOLDS, MISSING, NOT_SHOWN
+from experiments import record
+from experiments.recall import choose, claims, task
 
 IGNORE = task.IGNORE
 
@@ -143,3 +145,79 @@ def test_readers_without_recall_stay_near_chance(rng):
     assert pos < 0.05  # ~2/V
     assert 0.5 / k < bag < 2.0 / k  # ~1/K: it knows the K values, not which is whose
     assert task.accuracy(task.lookup_reader(test.inputs, test.labels), test.labels) == 1.0
+
+
+# --- the claims, on injected numbers (both sides of each edge) ----------------------------------
+
+
+ATT, SMALL, MID, BIG = "attention", "mlstm:d_key=4", "mlstm:d_key=16", "mlstm:d_key=64"
+DIAG, HYB = "rglru:expand=8", "hybrid:mixer=mlstm:d_key=16"
+
+
+def entry(family, state, acc):
+    """A frontier contender: accuracy [K][seed] from per-K lists of 3 seeds."""
+    return {"family": family, "state_bytes": state, "accuracy": acc}
+
+
+def fake(att=0.99, mid=(0.6, 0.4, 0.2), diag=0.2, hyb=0.9, grow=0.3, lengths=(0.98, 0.97)):
+    def seeds(x):
+        return [x - 0.01, x, x + 0.01]
+
+    small = [seeds(v - grow) for v in mid]
+    return {
+        "readers": {"lookup": [1.0, 1.0, 1.0], "position": [0.002] * 3, "bag": [0.25, 0.12, 0.06]},
+        "frontier": {
+            "seq_len": 64,
+            "pair_counts": [4, 8, 16],
+            "contenders": {
+                ATT: entry("attention", 65536, [seeds(att)] * 3),
+                SMALL: entry("mlstm", 1000, small),
+                MID: entry("mlstm", 4000, [seeds(v) for v in mid]),
+                BIG: entry("mlstm", 16000, [seeds(min(v + grow, 1.0)) for v in mid]),
+                DIAG: entry("rglru", 3800, [seeds(diag)] * 3),
+                HYB: entry("hybrid", 40000, [seeds(hyb)] * 3),
+            },
+        },
+        "lengths": {
+            "seq_lens": [64, 128],
+            "pair_counts": [[4, 8, 16], [8, 16, 32]],
+            "contenders": {ATT: {"family": "attention", "accuracy": [seeds(x) for x in lengths]}},
+        },
+    }
+
+
+def verdicts(results):
+    return {c.id: c.verdict for c in claims.table(record.stored(results))}
+
+
+def test_recall_claims_hold_and_fail_on_both_sides():
+    good = verdicts(fake())
+    for cid in ("recall/needs_recall", "recall/attention_every_n", "recall/grows_with_state",
+                "recall/falls_with_k", "recall/attention_flat_in_k", "recall/matrix_vs_diagonal",
+                "recall/hybrid"):  # fmt: skip
+        assert good[cid] == HOLDS, cid
+    assert verdicts(fake(lengths=(0.98, 0.5)))["recall/attention_every_n"] == FAILS
+    assert verdicts(fake(lengths=(0.98, 0.9)))["recall/attention_every_n"] == NOT_SHOWN  # straddles
+    assert verdicts(fake(grow=0.0))["recall/grows_with_state"] == FAILS
+    assert verdicts(fake(mid=(0.4, 0.4, 0.4)))["recall/falls_with_k"] == FAILS
+    assert verdicts(fake(diag=0.6))["recall/matrix_vs_diagonal"] == FAILS  # the ordering, measured
+    assert verdicts(fake(hyb=0.45))["recall/hybrid"] == FAILS
+    r = fake()
+    r["readers"]["bag"] = [0.95, 0.9, 0.9]  # a reader without recall at the bar: not a recall task
+    assert verdicts(r)["recall/needs_recall"] == FAILS
+    r = fake()
+    del r["frontier"]["contenders"][HYB]
+    assert verdicts(r)["recall/hybrid"] == MISSING
+    chapter = claims.chapter(record.stored(fake()))[0]
+    assert chapter.id == "recall/fixed_state_today" and chapter.verdict == HOLDS
+    assert claims.chapter(record.stored(fake(hyb=0.45)))[0].verdict == FAILS
+    assert claims.counterpart("hybrid:mixer=mlstm:n_heads=2:d_key=16") == "mlstm:n_heads=2:d_key=16"
+
+
+def test_lr_grid_chooses_per_family_on_validation():
+    valid = {
+        "mlstm:d_key=4": [0.1, 0.3, 0.2],
+        "mlstm:d_key=16": [0.2, 0.5, 0.6],
+        ATT: [0.9, 0.8, 0.1],
+    }
+    assert choose(valid, [1e-3, 3e-3, 1e-2]) == {"mlstm": 3e-3, "attention": 1e-3}

@@ -57,7 +57,8 @@ def measure(model, params, cfg, held):
     """([exact-match rate per length], [symbol accuracy per length])."""
     exact, symbols = [], []
     for data in held:
-        pred = train.predict(params, model, data.tokens, data.labels, int(cfg.eval_chunk))
+        options = train.compiler_options(cfg.xla_opt_level)
+        pred = train.predict(params, model, data.tokens, data.labels, int(cfg.eval_chunk), options)
         exact.append(float(task.exact(pred, data.labels).mean()))
         asked = data.labels != task.IGNORE
         symbols.append(float((pred == data.labels)[asked].mean()))
@@ -71,7 +72,8 @@ def fit(spec, cfg, seed, learning_rate):
     opt = train.optimizer(learning_rate, cfg.warmup, cfg.steps, cfg.weight_decay)
     params = model.init(jax.random.PRNGKey(int(seed)))
     t0 = time.time()
-    params, losses = train.fit(params, model, batches(cfg, seed), opt)
+    options = train.compiler_options(cfg.xla_opt_level)
+    params, losses = train.fit(params, model, batches(cfg, seed), opt, options)
     return model, params, losses, time.time() - t0
 
 

@@ -165,3 +165,12 @@ def chapter(results) -> list[Claim]:
             id="copy/fixed_state_copy",
         )
     ]
+
+
+def rules() -> list[str]:
+    """How these verdicts are decided, for the report's "How verdicts are decided"."""
+    return [
+        f"* copy: a model copies strings of length l when its exact-match rate there is ≥ "
+        f"{COPIED:g} (over seeds); 'copies more often' is attention − the other ≥ {MARGIN:g} "
+        "per seed; the readers without copying must stay below the bar at L (exact).",
+    ]

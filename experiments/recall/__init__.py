@@ -8,8 +8,9 @@ test set that no choice has seen:
                length N, trained on a mixture of K (each batch split evenly), accuracy per K
                against its state bytes: Based's recall-memory frontier (Arora et al. 2024,
                Figure 2), attention's KV cache drawn as the state it is
-    lengths    a few contenders at fixed width, one N at a time (K = N / pairs_ratio, as
-               Zoology's Figure 2 pairs them): accuracy against N
+    lengths    a few contenders at fixed width, one N at a time, each on its mixture of
+               K = N/16, N/8, N/4 (Zoology's Figure 2 pairs K with N alike): accuracy
+               against N (the frontier's runs at its own N)
 
 The readers without recall (task.position_reader, task.bag_reader) and the one with it
 (task.lookup_reader) are scored on the frontier's test set: the bar is out of reach without
@@ -66,7 +67,8 @@ def accuracy(model, params, cfg, held):
     """[accuracy per K] of a trained model on held-out MQARs (one per K)."""
     out = []
     for data in held:
-        pred = train.predict(params, model, data.inputs, data.labels, int(cfg.eval_chunk))
+        options = train.compiler_options(cfg.xla_opt_level)
+        pred = train.predict(params, model, data.inputs, data.labels, int(cfg.eval_chunk), options)
         out.append(task.accuracy(pred, data.labels))
     return out
 
@@ -77,7 +79,10 @@ def fit(spec, cfg, seed, seq_len, pair_counts, learning_rate):
     opt = train.optimizer(learning_rate, cfg.warmup, cfg.steps, cfg.weight_decay)
     params = model.init(jax.random.PRNGKey(int(seed)))
     t0 = time.time()
-    params, losses = train.fit(params, model, batches(cfg, seed, seq_len, pair_counts), opt)
+    options = train.compiler_options(cfg.xla_opt_level)
+    params, losses = train.fit(
+        params, model, batches(cfg, seed, seq_len, pair_counts), opt, options
+    )
     return model, params, losses, time.time() - t0
 
 
@@ -111,44 +116,57 @@ def _describe(spec, cfg, seq_len):
     }
 
 
+def pair_counts(cfg, seq_len):
+    """The K mixture at length N: the frontier's at its N, else N/16, N/8, N/4."""
+    n = int(seq_len)
+    if n == int(cfg.frontier.seq_len):
+        return tuple(int(k) for k in cfg.frontier.pair_counts)
+    return (n // 16, n // 8, n // 4)
+
+
+def point(spec, cfg, seq_len, split_seed):
+    """Contender `spec` trained per seed at length N on its K mixture and scored on the split
+    of split_seed: its description, accuracy [K][seed], final losses, seconds."""
+    ks = pair_counts(cfg, seq_len)
+    held = held_out(cfg, split_seed, seq_len, ks)
+    runs = []
+    for seed in cfg.seeds:
+        model, params, losses, secs = fit(spec, cfg, seed, seq_len, ks, rate(cfg, spec))
+        runs.append((accuracy(model, params, cfg, held), losses[-1], secs))
+    return {
+        **_describe(spec, cfg, seq_len),
+        "learning_rate": rate(cfg, spec),
+        "accuracy": [list(a) for a in zip(*(r[0] for r in runs))],  # [K][seed]
+        "final_train_loss": [r[1] for r in runs],
+        "train_seconds": [r[2] for r in runs],
+    }
+
+
 def frontier(cfg, split_seed):
-    """Every frontier contender per seed: accuracy [K][seed] on the split of split_seed."""
-    n, ks = int(cfg.frontier.seq_len), tuple(cfg.frontier.pair_counts)
-    held = held_out(cfg, split_seed, n, ks)
-    out = {}
-    for spec in cfg.frontier.contenders:
-        runs = []
-        for seed in cfg.seeds:
-            model, params, losses, secs = fit(spec, cfg, seed, n, ks, rate(cfg, spec))
-            runs.append((accuracy(model, params, cfg, held), losses[-1], secs))
-        out[spec] = {
-            **_describe(spec, cfg, n),
-            "learning_rate": rate(cfg, spec),
-            "accuracy": [list(a) for a in zip(*(r[0] for r in runs))],  # [K][seed]
-            "final_train_loss": [r[1] for r in runs],
-            "train_seconds": [r[2] for r in runs],
-        }
-    return {"seq_len": n, "pair_counts": list(ks), "contenders": out}
+    """Every frontier contender at the frontier's N: accuracy [K][seed]."""
+    n = int(cfg.frontier.seq_len)
+    out = {spec: point(spec, cfg, n, split_seed) for spec in cfg.frontier.contenders}
+    return {"seq_len": n, "pair_counts": list(pair_counts(cfg, n)), "contenders": out}
 
 
-def lengths(cfg, split_seed):
-    """Each lengths contender at each N (K = N / pairs_ratio): accuracy [N][seed]."""
-    out = {}
+def lengths(cfg, split_seed, front):
+    """Each lengths contender at each N on its K mixture (the frontier's runs at its N):
+    accuracy [N][K][seed], the mean over K per seed [N][seed], state bytes [N]."""
     ns = [int(n) for n in cfg.lengths.seq_lens]
+    out = {}
     for spec in cfg.lengths.contenders:
-        acc, state = [], []
+        rows = []
         for n in ns:
-            k = n // int(cfg.lengths.pairs_ratio)
-            held = held_out(cfg, split_seed, n, (k,))
-            per_seed = []
-            for seed in cfg.seeds:
-                model, params, _, _ = fit(spec, cfg, seed, n, (k,), rate(cfg, spec))
-                per_seed.append(accuracy(model, params, cfg, held)[0])
-            acc.append(per_seed)
-            state.append(_describe(spec, cfg, n)["state_bytes"])
-        out[spec] = {"family": models.family_of(spec), "accuracy": acc, "state_bytes": state}
-    pairs = [n // int(cfg.lengths.pairs_ratio) for n in ns]
-    return {"seq_lens": ns, "pair_counts": pairs, "contenders": out}
+            same = n == front["seq_len"] and spec in front["contenders"]
+            rows.append(front["contenders"][spec] if same else point(spec, cfg, n, split_seed))
+        out[spec] = {
+            "family": models.family_of(spec),
+            "accuracy_by_k": [r["accuracy"] for r in rows],  # [N][K][seed]
+            "accuracy": [list(np.mean(r["accuracy"], axis=0)) for r in rows],  # [N][seed]
+            "state_bytes": [r["state_bytes"] for r in rows],
+        }
+    return {"seq_lens": ns, "pair_counts": [list(pair_counts(cfg, n)) for n in ns],
+            "contenders": out}  # fmt: skip
 
 
 def lr_grid(cfg):
@@ -190,7 +208,7 @@ def run(config, workdir):
         )
     results["readers"] = readers(config)
     results["frontier"] = frontier(config, config.test_seed)
-    results["lengths"] = lengths(config, config.test_seed)
+    results["lengths"] = lengths(config, config.test_seed, results["frontier"])
     results["plots"] = plots.plot(record.stored(results), workdir)
     plain = record.stored(results)
     return started.finish(

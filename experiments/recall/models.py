@@ -16,7 +16,9 @@ Every mixer contender is built alike (``lm_config``): the experiment's width and
 MLP (Zoology's MQAR models replace it with the identity), and the same short causal conv in
 front of every mixer, softmax attention's included (the recipe of Zoology's and Based's
 MQAR sweeps: every model gets the conv; Mamba, Griffin, xLSTM and Gated DeltaNet have one of
-their own). The LSTM is the chapter's, as it is.
+their own); softmax attention's knobs (cfg.attention: heads, positions) alone or in a
+hybrid; each mixer in the form cfg.forms names (a speed choice only: every form computes the
+same function, tests/test_mixers.py). The LSTM is the chapter's, as it is.
 """
 
 import ast
@@ -69,6 +71,13 @@ def lm_config(spec, cfg):
         c.d_ff = 0  # no MLP (Zoology's MQAR models)
         c.mixer_config.conv = int(cfg.conv)
         c.attention_config.conv = int(cfg.conv)
+        for field, value in cfg.attention.items():  # softmax attention, alone or in a hybrid
+            c.attention_config[field] = value
+            if mixer == "attention":
+                c.mixer_config[field] = value
+        for field, value in cfg.forms.items():  # the fastest form at these shapes, per mixer
+            if mixer == field:
+                c.mixer_config.form = value
         if family == HYBRID:
             c.pattern = knobs.pop("pattern", "AR")
     c.d_model, c.n_layers = int(cfg.d_model), int(cfg.n_layers)

@@ -64,20 +64,26 @@ def _loss(model, params, tokens, q):
     return jnp.sum(ce * mask) / jnp.maximum(jnp.sum(mask), 1.0)
 
 
+def compiler_options(opt_level):
+    """jax.jit's compiler_options for XLA's backend optimisation level (None: XLA's default),
+    a hashable tuple of items (the compiled steps are cached by it)."""
+    return () if opt_level is None else (("xla_backend_optimization_level", int(opt_level)),)
+
+
 @functools.cache
-def _train_step(model, opt):
+def _train_step(model, opt, options=()):
     def step(params, state, tokens, q):
         loss, grads = jax.value_and_grad(functools.partial(_loss, model))(params, tokens, q)
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
 
-    return jax.jit(step)
+    return jax.jit(step, compiler_options=dict(options) or None)
 
 
-def fit(params, model, batches, opt):
-    """AdamW over `batches` (an iterable of (tokens [B, T], Queries)); returns (params,
-    [loss per step])."""
-    step, state, losses = _train_step(model, opt), opt.init(params), []
+def fit(params, model, batches, opt, options=()):
+    """AdamW over `batches` (an iterable of (tokens [B, T], Queries)); options:
+    compiler_options(...). Returns (params, [loss per step])."""
+    step, state, losses = _train_step(model, opt, options), opt.init(params), []
     for tokens, q in batches:
         params, state, loss = step(params, state, tokens, q)
         losses.append(loss)
@@ -85,14 +91,14 @@ def fit(params, model, batches, opt):
 
 
 @functools.cache
-def _predict(model):
+def _predict(model, options=()):
     def run(params, tokens, row, at):
         return jnp.argmax(logits_at(model, params, tokens, row, at), axis=-1)
 
-    return jax.jit(run)
+    return jax.jit(run, compiler_options=dict(options) or None)
 
 
-def predict(params, model, tokens, labels, chunk):
+def predict(params, model, tokens, labels, chunk, options=()):
     """The model's argmax [R, T] at the asked positions of `labels` [R, T] (IGNORE elsewhere,
     as the task's readers return theirs), over `tokens` [R, T] in chunks of `chunk` rows
     (one compiled shape: the last chunk is padded with copies of row 0)."""
@@ -102,7 +108,7 @@ def predict(params, model, tokens, labels, chunk):
     tokens = np.concatenate([tokens, np.repeat(tokens[:1], pad, 0)])
     labels = np.concatenate([labels, np.repeat(labels[:1], pad, 0)])
     size = chunk * int((labels != IGNORE).sum(1).max())  # one padded size for every chunk
-    run, out = _predict(model), np.full(labels.shape, IGNORE, np.int64)
+    run, out = _predict(model, options), np.full(labels.shape, IGNORE, np.int64)
     for i in range(0, tokens.shape[0], chunk):
         q = queries(labels[i : i + chunk], size)
         named = np.asarray(run(params, tokens[i : i + chunk], q.row, q.at))
