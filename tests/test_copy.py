@@ -1,5 +1,6 @@
 """copy: the task's layout, the readers with and without copying, and the state bound."""
 
+import json
 import math
 
 import numpy as np
@@ -92,3 +93,17 @@ def test_copy_claims_hold_and_fail_on_both_sides():
     assert verdicts(r)["copy/bound"] == FAILS
     assert claims.chapter(record.stored(fake()))[0].verdict == HOLDS
     assert claims.chapter(record.stored(fake(lstm_at_l=0.95)))[0].verdict == FAILS
+
+
+def test_quick_copy_writes_every_contender_at_matched_size(quick_report):
+    workdir = quick_report / "copy"
+    res = json.loads((workdir / "results.json").read_text())
+    assert res["lengths"] == [2, 4, 8]
+    for name, e in res["contenders"].items():
+        assert e["spec"].startswith(name) and f"d_model={e['d_model']}" in e["spec"]
+        assert len(e["exact"]) == len(res["lengths"])
+        # the bound is drawn for a state that does not grow with the string, and only then
+        assert (e["bound"] is None) == (e["state_bytes"][-1] > e["state_bytes"][0]), name
+    assert res["contenders"]["attention"]["bound"] is None
+    assert sorted(res["plots"]) == sorted(p.name for p in workdir.glob("*.png"))
+    assert "copy/fixed_state_copy" in record.claims_of("copy", res)

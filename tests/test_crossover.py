@@ -69,3 +69,21 @@ def test_crossover_claims_hold_and_fail_on_both_sides():
     chapter = claims.chapter(record.stored(fake()))[0]
     assert chapter.id == "crossover/third_wall" and chapter.verdict == HOLDS
     assert np.isfinite(interval.point)
+
+
+def test_quick_crossover_times_every_contender_from_the_benchmark_cases(quick_report):
+    import json
+
+    workdir = quick_report / "crossover"
+    res = json.loads((workdir / "results.json").read_text())
+    c = res["contenders"]
+    assert {claims.DENSE, claims.CHUNKED, "lstm", "gated_deltanet"} <= set(c)
+    for label, e in c.items():
+        for i, n in enumerate(res["lengths"]):
+            if e["median_s"][i] is None:
+                assert e["left_out"][i], (label, n)
+                continue
+            assert len(e["rounds_s"][i]) == res["config"]["rounds"] and e["memory_bytes"][i] > 0
+    # the LSTM's program loops once per step each way: read from the compiled HLO
+    assert c["lstm"]["serial_steps"] == [2 * n for n in res["lengths"]]
+    assert "crossover/third_wall" in record.claims_of("crossover", res)

@@ -1,6 +1,8 @@
 """recall: the MQAR generator against Zoology's (a line-by-line twin on NumPy's legacy
 generator), its invariants, and the readers with and without recall."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -221,3 +223,27 @@ def test_lr_grid_chooses_per_family_on_validation():
         ATT: [0.9, 0.8, 0.1],
     }
     assert choose(valid, [1e-3, 3e-3, 1e-2]) == {"mlstm": 3e-3, "attention": 1e-3}
+
+
+# --- the quick preset through launch.py (conftest.quick_report) ---------------------------------
+
+
+def test_quick_recall_measures_every_contender_and_writes_its_plots(quick_report):
+    from experiments.configs.recall import get_config
+
+    workdir = quick_report / "recall"
+    res = json.loads((workdir / "results.json").read_text())
+    cfg = get_config("quick")
+    front = res["frontier"]
+    assert list(front["contenders"]) == list(cfg.frontier.contenders)
+    for name, e in front["contenders"].items():
+        assert len(e["accuracy"]) == len(cfg.frontier.pair_counts), name
+        assert all(len(k) == len(cfg.seeds) and all(0 <= a <= 1 for a in k) for k in e["accuracy"])
+        assert e["state_bytes"] > 0 and e["params"] > 0
+    # attention's state is its KV cache: it grows with N; a recurrence's does not
+    lens = res["lengths"]["contenders"]["attention"]["state_bytes"]
+    assert lens[1] > lens[0]
+    assert sorted(res["plots"]) == sorted(p.name for p in workdir.glob("*.png"))
+    ids = [r["id"] for r in res["table"]]
+    assert len(ids) == len(set(ids)) and "recall/needs_recall" in ids
+    assert "recall/fixed_state_today" in record.claims_of("recall", res)

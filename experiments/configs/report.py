@@ -18,6 +18,10 @@ EXPERIMENTS = (
     "scaling",
     "depth",
     "context_length",
+    "recall",
+    "copy",
+    "rnnenc_state",
+    "crossover",
 )
 
 

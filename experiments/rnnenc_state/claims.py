@@ -89,11 +89,15 @@ def chapter(results) -> list[Claim]:
         verdict, why = NOT_SHOWN, f"its learning of short sentences is not shown ({first.measured})"
     else:
         verdict, why = move.verdict, move.detail
+    _, long = _ends(results)
+    own = t_interval(results["variants"][label]["bleu_by_length"][long])
+    refs = [f"{n} {_mean(b['bleu_by_length'][long]):.1f}" for n, b in results["baselines"].items()]
+    measured = "; ".join([f"{label} BLEU {long} {own}", *refs])
     return [
         Claim(
             claim,
             move.expected,
-            move.measured,
+            measured,
             verdict,
             f"{label}; {why}; attention still ahead: {back.verdict} ({back.measured})",
             id="rnnenc_state/bigger_state",
