@@ -36,6 +36,7 @@ from anatomy.probes.claims import (
     t_interval,
     weakest,
 )
+from experiments.twins import needs_ability
 
 # The ranges, stated before any run:
 COPIED = 0.9  # "copies strings of length l": exact match >= this at l (one-sided)
@@ -70,19 +71,12 @@ def needs_copying(results) -> Claim:
     if n not in results["lengths"]:
         return Claim(claim, "—", "—", MISSING, f"L = {n} is not a tested length", id=cid)
     i = results["lengths"].index(n)
-    without = max(r["position"][i], r["bag"][i])
-    parts = [
-        judge(exact(without, "the readers are deterministic"), Range.at_most(COPIED)),
-        judge(exact(r["copy"][i], "the reader is deterministic"), Range.at_least(COPIED)),
-    ]
-    return Claim(
-        claim,
-        f"at l = L = {n}: position-only and bag readers < {COPIED:g}; the copier ≥ {COPIED:g}",
-        f"best without copying {without:.3f}; copier {r['copy'][i]:.3f}",
-        weakest(v for v, _ in parts),
-        "; ".join(w for _, w in parts if w),
-        id=cid,
+    expected = (
+        f"at l = L = {n}: position-only and bag readers < {COPIED:g}; the copier ≥ {COPIED:g}"
     )
+    without = max(r["position"][i], r["bag"][i])
+    return needs_ability(cid, claim, expected, without, r["copy"][i], COPIED,
+                         ("without copying", "copier"))  # fmt: skip
 
 
 def attention_within(results) -> Claim:

@@ -49,6 +49,7 @@ from anatomy.probes.claims import (
     weakest,
 )
 from experiments.exponents import exponent_verdict
+from experiments.twins import composite
 
 DENSE, CHUNKED = "attention (dense)", "attention (chunked)"
 HEADLINE = "gated_deltanet"
@@ -222,18 +223,10 @@ PARTS = ("crossover/headline", "crossover/lstm_serial", "crossover/scan_serial",
 
 def chapter(results) -> list[Claim]:
     by = {c.id: c for c in table(results)}
+    claim = ("the third wall today: a chunked recurrence trains in parallel (N / chunk serial "
+             "steps, not N) and overtakes attention as N grows")  # fmt: skip
     parts = [by[p] for p in PARTS]
-    return [
-        Claim(
-            "the third wall today: a chunked recurrence trains in parallel (N / chunk serial "
-            "steps, not N) and overtakes attention as N grows",
-            "every part holds (weakest)",
-            "; ".join(f"{p.id.split('/')[1]}: {p.measured}" for p in parts),
-            weakest(p.verdict for p in parts),
-            "; ".join(f"{p.id}: {p.verdict}" for p in parts),
-            id="crossover/third_wall",
-        )
-    ]
+    return [composite("crossover/third_wall", claim, parts)]
 
 
 def rules() -> list[str]:

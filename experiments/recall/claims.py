@@ -33,13 +33,13 @@ from anatomy.probes.claims import (
     Claim,
     Range,
     bootstrap_interval,
-    exact,
     judge,
     judged,
     t_interval,
     weakest,
 )
 from experiments.recall import models
+from experiments.twins import composite, needs_ability
 
 # The ranges, stated before any run:
 SOLVED = 0.9  # "solves MQAR": accuracy >= this (one-sided). Zoology's solved points sit near
@@ -88,19 +88,12 @@ def needs_recall(results) -> Claim:
     r = results.get("readers")
     if not r:
         return Claim(claim, "—", "—", MISSING, id=cid)
-    without = max(max(r["position"]), max(r["bag"]))
-    parts = [
-        judge(exact(without, "the readers are deterministic"), Range.at_most(SOLVED)),
-        judge(exact(min(r["lookup"]), "the reader is deterministic"), Range.at_least(SOLVED)),
-    ]
-    return Claim(
-        claim,
-        f"position-only and bag-of-tokens readers < {SOLVED:g}; the lookup reader ≥ {SOLVED:g}",
-        f"best without recall {without:.3f}; lookup {min(r['lookup']):.3f}",
-        weakest(v for v, _ in parts),
-        "; ".join(w for _, w in parts if w),
-        id=cid,
+    expected = (
+        f"position-only and bag-of-tokens readers < {SOLVED:g}; the lookup reader ≥ {SOLVED:g}"
     )
+    without = max(max(r["position"]), max(r["bag"]))
+    return needs_ability(cid, claim, expected, without, min(r["lookup"]), SOLVED,
+                         ("without recall", "lookup"))  # fmt: skip
 
 
 def attention_every_n(results) -> Claim:
@@ -275,18 +268,9 @@ PARTS = (
 
 def chapter(results) -> list[Claim]:
     by = {c.id: c for c in table(results)}
-    parts = [by[p] for p in PARTS]
-    return [
-        Claim(
-            "the fixed-size state still bites: recall grows with state and falls with K; "
-            "attention and a hybrid with one attention layer keep it",
-            "every part holds (weakest)",
-            "; ".join(f"{p.id.split('/')[1]}: {p.verdict}" for p in parts),
-            weakest(p.verdict for p in parts),
-            "; ".join(f"{p.id}: {p.measured}" for p in parts),
-            id="recall/fixed_state_today",
-        )
-    ]
+    claim = ("the fixed-size state still bites: recall grows with state and falls with K; "
+             "attention and a hybrid with one attention layer keep it")  # fmt: skip
+    return [composite("recall/fixed_state_today", claim, [by[p] for p in PARTS])]
 
 
 def rules() -> list[str]:
