@@ -22,7 +22,7 @@ def get_config(preset=None):
     c.mixers = ("gated_deltanet", "mamba2", "mlstm", "linear_attention", "rglru", "mamba", "mingru")
     # extra (mixer, form) contenders beside the defaults: the associative scan's log depth
     c.extra_forms = ("rglru:associative",)
-    c.rounds = 7  # timed rounds per N, every contender interleaved in each (the interval's n)
+    c.rounds = 5  # timed rounds per N, every contender interleaved in each (the interval's n)
     c.target_s = 0.05  # a sample lasts at least this long (inner calls averaged)
     c.seed = 0  # inputs and weights
     if preset == "quick":
