@@ -1,5 +1,5 @@
 """Two claim shapes several experiments share (recall, copy, crossover): a task that needs an
-ability (DESIGN.md: the readers without it cannot reach the bar, the one with it can), and a
+ability (docs/design.md: the readers without it cannot reach the bar, the one with it can), and a
 chapter claim made of parts (the weakest of their verdicts).
 
 Each returns an anatomy.probes.claims.Claim judged by the one rule; the thresholds stay in

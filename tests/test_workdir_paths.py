@@ -290,6 +290,7 @@ NOT_A_WORKDIR = {
     ("experiments/provenance.py", "<module>", "os.path.abspath"): "this checkout",
     ("experiments/publish.py", "<module>", "os.path.abspath"): "this checkout",
     ("experiments/publish.py", "load", "open"): "this checkout's results/",
+    ("experiments/configs/recall.py", "chosen_rates", "os.path.exists"): "this checkout's results/",
     ("experiments/publish.py", "save", "os.makedirs"): "this checkout's results/",
     ("experiments/publish.py", "publish", "open"): "this checkout's README.md and docs/",
     ("experiments/scaling/applied.py", "<module>", "os.path.abspath"): "this checkout",

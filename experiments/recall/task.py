@@ -28,7 +28,7 @@ Zoology's constraints hold: N even, V > N, 4K <= N (the gaps need S >= K).
 The readers without the ability (``position_reader``, ``bag_reader``) and the one with it
 (``lookup_reader``) are what show the task needs recall: a reader that knows where the
 queries are but not what was said, or what was said but not in which order, cannot name a
-query's value; one that looks the key up always can (DESIGN.md: a task must need what it
+query's value; one that looks the key up always can (docs/design.md: a task must need what it
 claims to test).
 """
 
