@@ -20,9 +20,9 @@ import tempfile
 import matplotlib
 
 matplotlib.use("Agg")  # figures are shown as PNGs, the same in Jupyter, Colab and CI
-import matplotlib.pyplot as plt  # noqa: E402
-from IPython.display import Image, Markdown, display  # noqa: E402
-from PIL import Image as PILImage  # noqa: E402
+import matplotlib.pyplot as plt
+from IPython.display import Image, Markdown, display
+from PIL import Image as PILImage
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = tempfile.mkdtemp(prefix="anatomy_tour_")  # every experiment the tour runs writes here
