@@ -69,7 +69,7 @@ def test_a_plot_drawn_from_another_result_is_caught(tmp_path):
 
     from experiments import outputs
 
-    for img, name in publish.images().items():
+    for img in publish.images():
         shutil.copy(os.path.join(publish.IMG, img), tmp_path / img)
     img, name = next(iter(publish.images().items()))
     info = PngInfo()
