@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from anatomy.probes.claims import rule_text
 from experiments import outputs
-from experiments.scaling.claims import MODEL_TOL, miss
+from experiments.scaling.claims import MODEL_TOL, miss, rules
 
 ESTIMATE = "Estimates, not measurements: nothing here runs on an accelerator"
 
@@ -515,6 +516,7 @@ def sections(cfg, results) -> list[tuple[str, str]]:
         "step in that run (train_seconds / steps, on the machine that trained it)."
     )
     return [
+        ("How verdicts are decided", rule_text() + "\n\n" + "\n".join(rules())),
         ("Collectives per training step", collectives_table(results["structure"])),
         ("Serial depth, FLOPs and bytes per step", depth_table(results["structure"])),
         ("The cost model on this CPU: prediction error", error_table(results["check"]["rows"])),
