@@ -70,5 +70,5 @@ def run(config, workdir):
         },
         "load_average_before_after": [x[0] if x else None for x in (load_before, load_after)],
     }
-    results["plots"] = report.plot(structure_rows, checked["rows"], workdir, config)
+    results["plots"] = report.draw(record.stored(results), workdir)  # from results.json alone
     return started.finish(results, claims.table, report.TITLE, report.sections(config, results))

@@ -454,6 +454,15 @@ def plot(structure, check_rows, workdir, cfg) -> list[str]:
     return [outputs.save_plot(fig, workdir, "scaling.png")]
 
 
+def draw(results, workdir) -> list[str]:
+    """scaling.png from results.json alone (what publish.PLOTS calls): plot() of its structure
+    and check rows under its config."""
+    import ml_collections
+
+    cfg = ml_collections.ConfigDict(results["config"])
+    return plot(results["structure"], results["check"]["rows"], workdir, cfg)
+
+
 TITLE = "Scaling: collectives, serial depth and a cost model"
 
 
