@@ -118,6 +118,7 @@ def test_model_check_must_need_each_term():
         got["model_cpu_latency"].verdict == HOLDS
         and "lstm_small" in got["model_cpu_latency"].detail
     )
+    assert "with it, predicted / measured 1.2 on those" in got["model_cpu_latency"].detail
     missed = inert + [_check_row("rnnsearch", 1.0, 0.3, {}, "memory")]  # 0.3x: a miss of 3.3x
     assert _by_id(claims.model_claims(missed, HW))["model_cpu"].verdict == FAILS
     two_rounds = [_check_row("lstm", 1.0, 1.1, {}, "memory", rounds=2)]

@@ -350,7 +350,14 @@ def model_claims(check_rows, hw: dict) -> list[tuple[str, Claim]]:
     )
     for term in ACCELERATOR_TERMS:
         variant = f"without {term}"
-        dominated = [f"{r['family']} N={r['n']}" for r in check_rows if r["dominant"] == term]
+        rows = [r for r in check_rows if r["dominant"] == term]
+        dominated = [f"{r['family']} N={r['n']}" for r in rows]
+        with_it = (
+            "; with it, predicted / measured "
+            f"{_span([r['predicted_s'] / r['measured_s'] for r in rows])} on those"
+            if rows
+            else ""
+        )
         out.append(
             (
                 f"model_cpu_{term}",
@@ -364,6 +371,7 @@ def model_claims(check_rows, hw: dict) -> list[tuple[str, Claim]]:
                     f"within {MODEL_TOL:g}x without it ({_within(check_rows)} with it); it "
                     f"dominates {len(dominated)} programs"
                     + (f" ({', '.join(dominated)})" if dominated else "")
+                    + with_it
                     + (f"; {lat}" if term == "latency" else ""),
                 ),
             )
@@ -397,16 +405,21 @@ def far_text(values, rng: Range) -> str:
     """Where an estimate and its variants lie against the claimed range, in words: a ratio far
     outside it in either direction is a finding, not agreement."""
     lo, hi = min(values), max(values)
+    one = len(values) == 1
+    what = "the estimate lies" if one else "every variant lies"
     if lo > rng.hi:
         return (
-            f"every variant lies above the claimed range ({lo:.3g} at the lowest, "
+            f"{what} above the claimed range ({lo:.3g}{'' if one else ' at the lowest'}, "
             f"{lo / rng.hi:.3g}x its upper edge): the model disagrees with the chapter's figure"
         )
     if hi < rng.lo:
         return (
-            f"every variant lies below the claimed range ({hi:.3g} at the highest, "
-            f"{rng.lo / hi:.3g}x under its lower edge): the model disagrees with the chapter's figure"
+            f"{what} below the claimed range ({hi:.3g}{'' if one else ' at the highest'}, "
+            f"{rng.lo / hi:.3g}x under its lower edge): the model disagrees with the chapter's "
+            "figure"
         )
+    if len(values) == 1:
+        return "the estimate lies inside the claimed range"
     return f"the variants span {lo:.3g}-{hi:.3g}, across the claimed range"
 
 
@@ -548,9 +561,10 @@ def near_linear_claim(cfg, results) -> tuple[str, Claim]:
                 f"on more than one device, and no program is compiled for more than {devices}",
             ),
             NEAR_LINEAR,
-            "what this run measures of the scale-out row is its structure (scaling/structure): "
-            "the Transformer's communication per step does not grow with N and stays out of "
-            "its time loop, the LSTM's sits inside its loop, N·L times",
+            (f"{far_text([value], NEAR_LINEAR)}; " if value is not None else "")
+            + "what this run measures of the scale-out row is its structure "
+            "(scaling/structure): the Transformer's communication per step does not grow with N "
+            "and stays out of its time loop, the LSTM's sits inside its loop, N·L times",
         ),
     )
 
