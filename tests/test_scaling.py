@@ -113,7 +113,8 @@ def test_model_and_predictions_recorded(results):
 
 def test_gpu_script_quick_path_runs(tmp_path):
     """benchmarks/gpu_scaling.py's --quick path on this CPU, cut to one N and no translator:
-    a measured time and a prediction for each case, the ratio printed (values unchecked)."""
+    a measured time and a prediction for each case (and with each term of the model off),
+    the ratio printed (values unchecked)."""
     from benchmarks import gpu_scaling
 
     out = tmp_path / "gpu.json"
@@ -127,8 +128,14 @@ def test_gpu_script_quick_path_runs(tmp_path):
             f"--out={out}",
         ]
     )
-    assert {(r["family"], r["n"]) for r in rows} == {("lstm", 16), ("attention", 16)}
+    # the layers at N = 16, and the latency-bound LSTM the estimate rests on (quick: N = 32)
+    assert {(r["family"], r["n"]) for r in rows} == {
+        ("lstm", 16),
+        ("attention", 16),
+        ("lstm_small", 32),
+    }
     assert all(r["measured_s"] > 0 and r["measured here"]["seconds"] > 0 for r in rows)
+    assert all(set(r["measured here"]["variants"]) == set(check.VARIANTS) for r in rows)
     assert [r["what"] for r in ratios] == ["LSTM / attention at N = 16"]
     assert json.loads(out.read_text())["rows"]
 
