@@ -1,6 +1,7 @@
 """report: the chapter's table from measurements, through launch.py; verdicts; malformed inputs."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -279,6 +280,12 @@ def test_steps_verdict_has_both_sides():
     # one core: the LSTM's busy cores against 1 ± ONE_CORE_TOL
     assert par.one_core(_parallelism(2.0, 0, (1.05, 1.8))).verdict == probes.HOLDS
     assert par.one_core(_parallelism(2.0, 0, (1.5, 1.8))).verdict == probes.FAILS
+    # a machine loaded beyond its cores: busy cores measure the contention, not the program
+    busy = _parallelism(2.0, 0, (1.05, 1.8))
+    busy["analysis"]["load_average_before_after"] = [11.2, 6.3]
+    for claim in (par.one_core, par.busy_margin, par.parallel_training):
+        c = claim(busy)
+        assert c.verdict == probes.NOT_SHOWN and "loaded" in c.detail, claim
 
 
 def test_long_range_row_is_the_weakest_of_its_halves():
@@ -552,3 +559,18 @@ def test_decode_exponent_zero_must_be_earned():
     f = decode_cost.fits(None, raw, {"window": 5000.0, "kv_cache": 5000.0})
     assert f["window"]["flops_n_dependent"]["exponent"] == 0.0
     assert abs(f["kv_cache"]["flops_n_dependent"]["exponent"] - 1.0) < 1e-9
+
+
+def test_the_closing_table_from_the_committed_results_runs_nothing(tmp_path, capsys):
+    """--preset=committed judges results/ as committed (experiments.committed.VERDICTS_FROM),
+    says which file each row reads, and runs no experiment."""
+    from experiments import committed
+
+    results = report.run(report_config.get_config("committed"), str(tmp_path))
+    assert "report: running" not in capsys.readouterr().out
+    for name, src in results["sources"].items():
+        path = f"results/{committed.VERDICTS_FROM[name]}.json"
+        assert src["results_json"] == path
+        exists = os.path.exists(os.path.join(committed.ROOT, path))
+        assert src["status"] == ("committed" if exists else "missing"), name
+    assert "results/rnn_vs_attn/seeds.json" in (tmp_path / "report.md").read_text()

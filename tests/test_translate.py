@@ -116,13 +116,14 @@ def test_a_source_too_long_for_learned_positions_is_left_empty(capsys):
     )
 
 
-def test_the_examples_in_the_config_and_the_readme_are_in_the_vocabulary(workdir):
-    """The docs' example sentences are toy_wmt's language, so a reader sees no <unk> warning."""
+def test_the_examples_in_the_config_and_the_docs_are_in_the_vocabulary(workdir):
+    """The docs' example sentences (the config's docstring, docs/usage.md) are toy_wmt's
+    language, so a reader sees no <unk> warning."""
     from anatomy.data import load_vocab
     from experiments.configs import translate as cfg
 
     vocab = load_vocab(f"{workdir}/src_vocab.txt")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
     examples = []
     for text in (cfg.__doc__, readme):
         flags = re.findall(r"--config\.sentences='([^']*)'", text)

@@ -13,11 +13,9 @@ keeps the best of four per point); the frontier at one length (N = 64) with one 
 attention only.
 """
 
-import os
-
 import ml_collections
 
-from experiments import publish
+from experiments import committed
 
 PRESETS = ("", "quick", "lr_grid", "full")
 
@@ -59,9 +57,9 @@ def chosen_rates(name):
     """{family: rate} the committed lr_grid run of experiment `name` chose
     (results/<name>/lr_grid.json), or {} before it is committed (then every family takes the
     grid's middle rate)."""
-    if not os.path.exists(publish.result_path(f"{name}/lr_grid")):
+    if not committed.exists(f"{name}/lr_grid"):
         return {}
-    return dict(publish.load(f"{name}/lr_grid")["result"]["lr_grid"]["chosen"])
+    return dict(committed.load(f"{name}/lr_grid")["result"]["lr_grid"]["chosen"])
 
 
 def rates(name, families):

@@ -151,7 +151,7 @@ def sections(rows: list[dict], sources: dict[str, Source], links: dict[str, dict
     summary = claims_summary(claims)
     why = "\n".join(f"* **{c.claim}** ({c.verdict}): {c.detail}" for c in claims)
     src_table = outputs.markdown_table(
-        ("experiment", "results", "commit", "preset", "machine and load", "workdir")
+        ("experiment", "results", "commit", "preset", "machine and load", "read from")
         + ("its own claims", "its report"),
         [
             (
@@ -217,7 +217,9 @@ def run(config, workdir):
             n: {
                 "workdir": s.workdir,
                 "status": s.status,
-                "results_json": os.path.join(s.workdir, "results.json"),
+                "results_json": s.workdir
+                if s.workdir.startswith("results/")
+                else os.path.join(s.workdir, "results.json"),
                 **dict(zip(("commit", "preset", "machine"), _made_by(s))),
                 **links.get(n, {"plots": [], "report": None}),
             }

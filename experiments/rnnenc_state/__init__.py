@@ -23,7 +23,7 @@ from anatomy import paths
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import claims_markdown, rule_text
 from anatomy.seq2seq import build_model, rnnenc_mixer
-from experiments import publish, record, rnn_vs_attn
+from experiments import committed, record, rnn_vs_attn
 from experiments.configs.rnnenc_state import rnn_vs_attn_config
 from experiments.rnn_vs_attn.claims import per_seed
 from experiments.rnnenc_state import claims, plots
@@ -57,7 +57,7 @@ def baselines(cfg, variant_config):
     """{name: {bleu_by_length, bleu, params, memory_bytes, n_seeds}} from the committed result."""
     if not cfg.baseline_result:
         return {}, None
-    doc = publish.load(cfg.baseline_result)
+    doc = committed.load(cfg.baseline_result)
     res = doc["result"]
     committed = res["setup"]["config"]
     ours = record.stored(variant_config.to_dict())  # as JSON holds it (tuples as lists)
