@@ -59,9 +59,9 @@ def baselines(cfg, variant_config):
         return {}, None
     doc = committed.load(cfg.baseline_result)
     res = doc["result"]
-    committed = res["setup"]["config"]
+    theirs = res["setup"]["config"]
     ours = record.stored(variant_config.to_dict())  # as JSON holds it (tuples as lists)
-    differ = [k for k in SAME if committed.get(k) != ours.get(k)]
+    differ = [k for k in SAME if theirs.get(k) != ours.get(k)]
     if differ:
         raise BadInputError(
             f"rnnenc_state: results/{cfg.baseline_result}.json was trained with other {differ} "
