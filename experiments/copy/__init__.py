@@ -170,7 +170,7 @@ def run(config, workdir):
     results["train_max"] = int(config.train_max)
     results["readers"] = readers(config)
     results["contenders"] = run_all(config, config.test_seed)
-    results["plots"] = plots.plot(record.stored(results), workdir)
+    results["plots"] = plots.draw(record.stored(results), workdir)
     plain = record.stored(results)
     return started.finish(
         results,

@@ -15,7 +15,7 @@ def _pm(xs) -> str:
     return f"{xs.mean():.3f} ± {xs.std():.3f}" if len(xs) > 1 else f"{xs[0]:.3f}"
 
 
-def plot(results, workdir):
+def draw(results, workdir) -> list[str]:
     lengths, c = results["lengths"], results["contenders"]
     fig, a = outputs.new_figure(figsize=(8, 4.8))
     dashes = {}

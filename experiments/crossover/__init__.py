@@ -108,7 +108,7 @@ def run(config, workdir):
         "max_bytes": MAX_BYTES,
         "contenders": measure(config),
     }
-    results["plots"] = plots.plot(record.stored(results), workdir)
+    results["plots"] = plots.draw(record.stored(results), workdir)
     plain = record.stored(results)
     return started.finish(
         results,

@@ -25,7 +25,7 @@ def _series(ax, results, key, scale=1.0):
                   base=2)  # fmt: skip
 
 
-def plot(results, workdir):
+def draw(results, workdir) -> list[str]:
     fig, (a, b, c) = outputs.new_figure(1, 3, figsize=(16, 4.8))
     _series(a, results, "median_s", 1e3)
     ns = results["lengths"]

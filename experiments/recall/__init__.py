@@ -209,7 +209,7 @@ def run(config, workdir):
     results["readers"] = readers(config)
     results["frontier"] = frontier(config, config.test_seed)
     results["lengths"] = lengths(config, config.test_seed, results["frontier"])
-    results["plots"] = plots.plot(record.stored(results), workdir)
+    results["plots"] = plots.draw(record.stored(results), workdir)
     plain = record.stored(results)
     return started.finish(
         results,

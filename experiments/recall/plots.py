@@ -46,7 +46,7 @@ def _by_family(contenders):
     return out
 
 
-def plot(results, workdir):
+def draw(results, workdir) -> list[str]:
     """The frontier (accuracy against state bytes, log axis, one curve per family) and accuracy
     against N and K; returns their file names."""
     names = []

@@ -116,7 +116,7 @@ def run(config, workdir):
         "variants": variants,
         "buckets": list(next(iter(variants.values()))["bleu_by_length"]),
     }
-    results["plots"] = plots.plot(record.stored(results), workdir)
+    results["plots"] = plots.draw(record.stored(results), workdir)
     plain = record.stored(results)
     return started.finish(
         results,

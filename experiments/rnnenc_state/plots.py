@@ -22,7 +22,7 @@ def _all(results):
     return out
 
 
-def plot(results, workdir):
+def draw(results, workdir) -> list[str]:
     buckets = results["buckets"]
     long = buckets[-1]
     fig, (a, b) = outputs.new_figure(1, 2, figsize=(13, 4.8))
