@@ -32,7 +32,9 @@ CONFIGS["transformer"] = dict(
     d_model=32, n_heads=8, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, dropout_rate=0.1
 )
 CONFIGS["convs2s"] = dict(TINY["convs2s"], dropout_rate=0.1)
-CONFIGS["rnnenc_mixer"] = dict(TINY["rnnenc_mixer"], n_heads=4)  # 'model' = 4 splits the heads
+CONFIGS["rnnenc_mixer"] = dict(
+    mixer="mlstm", d_model=16, n_heads=4, form="parallel"
+)  # 4 heads: split
 MESHES = {name: [(4, 2)] for name in CONFIGS}
 MESHES["rnnsearch"] = MESHES["transformer"] = [(8, 1), (4, 2), (1, 8)]
 CASES = [(name, shape) for name in sorted(CONFIGS) for shape in MESHES[name]]
