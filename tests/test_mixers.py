@@ -322,3 +322,14 @@ def test_bad_names_knobs_forms_and_patterns_are_one_clear_line():
     with pytest.raises(BadInputError, match="pattern must be 3 letters of R/A"):
         mixers.parse_pattern("RXA", 3)
     assert mixers.parse_pattern("", 2) == ("R", "R") and mixers.parse_pattern("AR", 2) == ("A", "R")
+
+
+def test_every_recurrent_mixer_has_a_measured_default_form_among_its_forms():
+    from anatomy.recurrence.form_defaults import DEFAULTS, default_form
+
+    for backend, table in DEFAULTS.items():
+        assert set(table) == set(mixers.RECURRENT), backend
+        for name, form in table.items():
+            assert form in mixers.get_mixer(name).forms, (backend, name, form)
+    assert default_form("mlstm", "tpu") == DEFAULTS["cpu"]["mlstm"]  # unmeasured: the CPU's
+    assert build("mlstm").form == default_form("mlstm") and build("attention").form == "dense"
