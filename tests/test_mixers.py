@@ -333,3 +333,14 @@ def test_every_recurrent_mixer_has_a_measured_default_form_among_its_forms():
             assert form in mixers.get_mixer(name).forms, (backend, name, form)
     assert default_form("mlstm", "tpu") == DEFAULTS["cpu"]["mlstm"]  # unmeasured: the CPU's
     assert build("mlstm").form == default_form("mlstm") and build("attention").form == "dense"
+
+
+@pytest.mark.parametrize("name", mixers.NAMES)
+def test_every_parameter_declares_its_logical_axes(name):
+    """trace() raises on an array no init declared (sharding reads the axes from it)."""
+    from anatomy.axes import is_axes, trace
+
+    axes, shapes = trace(build(name, conv=3).init, jax.random.key(0))
+    assert jax.tree.structure(shapes) == jax.tree.structure(
+        jax.tree.map(lambda a: 0, axes, is_leaf=is_axes)
+    )
