@@ -344,3 +344,14 @@ def test_every_parameter_declares_its_logical_axes(name):
     assert jax.tree.structure(shapes) == jax.tree.structure(
         jax.tree.map(lambda a: 0, axes, is_leaf=is_axes)
     )
+
+
+def test_the_taylor_feature_map_is_the_second_order_expansion_of_exp():
+    from anatomy.recurrence.linear_attention import taylor
+
+    q, k = (np.random.default_rng(s).normal(size=(5, 4)) for s in (5, 6))
+    s = np.sum(q * k, -1) / np.sqrt(4)
+    got = np.sum(np.asarray(taylor(jnp.asarray(q))) * np.asarray(taylor(jnp.asarray(k))), -1)
+    np.testing.assert_allclose(got, 1 + s + s**2 / 2, rtol=1e-5)
+    m = build("linear_attention", feature_map="taylor")  # 2 heads, d_key 3: 13 features
+    assert m.state_bytes() == 4 * 2 * (1 + 3 + 9) * (D // 2 + 1)
