@@ -41,12 +41,17 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
+PEER_LABELS = ("torch",)  # implementations that are not forms of ours: never a default
+
+
 def choose_defaults(table):
     """{mixer: (form, {form: geometric mean ms})}: table {(mixer, n): {form: median s}}; the
-    forms that ran at every length compete, the lowest geometric mean wins."""
+    forms that ran at every length compete (a peer's label never does), the lowest
+    geometric mean wins."""
     by_mixer = {}
     for (name, n), times in table.items():
-        by_mixer.setdefault(name, {})[n] = times
+        forms = {f: t for f, t in times.items() if f not in PEER_LABELS}
+        by_mixer.setdefault(name, {})[n] = forms
     out = {}
     for name, per_n in by_mixer.items():
         everywhere = set.intersection(*(set(t) for t in per_n.values()))
@@ -56,6 +61,12 @@ def choose_defaults(table):
         }
         out[name] = (min(gmean, key=gmean.get) if gmean else None, gmean)
     return out
+
+
+def _ratio(table, key, label, other_key, other):
+    """table[key][label] / table[other_key][other] as text, '—' where either did not run."""
+    a, b = table.get(key, {}).get(label), table.get(other_key, {}).get(other)
+    return "—" if a is None or b is None else f"{a / b:.2f}"
 
 
 def render(meta, lengths, table, left_out, errors, defaults):
@@ -77,6 +88,22 @@ def render(meta, lengths, table, left_out, errors, defaults):
             mark = " (default)" if defaults.get(name, (None,))[0] == form else ""
             rows.append([name, form + mark] + cells)
     worst = max((e for errs in errors for x in errs.values() for e in x.values() if e), default=0)
+    ratios = []
+    for name, (form, _) in defaults.items():
+        for other, ref in (
+            ("sequential", name),
+            ("torch", name),
+            ("dense", "attention"),
+            ("chunked", "attention"),
+        ):
+            cells = [_ratio(table, (name, n), form, (ref, n), other) for n in ns]
+            if other == form and ref == name:
+                continue
+            if any(c != "—" for c in cells):
+                what = f"attention {other}" if ref == "attention" else other
+                ratios.append([name, f"{form} / {what}"] + cells)
+    lstm = [_ratio(table, ("lstm", n), "anatomy", ("lstm", n), "torch") for n in ns]
+    ratios.append(["lstm", "anatomy / torch"] + lstm)
     return "\n".join(
         [
             f"Command: `{meta['command']}`  ",
@@ -89,10 +116,17 @@ def render(meta, lengths, table, left_out, errors, defaults):
             "",
             f"Forward + backward, ms per call (median of interleaved rounds), {meta['shape']}; "
             f"'over memory': XLA's forward+backward program would exceed "
-            f"{MAX_BYTES / 2**30:.0f} GiB. Equal work: every form against the first that ran, "
+            f"{MAX_BYTES / 2**30:.0f} GiB; 'differs': the equal-work check failed, nothing "
+            "of that case was timed. Equal work: every form against the first that ran, "
             f"worst relative error {worst:.1e} (output and input gradient).",
             "",
             _table(["mixer", "form"] + [f"N={n}" for n in ns], rows),
+            "",
+            "Ratios of medians (< 1: the first is faster); the mixer's default form against "
+            "its sequential form, its torch twin (written from the paper, "
+            "benchmarks/peers_mixers.py) and softmax attention at the same N:",
+            "",
+            _table(["mixer", "ratio"] + [f"N={n}" for n in ns], ratios),
             "",
             "Default form on this backend (lowest geometric mean over N among the forms that "
             "ran at every N; geometric means in ms):",
@@ -131,11 +165,17 @@ def main(argv=None):
     names = [n for n in (*mixers.NAMES, "lstm") if args.only in n]
     for case, reference, out in build_mixer_cases(preset, seed=args.seed, names=names):
         n = int(case.shape.split("N=")[1].split()[0])
-        errors.append(check(case, cfg["tol"], reference=reference))
+        try:
+            errors.append(check(case, cfg["tol"], reference=reference))
+        except AssertionError as e:  # recorded and shown, the rest of the sweep still runs
+            log(f"NOT TIMED: {e}")
+            left_out[(case.name, n)] = {f: "differs" for f in case.impls}
+            continue
         res = time_cases([case], cfg["rounds"], cfg["target_s"], cfg["budget_s"], log)
         table[(case.name, n)] = {lb: r["median_s"] for lb, r in res[(0, "fwdbwd")].items()}
         left_out[(case.name, n)] = out
-    defaults = choose_defaults({k: v for k, v in table.items() if k[0] != "lstm"})
+    # softmax attention keeps its dense default (chunked is an option: docs/design.md)
+    defaults = choose_defaults({k: v for k, v in table.items() if k[0] in mixers.RECURRENT})
     meta.update(load_end=timing.load_average(), wall_s=time.perf_counter() - t0)
     block = render(meta, lengths, table, left_out, errors, defaults)
     if args.out == "-":

@@ -10,8 +10,9 @@
 
 ``torch_params(p)`` turns our tree (NumPy or JAX leaves) into float32 leaf tensors that
 require grad (their order: ``torch_leaves``), so a case's backward pass reaches every
-parameter as ours does. No torch library ships these layers (flash-linear-attention and
-mamba_ssm need CUDA kernels), so these are the peers this machine has.
+parameter as ours does. The papers' own libraries are not installed here (the fast paths of
+flash-linear-attention and mamba_ssm are Triton / CUDA kernels), so these are the peers this
+machine has.
 """
 
 import numpy as np

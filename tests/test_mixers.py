@@ -322,3 +322,36 @@ def test_bad_names_knobs_forms_and_patterns_are_one_clear_line():
     with pytest.raises(BadInputError, match="pattern must be 3 letters of R/A"):
         mixers.parse_pattern("RXA", 3)
     assert mixers.parse_pattern("", 2) == ("R", "R") and mixers.parse_pattern("AR", 2) == ("A", "R")
+
+
+def test_every_recurrent_mixer_has_a_measured_default_form_among_its_forms():
+    from anatomy.recurrence.form_defaults import DEFAULTS, default_form
+
+    for backend, table in DEFAULTS.items():
+        assert set(table) == set(mixers.RECURRENT), backend
+        for name, form in table.items():
+            assert form in mixers.get_mixer(name).forms, (backend, name, form)
+    assert default_form("mlstm", "tpu") == DEFAULTS["cpu"]["mlstm"]  # unmeasured: the CPU's
+    assert build("mlstm").form == default_form("mlstm") and build("attention").form == "dense"
+
+
+@pytest.mark.parametrize("name", mixers.NAMES)
+def test_every_parameter_declares_its_logical_axes(name):
+    """trace() raises on an array no init declared (sharding reads the axes from it)."""
+    from anatomy.axes import is_axes, trace
+
+    axes, shapes = trace(build(name, conv=3).init, jax.random.key(0))
+    assert jax.tree.structure(shapes) == jax.tree.structure(
+        jax.tree.map(lambda a: 0, axes, is_leaf=is_axes)
+    )
+
+
+def test_the_taylor_feature_map_is_the_second_order_expansion_of_exp():
+    from anatomy.recurrence.linear_attention import taylor
+
+    q, k = (np.random.default_rng(s).normal(size=(5, 4)) for s in (5, 6))
+    s = np.sum(q * k, -1) / np.sqrt(4)
+    got = np.sum(np.asarray(taylor(jnp.asarray(q))) * np.asarray(taylor(jnp.asarray(k))), -1)
+    np.testing.assert_allclose(got, 1 + s + s**2 / 2, rtol=1e-5)
+    m = build("linear_attention", feature_map="taylor")  # 2 heads, d_key 3: 13 features
+    assert m.state_bytes() == 4 * 2 * (1 + 3 + 9) * (D // 2 + 1)

@@ -1,6 +1,7 @@
 """The mixer registry: every sequence mixer by name, behind one interface (``Mixer``).
 
     linear_attention  Katharopoulos et al. 2020      matrix state [h, k, v + 1], no decay
+                      (feature_map='taylor': Based's, k = 1 + d + d²)
     rglru             De et al. 2024 (Griffin/Hawk)  vector state [w]
     mlstm             Beck et al. 2024 (xLSTM)       matrix state [h, k, v + 1] + stabiliser [h]
     gated_deltanet    Yang et al. 2024               matrix state [h, k, v], matrix transition
@@ -77,7 +78,7 @@ KNOBS = {
     "n_heads": (4, "heads"),
     "d_key": (0, "key (feature) width per head; 0 = d_model / n_heads"),
     "d_value": (0, "value width per head; 0 = d_model / n_heads"),
-    "feature_map": ("elu", "linear attention's φ: 'elu' (elu + 1) or 'relu'"),
+    "feature_map": ("elu", "linear attention's φ: 'elu' (elu + 1), 'relu', or 'taylor' (Based)"),
     "expand": (1, "inner width = expand · d_model"),
     "n_blocks": (1, "RG-LRU gates: block-diagonal with this many blocks"),
     "head_dim": (16, "Mamba-2's head width p (heads = expand · d_model / p)"),
@@ -169,7 +170,9 @@ SPECS = (
         init=_heads_init(init_linear_attention),
         apply=_fn_apply(linear_attention, "feature_map"),
         step=_fn_step(linear_attention_step, "feature_map"),
-        zero_state=_zero(linear_attention_zero_state),
+        zero_state=lambda p, batch, max_len, c, dtype: linear_attention_zero_state(
+            p, batch, dtype, c.feature_map
+        ),
         knobs=("n_heads", "d_key", "d_value", "feature_map"),
         forms=LINEAR_ATTENTION_FORMS,
     ),

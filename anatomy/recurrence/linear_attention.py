@@ -3,7 +3,8 @@
 Letters: b batch, t positions, m model width, h heads, k feature (key) width, v value width.
 
     q_t = φ(x_t W_q), k_t = φ(x_t W_k)      [b, t, h, k]   φ the feature map: elu(x) + 1
-    v_t = x_t W_v                           [b, t, h, v]   (or relu)
+    v_t = x_t W_v                           [b, t, h, v]   (or relu, or Based's 'taylor',
+                                                            whose k is 1 + d + d² for d_key d)
     S_t = S_{t-1} + k_t v_tᵀ                [b, h, k, v]   no decay: a running sum
     z_t = z_{t-1} + k_t                     [b, h, k]      the normaliser
     y_t = S_tᵀ q_t / (z_tᵀ q_t + ε)         [b, t, h, v]
@@ -33,7 +34,20 @@ from anatomy.recurrence.linear_scan import (
     readout,
 )
 
-FEATURE_MAPS = {"elu": lambda x: jax.nn.elu(x) + 1.0, "relu": jax.nn.relu}
+
+def taylor(x):
+    """Based's second-order Taylor feature map (Arora et al. 2024): x [..., d] ->
+    [1, x / d^¼, vec(x xᵀ) / (√2 √d)] [..., 1 + d + d²], so that φ(q)·φ(k) = 1 + s + s²/2
+    with s = q·k/√d, the first three terms of exp(s): a softmax-like kernel whose feature
+    width (the state's k) grows as d²."""
+    d = x.shape[-1]
+    outer_xx = (x[..., :, None] * x[..., None, :]).reshape(x.shape[:-1] + (d * d,))
+    one = jnp.ones(x.shape[:-1] + (1,), x.dtype)
+    return jnp.concatenate([one, x / d**0.25, outer_xx / (2**0.5 * d**0.5)], axis=-1)
+
+
+FEATURE_MAPS = {"elu": lambda x: jax.nn.elu(x) + 1.0, "relu": jax.nn.relu, "taylor": taylor}
+FEATURE_WIDTH = {"taylor": lambda d: 1 + d + d * d}  # the others keep the width d
 LINEAR_ATTENTION_FORMS = (*FORMS, "quadratic")
 EPS = 1e-6  # added to the normaliser zᵀq
 
@@ -77,9 +91,10 @@ def _out(params, y1):
     return hd.merge(y1[..., :-1] / (y1[..., -1:] + EPS), params["w_o"])
 
 
-def linear_attention_zero_state(params, batch, dtype=jnp.float32):
-    """S' = 0 [b, h, k, v + 1]."""
+def linear_attention_zero_state(params, batch, dtype=jnp.float32, feature_map="elu"):
+    """S' = 0 [b, h, k', v + 1], k' the feature width (d_key, or 1 + d + d² for 'taylor')."""
     _, h, k = params["w_q"].shape
+    k = FEATURE_WIDTH.get(feature_map, lambda d: d)(k)
     return LinearAttentionState(jnp.zeros((batch, h, k, params["w_v"].shape[-1] + 1), dtype))
 
 
