@@ -44,6 +44,7 @@ FULL = (
     "rglru:expand=32",
     "mamba:d_state=32",
     "linear_attention:n_heads=2:d_key=32:d_value=32",
+    "linear_attention:n_heads=1:d_key=8:feature_map=taylor",  # Based's: 1 + 8 + 64 features
     "mamba2",
     "mingru:expand=8",
     "gated_deltanet:n_heads=2:d_key=32:d_value=32",
