@@ -28,11 +28,20 @@ VERDICTS_FROM = {
     "scaling": "scaling/default",
     "depth": "depth/default",
     "context_length": "context_length/default",
+    "recall": "recall/default",
+    "copy": "copy/default",
+    "rnnenc_state": "rnnenc_state/default",
+    "crossover": "crossover/default",
 }
 
 
 def result_path(name: str) -> str:
     return os.path.join(RESULTS, name + ".json")
+
+
+def exists(name: str) -> bool:
+    """results/<name>.json is committed."""
+    return os.path.exists(result_path(name))
 
 
 def load(name: str) -> dict:

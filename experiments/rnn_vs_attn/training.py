@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -88,10 +89,21 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
             file=sys.stderr,
             flush=True,
         )
+    buckets = corpus.test_by_bucket(eval_split(config))
+    cap = config.eval.max_per_bucket
+    n = sum(min(len(v), cap) if cap > 0 else len(v) for v in buckets.values())
+    how = "greedy" if config.eval.beam_size <= 1 else f"beam {config.eval.beam_size}"
+    t0 = time.perf_counter()
+    if lead:
+        print(
+            f"[{os.path.basename(mdir)}] decoding {n} {eval_split(config)} sentences ({how})",
+            file=sys.stderr,
+            flush=True,
+        )
     ev = train.evaluate_bleu(
         model,
         params,
-        corpus.test_by_bucket(eval_split(config)),
+        buckets,
         corpus.src_vocab,
         corpus.tgt_vocab,
         max_per_bucket=config.eval.max_per_bucket,
@@ -102,6 +114,12 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
     )
     if lead:
         outputs.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
+        print(
+            f"[{os.path.basename(mdir)}] decoded in {time.perf_counter() - t0:.0f} s: BLEU "
+            f"{ev['bleu']:.1f}",
+            file=sys.stderr,
+            flush=True,
+        )
     return ev
 
 
