@@ -111,13 +111,19 @@ def _curve(cfg, norms_of_seed, extra=None) -> dict:
     return {"distance": dist[kept], "norm": norms, "seeds": seeds}
 
 
-def rnn_curves(cfg):
+def _say(progress):
+    """progress.step, or nothing without a Progress."""
+    return progress.step if progress else lambda what: None
+
+
+def rnn_curves(cfg, progress=None):
     """RNN curves: {label: dict(regime, w_kind, sigma, dtype, distance, norm, seeds)}, each
     seed's entry with its fit, σ_max, spectral radius and Pascanu bound γ·σ_max of its W_hh."""
-    out, cell_norms = {}, _jit(cfg, _cell_norms, (0,))
+    out, cell_norms, say = {}, _jit(cfg, _cell_norms, (0,)), _say(progress)
     for regime, w_kind, dtype in RUNS:
         scale = cfg.linear_input_scale if regime == "linear" else cfg.input_scale
         for sigma in cfg.sigmas:
+            say(f"tanh RNN {regime} {w_kind} σ_max={sigma:g}, seeds {list(cfg.seeds)}")
             with jax.enable_x64(dtype == jnp.float64):
 
                 def norms(seed, w_kind=w_kind, sigma=sigma, dtype=dtype, scale=scale):
@@ -180,15 +186,17 @@ def _attention_norms(cfg):
     return _jit(cfg, norms)
 
 
-def other_curves(cfg):
+def other_curves(cfg, progress=None):
     """LSTM, GRU (ordinary inputs, default inits; and with the carry gate held open) and the
     causal self-attention stack (each seed's far/near: norm at the farthest distance over
     the norm at distance 1)."""
-    out = {}
+    out, say = {}, _say(progress)
     for name in ("lstm", "gru"):
         norms = _gated_norms(cfg, name)
         for label, bias in ((name, 0.0), (f"{name} open gate", cfg.open_gate_bias)):
+            say(f"{label}, seeds {list(cfg.seeds)}")
             out[label] = _curve(cfg, lambda s, f=norms, b=bias: f(s, b))
+    say(f"self-attention ({cfg.attn_layers} layers), seeds {list(cfg.seeds)}")
     out["attention"] = _curve(
         cfg,
         _attention_norms(cfg),
@@ -204,16 +212,17 @@ def _param_grads(params, xs, v):
     )
 
 
-def clipping(cfg):
+def clipping(cfg, progress=None):
     """Parameter-gradient norm against T for the exploding linear RNN, raw and clipped: one
     row per length T, each value a list over the seeds.
 
     In the linear regime the states are ~1e-200, so ∂L/∂W_hh = Σ_t h_{t-1}ᵀ δ_t is tiny; the
     bias gradient Σ_t δ_t carries the explosion and dominates the global norm.
     """
-    rows, param_grads = [], _jit(cfg, _param_grads)
+    rows, param_grads, say = [], _jit(cfg, _param_grads), _say(progress)
     with jax.enable_x64(True):
         for length in cfg.clip_lengths:
+            say(f"clipping: RNN σ_max={cfg.clip_sigma:g} T={length}, seeds {list(cfg.seeds)}")
             row = {"length": length, "grad_norm": [], "grad_norm_clipped": [], "grad_b": []}
             for seed in cfg.seeds:
                 params = _rnn_params(cfg, seed, "orthogonal", cfg.clip_sigma, jnp.float64)
@@ -233,13 +242,13 @@ def run(config, workdir):
     if not config.seeds:
         raise BadInputError("gradient_decay: config.seeds is empty; give at least one seed")
     started = record.start("gradient_decay", config, workdir)
-    progress = Progress("gradient_decay", 3)
-    progress.step(f"tanh RNN: {len(RUNS)} regimes x σ_max {list(config.sigmas)}")
-    rnn = rnn_curves(config)
-    progress.step("LSTM, GRU (default and open gate), self-attention")
-    other = other_curves(config)
-    progress.step(f"clipping: T = {list(config.clip_lengths)}")
-    clip = clipping(config)
+    # one line per curve (each over every seed) and per clipping length
+    others = 2 * 2 + 1  # LSTM and GRU, each default and open gate; self-attention
+    total = len(RUNS) * len(config.sigmas) + others + len(config.clip_lengths)
+    progress = Progress("gradient_decay", total)
+    rnn = rnn_curves(config, progress)
+    other = other_curves(config, progress)
+    clip = clipping(config, progress)
     results = {
         "config": config.to_dict(),
         "rates": {k: [s["fit"]["rate"] for s in c["seeds"]] for k, c in {**rnn, **other}.items()},

@@ -81,16 +81,20 @@ def rates(results, workdir) -> str:
     """rates.png: each seed's fitted per-step rate against its γ·σ_max, every tanh-RNN curve,
     beside Pascanu's bound rate = γ·σ_max (the claim: on or below it)."""
     fig, ax = outputs.new_figure(figsize=(6.4, 4.8))
-    markers = {"linear orthogonal": "o", "linear gaussian": "s", "saturating orthogonal": "^"}
+    markers = {  # kind: (marker, shade of blue)
+        "linear orthogonal": ("o", 0.5),
+        "linear gaussian": ("s", 0.7),
+        "saturating orthogonal": ("^", 0.95),
+    }
     top = 0.0
-    for kind, marker in markers.items():
+    for kind, (marker, shade) in markers.items():
         xs, ys = [], []
         for c in results["rnn"].values():
             if f"{c['regime']} {c['w_kind']}" == kind:
                 xs += per_seed(c, "pascanu_bound")
                 ys += per_seed(c)
         if xs:
-            colour = style.line("rnn" if kind.startswith("linear") else "lstm")["color"]
+            colour = matplotlib.colormaps["Blues"](shade)  # every kind a tanh RNN: blues
             ax.plot(xs, ys, marker, color=colour, ms=5, alpha=0.7, label=f"RNN {kind}")
             top = max(top, *xs, *[y for y in ys if y is not None])
     grid = np.linspace(0, top * 1.05, 50)
@@ -113,22 +117,16 @@ def clipping(results, workdir) -> str:
     cfg, clip = results["config"], results["clipping"]
     fig, ax = outputs.new_figure(figsize=(6, 4.5))
     t = [r["length"] for r in clip]
-    for key, mark, label in (
-        ("grad_norm", "o", "no clipping"),
-        ("grad_norm_clipped", "s", f"clip global norm at {cfg['clip_norm']:g}"),
+    for key, mark, label in (  # both the same tanh RNN: its colour, clipped dashed
+        ("grad_norm", "o-", "no clipping"),
+        ("grad_norm_clipped", "s--", f"clip global norm at {cfg['clip_norm']:g}"),
     ):
         per_t = np.stack([_pos(r[key]) for r in clip])  # [T, seeds]
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.exp(np.mean(np.log(per_t), axis=1))
-        (line,) = ax.semilogy(
-            t,
-            mean,
-            mark + "-",
-            label=label,
-            color=style.line("rnn")["color"] if key == "grad_norm" else style.line("lstm")["color"],
-        )
+        (line,) = ax.semilogy(t, mean, mark, label=label, color=style.line("rnn")["color"])
         for s in range(per_t.shape[1]):
-            ax.semilogy(t, per_t[:, s], mark, color=line.get_color(), alpha=0.4, ms=3)
+            ax.semilogy(t, per_t[:, s], mark[0], color=line.get_color(), alpha=0.4, ms=3)
     ax.axhline(cfg["clip_norm"], **style.REFERENCE, label=f"clip_norm {cfg['clip_norm']:g}")
     ax.set(
         xlabel="sequence length T",
