@@ -559,6 +559,14 @@ PLOTS = {
             "attention_transformer.png": "attention_transformer.png",
         },
     ),
+    "gradient_decay/default": (
+        "experiments.gradient_decay.plots",
+        {
+            "gradient_decay.png": "gradient_decay.png",
+            "rates.png": "gradient_decay_rates.png",
+            "clipping.png": "gradient_decay_clipping.png",
+        },
+    ),
     "complexity/default": ("experiments.complexity.plots", {"complexity.png": "complexity.png"}),
     "parallelism/default": (
         "experiments.parallelism.plots",
