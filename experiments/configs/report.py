@@ -21,6 +21,9 @@ EXPERIMENTS = (
 )
 
 
+PRESETS = ("", "quick")
+
+
 def get_config(preset=None):
     c = ml_collections.ConfigDict()
     c.experiments = EXPERIMENTS  # sub-experiments to gather; a row whose source is left out reads 'not measured'
