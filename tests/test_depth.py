@@ -17,7 +17,7 @@ import pytest
 from anatomy import probes
 from anatomy.errors import BadInputError
 from anatomy.train.optim import make_optimizer
-from experiments import record
+from experiments import record, style
 from experiments.configs.depth import get_config
 from experiments.depth import (
     SHARED,
@@ -77,7 +77,12 @@ def fake(losses=None, exponents=None, serial=None, unigram=UNIGRAM, spread=1e-3)
             }
             for d, x in by_depth.items()
         }
-        variants[name] = {"family": v.family, "label": v.label, "depths": depths}
+        variants[name] = {
+            "family": v.family,
+            "label": v.label,
+            "warmup_steps": 30 if v.warmup else 0,
+            "depths": depths,
+        }
     n = 64
     serial = serial or {
         "recurrent": {
@@ -480,9 +485,11 @@ def test_plots_draw_from_a_results_json_alone(tmp_path):
     assert all(
         (tmp_path / p).stat().st_size > 0 for p in ("loss_vs_depth.png", "grad_norms_at_init.png")
     )
-    assert set(plots.STYLE) == set(VARIANTS)
-    assert len(set(plots.STYLE.values())) == len(plots.STYLE)
-    assert plots.STYLE["post"][1:] != plots.STYLE["post_warmup"][1:]  # marker and line differ
+    variants = results["variants"]
+    looks = {n: plots.look(n, v) for n, v in variants.items()}
+    assert all(style.base_name(n) in style.PALETTE for n in variants)  # none left grey
+    post, warm = looks["post"], looks["post_warmup"]
+    assert post["marker"] != warm["marker"] and post["linestyle"] != warm["linestyle"]
 
 
 # ------------------------------------------------------------------ the quick preset

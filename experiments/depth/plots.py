@@ -7,9 +7,10 @@ loss_vs_depth.png         test loss against L per variant (the judged seeds at e
                           loss dashed, and anything above it (a diverged run's loss can be
                           hundreds of nats) drawn at the top of the axis. Transformer wirings
                           left, LSTM stacks right, on one shared loss axis (the text compares
-                          them). Every variant has its own colour, marker and line style
-                          (STYLE), and the variants of a panel sit a hair apart in L, so a
-                          curve under another (post-LN under post-LN + warmup) still shows.
+                          them). Every variant has its look from experiments/style.py (a
+                          warmup variant dashed besides), and the variants of a panel sit a
+                          hair apart in L, so a curve under another (post-LN under post-LN +
+                          warmup) still shows.
 grad_norms_at_init.png    left, middle: every layer's gradient norm at init (mean over seeds)
                           against its index, at the deepest L; right: the last layer's
                           (Xiong's W^{2,L}) against L, log-log, each variant's exponent with
@@ -21,22 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments import outputs
+from experiments import outputs, style
 from experiments.depth import claims
 
 FAMILIES = (("attention", "Transformer blocks"), ("recurrent", "LSTM stacks"))
 CEILING = 0.1  # nats above the unigram loss where the loss axis stops
-STYLE = {  # variant: (colour, marker, line style), the same in both figures
-    "post": ("C0", "o", "-"),
-    "post_warmup": ("C1", "s", "--"),
-    "pre": ("C2", "^", "-"),
-    "deepnorm": ("C3", "D", "-."),
-    "no_residual": ("C4", "v", ":"),
-    "no_layernorm": ("C5", "P", ":"),
-    "lstm": ("C6", "o", "-"),
-    "lstm_residual": ("C8", "s", "--"),
-    "lstm_residual_ln": ("C9", "^", "-."),
-}
 DODGE = 0.04  # log2 units between neighbouring variants' points in L
 
 
@@ -52,9 +42,10 @@ def _depths(variant) -> list[int]:
     return sorted(int(d) for d in variant["depths"])
 
 
-def _style(name) -> dict:
-    colour, marker, line = STYLE.get(name, ("k", "o", "-"))
-    return dict(color=colour, marker=marker, ls=line)
+def look(name, variant) -> dict:
+    """ax.plot keywords of a variant: style.line's, dashed when it warms up (post-LN + warmup
+    beside post-LN: the same wiring, another schedule)."""
+    return {**style.line(name), **({"linestyle": "--"} if variant.get("warmup_steps") else {})}
 
 
 def _family(results, family) -> list[tuple[str, dict]]:
@@ -74,10 +65,10 @@ def loss_vs_depth(results, workdir) -> str:
             xs = [d * shift for d in depths]
             losses = [_arr(v["depths"][str(d)]["test_loss"]) for d in depths]
             shown = [np.minimum(np.where(np.isfinite(x), x, top), top) for x in losses]
-            style = _style(name)
-            ax.plot(xs, [x.mean() for x in shown], label=v["label"], ms=6, **style)
+            kw = look(name, v)
+            ax.plot(xs, [x.mean() for x in shown], label=v["label"], ms=6, **kw)
             lo, hi = [x.min() for x in shown], [x.max() for x in shown]
-            ax.fill_between(xs, lo, hi, color=style["color"], alpha=0.15)
+            ax.fill_between(xs, lo, hi, color=kw["color"], alpha=0.15, lw=0)
             lowest = min(lowest, *lo)
             bad = [
                 x
@@ -85,8 +76,8 @@ def loss_vs_depth(results, workdir) -> str:
                 if any(claims.failed(y, unigram) for y in loss.tolist())
             ]
             if bad:
-                ax.plot(bad, [top] * len(bad), "x", color=style["color"], ms=9, mew=2)
-        ax.axhline(unigram, ls="--", color="grey", lw=1, label="unigram (no context)")
+                ax.plot(bad, [top] * len(bad), "x", color=kw["color"], ms=9, mew=2)
+        style.chance(ax, unigram, "unigram loss (no context)")
         ax.set_xscale("log", base=2)
         outputs.grid_ticks(ax, results["config"]["depths"])
         ax.set_xlabel("layers L")
@@ -105,7 +96,7 @@ def grad_norms(results, workdir) -> str:
         for name, v in _family(results, family):
             deepest = _depths(v)[-1]
             per_layer = np.mean(_arr2(v["depths"][str(deepest)]["init_grad_layers"]), axis=0)
-            ax.plot(np.arange(1, deepest + 1), per_layer, label=v["label"], ms=4, **_style(name))
+            ax.plot(np.arange(1, deepest + 1), per_layer, label=v["label"], ms=4, **look(name, v))
         ax.set_yscale("log")
         ax.set_xlabel("layer (1 = nearest the input)")
         ax.set_ylabel("‖∂loss/∂θ_layer‖ at init (mean over seeds)")
@@ -119,19 +110,13 @@ def grad_norms(results, workdir) -> str:
         last = [np.mean(_arr(v["depths"][str(d)]["init_grad_xiong"])) for d in depths]
         first[name] = (depths[0], last[0])
         slope = f": a = {claims.exponent(results, name)}" if len(depths) > 1 else ""
-        ax.plot(depths, last, label=v["label"] + slope, **_style(name))
-    ref = np.array(results["config"]["depths"], np.float64)
-    for name, exponent, line in (("post", 0.0, ":"), ("pre", -0.5, "--")):
+        ax.plot(depths, last, label=v["label"] + slope, **look(name, v))
+    for name, exponent in (("post", 0.0), ("pre", -0.5)):
         if name in first:
             d0, g0 = first[name]
-            ax.plot(
-                ref,
-                g0 * (ref / d0) ** exponent,
-                line,
-                color="black",
-                lw=1,
-                label=f"∝ L^{exponent:g} (Theorem 1, {results['variants'][name]['label']})",
-            )
+            label = f"∝ L^{exponent:g} (Theorem 1, {results['variants'][name]['label']})"
+            ref = [d for d in results["config"]["depths"] if d >= d0]
+            style.reference_slope(ax, ref, g0, exponent, label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     outputs.grid_ticks(ax, results["config"]["depths"])
