@@ -287,20 +287,20 @@ def test_serial_steps_must_be_exact():
 
 
 def test_stackability_is_the_weakest_of_its_parts_and_a_caveat_only_by_name():
-    v = "depth/stackability"
+    v = claims.stackability
     rnn_fails = {"lstm": WORSE_AT_8, "lstm_residual_ln": WORSE_AT_8, "no_residual": WORSE_AT_8}
-    assert verdicts(fake(rnn_fails))[v] == HOLDS
+    assert verdict(v, fake(rnn_fails)) == HOLDS
     fixed = {"lstm": WORSE_AT_8, "no_residual": WORSE_AT_8}  # residual + LN LSTM stacks
-    row = {c.id: c for c in judge(fake(fixed))}[v]
+    row = v(fake(fixed))
     assert row.verdict == CAVEAT and "lstm_residual_ln_stacks" in row.caveat
     # the RNN half does not hold: the claim does not (before: 'holds with a caveat')
-    assert verdicts(fake({"no_residual": WORSE_AT_8}))[v] == FAILS
+    assert verdict(v, fake({"no_residual": WORSE_AT_8})) == FAILS
     # the steady gain per layer is part of the claim (before: ignored)
-    assert verdicts(fake({**fixed, "pre": CONCAVE}))[v] == FAILS
-    assert verdicts(fake({"lstm": WORSE_AT_8}))[v] == FAILS  # the residual was not needed
-    assert verdicts(fake({**rnn_fails, "pre": WORSE_AT_8}))[v] == FAILS
+    assert verdict(v, fake({**fixed, "pre": CONCAVE})) == FAILS
+    assert verdict(v, fake({"lstm": WORSE_AT_8})) == FAILS  # the residual was not needed
+    assert verdict(v, fake({**rnn_fails, "pre": WORSE_AT_8})) == FAILS
     shallow_lstm = {d: x for d, x in WORSE_AT_8.items() if d <= claims.FEW_LAYERS}
-    assert verdicts(fake({**fixed, "lstm": shallow_lstm}))[v] == NOT_SHOWN
+    assert verdict(v, fake({**fixed, "lstm": shallow_lstm})) == NOT_SHOWN
 
 
 def test_a_variant_not_run_is_missing_not_judged():
