@@ -146,8 +146,11 @@ def grid_ticks(ax, values) -> None:
 
 def plot_series(ax, series, y, *, x="n", scale=1.0, loglog=True, dotted=()) -> None:
     """One line per named series ({name: [row dict, ...]}): row[y]·scale against row[x], on
-    log-log axes (loglog=False: linear), circles joined by a line, dotted for names in `dotted`."""
+    log-log axes (loglog=False: linear), in each name's look (experiments.style), dotted for
+    names in `dotted`."""
+    from experiments import style
+
     draw = ax.loglog if loglog else ax.plot
     for name, rows in series.items():
-        style = "o:" if name in dotted else "o-"
-        draw([r[x] for r in rows], [r[y] * scale for r in rows], style, label=name)
+        look = style.line(name) | ({"linestyle": ":"} if name in dotted else {})
+        draw([r[x] for r in rows], [r[y] * scale for r in rows], label=name, **look)

@@ -1,8 +1,8 @@
 """publish: the numbers a reader sees, generated from committed results.
 
     python -m experiments.publish save NAME --workdir=DIR --command="python launch.py ..."
-    python -m experiments.publish            # regenerate every quoted block
-    python -m experiments.publish --check    # exit 1 naming each block that drifted
+    python -m experiments.publish            # regenerate every quoted block and every plot
+    python -m experiments.publish --check    # exit 1 naming each block or plot that drifted
 
 `save` copies a finished run's results.json (or a sweep's sweep.json) into
 results/<NAME>.json with what made it: the command, the commit, machine, versions, load and
@@ -10,6 +10,12 @@ wall time the run recorded (experiments.provenance.provenance) and the time it w
 README, docs/chapter.md and the tour quote only these files: every quoted block sits between
 `<!-- results:KEY -->` and `<!-- /results:KEY -->` and is rewritten from them by RENDERERS[KEY];
 tests/test_docs.py fails when a block differs from what its committed result renders.
+
+Pictures come from results too: every PNG under docs/img is drawn by PLOTS from the committed
+result it illustrates, with that experiment's own `plots.draw(results, workdir)` (the same
+function its run calls), and carries the result's name and digest in its PNG text chunks
+(experiments.outputs.stamping); `--check` fails for an image that no committed result made or
+whose result has changed since it was drawn.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ import importlib
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 from anatomy import paths
 from anatomy.probes.claims import claims_markdown
@@ -30,6 +38,7 @@ from experiments.rnn_vs_attn.seeds import mean_pm_std
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "results")
 DOCS = ("README.md", "docs/chapter.md")
+IMG = os.path.join(ROOT, "docs", "img")
 BUCKETS = ("1-10", "11-20", "21-30", "31-40", "41-50", "51-60", "61+")
 # a block: on its own lines, or inline (a table cell) when no newline follows the opening mark
 _BLOCK = re.compile(r"(<!-- results:([\w./-]+) -->\n?)(.*?)(<!-- /results:\2 -->)", re.S)
@@ -359,6 +368,80 @@ RENDERERS = {
 }
 
 
+# committed result -> (the module whose draw(results, workdir) makes its plots,
+#                     {PNG it draws: its name under docs/img})
+PLOTS = {
+    "rnn_vs_attn/seeds": (
+        "experiments.rnn_vs_attn.plots",
+        {
+            "bleu_by_length.png": "bleu_by_length.png",
+            "valid_loss_vs_time.png": "valid_loss_vs_time.png",
+            "attention_rnnsearch.png": "attention_rnnsearch.png",
+            "attention_transformer.png": "attention_transformer.png",
+        },
+    ),
+    "complexity/default": ("experiments.complexity.plots", {"complexity.png": "complexity.png"}),
+    "parallelism/default": (
+        "experiments.parallelism.plots",
+        {"parallelism.png": "parallelism.png"},
+    ),
+    "decode_cost/default": (
+        "experiments.decode_cost.plots",
+        {"decode_cost.png": "decode_cost.png"},
+    ),
+    "attention_memory/default": (
+        "experiments.attention_memory",
+        {"attention_memory.png": "attention_memory.png"},
+    ),
+}
+
+
+def images() -> dict[str, str]:
+    """{docs/img name: the committed result it is drawn from}, over PLOTS."""
+    return {img: name for name, (_, pngs) in PLOTS.items() for img in pngs.values()}
+
+
+def draw_plots(names=None, img_dir: str = IMG) -> list[str]:
+    """Redraw the plots of the committed results `names` (all of PLOTS by default) into
+    img_dir, each stamped with its result; returns the images written."""
+    written = []
+    for name in names or PLOTS:
+        module, pngs = PLOTS[name]
+        result = load(name)["result"]
+        with tempfile.TemporaryDirectory() as tmp, outputs.stamping(name, result):
+            drawn = importlib.import_module(module).draw(result, tmp)
+            missing = sorted(set(pngs) - set(drawn))
+            if missing:
+                raise FileNotFoundError(f"publish: {module}.draw made no {missing} from {name}")
+            for png, img in pngs.items():
+                shutil.copyfile(os.path.join(tmp, png), os.path.join(img_dir, img))
+                written.append(img)
+    return written
+
+
+def stale_plots(img_dir: str = IMG) -> list[str]:
+    """Every image under img_dir that no committed result made, or whose result changed
+    since it was drawn: 'name.png: why'."""
+    want = images()
+    problems = []
+    for img in sorted(f for f in os.listdir(img_dir) if f.endswith(".png")):
+        if img not in want:
+            problems.append(f"{img}: drawn from no committed result (publish.PLOTS)")
+            continue
+        stamp = outputs.read_stamp(os.path.join(img_dir, img))
+        name = want[img]
+        digest = outputs.result_digest(load(name)["result"])
+        if stamp.get(outputs.STAMP_KEYS[0]) != name or stamp.get(outputs.STAMP_KEYS[1]) != digest:
+            problems.append(
+                f"{img}: not drawn from results/{name}.json as committed (stamp "
+                f"{stamp or 'none'}, result digest {digest})"
+            )
+    problems += [
+        f"{img}: missing" for img in sorted(want) if not os.path.exists(os.path.join(img_dir, img))
+    ]
+    return problems
+
+
 def render(key: str) -> str:
     if key not in RENDERERS:
         raise KeyError(f"publish: no renderer for block {key!r}; known: {sorted(RENDERERS)}")
@@ -415,7 +498,13 @@ def main(argv=None) -> int:
     drifted = publish(check=args.check)
     for d in drifted:
         print(("drifted: " if args.check else "regenerated: ") + d)
-    return 1 if args.check and drifted else 0
+    if not args.check:
+        for img in draw_plots():
+            print(f"drew: docs/img/{img}")
+    stale = stale_plots()
+    for d in stale:
+        print("plot: " + d)
+    return 1 if args.check and (drifted or stale) else 0
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import math
 PALETTE = {
     "rnn": ("#9ecae1", "v"),
     "lstm": ("#2171b5", "s"),
+    "recurrent": ("#2171b5", "s"),
     "gru": ("#6baed6", "D"),
     "lstm_residual": ("#4292c6", "s"),
     "lstm_residual_ln": ("#08306b", "s"),
@@ -33,6 +34,11 @@ PALETTE = {
     "transformer": ("#d94801", "^"),
     "attention": ("#d94801", "^"),
     "chunked": ("#fd8d3c", "^"),
+    "attention_core": ("#d94801", "^"),
+    "attention_layer": ("#fd8d3c", "v"),
+    "windowed_core": ("#a63603", "D"),
+    "windowed_layer": ("#e6550d", "d"),
+    "full": ("#d94801", "^"),
     "pre": ("#d94801", "^"),
     "post": ("#fd8d3c", "v"),
     "post_warmup": ("#f16913", "<"),
@@ -58,6 +64,8 @@ PALETTE = {
     "mingru_scan": ("#66c2a4", "h"),
     "mingru_assoc": ("#1b9e77", "H"),
     "mamba": ("#1b9e77", "*"),
+    "mamba_scan": ("#1b9e77", "*"),
+    "mamba_assoc": ("#00441b", "*"),
     "sru": ("#99d8c9", "1"),
     "qrnn": ("#41ae76", "2"),
     "mamba2": ("#00441b", "*"),
@@ -72,7 +80,14 @@ CHANCE = {"color": "#525252", "linestyle": ":", "linewidth": 1.0}
 REFERENCE = {"color": "#969696", "linestyle": "--", "linewidth": 0.9}
 
 # suffixes that name a variant of a model: its line style
-_VARIANT_LINE = (("+ft", "-."), ("+pi", "--"), ("+ntk", ":"), ("-", "--"))
+_VARIANT_LINE = (
+    ("+ft", "-."),
+    ("+pi", "--"),
+    ("+ntk", ":"),
+    ("_assoc", "--"),
+    ("_scan", ":"),
+    ("-", "--"),
+)
 
 
 def base_name(name: str) -> str:
