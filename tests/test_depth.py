@@ -481,7 +481,7 @@ def test_plots_draw_from_a_results_json_alone(tmp_path):
     """The committed result's plots are redrawn from its results.json (no run): every
     variant has a style of its own, so post-LN shows beside post-LN + warmup."""
     results = record.stored(fake({"no_layernorm": {**CONCAVE, 8: [48.2, float("nan"), 931.0]}}))
-    assert plots.plot(results, str(tmp_path)) == ["loss_vs_depth.png", "grad_norms_at_init.png"]
+    assert plots.draw(results, str(tmp_path)) == ["loss_vs_depth.png", "grad_norms_at_init.png"]
     assert all(
         (tmp_path / p).stat().st_size > 0 for p in ("loss_vs_depth.png", "grad_norms_at_init.png")
     )

@@ -47,7 +47,7 @@ import numpy as np
 from anatomy import probes
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import claims_markdown
-from experiments import outputs, record
+from experiments import outputs, progress, record
 from experiments.depth import attention, claims, data, plots, recurrent, tables, train
 
 XIONG = {"attention": attention.xiong, "recurrent": recurrent.xiong}  # per family
@@ -222,9 +222,11 @@ def measure(config, variants, corpus, grid=None) -> dict:
     runs = {v.name: {} for v in variants}
     compile_s = {v.name: {} for v in variants}
     serial = {}
+    talk = progress.Progress("depth", total=len(jobs))
     try:
         submit(jobs[0])
         for k, (n_layers, group) in enumerate(jobs):
+            talk.step(f"{'+'.join(v.name for v in group)} L={n_layers}")
             t0 = time.time()
             program = compiler.get(key(jobs[k]))
             if k + 1 < len(jobs):
@@ -363,7 +365,7 @@ def run(config, workdir):
     plain = record.stored(results)
     if not config.seeds:
         return started.finish(results, None, GRID_TITLE, tables.grid_sections(plain))
-    results["plots"] = plots.plot(plain, workdir)
+    results["plots"] = plots.draw(plain, workdir)
     chapter = claims_markdown(claims.chapter(plain))
     return started.finish(
         results,

@@ -1,5 +1,6 @@
 """depth's two figures, drawn from what results.json holds alone (string depth keys, null =
-NaN): `plot(results, workdir)` redraws a committed result the same way a run draws its own.
+NaN): `draw(results, workdir)` redraws a committed result (experiments.publish) the same way a
+run draws its own.
 
 loss_vs_depth.png         test loss against L per variant (the judged seeds at each (variant,
                           L)'s chosen learning rate): the seed mean, a band from the best to
@@ -128,5 +129,6 @@ def grad_norms(results, workdir) -> str:
     return outputs.save_plot(fig, workdir, "grad_norms_at_init.png")
 
 
-def plot(results, workdir) -> list[str]:
+def draw(results, workdir) -> list[str]:
+    """Both figures into workdir; returns their file names."""
     return [loss_vs_depth(results, workdir), grad_norms(results, workdir)]
