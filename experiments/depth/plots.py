@@ -4,7 +4,7 @@ run draws its own.
 
 loss_vs_depth.png         test loss against L per variant (the judged seeds at each (variant,
                           L)'s chosen learning rate): the seed mean, a band from the best to
-                          the worst seed, an x at the top where a seed failed; the unigram
+                          the worst seed, an X at the top where a seed failed; the unigram
                           loss dashed, and anything above it (a diverged run's loss can be
                           hundreds of nats) drawn at the top of the axis. Transformer wirings
                           left, LSTM stacks right, on one shared loss axis (the text compares
@@ -77,7 +77,7 @@ def loss_vs_depth(results, workdir) -> str:
                 if any(claims.failed(y, unigram) for y in loss.tolist())
             ]
             if bad:
-                ax.plot(bad, [top] * len(bad), "x", color=kw["color"], ms=9, mew=2)
+                ax.plot(bad, [top] * len(bad), "X", color=kw["color"], ms=10, mec="black", mew=0.6)
         style.chance(ax, unigram, "unigram loss (no context)")
         ax.set_xscale("log", base=2)
         outputs.grid_ticks(ax, results["config"]["depths"])
@@ -86,7 +86,7 @@ def loss_vs_depth(results, workdir) -> str:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     axes[0].set_ylim(lowest - 0.05, top + 0.03)  # shared by both panels
-    axes[0].set_ylabel("test loss (nats / character; x at the top: a failed seed)")
+    axes[0].set_ylabel("test loss (nats / character; X at the top: a failed seed)")
     return outputs.save_plot(fig, workdir, "loss_vs_depth.png")
 
 
@@ -123,7 +123,7 @@ def grad_norms(results, workdir) -> str:
     outputs.grid_ticks(ax, results["config"]["depths"])
     ax.set_xlabel("layers L")
     ax.set_ylabel("‖∂loss/∂W^{2,L}‖ at init (mean over seeds)")
-    ax.set_title("Last block's FFN weight W^{2,L} at init against L (Xiong et al. 2020)")
+    ax.set_title("W^{2,L} (last block's FFN) at init against L, Xiong et al. 2020")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=6.5)
     return outputs.save_plot(fig, workdir, "grad_norms_at_init.png")

@@ -66,13 +66,18 @@ def grid_table(results) -> str:
     g = results["lr_grid"]
     rates = g["learning_rates"]
     labels = g.get("labels") or {}
-    rows = []
+    rows, edge = [], 0
     for name, by_depth in g["valid_loss"].items():
         for d, per_rate in by_depth.items():
             means = [
                 float(np.mean([np.nan if x is None else x for x in seeds])) for seeds in per_rate
             ]
-            rows.append([labels.get(name, name), int(d), *means, g["chosen"][name][d]])
+            lr = g["chosen"][name][d]
+            at_edge = len(rates) > 1 and lr in (min(rates), max(rates))
+            edge += at_edge
+            rows.append(
+                [labels.get(name, name), int(d), *means, f"{lr:g}{' (edge)' if at_edge else ''}"]
+            )
     head = ["variant", "L", *(f"lr {r:g}" for r in rates), "chosen"]
     source = g.get("source", "this run")
     made = g.get("made_by") or {}
@@ -85,7 +90,9 @@ def grid_table(results) -> str:
     return (
         outputs.markdown_table(head, rows)
         + f"\n\nMean validation loss over the design seeds {g['seeds']} ({where}); a diverged "
-        "run (NaN) never wins; the lowest mean chooses, the first rate on a tie."
+        "run (NaN) never wins; the lowest mean chooses, the first rate on a tie. The choice "
+        f"is at an edge of the grid in {edge} of {len(rows)} cells (edge): there a rate "
+        "outside the grid might have done better."
     )
 
 
