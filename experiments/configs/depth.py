@@ -50,9 +50,7 @@ def get_config(preset=None):
     # one step of the same compiled program). 0: the grid alone (no claim judged)
 
     c.lr_grid = ml_collections.ConfigDict()
-    c.lr_grid.learning_rates = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2)  # peak rates every (variant, L)
-    # tries: factors of about 3 either side of the 3e-3 the untuned runs used, wide enough that
-    # post-LN's small rates and the LSTMs' large ones are inside the grid
+    c.lr_grid.learning_rates = (1e-3, 3e-3, 1e-2)  # peak rates every (variant, L) tries
     c.lr_grid.seeds = 2  # design seeds per rate, numbered from first_seed
     c.lr_grid.first_seed = 1000  # design seeds are first_seed .. first_seed + seeds - 1:
     # disjoint from the judged seeds

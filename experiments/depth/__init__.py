@@ -25,12 +25,12 @@ against depth (seed band) and the per-layer gradient norms at init.
 
 What the default preset gives up to fit 15 minutes on 2 idle cores: width 32 and 300 steps of
 512 characters (153,600 per model), so the models are small (tens to a few hundred thousand
-parameters: report.md's cost table) and far from converged; a grid of five learning rates
-on two design seeds, which costs more than the default itself, so it is its own preset
-(lr_grid), run once and committed, and the default only reads its choice; three judged seeds,
-so every interval is a t interval with 2 degrees of freedom (wide); depth stops at 16. A large
-part of the CPU time is XLA compiling 40 programs (one per wiring and depth), which runs in a
-second thread while the previous program trains.
+parameters: report.md's cost table) and far from converged; a grid of three learning rates
+on two design seeds, run once as its own preset (lr_grid, about twice the default's training)
+and committed, so the default only reads its choice; three judged seeds, so every interval is
+a t interval with 2 degrees of freedom (wide); depth stops at 16. About a third of the CPU
+time is XLA compiling 40 programs (one per wiring and depth), which runs in a second thread
+while the previous program trains.
 """
 
 from __future__ import annotations
