@@ -39,7 +39,6 @@ from anatomy.probes.claims import (
     judged,
     judged_parts,
     t_interval,
-    verdict,
     weakest,
 )
 from anatomy.probes.cost import (
@@ -96,7 +95,6 @@ __all__ = [
     "judged_parts",
     "t_interval",
     "weakest",
-    "verdict",
     "compiled",
     "compiled_sequential_steps",
     "cost_of",
