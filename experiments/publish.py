@@ -568,6 +568,7 @@ PLOTS = {
             "clipping.png": "gradient_decay_clipping.png",
         },
     ),
+    "long_range/default": ("experiments.long_range.plots", {"long_range.png": "long_range.png"}),
     "complexity/default": ("experiments.complexity.plots", {"complexity.png": "complexity.png"}),
     "parallelism/default": (
         "experiments.parallelism.plots",
