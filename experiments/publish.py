@@ -91,6 +91,8 @@ def _made_by(doc: dict) -> str:
     bits.append(f"1-minute load {f(float(load[0]))} before, {f(float(after[0]))} after")
     if p.get("wall_seconds") is not None:
         bits.append(f"{f(float(p['wall_seconds']))} s wall clock")
+    if p.get("cpu_seconds") is not None:
+        bits.append(f"{f(float(p['cpu_seconds']))} s of CPU time")
     commit = (p.get("commit") or "unknown")[:7] + (
         " + uncommitted changes" if p.get("dirty") else ""
     )

@@ -72,7 +72,19 @@ from anatomy.sharding import default_config as sharding_config
 from anatomy.train import default_train_config
 
 MODELS = ("rnnenc", "rnnsearch", "transformer")
-PRESETS = ("", "full", "quick", "seeds", "equal_time", "bahdanau", "wmt14_enfr", "wmt14_ende_base")
+PRESETS = (
+    "",
+    "full",
+    "quick",
+    "seeds",
+    "equal_time",
+    "bahdanau",
+    "gettext_enfr",
+    "gettext_enfr_seeds",
+    "ted_pten",
+    "wmt14_enfr",
+    "wmt14_ende_base",
+)
 # The accelerators the paper-scale presets' cost estimate prices (anatomy.probes.hardware names)
 COST_GPU, COST_TPU, COST_TPU_CHIPS = "H100 SXM", "TPU v5e", 16
 
@@ -182,6 +194,12 @@ def get_config(preset=None):
     c.eval.max_per_bucket = 0  # > 0: decode only the first N sentences of each bucket
     c.eval.batch_size = 100  # sentences decoded together
     c.eval.beam_size = 0  # > 1: beam search with GNMT length penalty
+    c.eval.length_penalty = 0.6  # beam search's GNMT length-penalty exponent alpha
+    # ((beam_size, length_penalty), ...): when set, each model decodes eval.select_per_bucket
+    # valid sentences per length bucket under every pair and the test with the one of highest
+    # valid BLEU (anatomy.train.select_decoding); () = eval.beam_size / length_penalty as given
+    c.eval.decode_grid = ()
+    c.eval.select_per_bucket = 0  # valid sentences per bucket the decode_grid choice reads
     c.eval.len_multiple = 32  # sources padded to a multiple of this (fewer compilations)
     c.eval.extra_len = 16  # output budget = padded source length + extra_len
     c.eval.attention_min_len = 50  # heatmaps: first test sentence with at least this many tokens
@@ -240,6 +258,14 @@ def get_config(preset=None):
         # num_steps stays the default's: it sets only the schedule's shape over the budget
     elif preset == "bahdanau":
         c.models = tuple(f"{m}-{n}" for m in MODELS for n in (30, 50))
+    elif preset == "gettext_enfr":
+        _gettext_enfr(c)
+    elif preset == "gettext_enfr_seeds":
+        _gettext_enfr(c)
+        c.models = MODELS + ("convs2s",)  # the road not taken, on the same budget
+        c.seeds = 3
+    elif preset == "ted_pten":
+        _ted_pten(c)
     elif preset == "wmt14_enfr":
         _wmt14_enfr(c)
     elif preset == "wmt14_ende_base":
@@ -247,6 +273,36 @@ def get_config(preset=None):
     elif preset not in (None, ""):
         raise ValueError(f"Unknown preset {preset!r} for rnn_vs_attn; choose one of {PRESETS}")
     return c
+
+
+def _real_text(c):
+    """What the real-text presets share (chosen by recipe_sweep's gettext grids, on the
+    validation split; results/recipe_sweep/): subwords, every length kept, beam and length
+    penalty chosen per model on the validation split."""
+    c.data.vocab = "sentencepiece"
+    c.data.vocab_size = 2000
+    c.data.shared_vocab = True
+    c.data.max_len = 256  # the 61+ bucket's sources (61-100 words) fit, pieces and all
+    c.data.bucket_boundaries = (16, 32, 48, 64, 96, 128, 192, 256)
+    c.eval.decode_grid = ((1, 0.0), (4, 0.6), (4, 1.0))
+    c.eval.select_per_bucket = 20
+    c.eval.extra_len = 48  # French runs longer than English, in pieces too
+
+
+def _gettext_enfr(c):
+    """English -> French from the machine's own gettext catalogs (anatomy.data.catalogs)."""
+    _real_text(c)
+    c.data.name = "gettext"
+    c.data.gettext.lang = "fr"
+
+
+def _ted_pten(c):
+    """TED talks Portuguese -> English (Qi et al. 2018's ted_hrlr_translate, TensorFlow's
+    Transformer tutorial data) through tfds: downloaded the first run, so it needs a network."""
+    _real_text(c)
+    c.data.name = "tfds"
+    c.data.tfds_name = "ted_hrlr_translate/pt_to_en"
+    c.data.src_key, c.data.tgt_key = "pt", "en"  # validation: 1,193 pairs, test: 1,803
 
 
 def _paper_scale(c, tfds_name, src, tgt):
