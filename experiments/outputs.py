@@ -83,14 +83,15 @@ def new_figure(*args, **kwargs):
     return plt.subplots(*args, **kwargs)
 
 
-def save_plot(fig, workdir: str, name: str) -> str:
+def save_plot(fig, workdir: str, name: str, metadata: dict | None = None) -> str:
     """Save a figure as `workdir/name` (PNG, through anatomy.paths: a gs:// workdir too) and
-    close it; returns the file name."""
+    close it; returns the file name. metadata: PNG text fields (e.g. {'Source': the committed
+    result it is drawn from})."""
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
     with paths.path(workdir).joinpath(name).open("wb") as f:
-        fig.savefig(f, format="png", dpi=110)
+        fig.savefig(f, format="png", dpi=110, metadata=metadata)
     plt.close(fig)
     return name
 

@@ -1,15 +1,17 @@
 """publish: the numbers a reader sees, generated from committed results.
 
     python -m experiments.publish save NAME --workdir=DIR --command="python launch.py ..."
-    python -m experiments.publish            # regenerate every quoted block
-    python -m experiments.publish --check    # exit 1 naming each block that drifted
+    python -m experiments.publish            # regenerate every quoted block and PLOTS
+    python -m experiments.publish --check    # exit 1 naming each block or plot that drifted
 
 `save` copies a finished run's results.json (or a sweep's sweep.json) into
 results/<NAME>.json with what made it: the command, the commit, machine, versions, load and
 wall time the run recorded (experiments.provenance.provenance) and the time it was saved. The
 README, docs/chapter.md and the tour quote only these files: every quoted block sits between
 `<!-- results:KEY -->` and `<!-- /results:KEY -->` and is rewritten from them by RENDERERS[KEY];
-tests/test_docs.py fails when a block differs from what its committed result renders.
+tests/test_docs.py fails when a block differs from what its committed result renders. The
+plots of PLOTS (docs/img/) are drawn from committed results the same way, each naming its
+result in the PNG's 'Source' field; tests/test_publish.py fails when one drifts.
 """
 
 from __future__ import annotations
@@ -180,8 +182,14 @@ def render_sweep(doc: dict) -> str:
             outputs.markdown_table(keep, rows),
             "",
             f"Scored on the {res['split']} split ({res['sentences_per_bucket']} sentences per "
-            f"length bucket), {res['num_steps']} steps per run, one seed. Made by "
-            f"`{doc['command']}` {where}; `results/{doc['name']}.json`.",
+            f"length bucket), {res['num_steps']} steps per run, one seed."
+            + (
+                f" Chosen jointly (the best mean valid BLEU over the models, for what they "
+                f"share): {res['chosen_jointly']}."
+                if res.get("chosen_jointly")
+                else ""
+            )
+            + f" Made by `{doc['command']}` {where}; `results/{doc['name']}.json`.",
         ]
     )
 
@@ -231,6 +239,172 @@ def render_equal_time(doc: dict) -> str:
         f"{outputs.markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
         f"model's schedule laid out over it. Ranked by BLEU: {order}.{pair} Made by "
         f"{_made_by(doc)}."
+    )
+
+
+# ------------------------------------------------------------------- real text
+
+
+def _decoding(r) -> str:
+    """The beam and length penalty chosen on the validation split, with how many seeds chose
+    each ('beam 4, α 1 (3 seeds)'); '—' for a run that did not choose."""
+    import collections
+
+    one = lambda d: (
+        "greedy" if d["beam_size"] <= 1 else f"beam {d['beam_size']}, α {d['length_penalty']:g}"
+    )
+    picks = collections.Counter(one(d) for d in (r.get("decoding") or []) if d)
+    if len(picks) == 1 and sum(picks.values()) == 1:
+        return next(iter(picks))
+    return ", ".join(f"{k} ({n} seed{'s' * (n > 1)})" for k, n in picks.items()) or "—"
+
+
+def _corpus_line(res: dict) -> str:
+    """What the corpus was: pairs per split, catalogs, test sentences per length bucket."""
+    setup = res["setup"]
+    sizes, counts = setup["corpus_sizes"], setup["test_sentences_per_bucket"]
+    report = setup.get("corpus_report", {})
+    catalogs = report.get("catalogs")
+    source = (
+        f" from {len(catalogs)} gettext catalogs (iso-codes' name lists left out: "
+        f"{len(report.get('excluded_catalogs', []))})"
+        if catalogs
+        else ""
+    )
+    vocab = setup["vocab"]
+    return (
+        f"{f(sizes['train'])} training pairs{source}, {f(sizes['valid'])} validation and "
+        f"{f(sizes['test'])} test pairs, the test split stratified by source words ("
+        + ", ".join(f"{b}: {n}" for b, n in counts.items())
+        + f"); {'one shared' if vocab[0] == vocab[1] else 'a'} sentencepiece vocabulary of "
+        f"{f(vocab[1])} pieces"
+    )
+
+
+def render_real_text(doc: dict) -> str:
+    """A real-text run (one seed, or the mean ± std of several): params, train s, valid loss,
+    BLEU and chrF overall, BLEU by source length, the decoding each chose on validation."""
+    res = doc["result"]
+    models, seeds = res["models"], res["setup"]["seeds"]
+    header = ["model", "params", "train s", "valid loss", "BLEU", "chrF", *BUCKETS]
+    rows = [
+        [n, _params(r)]
+        + [mean_pm_std(r, k) for k in ("train_seconds", "valid_loss", "bleu", "chrf")]
+        + [mean_pm_std(r, "bleu_by_length", b) for b in BUCKETS]
+        for n, r in models.items()
+    ]
+    chrf = [[n] + [mean_pm_std(r, "chrf_by_length", b) for b in BUCKETS] for n, r in models.items()]
+    over = f"mean ± std over {seeds} seeds" if seeds > 1 else "one seed"
+    return "\n".join(
+        [
+            outputs.markdown_table(header, rows),
+            "",
+            f"chrF by source length ({over}):",
+            "",
+            outputs.markdown_table(["model", *BUCKETS], chrf),
+            "",
+            f"{_corpus_line(res)}; {over}; decoding: {res['setup']['decode']}; chosen: "
+            + "; ".join(f"{n} {_decoding(r)}" for n, r in models.items())
+            + f". Made by {_made_by(doc)}.",
+        ]
+    )
+
+
+def _still_falling(r) -> float | None:
+    """How much seed 0's validation loss fell over its last evaluation interval (None when
+    fewer than two were recorded)."""
+    curve = (r.get("valid_curve") or [[]])[0]
+    if len(curve) < 2:
+        return None
+    return curve[-2][1] - curve[-1][1]
+
+
+def render_real_text_shows(doc: dict) -> str:
+    """The bullets under the real-text table: the length effect, the Transformer against the
+    recurrent models, and whether the validation loss was still falling at the budget's end."""
+    res = doc["result"]
+    m = res["models"]
+    by = lambda n, b: m[n]["bleu_by_length"][b]
+    keep = lambda n: by(n, "61+") / by(n, "1-10") if by(n, "1-10") else float("nan")
+    out = []
+    if {"rnnenc", "rnnsearch"} <= set(m):
+        out.append(
+            "- **Length**: every model falls with source length; RNNenc keeps "
+            f"{keep('rnnenc'):.0%} of its 1-10-word BLEU on 61+ words ({f(by('rnnenc', '1-10'))}"
+            f" → {f(by('rnnenc', '61+'))}), "
+            + ", ".join(
+                f"{n} {keep(n):.0%} ({f(by(n, '1-10'))} → {f(by(n, '61+'))})"
+                for n in m
+                if n != "rnnenc"
+            )
+            + "."
+        )
+    if "transformer" in m:
+        best = max((n for n in m if n != "transformer"), key=lambda n: m[n]["bleu"])
+        t, b = m["transformer"], m[best]
+        out.append(
+            f"- **The Transformer against the best other model** ({best}): {f(t['bleu'])} vs "
+            f"{f(b['bleu'])} BLEU, {f(t['chrf'])} vs {f(b['chrf'])} chrF, in {f(t['train_seconds'])}"
+            f" vs {f(b['train_seconds'])} s of training (validation loss {f(t['valid_loss'])} vs "
+            f"{f(b['valid_loss'])})."
+        )
+    falling = {n: _still_falling(r) for n, r in m.items()}
+    if all(v is not None for v in falling.values()):
+        every = res["setup"]["eval_every"]
+        out.append(
+            f"- **A longer budget**: over the last {every} steps the validation loss still fell "
+            + ", ".join(f"{f(v)} for {n}" for n, v in falling.items())
+            + (
+                ": every model was still learning when the budget ended."
+                if all(v > 0 for v in falling.values())
+                else "."
+            )
+        )
+    return "\n".join(out)
+
+
+def render_real_vs_toy(doc: dict, toy: str = "rnn_vs_attn/default") -> str:
+    """Where real text and the invented language agree and where they do not: the same
+    quantities read from both committed results (toy_wmt's `toy`, the real-text `doc`)."""
+    real, inv = doc["result"]["models"], load(toy)["result"]["models"]
+    by = lambda m, n, b: m[n]["bleu_by_length"][b]
+    keep = lambda m, n: by(m, n, "61+") / by(m, n, "1-10")
+    judged = record.claims_of("rnn_vs_attn", doc["result"])
+    q = {k: keep(m, "rnnenc") / keep(m, "rnnsearch") for k, m in (("toy", inv), ("real", real))}
+    both = all(v < 1 for v in q.values())
+    gap = {
+        k: m["transformer"]["bleu"] - m["rnnsearch"]["bleu"]
+        for k, m in (("toy", inv), ("real", real))
+    }
+    same_sign = (gap["toy"] > 0) == (gap["real"] > 0)
+    flat = keep(inv, "rnnsearch"), keep(real, "rnnsearch")
+    r = judged["rnn_vs_attn/retention"]
+    w = judged["rnn_vs_attn/transformer_wins"]
+    return "\n".join(
+        [
+            f"- **The bottleneck**: "
+            + (
+                "on both, RNNenc keeps less of its short-sentence BLEU on 61+ words than "
+                "RNNsearch keeps of its own"
+                if both
+                else "RNNenc does not keep less of its short-sentence BLEU than RNNsearch on both"
+            )
+            + f": {q['toy']:.2f} of RNNsearch's share on toy_wmt, {q['real']:.2f} on real text "
+            f"(over seeds: {r.measured}, {r.verdict} against {r.expected}).",
+            f"- **Attention against length**: RNNsearch keeps {flat[0]:.0%} of its 1-10-word "
+            f"BLEU on 61+ words on toy_wmt and {flat[1]:.0%} on real text"
+            + (
+                ": flat on the invented language, falling on real text, where most training "
+                "pairs are short."
+                if flat[0] > 0.9 > flat[1]
+                else "."
+            ),
+            f"- **The Transformer against RNNsearch**: {gap['toy']:+.1f} BLEU on toy_wmt, "
+            f"{gap['real']:+.1f} on real text ({'the same' if same_sign else 'opposite'} sign; over "
+            f"seeds against the best recurrent model: {w.measured}, {w.verdict} against "
+            f"{w.expected}).",
+            f"From `results/{toy}.json` (toy_wmt, one seed) and {_source(doc)}.",
+        ]
     )
 
 
@@ -361,6 +535,62 @@ RENDERERS = {
 }
 
 
+def plot_real_text(doc: dict, path: str) -> None:
+    """BLEU and chrF against source length for every model of a real-text result (mean over
+    seeds, min-max band), drawn from the committed result and naming it in the PNG."""
+    from experiments.rnn_vs_attn.plots import draw_by_length
+
+    models, seeds = doc["result"]["models"], doc["result"]["setup"]["seeds"]
+    fig, axes = outputs.new_figure(1, 2, figsize=(10, 4))
+    for ax, key, metric in zip(axes, ("bleu_by_length", "chrf_by_length"), ("BLEU", "chrF")):
+        draw_by_length(ax, models, BUCKETS, key)
+        ax.set(xlabel="source length (words)", ylabel=f"test {metric}", ylim=(0, None))
+        ax.legend(fontsize=8)
+    band = f"; band: min-max over {seeds} seeds" if seeds > 1 else ""
+    fig.suptitle(
+        f"Real text, English → French: {doc['result']['setup']['corpus']}{band}", fontsize=10
+    )
+    outputs.save_plot(
+        fig, os.path.dirname(path), os.path.basename(path), metadata={"Source": _source_path(doc)}
+    )
+
+
+def _source_path(doc: dict) -> str:
+    return f"results/{doc['name']}.json"
+
+
+# committed plot (path under ROOT) -> (committed result, the function that draws it from it)
+PLOTS = {
+    "docs/img/real_text_by_length.png": ("rnn_vs_attn/gettext_enfr_seeds", plot_real_text),
+}
+
+
+def draw_plots(check: bool = False, root: str = ROOT) -> list[str]:
+    """Redraw every PLOTS file from its committed result (check: only compare, pixel by pixel,
+    with what is there); returns the paths that drifted (or are missing)."""
+    import tempfile
+
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    drifted = []
+    for rel, (name, draw) in PLOTS.items():
+        target = os.path.join(root, rel)
+        with tempfile.TemporaryDirectory() as tmp:
+            fresh = os.path.join(tmp, os.path.basename(rel))
+            draw(load(name), fresh)
+            same = os.path.exists(target) and np.array_equal(
+                mpimg.imread(fresh), mpimg.imread(target)
+            )
+            if not same:
+                drifted.append(rel)
+                if not check:
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    with open(fresh, "rb") as src, open(target, "wb") as dst:
+                        dst.write(src.read())
+    return drifted
+
+
 def render(key: str) -> str:
     if key not in RENDERERS:
         raise KeyError(f"publish: no renderer for block {key!r}; known: {sorted(RENDERERS)}")
@@ -414,7 +644,7 @@ def main(argv=None) -> int:
             ap.error("save NAME --workdir=DIR --command='python launch.py ...'")
         print(save(args.what[1], args.workdir, args.command, args.note))
         return 0
-    drifted = publish(check=args.check)
+    drifted = publish(check=args.check) + draw_plots(check=args.check)
     for d in drifted:
         print(("drifted: " if args.check else "regenerated: ") + d)
     return 1 if args.check and drifted else 0

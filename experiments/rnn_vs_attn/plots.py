@@ -19,26 +19,31 @@ def _style(name: str, colors: dict) -> dict:
     return {"color": color, "linestyle": "--" if limit and int(limit) < 50 else "-"}
 
 
-def plot_bleu(models: dict, labels, workdir: str) -> str:
-    fig, ax = outputs.new_figure(figsize=(6.5, 4.2))
+def draw_by_length(ax, models: dict, labels, key: str = "bleu_by_length") -> int:
+    """One line per model of models[m][key] over the length buckets (the mean over seeds) and,
+    with several seeds, the min-max range over them as a band; returns the number of seeds."""
     x, colors = np.arange(len(labels)), {}
     n_seeds = max(r.get("n_seeds", 1) for r in models.values())
     for name, r in models.items():
         style = _style(name, colors)
         ax.plot(
             x,
-            [r["bleu_by_length"].get(lab, np.nan) for lab in labels],
+            [r[key].get(lab, np.nan) for lab in labels],
             marker="o",
             label=name,
             **style,
         )
         seeds = r.get("seeds", [])
         if len(seeds) > 1:
-            per = np.array(
-                [[s["bleu_by_length"].get(lab, np.nan) for lab in labels] for s in seeds]
-            )
+            per = np.array([[s[key].get(lab, np.nan) for lab in labels] for s in seeds])
             ax.fill_between(x, per.min(0), per.max(0), color=style["color"], alpha=0.15, lw=0)
     ax.set_xticks(x, labels)
+    return n_seeds
+
+
+def plot_bleu(models: dict, labels, workdir: str) -> str:
+    fig, ax = outputs.new_figure(figsize=(6.5, 4.2))
+    n_seeds = draw_by_length(ax, models, labels)
     band = f"; band: min-max over {n_seeds} seeds" if n_seeds > 1 else ""
     ax.set(
         xlabel="source length (tokens)",
