@@ -382,7 +382,7 @@ def render_real_vs_toy(doc: dict, toy: str = "rnn_vs_attn/default") -> str:
     w = judged["rnn_vs_attn/transformer_wins"]
     return "\n".join(
         [
-            f"- **The bottleneck**: "
+            "- **The bottleneck**: "
             + (
                 "on both, RNNenc keeps less of its short-sentence BLEU on 61+ words than "
                 "RNNsearch keeps of its own"
