@@ -9,10 +9,14 @@
 * tsv_config, adam_fit, rel
 * gettext catalogs: write_mo (a .mo file, GNU's format, written here so that no test reads the
   machine's catalogs), locale_dir
+* end-to-end runs: launch_together (several launch.py runs at once), MOCK_LAUNCH (launch.py
+  inside tfds's mock data)
 """
 
 import os
 import struct
+import subprocess
+import sys
 import time
 from typing import NamedTuple
 
@@ -72,6 +76,40 @@ def locale_dir(root, catalogs, lang="fr", **kw):
     for name, messages in catalogs.items():
         write_mo(os.path.join(root, lang, "LC_MESSAGES", name), messages, **kw)
     return str(root)
+
+
+# launch.py as a user runs it, inside tfds's mock (a context manager: it patches this process);
+# its first argument is the number of mock examples per split
+MOCK_LAUNCH = (
+    "import runpy, sys\n"
+    "import tensorflow_datasets as tfds\n"
+    "n = int(sys.argv[1])\n"
+    "sys.argv = ['launch.py'] + sys.argv[2:]\n"
+    "with tfds.testing.mock_data(num_examples=n):\n"
+    "    runpy.run_path('launch.py', run_name='__main__')\n"
+)
+
+
+def launch_together(tmp_path_factory, runs, root, timeout=600):
+    """Start every run at once, `python *argv --workdir=<tmp>/run` from `root` (runs: {name:
+    argv after the interpreter}), wait for all; {name: (workdir, returncode, stdout, stderr)}."""
+    procs = {}
+    for name, argv in runs.items():
+        wd = tmp_path_factory.mktemp(name)
+        out, err = open(wd / "stdout.txt", "w"), open(wd / "stderr.txt", "w")
+        args = [sys.executable, *argv, f"--workdir={wd / 'run'}"]
+        procs[name] = (wd, subprocess.Popen(args, cwd=root, stdout=out, stderr=err), out, err)
+    done = {}
+    for name, (wd, proc, out, err) in procs.items():
+        proc.wait(timeout=timeout)
+        out.close(), err.close()
+        done[name] = (
+            wd / "run",
+            proc.returncode,
+            (wd / "stdout.txt").read_text(),
+            (wd / "stderr.txt").read_text(),
+        )
+    return done
 
 
 def adam_fit(loss_fn, params, steps, lr):

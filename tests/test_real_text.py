@@ -5,12 +5,10 @@ on tfds's mock data."""
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 from conftest import ROOT
-from helpers import locale_dir
+from helpers import MOCK_LAUNCH, launch_together, locale_dir
 
 from anatomy.probes.claims import FAILS, HOLDS, MISSING, NOT_SHOWN
 from experiments.configs.rnn_vs_attn import get_config
@@ -106,13 +104,6 @@ def test_real_text_presets():
 
 # ---------------------------------------------------------------- tiny end-to-end runs
 
-MOCK_LAUNCH = (  # launch.py inside tfds's mock (it patches this process)
-    "import runpy, sys\n"
-    "import tensorflow_datasets as tfds\n"
-    "sys.argv = ['launch.py'] + sys.argv[1:]\n"
-    "with tfds.testing.mock_data(num_examples=24):\n"
-    "    runpy.run_path('launch.py', run_name='__main__')\n"
-)
 STEPS = 3
 TINY = (
     "--config.data.vocab_size=80",
@@ -157,34 +148,19 @@ def runs(tmp_path_factory):
         "--config.data.gettext.valid_per_bucket=2",
         "--config.data.gettext.test_per_bucket=2",
     )
-    procs = {}
-    for name, preset, head, extra in (
-        ("gettext", "gettext_enfr", ["launch.py"], gettext_args),
-        ("ted", "ted_pten", ["-c", MOCK_LAUNCH], ()),
-    ):
-        wd = tmp_path_factory.mktemp(name)
-        out, err = open(wd / "stdout.txt", "w"), open(wd / "stderr.txt", "w")
-        args = [
-            sys.executable,
-            *head,
-            "--experiment=rnn_vs_attn",
-            f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:{preset}",
-            *TINY,
-            *extra,
-            f"--workdir={wd / 'run'}",
-        ]
-        procs[name] = (wd, subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=err), out, err)
-    done = {}
-    for name, (wd, proc, out, err) in procs.items():
-        proc.wait(timeout=600)
-        out.close(), err.close()
-        done[name] = (
-            wd / "run",
-            proc.returncode,
-            (wd / "stdout.txt").read_text(),
-            (wd / "stderr.txt").read_text(),
-        )
-    return done
+    base = lambda preset: (
+        "--experiment=rnn_vs_attn",
+        f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:{preset}",
+        *TINY,
+    )
+    return launch_together(
+        tmp_path_factory,
+        {
+            "gettext": ["launch.py", *base("gettext_enfr"), *gettext_args],
+            "ted": ["-c", MOCK_LAUNCH, "24", *base("ted_pten")],
+        },
+        ROOT,
+    )
 
 
 @pytest.mark.slow
