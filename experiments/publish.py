@@ -560,9 +560,7 @@ def _source_path(doc: dict) -> str:
 
 
 # committed plot (path under ROOT) -> (committed result, the function that draws it from it)
-PLOTS = {
-    "docs/img/real_text_by_length.png": ("rnn_vs_attn/gettext_enfr_seeds", plot_real_text),
-}
+PLOTS = {}
 
 
 def draw_plots(check: bool = False, root: str = ROOT) -> list[str]:
