@@ -136,7 +136,9 @@ def test_plots_are_drawn_from_their_committed_results(tmp_path, monkeypatch):
 
     monkeypatch.setattr(publish, "load", lambda name: _real_text_doc())
     monkeypatch.setattr(
-        publish, "PLOTS", {"img/real.png": ("rnn_vs_attn/x", publish.plot_real_text)}
+        publish,
+        "PLOTS",
+        {"img/real.png": ("rnn_vs_attn/gettext_enfr_seeds", publish.plot_real_text)},
     )
     assert publish.draw_plots(check=True, root=str(tmp_path)) == list(publish.PLOTS)  # missing
     assert publish.draw_plots(root=str(tmp_path)) == list(publish.PLOTS)  # drawn
