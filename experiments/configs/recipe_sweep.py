@@ -168,6 +168,7 @@ GRIDS = {
 BASE_PRESETS = {"quick": "quick", "gettext_vocab": "gettext_enfr"}
 # the grids that start from the defaults before issue 10 (BEFORE_ISSUE10)
 ISSUE10_GRIDS = ("rnnenc_800", "transformer_2000", "transformer_2000b")
+PRESETS = tuple(GRIDS)  # each grid is a preset (none is the default: rnnenc_800)
 
 
 def get_config(preset=None):

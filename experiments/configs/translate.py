@@ -19,6 +19,8 @@ lines longer than any source the model trained on.
 
 import ml_collections
 
+PRESETS = ("",)  # none: translate reads what an rnn_vs_attn run trained
+
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()

@@ -2,18 +2,15 @@
 
 A row names the chapter's two claims (RNN/LSTM, Transformer) and the ids of the claims that
 measure it, "<experiment>/<name>", which each experiment judges in its own claims.py (its
-`chapter` claims). The row shows their measured texts and takes its verdict from theirs with
-`combine`: every part must hold (anatomy.probes.claims.weakest, the default), or a row of two
-halves that each say something holds with a caveat when one does (held_in_part). No row reads
-a number or a threshold: a new row is a claim in its experiment's claims.py and a line here.
+`chapter` claims). The row shows their measured texts and its verdict is the weakest of
+theirs (anatomy.probes.claims.weakest: a claim made of parts is its weakest part). No row
+reads a number or a threshold: a new row is a claim in its experiment's claims.py and a line
+here.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
-
-from anatomy.probes.claims import held_in_part, weakest
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,7 +20,6 @@ class Row:
     transformer: str  # ... and for the Transformer
     claims: tuple[str, ...]  # ids of the claims that measure it ("<experiment>/<name>")
     plots: tuple[str, ...]  # file-name prefixes of the plots that support it
-    combine: Callable[[Iterable[str]], str] = weakest  # the row's verdict from its claims'
     unmeasured: str = ""  # a row without claims: why nothing measures it
 
     @property
@@ -74,7 +70,6 @@ ROWS = (
         "direct",
         ("gradient_decay/decay", "long_range/recall"),
         ("gradient_decay", "long_range"),
-        held_in_part,  # the gradients and the recall each say something of their own
     ),
     Row(
         "information bottleneck",

@@ -234,6 +234,18 @@ def _validator(model, tc, mesh, rules, valid):
     return train.make_validate(step, [distributed.local_rows(b, b_sh) for b in valid])
 
 
+def _round(x, digits=6):
+    """x to `digits` significant digits for results.json (None stays None)."""
+    return None if x is None else float(f"{x:.{digits}g}")
+
+
+def attention_example(weights, pair) -> dict:
+    """The cross-attention map results.json keeps for the plot: {'src', 'tgt', 'weights'
+    [T, S] rounded to 4 decimals}."""
+    w = np.asarray(weights, np.float64)
+    return {"src": pair[0], "tgt": pair[1], "weights": np.round(w, 4).tolist()}
+
+
 def _last(hist, key):
     vals = [r[key] for r in hist if key in r]
     return vals[-1] if vals else None
@@ -297,6 +309,13 @@ def train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
         # [[step, validation loss], ...] every train.eval_every steps: the curve a time-to-loss
         # comparison reads (scaling's applied.steps_to_loss) from a committed result
         "valid_curve": [[r["step"], r["valid_loss"]] for r in hist if "valid_loss" in r],
+        # the curves the plots draw from results.json alone: [step, training seconds (the
+        # train clock: compilation in, validation out), training loss] per logging interval,
+        # and the training seconds at each validation of valid_curve
+        "train_curve": [
+            [r["step"], _round(r.get("wall_time")), _round(r["loss"])] for r in hist if "loss" in r
+        ],
+        "valid_time": [_round(r.get("wall_time")) for r in hist if "valid_loss" in r],
         "bleu": ev["bleu"],
         "bleu_by_length": ev["bleu_by_length"],
         "chrf": ev["chrf"],
