@@ -198,5 +198,5 @@ def test_translate_takes_a_sentencepiece_model(runs):
         timeout=180,
     )
     lines = out.stdout.split("\n")
-    assert len(lines) == 4 and lines[1] == "" and lines[3] == ""  # aligned, the empty line kept
+    assert len(lines) == 4 and lines[1] == "" and lines[3] == "", out.stdout  # aligned
     assert "'∮'" in out.stderr  # a character sentencepiece never saw reads as <unk>
