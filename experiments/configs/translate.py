@@ -10,8 +10,8 @@ default run's vocabulary): English words such as 'cat' are not in that vocabular
 on stderr names every source word that is not. A model trained on real text (rnn_vs_attn's
 gettext_enfr preset: sentencepiece in and out) takes plain English:
 
-    python launch.py --experiment=translate --workdir=runs/gettext_enfr \
-        --config.model=rnnsearch --config.beam_size=4 --config.sentences='cannot open file %s'
+    echo 'cannot open file %s' | python launch.py --experiment=translate \
+        --workdir=runs/rnn_vs_attn_gettext_enfr --config.model=rnnsearch --config.beam_size=4
 
 One output line per input line (an empty line for an empty one); a warning also names the
 lines longer than any source the model trained on.
