@@ -42,19 +42,39 @@ BUDGET_MODELS = ("rnnenc", "rnnsearch", "transformer", "convs2s")
 # Real text (rnn_vs_attn:gettext_enfr, English -> French from the machine's gettext
 # catalogs), every model of its seeds preset. First the vocabulary every model must share
 # (chosen jointly: the best mean valid BLEU), screened at fewer steps and at equal cost: a
-# setting's steps are SCREEN_STEPS scaled by the measured CPU seconds per step of the three
-# models at 1,000 pieces over those at its size (0.60 s against 0.74 s at 2,000 pieces,
-# shared or not: the output softmax; /work/notes measurements under load, README's
-# "Real text"), so each setting costs the same time.
+# setting's steps are SCREEN_STEPS scaled by the CPU seconds per train step of the three
+# models at 1,000 pieces over those at its size (process CPU time of each model's jitted step
+# on gettext batches, every shape compiled first, on this project's 2-core host under a load
+# of about 12: 0.60 s at 1,000 pieces, 0.74 s at 2,000, 0.94 s at 4,000: the output softmax),
+# so each setting costs about the same time. Then the same learning-rate x warmup grid as
+# toy_wmt's 'budget' for every model at the chosen vocabulary and the run's full steps
+# (BUDGET_STEPS at 1,000 pieces, scaled the same way), which the 15-minute budget of the
+# three-model run sets (README, "Real text").
 GETTEXT_MODELS = ("rnnenc", "rnnsearch", "transformer", "convs2s")
 SCREEN_STEPS = 600
 VOCAB_COST = {1000: 0.60, 2000: 0.74}  # CPU seconds per step, rnnenc + rnnsearch + transformer
 
 
+BUDGET_STEPS = 1000
+
+
+def _steps(steps_at_1000, size):
+    return round(steps_at_1000 * VOCAB_COST[1000] / VOCAB_COST[size])
+
+
 def _vocab_setting(size, shared):
-    steps = round(SCREEN_STEPS * VOCAB_COST[1000] / VOCAB_COST[size])
     label = f"sp{size}_{'shared' if shared else 'separate'}"
+    steps = _steps(SCREEN_STEPS, size)
     return label, {"data.vocab_size": size, "data.shared_vocab": shared, "train.num_steps": steps}
+
+
+def _budget_grid(size, shared):
+    """toy_wmt's budget grid (peak LR x warmup, the same for every model) at one vocabulary."""
+    vocab = {"data.vocab_size": size, "data.shared_vocab": shared}
+    return [
+        (f"lr{lr:g}_wu{wu}", {**vocab, M + "learning_rate": lr, M + "warmup_steps": wu})
+        for lr, wu in itertools.product(BUDGET_LR, BUDGET_WARMUP)
+    ]
 
 
 # name -> (models, num_steps, eval.max_per_bucket, [(label, {path: value}), ...])
