@@ -63,9 +63,17 @@ def _steps(steps_at_1000, size):
 
 
 def _vocab_setting(size, shared):
+    """One vocabulary at equal cost, under toy_wmt's recipe laid over the setting's steps: its
+    warmup a fifth of them (400 of 2,000) and each curriculum phase a tenth (200 of 2,000)."""
     label = f"sp{size}_{'shared' if shared else 'separate'}"
     steps = _steps(SCREEN_STEPS, size)
-    return label, {"data.vocab_size": size, "data.shared_vocab": shared, "train.num_steps": steps}
+    return label, {
+        "data.vocab_size": size,
+        "data.shared_vocab": shared,
+        "train.num_steps": steps,
+        M + "warmup_steps": steps // 5,
+        "curriculum.phases": ((steps // 10, 16), (steps // 10, 32)),
+    }
 
 
 def _budget_grid(size, shared):
