@@ -77,13 +77,25 @@ def _vocab_setting(size, shared):
 
 
 def _budget_grid(size, shared):
-    """toy_wmt's budget grid (peak LR x warmup, the same for every model) at one vocabulary."""
-    vocab = {"data.vocab_size": size, "data.shared_vocab": shared}
+    """toy_wmt's budget grid (peak LR x warmup, the same for every model) at one vocabulary,
+    at its full steps, the curriculum's phases a tenth of them each (as toy_wmt's)."""
+    steps = _steps(BUDGET_STEPS, size)
+    vocab = {
+        "data.vocab_size": size,
+        "data.shared_vocab": shared,
+        "curriculum.phases": ((steps // 10, 16), (steps // 10, 32)),
+    }
     return [
         (f"lr{lr:g}_wu{wu}", {**vocab, M + "learning_rate": lr, M + "warmup_steps": wu})
         for lr, wu in itertools.product(BUDGET_LR, BUDGET_WARMUP)
     ]
 
+
+GETTEXT_VOCABS = [
+    _vocab_setting(1000, True),
+    _vocab_setting(2000, True),
+    _vocab_setting(2000, False),
+]
 
 # name -> (models, num_steps, eval.max_per_bucket, [(label, {path: value}), ...])
 GRIDS = {
@@ -112,8 +124,18 @@ GRIDS = {
         GETTEXT_MODELS,
         SCREEN_STEPS,
         20,
-        [_vocab_setting(1000, True), _vocab_setting(2000, True), _vocab_setting(2000, False)],
+        GETTEXT_VOCABS,
     ),
+    # the budget grid at each vocabulary the screen may choose (run: the one it chose)
+    **{
+        f"gettext_budget_{label}": (
+            GETTEXT_MODELS,
+            _steps(BUDGET_STEPS, over["data.vocab_size"]),
+            20,
+            _budget_grid(over["data.vocab_size"], over["data.shared_vocab"]),
+        )
+        for label, over in GETTEXT_VOCABS
+    },
     "quick": (
         ("rnnenc",),
         6,
@@ -193,7 +215,7 @@ GRIDS = {
 
 
 # grid -> the rnn_vs_attn preset its settings start from (absent: the default, toy_wmt)
-BASE_PRESETS = {"quick": "quick", "gettext_vocab": "gettext_enfr"}
+BASE_PRESETS = {"quick": "quick"} | {g: "gettext_enfr" for g in GRIDS if g.startswith("gettext_")}
 # the grids that start from the defaults before issue 10 (BEFORE_ISSUE10)
 ISSUE10_GRIDS = ("rnnenc_800", "transformer_2000", "transformer_2000b")
 PRESETS = tuple(GRIDS)  # each grid is a preset (none is the default: rnnenc_800)
