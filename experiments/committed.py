@@ -35,6 +35,11 @@ def result_path(name: str) -> str:
     return os.path.join(RESULTS, name + ".json")
 
 
+def exists(name: str) -> bool:
+    """results/<name>.json is committed."""
+    return os.path.exists(result_path(name))
+
+
 def load(name: str) -> dict:
     """The committed result results/<name>.json ({'command', 'saved', 'result', ...})."""
     with open(result_path(name)) as f:

@@ -32,7 +32,7 @@ import tempfile
 
 from anatomy import paths
 from anatomy.probes.claims import claims_markdown, rule_text
-from experiments import outputs, provenance, record
+from experiments import committed, outputs, provenance, record
 from experiments.committed import ROOT, load, result_path
 from experiments.report import scorecard
 from experiments.rnn_vs_attn.seeds import mean_pm_std
@@ -604,9 +604,8 @@ def render_experiments() -> str:
     rows = []
     for name in launch.available_experiments():
         presets = ", ".join(f"`{p}`" for p in launch.presets_of(name) if p) or "—"
-        path = result_path(f"{name}/default")
         timed, plots = "—", "—"
-        if os.path.exists(path):
+        if committed.exists(f"{name}/default"):
             res = load(f"{name}/default")["result"]
             prov = res.get("provenance") or (res.get("setup") or {}).get("provenance") or {}
             if prov.get("wall_seconds") is not None:
@@ -743,6 +742,7 @@ PLOTS = {
         "experiments.decode_cost.plots",
         {"decode_cost.png": "decode_cost.png"},
     ),
+    "scaling/default": ("experiments.scaling.report", {"scaling.png": "scaling.png"}),
     "attention_memory/default": (
         "experiments.attention_memory",
         {"attention_memory.png": "attention_memory.png"},

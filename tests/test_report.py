@@ -280,6 +280,12 @@ def test_steps_verdict_has_both_sides():
     # one core: the LSTM's busy cores against 1 ± ONE_CORE_TOL
     assert par.one_core(_parallelism(2.0, 0, (1.05, 1.8))).verdict == probes.HOLDS
     assert par.one_core(_parallelism(2.0, 0, (1.5, 1.8))).verdict == probes.FAILS
+    # a machine loaded beyond its cores: busy cores measure the contention, not the program
+    busy = _parallelism(2.0, 0, (1.05, 1.8))
+    busy["analysis"]["load_average_before_after"] = [11.2, 6.3]
+    for claim in (par.one_core, par.busy_margin, par.parallel_training):
+        c = claim(busy)
+        assert c.verdict == probes.NOT_SHOWN and "loaded" in c.detail, claim
 
 
 def test_long_range_row_is_the_weakest_of_its_halves():

@@ -27,6 +27,7 @@ import numpy as np
 from anatomy.probes import fit_power_law
 from anatomy.probes.claims import (
     MISSING,
+    NOT_SHOWN,
     REPORTED,
     Claim,
     Interval,
@@ -56,6 +57,21 @@ TIMING = "timing repeats"  # what a timing interval is over (the repeats of one 
 def _times(results, layer, n) -> np.ndarray:
     """The wall seconds of each timed call of `layer` at N = n."""
     return np.asarray(next(r["times_s"] for r in results["raw"][layer] if r["n"] == n))
+
+
+def loaded(results) -> str:
+    """Why busy cores cannot be measured by this run ('' when they can): a 1-minute load
+    average above the core count before or after it means other processes took cores from
+    the timed calls, so CPU time / wall time measures the contention, not the program."""
+    load = results["analysis"].get("load_average_before_after") or []
+    cores = _cores(results)
+    busy = [x for x in load if x is not None and x > cores]
+    if busy:
+        return (
+            f"the machine was loaded (1-minute load {max(busy):.1f} on {cores} cores): busy "
+            "cores measure the contention, not the program"
+        )
+    return ""
 
 
 def _busy(results, layer, n) -> np.ndarray | None:
@@ -158,13 +174,18 @@ def one_core(results) -> Claim:
             claim, str(rng), "per-call CPU times not recorded", MISSING, id="parallelism/one_core"
         )
     attn = _busy(results, "attention", n0)
-    return judged(
-        "parallelism/one_core",
-        claim,
-        bootstrap_interval(busy[:, None], lambda r: np.median(r), over=TIMING),
-        rng,
-        f"LSTM busy cores at N={n0} (process CPU / wall); attention {np.median(attn):.2f}",
-    )
+    got = bootstrap_interval(busy[:, None], lambda r: np.median(r), over=TIMING)
+    why = f"LSTM busy cores at N={n0} (process CPU / wall); attention {np.median(attn):.2f}"
+    if loaded(results):
+        return Claim(
+            claim,
+            str(rng),
+            str(got),
+            NOT_SHOWN,
+            f"{loaded(results)}; {why}",
+            id="parallelism/one_core",
+        )
+    return judged("parallelism/one_core", claim, got, rng, why)
 
 
 def useful_work(results) -> Claim:
@@ -357,13 +378,17 @@ def busy_margin(results) -> Claim:
         )
     both = np.stack([attn, lstm], axis=1)
     got = bootstrap_interval(both, lambda r: np.median(r[:, 0]) - np.median(r[:, 1]), over=TIMING)
-    return judged(
-        "parallelism/busy_margin",
-        claim,
-        got,
-        rng,
-        f"busy cores = process CPU / wall, per call, at N={n0}",
-    )
+    why = f"busy cores = process CPU / wall, per call, at N={n0}"
+    if loaded(results):
+        return Claim(
+            claim,
+            str(rng),
+            str(got),
+            NOT_SHOWN,
+            f"{loaded(results)}; {why}",
+            id="parallelism/busy_margin",
+        )
+    return judged("parallelism/busy_margin", claim, got, rng, why)
 
 
 def parallel_training(results) -> Claim:

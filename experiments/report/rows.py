@@ -149,14 +149,14 @@ ROWS = (
         ("scaling",),
     ),
     Row(
-        "wall-clock training at N=512, predicted for a GPU (cost model)",
+        "wall-clock training at N=512, estimated for a GPU (cost model over XLA:GPU's program)",
         "1x",
         "5-10x faster",
         ("scaling/speed_ratio",),
         ("scaling",),
     ),
     Row(
-        "time to the RNNs' quality, predicted for a GPU (cost model)",
+        "time to the RNNs' quality (this CPU, rnn_vs_attn's runs)",
         "1x",
         "1/4-1/10 of the time",
         ("scaling/time_to_loss",),

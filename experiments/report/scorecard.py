@@ -1,6 +1,6 @@
 """The chapter's claims on one screen: the README's scorecard and docs/chapter.md's sections.
 
-One Entry per claim of the chapter (the numbering of CHAPTER.md), naming the claims that
+One Entry per claim of the chapter (the numbering of the chapter digest, docs/chapter.md), naming the claims that
 measure it by id ("<experiment>/<name>", each judged by its experiment's claims.py on the
 committed result experiments.committed.VERDICTS_FROM names), the plots that show it (their
 names under docs/img, drawn by experiments.publish.PLOTS) and the experiment to run. Nothing
@@ -11,7 +11,6 @@ committed results when a page is rendered (experiments.publish).
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 
 from anatomy.probes.claims import MISSING, Claim, weakest
@@ -83,7 +82,7 @@ ENTRIES = (
     Entry(
         "Wall clock at N = 512",
         "At N = 512 attention trains 5-10x faster than an LSTM (a GPU figure)",
-        (("this CPU", "parallelism/wall_clock"), ("a GPU, predicted", "scaling/speed_ratio")),
+        (("this CPU", "parallelism/wall_clock"), ("a GPU, estimated", "scaling/speed_ratio")),
         ("parallelism.png", "scaling.png"),
         "parallelism, scaling",
     ),
@@ -99,7 +98,8 @@ ENTRIES = (
         "The Transformer matched the best RNN translator at a fraction of its training cost",
         (
             ("same tokens", "rnn_vs_attn/quality_cost"),
-            ("a GPU, predicted", "scaling/time_to_loss"),
+            ("time to the same loss, this CPU", "scaling/time_to_loss"),
+            ("a GPU, estimated", "scaling/time_to_loss_accelerator"),
         ),
         ("valid_loss_vs_time.png",),
         "rnn_vs_attn --preset=seeds, scaling",
@@ -121,8 +121,9 @@ ENTRIES = (
     ),
     Entry(
         "Scaling across machines",
-        "A Transformer step communicates a fixed amount per layer; an RNN's waits on its past",
-        (("structure", "scaling/structure"),),
+        "Training scales across machines: a Transformer step communicates a fixed amount per "
+        "layer, an RNN's waits on its past; near-linear scaling on many accelerators",
+        (("structure", "scaling/structure"), ("near-linear, estimated", "scaling/near_linear")),
         ("scaling.png",),
         "scaling",
     ),
@@ -134,7 +135,7 @@ def judged(claim_id: str) -> Claim | None:
     None when that result is not committed."""
     name = claim_id.split("/")[0]
     result = committed.VERDICTS_FROM.get(name)
-    if result is None or not os.path.exists(committed.result_path(result)):
+    if result is None or not committed.exists(result):
         return None
     return record.claims_of(name, committed.load(result)["result"]).get(claim_id)
 
@@ -156,7 +157,7 @@ def run_time(name: str) -> str:
     """'13.8 min (load 7.4)': the wall time of the committed run experiment `name`'s verdicts
     read, and the load it ran under; '—' when not committed."""
     result = committed.VERDICTS_FROM.get(name)
-    if result is None or not os.path.exists(committed.result_path(result)):
+    if result is None or not committed.exists(result):
         return "—"
     res = committed.load(result)["result"]
     prov = res.get("provenance") or (res.get("setup") or {}).get("provenance") or {}

@@ -132,7 +132,7 @@ def committed_sources(config) -> dict[str, Source]:
     for name in config.experiments:
         result = committed.VERDICTS_FROM[name]
         path = committed.result_path(result)
-        if not os.path.exists(path):
+        if not committed.exists(result):
             out[name] = Source(name, f"results/{result}.json", "missing", None)
             continue
         results = committed.load(result)["result"]

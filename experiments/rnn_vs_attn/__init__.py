@@ -34,6 +34,7 @@ import jax
 
 from anatomy import data, distributed, sharding
 from experiments import provenance
+from experiments.progress import Progress
 from experiments.rnn_vs_attn import cost, plots, seeds, training
 
 
@@ -63,11 +64,13 @@ def run(config, workdir):
     valid = training.valid_batches(config, corpus, rows)
     labels = [data.bucket_label(lo, hi) for lo, hi in data.LENGTH_BUCKETS]
     models = {}
+    runs = Progress("rnn_vs_attn", len(specs) * n_seeds)
     for name, (_, limit) in specs.items():
         if limit not in batchers:
             batchers[limit] = training.train_batcher(config, corpus, rows, limit)
         seed_rows, example = [], None
         for seed in range(n_seeds):
+            runs.step(f"{name}, seed {seed}: train, validate, decode")
             row, _, attn, pair = training.train_one(
                 name, seed, config, corpus, batchers[limit], valid, workdir, mesh
             )

@@ -8,7 +8,8 @@ import sys
 import numpy as np
 
 from anatomy.data import describe_corpus_report
-from experiments import outputs, style
+from experiments import outputs, record, style
+from experiments.rnn_vs_attn import claims
 from experiments.rnn_vs_attn.seeds import STD, bleu_table, results_table
 
 # what plot_by_length draws: metric -> (results key, its name, the PNG)
@@ -210,4 +211,6 @@ def write_outputs(config, workdir, models, labels, meta) -> list[str]:
         file=sys.stdout,
         flush=True,
     )
+    judged = claims.chapter(record.stored({"models": models, "setup": meta}))
+    print(record.done_text("rnn_vs_attn", workdir, judged), flush=True)
     return plots

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -94,7 +95,15 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
     kw = dict(batch_size=e.batch_size, extra_len=e.extra_len, len_multiple=e.len_multiple)
     beam, alpha, choice = e.beam_size, e.get("length_penalty", 0.6), None
     grid = [tuple(g) for g in e.get("decode_grid", ())]
+    t0 = time.perf_counter()
     if grid:  # the beam and length penalty chosen on the validation split, then the test
+        if lead:
+            print(
+                f"[{os.path.basename(mdir)}] choosing the decoding on the valid split "
+                f"({describe_decoding(config)})",
+                file=sys.stderr,
+                flush=True,
+            )
         choice = train.select_decoding(
             model,
             params,
@@ -106,10 +115,20 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
             **kw,
         )
         beam, alpha = choice["beam_size"], choice["length_penalty"]
+    buckets = corpus.test_by_bucket(eval_split(config))
+    cap = e.max_per_bucket
+    n = sum(min(len(v), cap) if cap > 0 else len(v) for v in buckets.values())
+    how = "greedy" if beam <= 1 else f"beam {beam}, length penalty {alpha:g}"
+    if lead:
+        print(
+            f"[{os.path.basename(mdir)}] decoding {n} {eval_split(config)} sentences ({how})",
+            file=sys.stderr,
+            flush=True,
+        )
     ev = train.evaluate_bleu(
         model,
         params,
-        corpus.test_by_bucket(eval_split(config)),
+        buckets,
         corpus.src_vocab,
         corpus.tgt_vocab,
         max_per_bucket=e.max_per_bucket,
@@ -121,6 +140,12 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
         ev["decoding"] = choice
     if lead:
         outputs.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
+        print(
+            f"[{os.path.basename(mdir)}] decoded in {time.perf_counter() - t0:.0f} s: BLEU "
+            f"{ev['bleu']:.1f}",
+            file=sys.stderr,
+            flush=True,
+        )
     return ev
 
 
