@@ -53,6 +53,14 @@ def test_read_mo_refuses_what_is_not_a_catalog(tmp_path):
     cut.write_bytes(open(good, "rb").read()[:-30])
     with pytest.raises(CorpusError, match="truncated"):
         catalogs.read_mo(str(cut))
+    cut.write_bytes(open(good, "rb").read()[:40])  # the header, part of a table
+    with pytest.raises(CorpusError, match="truncated .mo file .its string table is cut"):
+        catalogs.read_mo(str(cut))
+    latin = write_mo(str(tmp_path / "latin.mo"), [("caf\xe9", "x")])
+    blob = open(latin, "rb").read()  # the same length, no longer UTF-8:
+    open(latin, "wb").write(blob.replace("caf\xe9".encode(), b"caf\xff\xa9"))
+    with pytest.raises(CorpusError, match="latin.mo: a message is not valid utf-8"):
+        catalogs.read_mo(latin)
 
 
 def test_catalog_pairs_normalise_split_plurals_and_skip():

@@ -76,6 +76,8 @@ def read_mo(path: str) -> tuple[dict, list[Message]]:
     _, n, originals, translations = struct.unpack(order + "4I", blob[4:20])
 
     def strings(table):
+        if table + 8 * n > len(blob):
+            raise CorpusError(f"{path}: truncated .mo file (its string table is cut)")
         out = []
         for i in range(n):
             length, offset = struct.unpack(order + "2I", blob[table + 8 * i : table + 8 * i + 8])
@@ -92,13 +94,16 @@ def read_mo(path: str) -> tuple[dict, list[Message]]:
     for o, t in raw:
         if o == b"":
             continue
-        original, translated = o.decode(charset), t.decode(charset)
+        try:
+            original, translated = o.decode(charset), t.decode(charset)
+        except UnicodeDecodeError as e:
+            raise CorpusError(f"{path}: a message is not valid {charset} ({e.reason})") from None
         context = None
         if CONTEXT_SEPARATOR in original:
             context, original = original.split(CONTEXT_SEPARATOR, 1)
-        msgid, _, plural = original.partition(PLURAL_SEPARATOR)
+        msgid, sep, plural = original.partition(PLURAL_SEPARATOR)
         forms = tuple(translated.split(PLURAL_SEPARATOR))
-        messages.append(Message(msgid, forms, context, plural if _ else None))
+        messages.append(Message(msgid, forms, context, plural if sep else None))
     return header, messages
 
 
