@@ -190,3 +190,6 @@ def test_gettext_fingerprint_reads_the_catalogs(long_and_short, tmp_path):
     assert list(before["files"]) == [os.path.join(root, "fr", "LC_MESSAGES", "a.mo")]
     write_mo(os.path.join(root, "fr", "LC_MESSAGES", "a.mo"), MESSAGES[:2])
     assert data_fingerprint(_config(root))["files"] != before["files"]
+    assert before["gettext.lang"] == "fr"
+    toy = data_fingerprint(data.default_config())  # as before the gettext fields existed
+    assert not [k for k in toy if k.startswith("gettext")]

@@ -274,8 +274,12 @@ def _sha256(path):
 
 def data_fingerprint(config):
     """What a corpus is made from: the data config, plus the sha256 of every user file it reads
-    (an edited file under the same name is another corpus). See anatomy.fingerprint."""
+    (an edited file under the same name is another corpus). See anatomy.fingerprint. The
+    gettext fields count only for a gettext corpus: every other corpus keeps the fingerprint
+    it had before they existed, so its workdirs stay reusable."""
     fp = fpr.flatten(config.to_dict())
+    if config.name != "gettext":
+        fp = {k: v for k, v in fp.items() if not k.startswith("gettext.")}
     fp["files"] = {p: _sha256(p) for p in _corpus_files(config) if os.path.isfile(p)}
     return fp
 
