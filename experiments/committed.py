@@ -28,6 +28,10 @@ VERDICTS_FROM = {
     "scaling": "scaling/default",
     "depth": "depth/default",
     "context_length": "context_length/default",
+    "recall": "recall/default",
+    "copy": "copy/default",
+    "rnnenc_state": "rnnenc_state/default",
+    "crossover": "crossover/default",
 }
 
 

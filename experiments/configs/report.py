@@ -19,6 +19,10 @@ EXPERIMENTS = (
     "scaling",
     "depth",
     "context_length",
+    "recall",
+    "copy",
+    "rnnenc_state",
+    "crossover",
 )
 
 

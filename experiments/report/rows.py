@@ -176,6 +176,35 @@ ROWS = (
         ("context_length/context_extension",),
         ("context_length",),
     ),
+    Row(
+        "recall against state size (MQAR), the RNNs of today",
+        "a fixed state: recall grows with its bytes and falls as K grows",
+        "the KV cache grows with N: MQAR solved at every N; one attention layer in a hybrid "
+        "keeps most of it",
+        ("recall/fixed_state_today",),
+        ("recall_frontier", "recall_lengths"),
+    ),
+    Row(
+        "copying a string, at matched parameters",
+        "a fixed state falls behind (Jelassi et al.: at most b / log2 A symbols)",
+        "copies, and past the training lengths without positions (NoPE)",
+        ("copy/fixed_state_copy",),
+        ("copy_length",),
+    ),
+    Row(
+        "the bottleneck with a matrix state (RNNenc, no attention)",
+        "a fixed vector h_S collapses on long sentences",
+        "— (a bigger fixed state: does it move the collapse?)",
+        ("rnnenc_state/bigger_state",),
+        ("rnnenc_state",),
+    ),
+    Row(
+        "training cost today: chunked recurrences against attention",
+        "N serial steps (LSTM); a chunked scan N / 64, and it overtakes attention as N grows",
+        "no serial loop, O(N²) time and memory",
+        ("crossover/third_wall",),
+        ("crossover",),
+    ),
 )
 
 
