@@ -132,6 +132,17 @@ def test_real_vs_toy_says_where_they_agree(monkeypatch):
     assert "+1.0 BLEU on toy_wmt, +1.0 on real text (the same sign" in note
 
 
+def test_real_verdicts_set_each_claim_on_real_text_beside_toy_wmt(monkeypatch):
+    toy, real = _real_text_doc(seeds=3), _real_text_doc(seeds=1)
+    monkeypatch.setattr(publish, "load", lambda name: toy)
+    table = publish.render_real_verdicts(real).splitlines()
+    assert table[0].endswith("| toy_wmt (3 seeds) | real text (1 seed) |"), table[0]
+    wins = next(r for r in table if r.startswith("| the Transformer translates better"))
+    # toy: the Transformer 1 BLEU above RNNsearch on every seed; real: one seed judges nothing
+    assert wins.count("**holds**") == 1 and wins.index("**holds**") < wins.index("**not shown")
+    assert len([r for r in table if r.startswith("| ") and "**" in r]) == 4
+
+
 def test_every_committed_plot_is_drawn_from_its_committed_result():
     """Each PNG under docs/img names the committed result it was drawn from and that result's
     digest as it is now (publish.PLOTS, outputs.stamping); every plot a page shows is one."""
