@@ -99,7 +99,7 @@ def test_real_text_presets():
         "en",
     )
     for field in ("model", "train", "train_by_model", "eval", "curriculum"):
-        assert t[field].to_dict() == g[field].to_dict(), field  # the recipe chosen on gettext
+        assert t[field].to_dict() == g[field].to_dict(), field  # gettext_enfr's recipe
 
 
 # ---------------------------------------------------------------- tiny end-to-end runs
