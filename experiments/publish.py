@@ -434,6 +434,7 @@ def render_real_vs_toy(doc: dict, toy: str = committed.VERDICTS_FROM["rnn_vs_att
             ),
             f"- **The Transformer against RNNsearch**: {gap['toy']:+.1f} BLEU on toy_wmt, "
             f"{gap['real']:+.1f} on real text ({'the same' if same_sign else 'opposite'} sign).",
+            "",
             f"From `results/{toy}.json` (toy_wmt, {over(toy_doc)}) and {_source(doc)} "
             f"({over(doc)}).",
         ]
