@@ -42,7 +42,7 @@ ENTRIES = (
         "Gradients over distance",
         "Gradients vanish or explode over distance (Pascanu's γ·σ_max); gates ease it; "
         "attention reaches every position in one step",
-        (("gradients", "gradient_decay/gradients"), ("recall", "long_range/recall")),
+        (("gradients", "gradient_decay/gradients"), ("long-range recall", "long_range/recall")),
         ("gradient_decay.png", "long_range.png"),
         "gradient_decay, long_range",
     ),
