@@ -191,7 +191,7 @@ def collect(cfg, per_seed, held):
     """results.json's measurements from every seed's run_seed."""
     n = int(cfg.train_length)
     oracle = task.oracle_value_loss(held.stream, cfg.n_keys, cfg.n_values)  # [E, longest/2]
-    window = 3 * n // 4  # the issue's reader: the first 48 of L = 64 tokens
+    window = int(claims.WINDOW_FRACTION * n)  # the reader of the first 48 of L = 64 tokens
     reader = task.window_reader_value_loss(held.stream[:, :n], cfg.n_keys, cfg.n_values, window)
     out = {}
     for name, first in per_seed[0].items():
@@ -215,7 +215,7 @@ def collect(cfg, per_seed, held):
                 for m in probe_lengths(cfg)
             ],
         }
-    tail = slice(3 * n // 8, n // 2)  # the value pairs of the last quarter of L
+    tail = claims.tail_pairs(n)
     return {
         "oracle": {
             "value_loss_by_position": oracle.mean(0),  # [longest/2]

@@ -107,9 +107,13 @@ def _pairs(length) -> slice:
     return slice(0, int(length) // 2)
 
 
+def tail_pairs(train_length) -> slice:
+    """The value pairs of the last quarter of L (where "learned" is measured)."""
+    return slice(3 * int(train_length) // 8, int(train_length) // 2)
+
+
 def _tail(results) -> slice:
-    """The value pairs of the last quarter of L."""
-    return slice(3 * L(results) // 8, L(results) // 2)
+    return tail_pairs(L(results))
 
 
 def oracle_loss(results, length) -> float:
