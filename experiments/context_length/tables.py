@@ -82,6 +82,8 @@ def notes(results) -> str:
         f"Losses: {c['eval_batch']} held-out sequences of {results['lengths'][-1]} tokens, the "
         "same for every model and seed; the loss at length N is the mean over the value tokens "
         "among the first N (every model is causal, so the tokens after N do not change it). "
-        f"Probe: {c['probe_batch']} sequences per (length, k) and seed-independent. The learned "
-        f"table has {results['lengths'][-1]} rows, of which only the first {n} are ever trained."
+        f"Probe: {c['probe_batch']} sequences per (length, k), the same for every model and "
+        f"seed. The learned table has {results['lengths'][-1]} rows, of which only the first "
+        f"{n} are ever trained. Training and measuring took {results['cpu_seconds']:.0f} "
+        "CPU-seconds (every thread of the process; the wall time is in the Run line)."
     )
