@@ -1,8 +1,10 @@
-"""The one entry point: `python launch.py --experiment=NAME`.
+"""The one entry point: `python launch.py --experiment=NAME [--preset=PRESET]`.
 
 Thin on purpose: it parses flags, loads the experiment's ml_collections config
-(default `experiments/configs/NAME.py`, a preset as `file.py:quick`, overrides as
-`--config.field=value`) and calls `experiments.NAME.run(config, workdir)`.
+(default `experiments/configs/NAME.py`; a preset by name, `--preset=quick`, or as
+`--config=file.py:quick`; overrides as `--config.field=value`) and calls
+`experiments.NAME.run(config, workdir)`. `python launch.py --list` lists the experiments,
+their presets and the wall time of each committed run.
 
 Several processes (one per host) run the same command; each joins the job through
 anatomy.distributed.initialize from --coordinator_address / --num_processes / --process_id,
@@ -25,10 +27,17 @@ CONFIG_DIR = ROOT / "experiments" / "configs"
 
 flags.DEFINE_string("experiment", None, "Experiment to run (a package in experiments/).")
 flags.DEFINE_string(
+    "preset",
+    None,
+    "A preset of the experiment's config by name (e.g. quick); the same as "
+    "--config=experiments/configs/NAME.py:PRESET.",
+)
+flags.DEFINE_bool("list", False, "List the experiments, their presets and their run times.")
+flags.DEFINE_string(
     "workdir",
     None,
     "Output folder, local or a bucket (gs://bucket/run: anatomy/paths.py); default "
-    "runs/<experiment>. Re-using it with "
+    "runs/<experiment> (runs/<experiment>_<preset> for a preset). Re-using it with "
     "the same config resumes; another config stops, naming the fields "
     "(anatomy/fingerprint.py): pass a new --workdir to start fresh.",
 )
@@ -70,35 +79,122 @@ def available_experiments() -> list[str]:
     )
 
 
-def _experiment_from_argv(argv: list[str]) -> str | None:
+def _flag_from_argv(argv: list[str], flag: str) -> str | None:
+    """The value of --flag=VALUE (or --flag VALUE) in argv, None when absent."""
     for i, arg in enumerate(argv):
-        if arg.startswith("--experiment="):
+        if arg.startswith(f"--{flag}="):
             return arg.split("=", 1)[1]
-        if arg == "--experiment" and i + 1 < len(argv):
+        if arg == f"--{flag}" and i + 1 < len(argv):
             return argv[i + 1]
     return None
 
 
+def presets_of(name: str) -> tuple[str, ...]:
+    """The presets experiment `name`'s config file declares (PRESETS; '' is the default)."""
+    module = importlib.import_module(f"experiments.configs.{name}")
+    return tuple(getattr(module, "PRESETS", ("", "quick")))
+
+
+def _config_arg(argv: list[str]) -> str | None:
+    return next(
+        (a.split("=", 1)[1] for a in argv if a.startswith("--config=")),
+        _flag_from_argv([a for a in argv if not a.startswith("--config.")], "config"),
+    )
+
+
+def check_command_line(argv: list[str]) -> str | None:
+    """What is wrong with the command line before anything parses it, in one line (None: fine):
+    a missing or unknown --experiment first (before any --config.FIELD it would explain), an
+    unknown --preset, --preset beside a --config file, a config file of another experiment."""
+    if "--list" in argv or "--help" in argv or "--helpfull" in argv:
+        return None
+    choices = available_experiments()
+    name = _flag_from_argv(argv, "experiment")
+    if name is None:
+        return f"launch.py: no --experiment given. Choose one of: {', '.join(choices)}"
+    if name not in choices:
+        return f"launch.py: unknown --experiment={name!r}. Choose one of: {', '.join(choices)}"
+    preset, config = _flag_from_argv(argv, "preset"), _config_arg(argv)
+    if preset is not None and config is not None:
+        return "launch.py: give a preset by --preset or in --config=FILE:PRESET, not both"
+    if preset is not None and preset not in presets_of(name):
+        known = ", ".join(p or "'' (default)" for p in presets_of(name))
+        return f"launch.py: {name} has no preset {preset!r}; its presets: {known}"
+    if config is not None:
+        path = pathlib.Path(config.split(":", 1)[0]).resolve()
+        owner = path.stem
+        if path.parent == CONFIG_DIR.resolve() and owner in choices and owner != name:
+            return (
+                f"launch.py: --config={config} is {owner}'s config, not {name}'s; use "
+                f"--config=experiments/configs/{name}.py (or --preset=NAME)"
+            )
+    return None
+
+
 def with_default_config(argv: list[str]) -> list[str]:
-    """Insert `--config=experiments/configs/NAME.py` when the user gave none.
+    """Insert `--config=experiments/configs/NAME.py[:PRESET]` when the user gave no config file
+    (a --preset names the preset).
 
     config_flags applies `--config.field=value` overrides only to a config file
     named on the command line, so the per-experiment default is named here.
     """
-    has_config = any(a == "--config" or a.startswith("--config=") for a in argv)
-    name = _experiment_from_argv(argv)
-    if has_config or name not in available_experiments():
+    name = _flag_from_argv(argv, "experiment")
+    if _config_arg(argv) is not None or name not in available_experiments():
         return argv
-    return [argv[0], f"--config={CONFIG_DIR / (name + '.py')}"] + argv[1:]
+    preset = _flag_from_argv(argv, "preset")
+    spec = str(CONFIG_DIR / (name + ".py")) + (f":{preset}" if preset else "")
+    return [argv[0], f"--config={spec}"] + argv[1:]
+
+
+def preset_of(argv: list[str]) -> str:
+    """The preset the command line asks for ('' for the default)."""
+    preset = _flag_from_argv(argv, "preset")
+    if preset is not None:
+        return preset
+    config = _config_arg(argv) or ""
+    return config.split(":", 1)[1] if ":" in config else ""
+
+
+def default_workdir(name: str, preset: str) -> str:
+    """runs/<experiment>, or runs/<experiment>_<preset> for a preset (a workdir refuses a run
+    made by another config, so each preset gets its own)."""
+    return os.path.join("runs", name + (f"_{preset}" if preset else ""))
+
+
+def listing() -> str:
+    """The experiments, their presets, and the wall time of each committed run of them
+    (results/<experiment>/<preset or 'default'>.json: the run's own record and its load)."""
+    import json
+
+    lines = ["experiment        preset            committed run (wall clock, 2-core machine)"]
+    for name in available_experiments():
+        for preset in presets_of(name):
+            path = ROOT / "results" / name / f"{preset or 'default'}.json"
+            note = "—"
+            if path.exists():
+                result = json.loads(path.read_text())["result"]
+                prov = result.get("provenance") or (result.get("setup") or {}).get("provenance")
+                if prov and prov.get("wall_seconds") is not None:
+                    load = (prov.get("loadavg") or [float("nan")])[0]
+                    note = (
+                        f"{prov['wall_seconds'] / 60:.1f} min (load {load:.1f}), "
+                        f"results/{name}/{path.name}"
+                    )
+            lines.append(f"{name:<17} {preset or '(default)':<17} {note}")
+    lines.append(
+        "Run one: python launch.py --experiment=NAME [--preset=PRESET]; every quick preset "
+        "is a CI smoke test."
+    )
+    return "\n".join(lines)
 
 
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
-    choices = available_experiments()
+    if FLAGS.list:
+        print(listing())
+        return
     name = FLAGS.experiment
-    if name not in choices:
-        raise app.UsageError(f"Unknown --experiment={name!r}. Choose one of: {', '.join(choices)}")
     if not FLAGS["verbosity"].present:  # orbax logs every save at INFO; --verbosity=0 shows it
         logging.set_verbosity(logging.WARNING)
     from anatomy import distributed, paths  # distributed first, before anything touches a device
@@ -122,8 +218,11 @@ def main(argv):
             info.devices,
         )
     config = _CONFIG.value
-    workdir = FLAGS.workdir or os.path.join("runs", name)
+    preset = preset_of(sys.argv)
+    workdir = FLAGS.workdir or default_workdir(name, preset)
     paths.makedirs(workdir)
+    if info.index == 0:
+        print(f"launch.py: {name} ({preset or 'default'} preset), workdir {workdir}", flush=True)
     logging.info("experiment %s, workdir %s\n%s", name, workdir, config)
     module = importlib.import_module(f"experiments.{name}")
     try:
@@ -141,7 +240,8 @@ def main(argv):
 
 
 def parse_flags(argv: list[str]) -> list[str]:
-    """absl's flag parsing, with a bad flag or config override as one clear line, not a traceback."""
+    """absl's flag parsing, with a bad flag or config override as one clear line, not a
+    traceback."""
     try:
         return FLAGS(argv)
     except flags.Error as e:
@@ -156,4 +256,7 @@ def parse_flags(argv: list[str]) -> list[str]:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
+    problem = check_command_line(sys.argv)  # before the flags: it is what explains them
+    if problem:
+        sys.exit(problem)
     app.run(main, argv=with_default_config(sys.argv), flags_parser=parse_flags)

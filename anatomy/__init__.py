@@ -1,13 +1,15 @@
 """anatomy: the RNN -> Transformer transition, made measurable.
 
     anatomy.recurrence  one step at a time: rnn / lstm / gru cells over jax.lax.scan,
-                        bidirectional, SRU/QRNN linear recurrences via associative_scan
+                        bidirectional; linear recurrences (SRU, QRNN, minGRU, Mamba, RG-LRU,
+                        mLSTM, gated DeltaNet, Mamba-2, linear attention) on one linear scan
     anatomy.attention   all positions at once: additive, Luong, scaled dot-product and
                         multi-head attention as batched einsums, masks, KV cache, layers
     anatomy.conv        a fixed window: causal / centred 1-D convolutions, GLU blocks (ConvS2S)
+    anatomy.mixers      sequence mixers by name behind one interface, hybrid stacks
     anatomy.data        toy_wmt corpus, tfds builder, TSV / tfds corpora, vocab, batches
     anatomy.seq2seq     translators: rnnenc, rnnsearch, luong, transformer, convs2s
-    anatomy.lm          decoder-only language models, attention or recurrent, one interface
+    anatomy.lm          decoder-only language models of any family or mixer, one interface
     anatomy.decode      greedy and beam search over any translator's step function
     anatomy.train       losses, optimiser, train/eval steps, the loop, checkpoints, BLEU
     anatomy.sharding    mesh + logical axis rules -> NamedSharding
@@ -23,7 +25,18 @@ from anatomy import attention, recurrence
 
 __version__ = "0.1.0"
 
-_LAZY = ("conv", "data", "seq2seq", "lm", "decode", "train", "sharding", "distributed", "probes")
+_LAZY = (
+    "conv",
+    "mixers",
+    "data",
+    "seq2seq",
+    "lm",
+    "decode",
+    "train",
+    "sharding",
+    "distributed",
+    "probes",
+)
 
 
 def __getattr__(name):

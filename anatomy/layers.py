@@ -9,6 +9,7 @@ importing one another (an RNN translator's dropout is not the attention package'
     init_output(key, d, V, bias=True) (the logits' dense)
     dense(p, x)                                          dropout(x, rate, rng, deterministic)
     init_layer_norm(m) ; layer_norm(p, x, eps=1e-5)      init_ffn(key, m, f) ; ffn(p, x, ...)
+    init_rms_norm(shape) ; rms_norm(p, x, eps=1e-6)      (the linear recurrences' output norms)
 
 Letters: b batch, t positions, m model width, f FFN inner width.
 """
@@ -45,6 +46,20 @@ def layer_norm(params, x, eps=1e-5):
     mean = jnp.mean(x, axis=-1, keepdims=True)
     var = jnp.mean(jnp.square(x - mean), axis=-1, keepdims=True)
     return (x - mean) * jax.lax.rsqrt(var + eps) * params["scale"] + params["bias"]
+
+
+def init_rms_norm(shape, axes=("embed",)):
+    """{'scale': ones [*shape]} (e.g. [m], or [h, d] for a per-head norm); axes: its logical axes."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return declare({"scale": jnp.ones(shape, jnp.float32)}, {"scale": tuple(axes)})
+
+
+def rms_norm(params, x, eps=1e-6):
+    """RMSNorm(x) = x / sqrt(mean(x²) + eps) * scale over the last axis (Zhang & Sennrich 2019);
+    x [..., d], scale broadcast against x's trailing dims (per head: x [..., h, d], scale [h, d])."""
+    return (
+        x * jax.lax.rsqrt(jnp.mean(jnp.square(x), axis=-1, keepdims=True) + eps) * params["scale"]
+    )
 
 
 def dropout(x, rate, rng, deterministic=False):

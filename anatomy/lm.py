@@ -1,15 +1,20 @@
-"""Decoder-only language models of either family behind one interface: embed, stack, read out.
+"""Decoder-only language models of every family behind one interface: embed, stack, read out.
 
 Letters: b batch, t positions, m model width, V vocabulary, L layers.
 
     x_t    = s · E[w_t]                 E [V, m] ~ N(0, 1/m); s = √m for 'attention'
-                                        (the Transformer's scale), 1 for 'recurrent'
+                                        (the Transformer's scale), 1 otherwise
     h      = Stack(x)                   [b, t, m], position t reads positions <= t only
              'attention'  anatomy.attention.decoder_only: L causal blocks with the
                           config's positions (sinusoidal / learned / rope / alibi / none)
                           and norm (post / pre / deepnorm / none; pre-LN adds a final LN)
              'recurrent'  anatomy.recurrence.stack: L LSTM or GRU layers, GNMT residuals
                           and LayerNorm on each layer's output as the config says
+             'mixer'      anatomy.mixers.stack: L pre-LN blocks, each a mixer of the
+                          registry (config.mixer: linear_attention, rglru, mlstm,
+                          gated_deltanet, mamba2, mingru, mamba, attention) and an MLP when
+                          d_ff > 0, a final LN; config.pattern ('RRAR') puts softmax
+                          attention (config.attention_config) at the 'A' layers
     logits = h Eᵀ + b (tie_output)  or  h W + b                       [b, t, V]
 
 ``build_lm(config, vocab_size) -> LanguageModel``, a NamedTuple of pure functions over a
@@ -26,10 +31,15 @@ frozen config (hashable, so a model can be a static argument of jax.jit):
                                   sequence token by token it gives apply's logits row by row
     layers(params) -> [layer 1's parameters, ..., layer L's]: the per-layer groups
                                   (gradient norms per layer; embedding and readout excluded)
+    hidden(params, tokens, *, rng=None, return_intermediates=False) -> h [b, t, m], the
+                                  stack's output after its final LN (pre-LN, mixer)
+    readout(params, h [..., m]) -> logits [..., V]: apply = readout ∘ hidden, so a loss
+                                  that scores a few positions reads out only those
 
 ``token_nll(model, params, tokens)`` is the next-token loss at every position, [b, t - 1]
 (the loss per position at lengths L .. 8L of a context-length study); ``default_config``
-gives each family's fields with a comment per field. The model knows no corpus and no
+gives each family's fields with a comment per field (``default_config('mixer', mixer=NAME)``
+the mixer family's, with that mixer's knobs in ``mixer_config``). The model knows no corpus and no
 experiment; dropout, when on, needs an rng.
 """
 
@@ -45,6 +55,17 @@ from anatomy.attention import decoder_only as attn_stack
 from anatomy.axes import declare
 from anatomy.errors import BadInputError
 from anatomy.layers import dropout, init_embedding, init_layer_norm, init_output, layer_norm
+from anatomy.mixers import (
+    build_mixer,
+    check_knobs,
+    get_mixer,
+    init_mixer_stack,
+    mixer_stack,
+    mixer_stack_state,
+    mixer_stack_step,
+    parse_pattern,
+)
+from anatomy.mixers import default_config as mixer_defaults
 from anatomy.recurrence import (
     check_stack_cell,
     init_stack,
@@ -54,7 +75,8 @@ from anatomy.recurrence import (
     zero_stack_carry,
 )
 
-FAMILIES = ("attention", "recurrent")
+FAMILIES = ("attention", "recurrent", "mixer")
+DEFAULT_MIXER = "mamba2"  # the mixer family's mixer when default_config names none
 
 
 class LanguageModel(NamedTuple):
@@ -68,6 +90,8 @@ class LanguageModel(NamedTuple):
     init_state: Callable
     step: Callable
     layers: Callable
+    hidden: Callable
+    readout: Callable
 
 
 def check_family(family, field="family"):
@@ -78,11 +102,14 @@ def check_family(family, field="family"):
     return family
 
 
-def default_config(family="attention"):
-    """The fields of a ``family`` LM ('attention' | 'recurrent'), a comment per field."""
+def default_config(family="attention", mixer=None):
+    """The fields of a ``family`` LM ('attention' | 'recurrent' | 'mixer'), a comment per
+    field; ``mixer`` (family 'mixer' only): the registry's mixer, its knobs in mixer_config."""
     check_family(family)
+    if mixer is not None and family != "mixer":
+        raise BadInputError(f"lm: mixer= is for family 'mixer', not {family!r}")
     c = ml_collections.ConfigDict()
-    c.family = family  # 'attention' (decoder_only blocks) | 'recurrent' (an LSTM / GRU stack)
+    c.family = family  # 'attention' (decoder_only) | 'recurrent' (LSTM / GRU) | 'mixer'
     c.d_model = 128  # embedding width = residual stream (attention) = hidden size (recurrent)
     c.n_layers = 2  # blocks / recurrent layers L
     c.dropout_rate = 0.0  # inside the stack and on the embeddings, training only
@@ -96,6 +123,12 @@ def default_config(family="attention"):
         c.rope_base = 10000.0  # RoPE frequency base (the NTK-style knob: larger = slower)
         c.rope_scale = 1.0  # RoPE position interpolation: position p rotated as p / scale
         c.max_positions = 1024  # rows of the learned position table (positions='learned')
+    elif family == "mixer":
+        c.mixer = get_mixer(mixer or DEFAULT_MIXER).name  # anatomy.mixers' registry name
+        c.mixer_config = mixer_defaults(c.mixer)  # its knobs (conv, form, heads, d_state ...)
+        c.pattern = ""  # one letter per layer, R = the mixer, A = attention; '' = all R
+        c.attention_config = mixer_defaults("attention")  # the 'A' layers' knobs
+        c.d_ff = 4 * c.d_model  # the MLP after each mixer; 0 = none
     else:
         c.cell = "lstm"  # 'lstm' | 'gru' (recurrence.STACK_CELLS)
         c.residual = False  # GNMT residuals around layers 2.. (Wu et al. 2016)
@@ -106,6 +139,11 @@ def default_config(family="attention"):
 def _check(config, vocab_size):
     check_family(config.get("family"), "lm: family")
     unknown = sorted(set(config.keys()) - set(default_config(config.family).keys()))
+    if config.family == "mixer":
+        get_mixer(config.get("mixer"))  # an unknown name: one line listing the mixers
+        check_knobs(config.mixer, config.mixer_config.keys(), "lm: mixer_config of")
+        check_knobs("attention", config.attention_config.keys(), "lm: attention_config of")
+        parse_pattern(config.pattern, config.n_layers)
     if unknown:
         raise BadInputError(f"lm ({config.family}): unknown config fields {unknown}")
     if not isinstance(vocab_size, int) or vocab_size < 2:
@@ -122,8 +160,17 @@ def _check(config, vocab_size):
             )
         if enc.kind == "rope" and (config.d_model // config.n_heads) % 2:
             raise BadInputError("lm: positions='rope' needs an even head width d_model / n_heads")
-    else:
+    elif config.family == "recurrent":
         check_stack_cell(config.cell, "lm: cell")
+
+
+def _mixers(cfg):
+    """The built Mixer of every layer (a tuple, by the pattern)."""
+    built = {
+        "R": build_mixer(cfg.mixer, cfg.d_model, **cfg.mixer_config),
+        "A": build_mixer("attention", cfg.d_model, **cfg.attention_config),
+    }
+    return tuple(built[letter] for letter in parse_pattern(cfg.pattern, cfg.n_layers))
 
 
 def build_lm(config, vocab_size):
@@ -133,8 +180,11 @@ def build_lm(config, vocab_size):
     _check(config, vocab_size)
     cfg = ml_collections.FrozenConfigDict(config)
     m, n, rate = cfg.d_model, cfg.n_layers, cfg.dropout_rate
-    attention = cfg.family == "attention"
-    if attention:
+    attention, mixed = cfg.family == "attention", cfg.family == "mixer"
+    if mixed:
+        mixers = _mixers(cfg)
+        final_ln = True
+    elif attention:
         stack_kw = dict(
             norm=cfg.norm,
             residual=cfg.residual,
@@ -150,7 +200,9 @@ def build_lm(config, vocab_size):
 
     def init(key):
         k_emb, k_stack, k_out = jax.random.split(key, 3)
-        if attention:
+        if mixed:
+            stack = init_mixer_stack(k_stack, mixers, m, cfg.d_ff)
+        elif attention:
             stack = attn_stack.init_decoder_only(
                 k_stack, n, m, cfg.n_heads, cfg.d_ff, norm=cfg.norm, positions=cfg.positions,
                 max_positions=cfg.max_positions,
@@ -168,19 +220,24 @@ def build_lm(config, vocab_size):
             p["final_ln"] = init_layer_norm(m)
         return p
 
-    def _readout(params, h):
-        if final_ln:
-            h = layer_norm(params["final_ln"], h)
+    def _final(params, h):
+        return layer_norm(params["final_ln"], h) if final_ln else h
+
+    def readout(params, h):
         w = params["out"] if "out" in params else params["emb"].T  # [m, V]
         return h @ w + params["out_bias"]
 
-    def apply(params, tokens, *, rng=None, return_intermediates=False):
+    def hidden(params, tokens, *, rng=None, return_intermediates=False):
         tokens = jnp.asarray(tokens)
         if tokens.ndim != 2:
             raise BadInputError(f"lm.apply: tokens must be [b, t], got shape {tokens.shape}")
         r_emb, r_stack = (None, None) if rng is None or rate == 0.0 else jax.random.split(rng)
         x = dropout(params["emb"][tokens] * scale, rate, r_emb, r_emb is None)  # [b, t, m]
-        if attention:
+        if mixed:
+            h, outs = mixer_stack(
+                params["stack"], mixers, x, dropout_rate=rate, rng=r_stack, return_layers=True
+            )
+        elif attention:
             h, outs = attn_stack.decoder_only(
                 params["stack"], x, dropout_rate=rate, rng=r_stack, return_layers=True, **stack_kw
             )
@@ -189,27 +246,39 @@ def build_lm(config, vocab_size):
                 params["stack"], x, cell=cfg.cell, residual=cfg.residual, dropout_rate=rate,
                 rng=r_stack, hoist=hoist, vjp=vjp, return_intermediates=True,
             )  # fmt: skip
-        logits = _readout(params, h)
-        return (logits, {"layers": tuple(outs)}) if return_intermediates else logits
+        h = _final(params, h)
+        return (h, {"layers": tuple(outs)}) if return_intermediates else h
+
+    def apply(params, tokens, *, rng=None, return_intermediates=False):
+        out = hidden(params, tokens, rng=rng, return_intermediates=return_intermediates)
+        if return_intermediates:
+            return readout(params, out[0]), out[1]
+        return readout(params, out)
 
     def init_state(params, batch, max_len):
+        if mixed:
+            return mixer_stack_state(params["stack"], mixers, batch, max_len)
         if attention:
             return attn_stack.init_decoder_only_cache(params["stack"], batch, max_len)
         return zero_stack_carry(params["stack"], batch, cell=cfg.cell)
 
     def step(params, state, tokens):
         x_t = params["emb"][jnp.asarray(tokens)] * scale  # [b, m]
-        if attention:
+        if mixed:
+            h, state = mixer_stack_step(params["stack"], mixers, state, x_t)
+        elif attention:
             h, state = attn_stack.decoder_only_step(
                 params["stack"], x_t[:, None], state, **stack_kw
             )
             h = h[:, 0]
         else:
             state, h = stack_step(params["stack"], state, x_t, cell=cfg.cell, residual=cfg.residual)
-        return _readout(params, h), state
+        return readout(params, _final(params, h)), state
 
     def layers(params):
         stack = params["stack"]
+        if mixed:
+            return list(stack["blocks"])
         if attention:
             return list(stack["layers"])
         norms = stack.get("ln")
@@ -218,7 +287,9 @@ def build_lm(config, vocab_size):
             for i, p in enumerate(stack["layers"])
         ]
 
-    return LanguageModel(cfg.family, cfg, vocab_size, init, apply, init_state, step, layers)
+    return LanguageModel(
+        cfg.family, cfg, vocab_size, init, apply, init_state, step, layers, hidden, readout
+    )
 
 
 def token_nll(model, params, tokens):

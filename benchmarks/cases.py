@@ -10,6 +10,8 @@ only; a multiply-add is 2 FLOPs); forward+backward = 3 x forward (two matmuls pe
 in the backward pass).
 """
 
+import functools
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -39,10 +41,17 @@ def _jax_impl(f, params, x, g, note=""):
         out, dx = fused_j(params, x)
         return {"out": out, "dx": dx}
 
-    def memory(mode):  # the exact programs fwd / fwdbwd run
-        from benchmarks.memory import jax_bytes
+    @functools.cache
+    def compiled(mode):  # the exact programs fwd / fwdbwd run, compiled once for both below
+        return (fwd_j.lower(params, x) if mode == "fwd" else grad_j.lower(x, params)).compile()
 
-        return jax_bytes(fwd_j, params, x) if mode == "fwd" else jax_bytes(grad_j, x, params)
+    def memory(mode):
+        from benchmarks.memory import compiled_bytes
+
+        return compiled_bytes(compiled(mode))
+
+    def hlo(mode):  # its optimised HLO, for the probes that read a compiled program
+        return compiled(mode).as_text()
 
     return layer_impl(
         lambda: jax.block_until_ready(fwd_j(params, x)),
@@ -50,6 +59,7 @@ def _jax_impl(f, params, x, g, note=""):
         note,
         quick=quick,
         memory=memory,
+        hlo=hlo,
     )
 
 

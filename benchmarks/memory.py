@@ -19,7 +19,12 @@ METHOD = (
 
 def jax_bytes(jitted, *args):
     """temp + output bytes of XLA's compiled program for jitted(*args)."""
-    ma = jitted.lower(*args).compile().memory_analysis()
+    return compiled_bytes(jitted.lower(*args).compile())
+
+
+def compiled_bytes(compiled):
+    """temp + output bytes of a compiled XLA program (jax's Compiled)."""
+    ma = compiled.memory_analysis()
     return int(ma.temp_size_in_bytes + ma.output_size_in_bytes)
 
 

@@ -45,6 +45,8 @@ class Impl(NamedTuple):
     memory: optional pass -> peak bytes of one call beyond its inputs (JAX sides: XLA's
       compiled temp + output buffers of the very jitted function timed); None = measure the
       call itself (torch sides, benchmarks/memory.py).
+    hlo: optional pass -> the optimised HLO text of the very program that pass times (JAX
+      sides), for the probes that read a compiled program (serial steps, depth).
     """
 
     passes: dict
@@ -53,6 +55,7 @@ class Impl(NamedTuple):
     to_peer: dict | None = None
     quick: Callable | None = None
     memory: Callable | None = None
+    hlo: Callable | None = None
 
 
 class Case(NamedTuple):

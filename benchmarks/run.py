@@ -71,16 +71,20 @@ def torch_paths(cases):
     return paths
 
 
-def write_markdown(path, block):
-    """Replace the generated block of `path` (keeping the text around it), or create the file."""
-    block = f"{BEGIN}\n{block}\n{END}"
+def write_markdown(path, block, begin=BEGIN, end=END, heading=None):
+    """Replace the generated block between ``begin`` and ``end`` in `path` (keeping the text
+    around it), or create it: at the top of a new file, or (with a ``heading``: another
+    script's section) at the end of an existing one under that heading."""
+    block = f"{begin}\n{block}\n{end}"
     try:
         with open(path) as f:
             text = f.read()
     except FileNotFoundError:
         text = ""
-    if BEGIN in text and END in text:
-        text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+    if begin in text and end in text:
+        text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)
+    elif heading and text:
+        text = text.rstrip("\n") + f"\n\n{heading}\n\n{block}\n"
     else:
         text = "# Benchmarks\n\n" + block + "\n" + text
     with open(path, "w") as f:

@@ -4,6 +4,9 @@ the tail every run() shares."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import hashlib
 import json
 import math
 import os
@@ -83,15 +86,52 @@ def new_figure(*args, **kwargs):
     return plt.subplots(*args, **kwargs)
 
 
-def save_plot(fig, workdir: str, name: str) -> str:
-    """Save a figure as `workdir/name` (PNG, through anatomy.paths: a gs:// workdir too) and
-    close it; returns the file name."""
+_STAMP: contextvars.ContextVar[tuple] = contextvars.ContextVar("plot_stamp", default=())
+STAMP_KEYS = ("anatomy-result", "anatomy-digest")  # the PNG text chunks save_plot writes
+
+
+def result_digest(result: dict) -> str:
+    """A digest of a result as JSON (sorted keys): what a committed plot says it was drawn
+    from (experiments.publish stamps it; tests/test_docs.py checks it)."""
+    text = json.dumps(jsonable(result), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def stamping(name: str, result: dict):
+    """Every plot saved inside carries the result it is drawn from: its name
+    ('rnn_vs_attn/seeds') and result_digest(result), as PNG text chunks."""
+    token = _STAMP.set(((STAMP_KEYS[0], name), (STAMP_KEYS[1], result_digest(result))))
+    try:
+        yield
+    finally:
+        _STAMP.reset(token)
+
+
+def read_stamp(png_path) -> dict:
+    """The text chunks of a PNG that save_plot stamped ({} when there are none)."""
+    from PIL import Image
+
+    with Image.open(png_path) as im:
+        return {k: v for k, v in (im.text or {}).items() if k in STAMP_KEYS}
+
+
+def close(fig) -> None:
+    """Close a figure that is not saved."""
     import matplotlib.pyplot as plt
 
-    fig.tight_layout()
-    with paths.path(workdir).joinpath(name).open("wb") as f:
-        fig.savefig(f, format="png", dpi=110)
     plt.close(fig)
+
+
+def save_plot(fig, workdir: str, name: str) -> str:
+    """Save a figure as `workdir/name` (PNG, through anatomy.paths: a gs:// workdir too) and
+    close it; returns the file name. Inside `stamping(...)` the PNG names the result it is
+    drawn from; no date or software version is written, so the same figure is the same bytes."""
+    fig.tight_layout()
+    meta = {"Software": None, **dict(_STAMP.get())}
+    with paths.path(workdir).joinpath(name).open("wb") as f:
+        fig.savefig(f, format="png", dpi=110, metadata=meta)
+    close(fig)
     return name
 
 
@@ -106,8 +146,11 @@ def grid_ticks(ax, values) -> None:
 
 def plot_series(ax, series, y, *, x="n", scale=1.0, loglog=True, dotted=()) -> None:
     """One line per named series ({name: [row dict, ...]}): row[y]·scale against row[x], on
-    log-log axes (loglog=False: linear), circles joined by a line, dotted for names in `dotted`."""
+    log-log axes (loglog=False: linear), in each name's look (experiments.style), dotted for
+    names in `dotted`."""
+    from experiments import style
+
     draw = ax.loglog if loglog else ax.plot
     for name, rows in series.items():
-        style = "o:" if name in dotted else "o-"
-        draw([r[x] for r in rows], [r[y] * scale for r in rows], style, label=name)
+        look = style.line(name) | ({"linestyle": ":"} if name in dotted else {})
+        draw([r[x] for r in rows], [r[y] * scale for r in rows], label=name, **look)

@@ -1,8 +1,8 @@
 """publish: the numbers a reader sees, generated from committed results.
 
     python -m experiments.publish save NAME --workdir=DIR --command="python launch.py ..."
-    python -m experiments.publish            # regenerate every quoted block
-    python -m experiments.publish --check    # exit 1 naming each block that drifted
+    python -m experiments.publish            # regenerate every quoted block and every plot
+    python -m experiments.publish --check    # exit 1 naming each block or plot that drifted
 
 `save` copies a finished run's results.json (or a sweep's sweep.json) into
 results/<NAME>.json with what made it: the command, the commit, machine, versions, load and
@@ -10,6 +10,12 @@ wall time the run recorded (experiments.provenance.provenance) and the time it w
 README, docs/chapter.md and the tour quote only these files: every quoted block sits between
 `<!-- results:KEY -->` and `<!-- /results:KEY -->` and is rewritten from them by RENDERERS[KEY];
 tests/test_docs.py fails when a block differs from what its committed result renders.
+
+Pictures come from results too: every PNG under docs/img is drawn by PLOTS from the committed
+result it illustrates, with that experiment's own `plots.draw(results, workdir)` (the same
+function its run calls), and carries the result's name and digest in its PNG text chunks
+(experiments.outputs.stamping); `--check` fails for an image that no committed result made or
+whose result has changed since it was drawn.
 """
 
 from __future__ import annotations
@@ -20,29 +26,22 @@ import importlib
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 from anatomy import paths
-from anatomy.probes.claims import claims_markdown
-from experiments import outputs, provenance, record
+from anatomy.probes.claims import claims_markdown, rule_text
+from experiments import committed, outputs, provenance, record
+from experiments.committed import ROOT, load, result_path
+from experiments.report import scorecard
 from experiments.rnn_vs_attn.seeds import mean_pm_std
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RESULTS = os.path.join(ROOT, "results")
-DOCS = ("README.md", "docs/chapter.md")
+DOCS = ("README.md", "docs/chapter.md", "docs/results.md")
+IMG = os.path.join(ROOT, "docs", "img")
 BUCKETS = ("1-10", "11-20", "21-30", "31-40", "41-50", "51-60", "61+")
 # a block: on its own lines, or inline (a table cell) when no newline follows the opening mark
 _BLOCK = re.compile(r"(<!-- results:([\w./-]+) -->\n?)(.*?)(<!-- /results:\2 -->)", re.S)
-
-
-def result_path(name: str) -> str:
-    return os.path.join(RESULTS, name + ".json")
-
-
-def load(name: str) -> dict:
-    """The committed result results/<name>.json ({'command', 'saved', 'result'})."""
-    with open(result_path(name)) as f:
-        return json.load(f)
 
 
 def save(name: str, workdir: str, command: str, note: str = "") -> str:
@@ -170,9 +169,8 @@ def render_sweep(doc: dict) -> str:
         picked = chosen.get(row[header.index("model")]) == row[header.index("setting")]
         rows.append([row[i] for i in idx] + ["chosen" if picked else ""])
     keep = keep[:5] + [f"valid {k}" for k in keep[5:]] + ["choice"]
-    where = (
-        doc.get("note") or f"at commit {((res.get('provenance') or {}).get('commit') or '?')[:7]}"
-    )
+    commit = ((res.get("provenance") or {}).get("commit") or "?")[:7]
+    where = f"at commit {commit}" + ("; the result's `note` says more" if doc.get("note") else "")
     return "\n".join(
         [
             outputs.markdown_table(keep, rows),
@@ -326,13 +324,203 @@ def claims_table(ids: tuple[str, ...] = ()):
     return render
 
 
-# KEY -> (committed result, renderer)
+def _image_link(img: str, prefix: str) -> str:
+    return f"[{img.removesuffix('.png')}]({prefix}img/{img})"
+
+
+def render_scorecard(prefix: str = "docs/") -> str:
+    """The chapter's claims on one screen (experiments/report/scorecard.py): each claim, its
+    verdict here (the weakest of its parts, each part's own verdict beside it when there are
+    several), the plot that shows it, the experiment and the wall time of its committed run."""
+    rows = []
+    for i, e in enumerate(scorecard.ENTRIES, 1):
+        verdict, parts = scorecard.verdicts(e)
+        each = (
+            " ("
+            + "; ".join(f"{label}: {c.verdict if c else 'not measured'}" for label, c in parts)
+            + ")"
+            if len(parts) > 1
+            else ""
+        )
+        names = dict.fromkeys(x.strip().split(" ")[0] for x in e.experiment.split(","))
+        rows.append(
+            [
+                str(i),
+                f"[{e.claim}]({prefix}chapter.md#{e.anchor})",
+                f"**{verdict}**{each}",
+                ", ".join(_image_link(img, prefix) for img in e.images[:2]),
+                "; ".join(f"`{n}` {scorecard.run_time(n)}" for n in names),
+            ]
+        )
+    return outputs.markdown_table(
+        ["#", "the chapter says", "verdict here", "plot", "experiment (its committed run)"], rows
+    )
+
+
+def experiment_line(name: str) -> str:
+    """The first sentence of experiments/configs/<name>.py's docstring, after 'NAME: '."""
+    module = importlib.import_module(f"experiments.configs.{name}")
+    first = (module.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+    first = re.sub(rf"^(Config of )?{name}:\s*", "", first)
+    return first[0].upper() + first[1:] if first else ""
+
+
+def render_hero(doc: dict) -> str:
+    """The caption under the front page's plot, every number read from the several-seed result."""
+    m = doc["result"]["models"]
+    by = lambda n, b: f(m[n]["bleu_by_length"][b])
+    seeds = max(r.get("n_seeds", 1) for r in m.values())
+    return (
+        f"Test BLEU by source length, mean of {seeds} seeds (band: their range): RNNenc, whose "
+        f"decoder sees only the encoder's last state, scores {by('rnnenc', '1-10')} on sources "
+        f"of 1-10 tokens and {by('rnnenc', '61+')} on 61+; RNNsearch (Bahdanau attention) "
+        f"{by('rnnsearch', '61+')} and the Transformer {by('transformer', '61+')} on 61+ "
+        f"({_source(doc)}; Bahdanau et al. 2015, Fig. 2, is the same shape at paper scale)."
+    )
+
+
+def render_quickstart(doc: dict) -> str:
+    """What the main command prints and how long it took, from its committed run."""
+    res = doc["result"]
+    m, prov = res["models"], res["setup"].get("provenance") or {}
+    load = (prov.get("loadavg") or [float("nan")])[0]
+    bleu = ", ".join(f"{n} {f(r['bleu'])}" for n, r in m.items())
+    return (
+        f"It prints a progress line per logging interval for each model (loss, tokens/s, the "
+        f"time left), then its tables; its committed run ({_source(doc)}) took "
+        f"{prov.get('wall_seconds', float('nan')) / 60:.0f} minutes on the project's 2-core "
+        f"machine (load {f(load)}) and gave test BLEU {bleu}. The same seed gives the same "
+        "digits on the same CPU instruction set (the run records its CPU)."
+    )
+
+
+def render_setup(doc: dict) -> str:
+    """What an rnn_vs_attn result was trained and scored on, read from its recorded config."""
+    res = doc["result"]
+    cfg, meta = res["setup"]["config"], res["setup"]
+    data, tr = cfg["data"], cfg["train"]
+    toy = data.get("toy") or {}
+    corpus = (
+        f"toy_wmt (the invented language; {toy.get('train_size')} training pairs, its lexicon "
+        f"at scale {toy.get('lexicon_scale')})"
+        if data["name"] == "toy_wmt"
+        else f"`{data['name']}`"
+    )
+    phases = (cfg.get("curriculum") or {}).get("phases") or []
+    curriculum = (
+        f", the first {sum(p[0] for p in phases)} of them a short-to-long length curriculum"
+        if phases
+        else ""
+    )
+    counts = meta["test_sentences_per_bucket"]
+    return (
+        f"Corpus {corpus}; every model {tr['num_steps']} steps of ~{data['token_budget']}-token "
+        f"batches{curriculum}; {meta['decode']} decoding of the {meta['eval_split']} split, "
+        f"{sum(counts.values())} sentences in {len(counts)} length buckets; {meta['seeds']} "
+        f"seed(s); each model's learning-rate recipe chosen on the validation split "
+        f"([below](#how-the-recipes-were-chosen-recipe_sweep)). Read from {_source(doc)}."
+    )
+
+
+def render_experiments() -> str:
+    """Every experiment: what it measures (its config's docstring), its presets, the wall time
+    of its committed default run (and the load it ran under), and the plots it draws."""
+    import launch
+
+    rows = []
+    for name in launch.available_experiments():
+        presets = ", ".join(f"`{p}`" for p in launch.presets_of(name) if p) or "—"
+        timed, plots = "—", "—"
+        if committed.exists(f"{name}/default"):
+            res = load(f"{name}/default")["result"]
+            prov = res.get("provenance") or (res.get("setup") or {}).get("provenance") or {}
+            if prov.get("wall_seconds") is not None:
+                load1 = (prov.get("loadavg") or [float("nan")])[0]
+                timed = f"{prov['wall_seconds'] / 60:.1f} min (load {load1:.1f})"
+            drawn = [p for p in (res.get("plots") or []) if p.endswith(".png")]
+            plots = ", ".join(f"`{p}`" for p in drawn) or "—"
+        rows.append([f"`{name}`", experiment_line(name), presets, timed, plots])
+    return outputs.markdown_table(
+        ["experiment", "what it measures", "presets", "default run here", "plots"], rows
+    )
+
+
+def render_closing() -> str:
+    """The chapter's closing table from the committed results (the report's rows, each the
+    weakest of the claims it cites, judged now), and the results each row read."""
+    from experiments import report
+    from experiments.configs import report as report_config
+
+    config = report_config.get_config("committed")
+    sources = report.sources.committed_sources(config)
+    rows = report.build_rows(sources, {})
+    table = outputs.markdown_table(
+        ["", "RNN/LSTM", "Transformer", "measured here", "verdict", "read from"],
+        [
+            [
+                r["property"],
+                r["rnn"],
+                r["transformer"],
+                r["measured"],
+                f"**{r['verdict']}**",
+                ", ".join(f"`{sources[n].workdir}`" for n in r["sources"]),
+            ]
+            for r in rows
+        ],
+    )
+    return table
+
+
+def render_claim(anchor: str):
+    """docs/chapter.md's section of one scorecard entry: each part's verdict, range, interval
+    and reason, the results it reads, and its plots."""
+    entry = next(e for e in scorecard.ENTRIES if e.anchor == anchor)
+
+    def render() -> str:
+        verdict, parts = scorecard.verdicts(entry)
+        lines = [f"**Verdict: {verdict}** (the weakest of its parts).", ""]
+        for label, c in parts:
+            if c is None:
+                lines.append(f"- *{label}*: not measured (no committed result).")
+                continue
+            detail = f" {c.detail}." if c.detail else ""
+            lines.append(
+                f"- *{label}* — **{c.verdict}**. {c.claim}: expected {c.expected}; measured "
+                f"{c.measured}.{detail}"
+            )
+        lines += ["", "Read from " + ", ".join(f"`{s}`" for s in scorecard.sources(entry)) + "."]
+        lines += [""] + [f"![{img}](img/{img})" for img in entry.images]
+        return "\n".join(lines)
+
+    return render
+
+
+# KEY -> (committed result, renderer(doc)); None: the renderer reads what it needs itself
 RENDERERS = {
+    "scorecard": (None, render_scorecard),
+    "experiments": (None, render_experiments),
+    "chapter/closing": (None, render_closing),
+    "rule": (None, lambda: rule_text()),
+    **{f"chapter/claim/{e.anchor}": (None, render_claim(e.anchor)) for e in scorecard.ENTRIES},
     "rnn_vs_attn/default": ("rnn_vs_attn/default", render_default),
     "rnn_vs_attn/default/shows": ("rnn_vs_attn/default", render_shows),
     "rnn_vs_attn/convs2s": ("rnn_vs_attn/convs2s", render_convs2s),
     "rnn_vs_attn/equal_time": ("rnn_vs_attn/equal_time", render_equal_time),
     "rnn_vs_attn/seeds": ("rnn_vs_attn/seeds", render_seeds),
+    "rnn_vs_attn/setup": ("rnn_vs_attn/seeds", render_setup),
+    "hero": ("rnn_vs_attn/seeds", render_hero),
+    "quickstart": ("rnn_vs_attn/default", render_quickstart),
+    **{
+        f"{n}/default": (f"{n}/default", claims_table())
+        for n in (
+            "gradient_decay",
+            "long_range",
+            "parallelism",
+            "complexity",
+            "attention_memory",
+            "decode_cost",
+        )
+    },
     "recipe_sweep/budget": ("recipe_sweep/budget", render_sweep),
     "recipe_sweep/rnnenc_800": ("recipe_sweep/rnnenc_800", render_sweep),
     "recipe_sweep/transformer_2000": ("recipe_sweep/transformer_2000", render_sweep),
@@ -359,11 +547,86 @@ RENDERERS = {
 }
 
 
+# committed result -> (the module whose draw(results, workdir) makes its plots,
+#                     {PNG it draws: its name under docs/img})
+PLOTS = {
+    "rnn_vs_attn/seeds": (
+        "experiments.rnn_vs_attn.plots",
+        {
+            "bleu_by_length.png": "bleu_by_length.png",
+            "valid_loss_vs_time.png": "valid_loss_vs_time.png",
+            "attention_rnnsearch.png": "attention_rnnsearch.png",
+            "attention_transformer.png": "attention_transformer.png",
+        },
+    ),
+    "complexity/default": ("experiments.complexity.plots", {"complexity.png": "complexity.png"}),
+    "parallelism/default": (
+        "experiments.parallelism.plots",
+        {"parallelism.png": "parallelism.png"},
+    ),
+    "decode_cost/default": (
+        "experiments.decode_cost.plots",
+        {"decode_cost.png": "decode_cost.png"},
+    ),
+    "scaling/default": ("experiments.scaling.report", {"scaling.png": "scaling.png"}),
+    "attention_memory/default": (
+        "experiments.attention_memory",
+        {"attention_memory.png": "attention_memory.png"},
+    ),
+}
+
+
+def images() -> dict[str, str]:
+    """{docs/img name: the committed result it is drawn from}, over PLOTS."""
+    return {img: name for name, (_, pngs) in PLOTS.items() for img in pngs.values()}
+
+
+def draw_plots(names=None, img_dir: str = IMG) -> list[str]:
+    """Redraw the plots of the committed results `names` (all of PLOTS by default) into
+    img_dir, each stamped with its result; returns the images written."""
+    written = []
+    for name in names or PLOTS:
+        module, pngs = PLOTS[name]
+        result = load(name)["result"]
+        with tempfile.TemporaryDirectory() as tmp, outputs.stamping(name, result):
+            drawn = importlib.import_module(module).draw(result, tmp)
+            missing = sorted(set(pngs) - set(drawn))
+            if missing:
+                raise FileNotFoundError(f"publish: {module}.draw made no {missing} from {name}")
+            for png, img in pngs.items():
+                shutil.copyfile(os.path.join(tmp, png), os.path.join(img_dir, img))
+                written.append(img)
+    return written
+
+
+def stale_plots(img_dir: str = IMG) -> list[str]:
+    """Every image under img_dir that no committed result made, or whose result changed
+    since it was drawn: 'name.png: why'."""
+    want = images()
+    problems = []
+    for img in sorted(f for f in os.listdir(img_dir) if f.endswith(".png")):
+        if img not in want:
+            problems.append(f"{img}: drawn from no committed result (publish.PLOTS)")
+            continue
+        stamp = outputs.read_stamp(os.path.join(img_dir, img))
+        name = want[img]
+        digest = outputs.result_digest(load(name)["result"])
+        if stamp.get(outputs.STAMP_KEYS[0]) != name or stamp.get(outputs.STAMP_KEYS[1]) != digest:
+            problems.append(
+                f"{img}: not drawn from results/{name}.json as committed (stamp "
+                f"{stamp or 'none'}, result digest {digest})"
+            )
+    problems += [
+        f"{img}: missing" for img in sorted(want) if not os.path.exists(os.path.join(img_dir, img))
+    ]
+    return problems
+
+
 def render(key: str) -> str:
     if key not in RENDERERS:
         raise KeyError(f"publish: no renderer for block {key!r}; known: {sorted(RENDERERS)}")
     name, fn = RENDERERS[key]
-    return fn(load(name)).rstrip("\n")
+    return (fn() if name is None else fn(load(name))).rstrip("\n")
 
 
 def regenerate(text: str) -> tuple[str, list[str]]:
@@ -415,7 +678,13 @@ def main(argv=None) -> int:
     drifted = publish(check=args.check)
     for d in drifted:
         print(("drifted: " if args.check else "regenerated: ") + d)
-    return 1 if args.check and drifted else 0
+    if not args.check:
+        for img in draw_plots():
+            print(f"drew: docs/img/{img}")
+    stale = stale_plots()
+    for d in stale:
+        print("plot: " + d)
+    return 1 if args.check and (drifted or stale) else 0
 
 
 if __name__ == "__main__":

@@ -26,7 +26,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from anatomy.probes.claims import Claim, by_id, claims_json, claims_markdown
+import jax
+
+from anatomy import paths
+from anatomy.probes.claims import Claim, by_id, claims_json, claims_markdown, summary
 from experiments import outputs, provenance
 
 
@@ -105,7 +108,19 @@ class Started:
         shown = [("Plot" if len(pngs) == 1 else "Plots", outputs.images(pngs))] if pngs else []
         run_line = ("Run", provenance.provenance_line(results["provenance"]))
         outputs.write_report(self.workdir, title, [*head, *sections, *shown, run_line])
+        if jax.process_index() == 0:
+            print(done_text(self.name, self.workdir, judged), flush=True)
         return results
+
+
+def done_text(name: str, workdir: str, judged: list[Claim] | None) -> str:
+    """What a finished run prints: where its report went, its claims table and their tally."""
+    report = paths.join(workdir, "report.md")
+    if not judged:
+        return f"{name}: done; report {report}"
+    return (
+        f"\n{claims_markdown(judged, details=False)}\n\n{name}: {summary(judged)}; report {report}"
+    )
 
 
 def start(name: str, config, workdir: str) -> Started:

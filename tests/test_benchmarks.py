@@ -247,3 +247,45 @@ def test_the_control_loss_is_the_same_function(v):
     assert float(loss) == float(loss0)
     assert {k: float(x) for k, x in metrics.items()} == {k: float(x) for k, x in metrics0.items()}
     np.testing.assert_array_equal(grad, grad0)
+
+
+# --- mixers: every form against N (benchmarks/cases_mixers.py, benchmarks/mixers.py) ----------
+
+
+def test_mixer_forms_and_the_lstm_do_the_same_work():
+    """Tiny cases of the two mixers with torch twins and the LSTM: every form and the twin
+    written from the paper equal the reference form, the LSTM equals torch's (test_mixers.py
+    covers every mixer's forms)."""
+    from benchmarks.cases_mixers import build_mixer_cases
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        got = list(build_mixer_cases("tiny", names=("gated_deltanet", "mamba2", "lstm")))
+        for case, reference, left_out in got:
+            errors = check(case, TOL, reference=reference, quick=True)
+            assert not left_out and errors and all(e["dx"] is not None for e in errors.values())
+        assert [c.name for c, _, _ in got] == ["gated_deltanet", "mamba2", "lstm"]
+        assert set(got[0][0].impls) == {"sequential", "associative", "chunked", "torch"}
+        assert set(got[1][0].impls) == {
+            "sequential",
+            "associative",
+            "chunked",
+            "quadratic",
+            "torch",
+        }
+    finally:
+        torch.set_num_threads(n)
+
+
+def test_the_default_form_is_the_lowest_geometric_mean_among_forms_that_ran_everywhere():
+    from benchmarks.mixers import choose_defaults
+
+    table = {  # injected medians (s): chunked wins on average, quadratic is missing at N=2,
+        # the torch twin is faster but is no form of ours
+        ("m", 1): {"sequential": 1.0, "chunked": 2.0, "quadratic": 0.1, "torch": 0.1},
+        ("m", 2): {"sequential": 8.0, "chunked": 2.0, "torch": 0.1},
+    }
+    form, gmeans = choose_defaults(table)["m"]
+    assert form == "chunked" and set(gmeans) == {"sequential", "chunked"}
+    assert gmeans["sequential"] == pytest.approx(1e3 * np.sqrt(8.0))

@@ -16,7 +16,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TOP = ("anatomy", "experiments", "benchmarks", "tests", "docs", "notebooks", ".ci")
-HYPOTHETICAL = {"anatomy/seq2seq/mymodel.py"}  # README's "Adding a model" walk-through
+HYPOTHETICAL = {"anatomy/seq2seq/mymodel.py"}  # docs/usage.md's "Adding a model" walk-through
 
 _PATH = re.compile(r"(?<![\w./\-])((?:" + "|".join(map(re.escape, TOP)) + r")/[\w./\-]*\w)")
 _ROOT_DOC = re.compile(r"(?<![\w./\-])([A-Z][A-Z0-9_]+\.md)\b")
@@ -152,3 +152,52 @@ def test_no_citation_of_the_founders_notes():
 def test_hypothetical_paths_are_still_hypothetical():
     for path in HYPOTHETICAL:
         assert not os.path.exists(ROOT / path), f"{path} exists now: drop it from HYPOTHETICAL"
+
+
+_FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+_BLOCKS = re.compile(r"<!-- results:([\w./-]+) -->.*?<!-- /results:\1 -->", re.S)
+_CITE = re.compile(r"<!-- cite -->.*?<!-- /cite -->", re.S)
+_CODE = re.compile(r"`[^`\n]*`")
+_URL = re.compile(r"\]\([^)]*\)|https?://\S+")
+_DECIMAL = re.compile(r"(?<![\w.\-])\d+\.\d+(?![\w.])")
+# not measurements: a section of the chapter, a Python version
+_NAMED = re.compile(r"\b(?:section|Python(?: ≥)?)\s+\d+\.\d+")
+
+
+def measured_numbers_in_prose(text: str) -> list[str]:
+    """Decimal numbers in a markdown text outside what may carry them: the generated blocks
+    (numbers a committed result renders), code, links, and <!-- cite --> spans (a paper's own
+    figures, quoted for comparison)."""
+    for pattern in (_FENCE, _BLOCKS, _CITE, _CODE, _URL, _NAMED):
+        text = pattern.sub(lambda m: "\n" * m.group(0).count("\n") or " ", text)
+    return [
+        f"line {text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}"
+        for m in _DECIMAL.finditer(text)
+    ]
+
+
+def test_the_checker_finds_numbers_in_prose():
+    text = (
+        "We measured 96.2 BLEU.\n<!-- results:x -->a 12.5 here<!-- /results:x -->\n"
+        "`torch==2.13.0` and <!-- cite -->28.4 BLEU (Vaswani et al.)<!-- /cite -->\n"
+        "```\npython run.py --lr=0.5\n```\nversion 3 of 7 layers"
+    )
+    assert measured_numbers_in_prose(text) == ["line 1: 96.2"]
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "README.md",
+        "docs/chapter.md",
+        "docs/results.md",
+        "docs/usage.md",
+        "docs/scaling.md",
+        "docs/design.md",
+    ],
+)
+def test_prose_carries_no_measured_number(doc):
+    """Every measured number a reader sees is rendered from a committed result inside a
+    generated block; a paper's figure quoted for comparison is marked <!-- cite -->."""
+    found = measured_numbers_in_prose((ROOT / doc).read_text(encoding="utf-8"))
+    assert not found, f"{doc}: decimal numbers outside the generated blocks: {found}"

@@ -2,6 +2,7 @@
 BadInputError) is one clear error line; any other exception is a bug and keeps its traceback."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -15,7 +16,7 @@ def _launch(*args):
 def test_unknown_experiment(tmp_path):
     out = _launch("--experiment=no_such_thing", f"--workdir={tmp_path}")
     assert out.returncode != 0
-    assert "Unknown --experiment='no_such_thing'" in out.stderr and "rnn_vs_attn" in out.stderr
+    assert "unknown --experiment='no_such_thing'" in out.stderr and "rnn_vs_attn" in out.stderr
     assert "Traceback" not in out.stderr
 
 
@@ -123,3 +124,50 @@ def test_other_errors_keep_their_traceback(tmp_path):
         assert out.returncode != 0
         assert "Traceback" in out.stderr and error.split("(")[0] in out.stderr, out.stderr[-2000:]
         assert "launch.py: rnn_vs_attn stopped" not in out.stderr
+
+
+def test_the_command_line_names_what_is_wrong_first(tmp_path):
+    """A missing or unknown --experiment is reported before a --config.FIELD it would explain;
+    a config file of another experiment, an unknown preset, or a preset given twice is one
+    line; nothing runs."""
+    cases = [
+        (["--config.train.steps=3"], "no --experiment given"),
+        (["--experiment=deptth", "--config.train.steps=3"], "unknown --experiment='deptth'"),
+        (
+            ["--experiment=depth", "--config=experiments/configs/rnn_vs_attn.py"],
+            "is rnn_vs_attn's config, not depth's",
+        ),
+        (["--experiment=depth", "--preset=nope"], "depth has no preset 'nope'"),
+        (
+            ["--experiment=depth", "--preset=quick", "--config=experiments/configs/depth.py"],
+            "not both",
+        ),
+    ]
+    for args, message in cases:
+        out = _launch(*args, f"--workdir={tmp_path}")
+        assert out.returncode != 0 and message in out.stderr, (args, out.stderr)
+        assert "Traceback" not in out.stderr and not os.listdir(tmp_path), args
+
+
+def test_list_shows_every_experiment_and_preset():
+    out = _launch("--list")
+    assert out.returncode == 0, out.stderr
+    import launch as cli
+
+    for name in cli.available_experiments():
+        for preset in cli.presets_of(name):
+            assert re.search(rf"^{name}\s+{re.escape(preset or '(default)')}\s", out.stdout, re.M)
+    # a committed run shows its wall time and the result it is read from
+    assert "results/scaling/default.json" in out.stdout
+
+
+def test_a_preset_by_name_and_its_own_default_workdir():
+    import launch as cli
+
+    argv = ["launch.py", "--experiment=depth", "--preset=quick"]
+    assert cli.check_command_line(argv) is None
+    assert cli.with_default_config(argv)[1].endswith("experiments/configs/depth.py:quick")
+    assert cli.preset_of(argv) == "quick"
+    assert cli.default_workdir("depth", "quick") == os.path.join("runs", "depth_quick")
+    assert cli.default_workdir("depth", "") == os.path.join("runs", "depth")
+    assert cli.preset_of(["launch.py", "--config=experiments/configs/depth.py:quick"]) == "quick"

@@ -55,3 +55,11 @@ def test_readme_test_command_is_what_ci_runs():
         f".ci/run runs {ci!r}, which is not a command in the README"
     )
     assert "constraints.txt" in ci and "ruff check" in ci and "ruff format --check" in ci
+
+
+def test_the_license_is_declared_and_shipped():
+    """Apache-2.0, as JAX, flax and optax: the LICENSE file and pyproject's SPDX field agree."""
+    project = _pyproject()["project"]
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text()
+    assert "Apache License" in text and "Version 2.0, January 2004" in text

@@ -206,6 +206,22 @@ def test_fits_recover_known_laws():
         probes.fit_power_law([1, 2], [1, -1])
 
 
+def test_crossover_is_where_its_slow_twin_sees_the_curves_cross(rng):
+    """The crossing against a dense walk along the same log-log segments (the slow twin)."""
+    x = np.array([256.0, 1024, 4096, 16384])
+    a = 1e-6 * x**2 * rng.uniform(0.8, 1.2, 4)  # quadratic: overtakes b somewhere
+    b = 3e-3 * x * rng.uniform(0.8, 1.2, 4)
+    got = probes.crossover(x, a, b)
+    fine = np.exp(np.linspace(np.log(x[0]), np.log(x[-1]), 200_001))  # [F]
+    la, lb = (np.interp(np.log(fine), np.log(x), np.log(v)) for v in (a, b))
+    first = fine[np.argmax(la > lb)]
+    assert got == pytest.approx(first, rel=1e-4)
+    assert probes.crossover(x, 2 * b, b) == x[0]  # above already at the first point
+    assert probes.crossover(x, b / 2, b) is None  # never crosses inside the grid
+    with pytest.raises(ValueError, match="increase"):
+        probes.crossover(x[::-1], a, b)
+
+
 def test_receptive_field_is_the_support_its_slow_twin_finds():
     taps = jnp.array([0.5, -1.0, 2.0])  # a 3-tap 'valid' convolution; twice: 5 positions
 

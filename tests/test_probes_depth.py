@@ -65,7 +65,7 @@ def test_log_depth_and_linear_recall_verdicts():
     assert _linear(2.0, 0, 0.999, 0.9) == probes.FAILS  # ~linear depth
     assert _linear(2.0, 0, 0.90, 0.3) == probes.FAILS  # not log-shaped
     assert _linear(1.0, 0, 0.999, 0.3) == probes.FAILS  # scan not 2/token
-    assert _linear(float("nan"), 0, 0.999, 0.3) == probes.FAILS
+    assert _linear(float("nan"), 0, 0.999, 0.3) == probes.NOT_SHOWN  # not measurable
     assert linear_recall_verdict(0.5, 0.9, []) == probes.NOT_SHOWN
     assert linear_recall_verdict(0.89, 0.9, [4]) == probes.HOLDS
     assert linear_recall_verdict(0.8, 0.9, [4]) == probes.FAILS

@@ -385,3 +385,74 @@ def test_run_in_calls_are_untimed_and_precede_each_turn():
     log.clear()
     hardware.interleaved_medians(calls, rounds=1, warmup=0, clock=lambda: 0.0)
     assert log == ["a", "b", "b"]  # run_in=0: the previous protocol, every call timed
+
+
+def test_terms_switch_off_and_rates_scale():
+    """Hardware.without: a term off is charged nothing (the others unchanged); at_fraction
+    divides every rate, so a roofline term grows by 1 / fraction and latency does not."""
+    (op,) = op_cost.op_costs(MATMUL_HLO)
+    full = roofline.predict([op], TOY)
+    no_lat = roofline.predict([op], TOY.without("latency"))
+    assert no_lat["latency"] == 0 and no_lat["compute"] == pytest.approx(full["compute"])
+    assert roofline.predict([op], TOY.without("compute"))["compute"] == 0
+    mem_bound = roofline.predict([op], TOY.without("compute"))  # then memory bounds it
+    assert mem_bound["memory"] == pytest.approx(3584 / 1e6)
+    assert roofline.predict([op], TOY.without("compute", "memory"))["seconds"] == pytest.approx(
+        TOY.op_latency
+    )
+    quarter = roofline.predict([op], TOY.at_fraction(0.25))
+    assert quarter["compute"] == pytest.approx(4 * full["compute"])
+    assert quarter["latency"] == pytest.approx(full["latency"])
+    with pytest.raises(BadInputError, match="term"):
+        TOY.without("launches")
+
+
+def test_small_lstm_of_the_check_is_latency_bound():
+    """The check's lstm_small is there to exercise the latency term: on a table with CPU-like
+    rates and a quarter-µs per op, its predicted time is mostly latency (the parallelism-size
+    layers are not), so the check cannot pass with the latency term wrong or off."""
+    from experiments.configs.scaling import get_config
+    from experiments.scaling import check
+
+    cfg = get_config("quick").check
+    cpu = hardware.Hardware(
+        "cpu-like", {"float32": 3e11, "bfloat16": 3e11}, 3e11, 1.5e10, 2.5e-7, 0
+    )
+    (exe, _) = check.layer_programs(cfg)[(check.SMALL, cfg.small_n_grid[0])]
+    p = roofline.predict_text(exe.as_text(), cpu)
+    assert p["dominant"] == "latency" and p["latency"] > 0.5 * p["seconds"]
+
+
+def test_gpu_target_without_the_plugin_says_why():
+    """Deviceless GPU compilation needs the CUDA plugin, which this environment lacks: the
+    module says so by name, and compile_text refuses with that reason."""
+    from anatomy.probes import gpu_target
+
+    if gpu_target.plugin_installed():
+        pytest.skip("the CUDA plugin is installed here")
+    ok, why = gpu_target.available()
+    assert not ok and gpu_target.PLUGIN in why and "virtualenv" in why
+    with pytest.raises(BadInputError, match="cannot compile for H100 SXM"):
+        gpu_target.compile_text(jax.jit(jnp.sin), jnp.ones(3), target="H100 SXM")
+    with pytest.raises(BadInputError, match="A100 80GB"):
+        gpu_target.target_config("V100")
+    assert "core_count: 132" in gpu_target.target_config("H100 SXM")
+
+
+def test_gpu_programs_subprocess_reports_unavailable(tmp_path):
+    """experiments/scaling/gpu_programs.py through its subprocess with this Python (no
+    plugin): it answers 'not available' with the reason, and no texts."""
+    import sys
+
+    from anatomy.probes import gpu_target
+    from experiments.configs.scaling import get_config
+    from experiments.scaling import gpu_programs
+
+    if gpu_target.plugin_installed():
+        pytest.skip("the CUDA plugin is installed here")
+    cfg = get_config("quick")
+    cfg.applied.gpu_target = "H100 SXM"
+    assert gpu_programs.start(cfg)["available"] is False  # no gpu_python: nothing started
+    cfg.applied.gpu_python = sys.executable
+    got = gpu_programs.collect(gpu_programs.start(cfg))
+    assert got["available"] is False and gpu_target.PLUGIN in got["why"] and got["texts"] == {}

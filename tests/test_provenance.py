@@ -2,6 +2,7 @@
 and report prose that says what the run measured, not fixed text."""
 
 import json
+import os
 
 from experiments import outputs, provenance
 
@@ -67,3 +68,27 @@ def test_report_prose_comes_from_the_measurements():
     assert "above the core count" in parallelism._load_note([3.5, 4.0], 2)
     assert "at most the core count" in parallelism._load_note([0.5, 1.0], 2)
     assert parallelism._load_note([None, 1.0], 2) == "The load average was not recorded."
+
+
+def test_a_run_records_the_instruction_set_its_digits_depend_on(monkeypatch):
+    """XLA:CPU compiles for the host's widest vector unit unless XLA_FLAGS caps it, and the
+    float rounding of the program follows: recipe_sweep's transformer_arch row and the
+    default run of the same config and seed differ in their digits because they ran on
+    different hosts. Every run now records the CPU's model, its ISA and XLA_FLAGS, and the
+    run line says them."""
+    c = provenance.cpu()
+    assert set(c) == {"model", "isa", "xla_flags"}
+    if os.path.exists("/proc/cpuinfo"):
+        flags = next(
+            (line for line in open("/proc/cpuinfo") if line.startswith("flags")), ""
+        ).split()
+        want = next(
+            (n for f, n in (("avx512f", "AVX512"), ("avx2", "AVX2"), ("avx", "AVX")) if f in flags),
+            None,
+        )
+        assert c["isa"] == want
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_max_isa=AVX2")
+    p = provenance.provenance()
+    assert p["cpu"]["xla_flags"] == "--xla_cpu_max_isa=AVX2"
+    line = provenance.provenance_line(p)
+    assert "--xla_cpu_max_isa=AVX2" in line and (c["model"] or "CPU model") in line

@@ -93,6 +93,11 @@ VARIANTS += [
     for name, size in LINEAR_SIZES.items()
     for cell in ("sru", "qrnn", "mingru", "mamba")
 ]
+# RNNenc with a matrix state: two layers handing their states on, reversed source, an MLP
+VARIANTS += [
+    ("rnnenc_mixer", dict(mixer="gated_deltanet", d_model=16, n_heads=2, n_layers=2, d_ff=24,
+                          form="sequential", reverse_source=True)),
+]  # fmt: skip
 VARIANT_IDS = [f"{n}-{i}" for i, (n, _) in enumerate(VARIANTS)]
 
 

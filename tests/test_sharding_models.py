@@ -32,6 +32,9 @@ CONFIGS["transformer"] = dict(
     d_model=32, n_heads=8, d_ff=64, n_encoder_layers=1, n_decoder_layers=1, dropout_rate=0.1
 )
 CONFIGS["convs2s"] = dict(TINY["convs2s"], dropout_rate=0.1)
+CONFIGS["rnnenc_mixer"] = dict(
+    mixer="mlstm", d_model=16, n_heads=4, form="parallel"
+)  # 4 heads: split
 MESHES = {name: [(4, 2)] for name in CONFIGS}
 MESHES["rnnsearch"] = MESHES["transformer"] = [(8, 1), (4, 2), (1, 8)]
 CASES = [(name, shape) for name in sorted(CONFIGS) for shape in MESHES[name]]
@@ -94,6 +97,8 @@ def test_tensor_parallel_layouts(name):
             ("embed", "heads", "head_dim"), (32, 8, 4), sh.make_mesh((2, 4)), sh.DEFAULT_RULES
         )
         assert "model" in specs["decoder"][0]["ffn"]["w1"]
+    elif name == "rnnenc_mixer":
+        assert "model" in specs["decoder"]["blocks"][0]["mixer"]["mix"]["w_q"]
     elif name != "convs2s":
         assert specs["decoder"]["w_h"] == jax.sharding.PartitionSpec(None, "model")
     assert specs["tgt_emb"] == jax.sharding.PartitionSpec()

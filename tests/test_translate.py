@@ -8,6 +8,8 @@ import shutil
 import pytest
 from conftest import ROOT, launch
 
+from anatomy.errors import BadInputError
+
 MODEL = "transformer-30"  # trained on sources of at most 30 tokens: the length bound to warn on
 KNOWN = "the gost tourks ."  # from toy_wmt's test split (lexicon_scale 0.1)
 LONG = " ".join(["the gost tourks"] * 100)  # 300 known words, 10x the training bound
@@ -80,7 +82,7 @@ def test_sentences_flag_keeps_empty_entries_and_known_words_warn_nothing(workdir
 def test_unknown_model_is_a_clear_error(workdir):
     from experiments import translate
 
-    with pytest.raises(FileNotFoundError, match=r"No trained model 'luong'.*transformer-30"):
+    with pytest.raises(BadInputError, match=r"No trained model 'luong'.*transformer-30.*first"):
         translate.run(_config(model="luong", sentences=KNOWN), workdir)
 
 
@@ -114,13 +116,14 @@ def test_a_source_too_long_for_learned_positions_is_left_empty(capsys):
     )
 
 
-def test_the_examples_in_the_config_and_the_readme_are_in_the_vocabulary(workdir):
-    """The docs' example sentences are toy_wmt's language, so a reader sees no <unk> warning."""
+def test_the_examples_in_the_config_and_the_docs_are_in_the_vocabulary(workdir):
+    """The docs' example sentences (the config's docstring, docs/usage.md) are toy_wmt's
+    language, so a reader sees no <unk> warning."""
     from anatomy.data import load_vocab
     from experiments.configs import translate as cfg
 
     vocab = load_vocab(f"{workdir}/src_vocab.txt")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
     examples = []
     for text in (cfg.__doc__, readme):
         flags = re.findall(r"--config\.sentences='([^']*)'", text)

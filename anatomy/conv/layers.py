@@ -9,6 +9,10 @@ d block width.
     conv1d_step:  window = [buffer; x_t]  [b, K, i]   (buffer: the last K-1 inputs, oldest first)
                   y_t[b,o] = Σ_{k,i} window[b,k,i] · w[k,i,o] + bias[o]        O(K·i·o)
                   buffer' = window[:, 1:]
+    short_conv:   y[b,t,i] = Σ_k x[b, t+k-K+1, i] · w[k,i] + bias[i]            O(K·N·i)
+                  depthwise and causal: each channel its own K taps (the short convolution
+                  in front of a linear-recurrence mixer; Mamba, H3, Griffin); its step form
+                  keeps the same K-1 input buffer as conv1d_step
     glu:          GLU([A; B]) = A ⊙ σ(B)                     [..., 2d] -> [..., d]
     glu_conv:     h = GLU(conv1d(x))                         [b, t, d] -> [b, t, d] (w [K, d, 2d])
     glu_block:    (h + x) · √0.5                            the residual, variance halved
@@ -85,6 +89,45 @@ def conv1d_step(params, buffer, x_t):
     window = jnp.concatenate([buffer, x_t[:, None, :]], axis=1)  # [b, K, i]
     y = jnp.einsum("bki,kio->bo", window, params["w"]) + params["b"]  # [b, o]
     return y, window[:, 1:]
+
+
+def init_short_conv(key, d, width, axes=("hidden",)):
+    """{'w': [K, d] ~ N(0, 1/K), 'b': zeros [d]}: a depthwise causal conv of width K over d
+    channels; axes: the logical axis of the channels."""
+    if width < 1:
+        raise ValueError(f"init_short_conv: width must be >= 1, got {width}")
+    w = jax.random.normal(key, (width, d), jnp.float32) / math.sqrt(width)
+    p = {"w": w, "b": jnp.zeros((d,), jnp.float32)}
+    return declare(p, {"w": (None, *axes), "b": tuple(axes)})
+
+
+def short_conv(params, x, buffer=None):
+    """The depthwise causal conv over x [b, t, d] -> (y [b, t, d], buffer' [b, K-1, d]).
+
+    buffer: the K-1 inputs before x (oldest first), or None (zeros: the causal padding); the
+    returned buffer holds the last K-1 inputs, so a sequence can continue step by step.
+    """
+    width, d = params["w"].shape
+    if x.ndim != 3 or x.shape[-1] != d:
+        raise ValueError(f"short_conv: x must be [b, t, {d}], got {x.shape}")
+    if buffer is None:
+        buffer = jnp.zeros((x.shape[0], width - 1, d), x.dtype)
+    xp = jnp.concatenate([buffer.astype(x.dtype), x], axis=1)  # [b, K-1+t, d]
+    n = x.shape[1]
+    y = sum(xp[:, k : k + n] * params["w"][k] for k in range(width))  # K shifted copies
+    return y + params["b"], xp[:, n:]
+
+
+def short_conv_step(params, buffer, x_t):
+    """One position of short_conv: x_t [b, d], buffer [b, K-1, d] -> (y_t [b, d], buffer')."""
+    width, d = params["w"].shape
+    if x_t.ndim != 2 or x_t.shape[-1] != d or buffer.shape != (x_t.shape[0], width - 1, d):
+        raise ValueError(
+            f"short_conv_step: x_t [b, {d}] and buffer [b, {width - 1}, {d}], "
+            f"got {x_t.shape} and {buffer.shape}"
+        )
+    window = jnp.concatenate([buffer, x_t[:, None, :]], axis=1)  # [b, K, d]
+    return jnp.einsum("bkd,kd->bd", window, params["w"]) + params["b"], window[:, 1:]
 
 
 def glu(x):

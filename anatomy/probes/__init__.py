@@ -10,7 +10,8 @@ collectives.py  every collective of an SPMD program: kind, bytes, replica groups
 roofline.py   the cost model: Σ max(FLOPs/peak, bytes/bandwidth) + latencies + α + bytes/β
 hardware.py   hardware tables: named accelerators (published), this machine's (measured)
 timing.py     warm-up + median wall time, process CPU time -> core utilisation
-fitting.py    power-law exponents (log-log least squares), growth per doubling, per-step rates
+fitting.py    power-law exponents (log-log least squares), growth per doubling, per-step rates,
+              where one cost curve overtakes another (crossover)
 claims.py     Claim rows, the one verdict vocabulary (HOLDS ... MISSING), the one verdict rule
               (a Range against an Interval over seeds), their one writer
 """
@@ -50,7 +51,7 @@ from anatomy.probes.cost import (
     while_loops,
     xla_cost,
 )
-from anatomy.probes.fitting import fit_log2, fit_power_law, fit_power_law_2d, fit_rate
+from anatomy.probes.fitting import crossover, fit_log2, fit_power_law, fit_power_law_2d, fit_rate
 from anatomy.probes.gradients import (
     NONLINEARITY_DERIVATIVE_BOUND,
     by_distance,
@@ -109,6 +110,7 @@ __all__ = [
     "op_costs",
     "predict",
     "predict_text",
+    "crossover",
     "fit_log2",
     "fit_power_law",
     "fit_power_law_2d",

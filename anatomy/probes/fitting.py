@@ -107,3 +107,30 @@ def fit_rate(distance, norm, *, floor=0.0):
         "n_points": int(keep.sum()),
         "r2": float(r2),
     }
+
+
+def crossover(x, a, b):
+    """The first x where a(x) exceeds b(x): two positive series over increasing x (costs: a
+    the one that grows faster, b the one that overtakes it), each joined point to point in
+    log-log space (a power law between grid points), so the crossing is the zero of
+    log(a / b) on the segment where it first turns positive.
+
+    Args: x: 1-D increasing positive numbers; a, b: positive numbers of the same length.
+    Returns: the crossing x (a float; x[0] when a > b already there), or None when a <= b at
+      every x of the grid (no crossing inside it).
+    """
+    x, a = _positive(x, a, "crossover")
+    b = np.asarray(b, np.float64)
+    if b.shape != x.shape:
+        raise ValueError(f"crossover: b has shape {b.shape}, expected {x.shape}")
+    if np.any(np.diff(x) <= 0) or np.any(x <= 0) or np.any(a <= 0) or np.any(b <= 0):
+        raise ValueError("crossover: x must increase and every value must be positive")
+    gap = np.log(a) - np.log(b)  # > 0: a costs more than b
+    if gap[0] > 0:
+        return float(x[0])
+    for i in range(1, len(x)):
+        if gap[i] > 0:
+            lx0, lx1 = np.log(x[i - 1]), np.log(x[i])
+            t = -gap[i - 1] / (gap[i] - gap[i - 1])  # the zero of the line through both gaps
+            return float(np.exp(lx0 + t * (lx1 - lx0)))
+    return None

@@ -76,6 +76,51 @@ class Hardware:
         """A copy with fields multiplied (e.g. op_latency=2.0): the sensitivity of a prediction."""
         return dataclasses.replace(self, **{k: getattr(self, k) * v for k, v in factors.items()})
 
+    def at_fraction(self, fraction: float) -> Hardware:
+        """A copy whose rates (matmul and vector FLOP/s, memory and cache bandwidths) are
+        `fraction` of these: the achieved share of a published peak, a sensitivity."""
+        f = float(fraction)
+        return dataclasses.replace(
+            self,
+            matmul_flops={k: v * f for k, v in self.matmul_flops.items()},
+            vector_flops=self.vector_flops * f,
+            bandwidth=self.bandwidth * f,
+            caches=tuple((size, rate * f) for size, rate in self.caches),
+            loop_bandwidth=self.loop_bandwidth and self.loop_bandwidth * f,
+        )
+
+    def without(self, *terms: str) -> Hardware:
+        """A copy with cost-model terms switched off (TERMS_OFF: its rates infinite, its
+        latencies zero, a tier or a correction absent): what the model predicts without them."""
+        bad = [t for t in terms if t not in TERMS_OFF]
+        if bad:
+            raise BadInputError(f"no cost-model term {bad}; choose from {list(TERMS_OFF)}")
+        changes = {}
+        for t in terms:
+            changes.update(TERMS_OFF[t](self))
+        return dataclasses.replace(self, **changes)
+
+
+INF = float("inf")
+# term -> the fields that switch it off (roofline.predict then charges nothing for it)
+TERMS_OFF = {
+    "compute": lambda hw: {
+        "matmul_flops": {k: INF for k in hw.matmul_flops},
+        "vector_flops": INF,
+    },
+    "memory": lambda hw: {
+        "bandwidth": INF,
+        "caches": (),
+        "loop_bandwidth": None,
+        "first_touch_bandwidth": None,
+    },
+    "latency": lambda hw: {"op_latency": 0.0, "loop_latency": 0.0, "call_latency": 0.0},
+    "caches": lambda hw: {"caches": (), "loop_bandwidth": None},  # every op at main memory
+    "loop_bandwidth": lambda hw: {"loop_bandwidth": None},
+    "first_touch": lambda hw: {"first_touch_bandwidth": None},
+    "communication": lambda hw: {"link_bandwidth": INF, "collective_latency": 0.0},
+}
+
 
 _GPU_LAUNCH = (
     "not published; assumed: a CUDA kernel launch from XLA's host-side executor costs a few "
@@ -89,6 +134,10 @@ _GPU_LOOP = (
 _CALL = (
     "not published; assumed: one jitted call from Python (dispatch, argument checks, the "
     "executable's launch) costs ~20 µs, the order JAX's own dispatch takes on a CPU"
+)
+_PEAK = (
+    "the published peak rates are taken as what every kernel achieves (real kernels reach a "
+    "fraction of them, small ones far less; estimates print their sensitivity to this)"
 )
 _NCCL_ALPHA = (
     "not published; assumed: NCCL's small-message all-reduce latency on one 8-GPU NVLink "
@@ -124,6 +173,7 @@ def _nvidia_gpu(name, sheet, bf16_tflops, fp32_tflops, memory, memory_gbs, nvlin
             f"{nvlink_gbs / 2:g} GB/s each way",
         },
         assumptions={
+            "achieved_rates": _PEAK,
             "op_latency": _GPU_LAUNCH,
             "loop_latency": _GPU_LOOP,
             "call_latency": _CALL,
@@ -160,6 +210,7 @@ ACCELERATORS = {
             "chip (4 ports, 2D torus): 200 GB/s each way",
         },
         assumptions={
+            "achieved_rates": _PEAK,
             "vector_flops": "not published; assumed 1/16 of the MXU rate (elementwise work is "
             "memory-bound at 819 GB/s long before this matters)",
             "op_latency": "not published; assumed 1 µs: the whole program runs on the chip, "

@@ -34,7 +34,8 @@ def time_fn(
       repeats: timed calls; the median is the headline.
       wall_clock, cpu_clock: seconds now, wall and process CPU (injectable, for tests).
     Returns: dict(median_s, min_s, times_s [repeats], cpu_s (median process CPU time per
-      call, all threads), cpu_over_wall, utilisation = cpu_over_wall / n_cores, cores).
+      call, all threads), cpus_s [repeats], cpu_over_wall, utilisation = cpu_over_wall /
+      n_cores, cores).
     """
     if repeats < 1 or warmup < 0:
         raise ValueError(f"time_fn: need repeats >= 1 and warmup >= 0, got {repeats}, {warmup}")
@@ -57,7 +58,7 @@ def timing_stats(walls, cpus, cores):
       cpus: process CPU seconds per call, all threads [repeats].
       cores: cores the process may run on.
     Returns: dict(median_s = median(walls), min_s = min(walls), times_s = walls,
-      cpu_s = median(cpus), cpu_over_wall = Σ cpus / Σ walls,
+      cpu_s = median(cpus), cpus_s = cpus, cpu_over_wall = Σ cpus / Σ walls,
       utilisation = cpu_over_wall / cores, cores).
 
     The ratio is of sums, not a median of ratios, so one call's timer granularity does not
@@ -78,6 +79,7 @@ def timing_stats(walls, cpus, cores):
         "min_s": float(np.min(walls)),
         "times_s": [float(w) for w in walls],
         "cpu_s": float(np.median(cpus)),
+        "cpus_s": [float(c) for c in cpus],
         "cpu_over_wall": ratio,
         "utilisation": ratio / cores,
         "cores": int(cores),

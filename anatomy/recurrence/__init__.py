@@ -7,9 +7,18 @@ scan.py   run (lengths, reverse, hoisted input projection, fused VJP), bidirecti
           sequences.py reverse_padded and the runners' input checks
 fused.py  the custom-VJP LSTM and GRU (one matmul per backward step)
 path_defaults.py  which path (hoist, vjp) a translator runs by default, per backend
-quasi.py  SRU / QRNN-style linear recurrences via jax.lax.associative_scan; SRU, QRNN cells
+linear_scan.py  the one linear recurrence h_t = a_t ⊙ h_{t-1} + b_t (vector or matrix state,
+          diagonal or matrix transition, an outer-product write k vᵀ and a readout hᵀq), in
+          three forms proven equal: sequential, associative, chunked; the quadratic form
+quasi.py  SRU / QRNN-style linear recurrences over it; SRU, QRNN cells
 mingru.py minGRU (Feng et al. 2024): gates from x only, a linear recurrence
 selective.py  a Mamba-style selective state-space layer (Gu & Dao 2023), simplified
+linear_attention.py, rglru.py, mlstm.py, deltanet.py, ssd.py  the mixers of the modern
+          recurrences (Katharopoulos et al. 2020; Griffin's RG-LRU; xLSTM's mLSTM; gated
+          DeltaNet; Mamba-2's SSD): each X(params, x, state, *, form) -> (y, state), X_step,
+          X_zero_state, init_X (anatomy.mixers names them and adds the short conv)
+heads.py  the per-head projections they share
+form_defaults.py  which form each mixer runs by default, per backend (measured)
 stack.py  deep LSTM / GRU stacks: n_layers, GNMT residuals, LayerNorm on each layer's output;
           one step at a time (stack_step) and bidirectional (torch's bidirectional num_layers)
 
@@ -18,7 +27,9 @@ Imports only anatomy.layers / anatomy.axes below it (tests/test_layering.py).
 This namespace holds what a user composes: the cell registry (CELLS, LINEAR_CELLS,
 FUSED_CELLS, CellSpec, get_cell), each cell's init and one-step form (init_lstm, lstm_cell,
 ...; gru_paper_cell shares init_gru) and its state type, the linear recurrences' sequence forms
-(sru, qrnn, mingru, mamba; linear_recurrence, quasi_recurrence), the runners (run,
+(sru, qrnn, mingru, mamba; linear_scan, linear_recurrence, quasi_recurrence), the mixers'
+functions (linear_attention, rglru, mlstm, gated_deltanet, mamba2: init, sequence form, step,
+zero state, state type), the runners (run,
 bidirectional, reverse_padded, path_defaults) and the stacks. A cell's hoisted steps (X_project,
 X_recur, X_zero_carry) come from its CellSpec (get_cell(name).recur, ...) or its module.
 """
@@ -34,7 +45,24 @@ from anatomy.recurrence.cells import (
     lstm_cell,
     rnn_cell,
 )
+from anatomy.recurrence.deltanet import (
+    DeltaNetState,
+    gated_deltanet,
+    gated_deltanet_step,
+    gated_deltanet_zero_state,
+    init_gated_deltanet,
+)
+from anatomy.recurrence.form_defaults import default_form
+from anatomy.recurrence.linear_attention import (
+    LinearAttentionState,
+    init_linear_attention,
+    linear_attention,
+    linear_attention_step,
+    linear_attention_zero_state,
+)
+from anatomy.recurrence.linear_scan import FORMS, linear_scan, quadratic
 from anatomy.recurrence.mingru import init_mingru, mingru, mingru_cell
+from anatomy.recurrence.mlstm import MLSTMState, init_mlstm, mlstm, mlstm_step, mlstm_zero_state
 from anatomy.recurrence.quasi import (
     QRNNState,
     SRUState,
@@ -48,9 +76,11 @@ from anatomy.recurrence.quasi import (
     sru_cell,
 )
 from anatomy.recurrence.registry import CELLS, FUSED_CELLS, LINEAR_CELLS, CellSpec, get_cell
+from anatomy.recurrence.rglru import RGLRUState, init_rglru, rglru, rglru_step, rglru_zero_state
 from anatomy.recurrence.scan import bidirectional, run
 from anatomy.recurrence.selective import MambaState, init_mamba, mamba, mamba_cell
 from anatomy.recurrence.sequences import reverse_padded
+from anatomy.recurrence.ssd import SSDState, init_mamba2, mamba2, mamba2_step, mamba2_zero_state
 from anatomy.recurrence.stack import (
     STACK_CELLS,
     check_stack_cell,
@@ -76,7 +106,11 @@ __all__ = [
     "init_gru",
     "gru_cell",
     "gru_paper_cell",
-    # linear recurrences
+    # linear recurrences: the one entry point and its forms
+    "FORMS",
+    "linear_scan",
+    "quadratic",
+    "default_form",
     "linear_recurrence",
     "quasi_recurrence",
     "init_sru",
@@ -94,6 +128,32 @@ __all__ = [
     "mamba",
     "mamba_cell",
     "MambaState",
+    # the modern recurrences' mixers
+    "init_linear_attention",
+    "linear_attention",
+    "linear_attention_step",
+    "linear_attention_zero_state",
+    "LinearAttentionState",
+    "init_rglru",
+    "rglru",
+    "rglru_step",
+    "rglru_zero_state",
+    "RGLRUState",
+    "init_mlstm",
+    "mlstm",
+    "mlstm_step",
+    "mlstm_zero_state",
+    "MLSTMState",
+    "init_gated_deltanet",
+    "gated_deltanet",
+    "gated_deltanet_step",
+    "gated_deltanet_zero_state",
+    "DeltaNetState",
+    "init_mamba2",
+    "mamba2",
+    "mamba2_step",
+    "mamba2_zero_state",
+    "SSDState",
     # runners
     "run",
     "bidirectional",

@@ -5,9 +5,10 @@
     h_t = (1 - z_t) ⊙ h_{t-1} + z_t ⊙ h̃_t
 
 No gate reads h_{t-1}, so the recurrence is linear, h_t = a_t ⊙ h_{t-1} + b_t with
-a_t = 1 - z_t and b_t = z_t ⊙ h̃_t: ``parallel=True`` computes it with
-``jax.lax.associative_scan`` (O(log T) depth, quasi.linear_recurrence), ``parallel=False``
-with ``jax.lax.scan`` (T serial steps). This is the paper's plain (not log-space) minGRU,
+a_t = 1 - z_t and b_t = z_t ⊙ h̃_t, run by linear_scan.py's entry point in any of its forms:
+``parallel=True`` is its associative form (``jax.lax.associative_scan``, O(log T) depth),
+``parallel=False`` its sequential one (``jax.lax.scan``, T serial steps), ``form='chunked'``
+the third. This is the paper's plain (not log-space) minGRU,
 one layer, without the stacked blocks' norm, residual or output projection.
 
 As a cell: ``mingru_cell(params, h, x) -> (h, h)`` for decoding one token at a time, split
@@ -18,12 +19,8 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.axes import declare
-from anatomy.recurrence.quasi import (
-    _check_xs,
-    linear_recurrence,
-    linear_recurrence_sequential,
-    zero_padding,
-)
+from anatomy.recurrence.linear_scan import CHUNK, linear_scan
+from anatomy.recurrence.quasi import _check_xs, scan_form, zero_padding
 
 MINGRU_AXES = {"w": (None, "hidden"), "b": ("hidden",)}  # logical axes (anatomy.axes)
 
@@ -73,16 +70,17 @@ def mingru_zero_carry(batch, d_hidden, dtype=jnp.float32):
     return jnp.zeros((batch, d_hidden), dtype)
 
 
-def mingru(params, xs, h0=None, *, lengths=None, parallel=True):
+def mingru(params, xs, h0=None, *, lengths=None, parallel=True, form=None, chunk=CHUNK):
     """The minGRU over a whole sequence.
 
     Args: params from ``init_mingru``; xs [B, T, D]; h0 [B, H] or None (zeros); lengths [B]
       or None (past its length a sequence's h stays frozen); parallel: associative scan
-      (True) or jax.lax.scan (False), the same values.
+      (True) or jax.lax.scan (False), the same values; form: any linear_scan form
+      ('sequential', 'associative', 'chunked'), overriding parallel; chunk: its C.
     Returns: (h after the last real step [B, H], hs [B, T, H], zero past each length).
     """
     xs = _check_xs(xs, params["w"].shape[0], "mingru")
     a, b = _coefficients(mingru_project(params, xs))  # [B, T, H] each
-    recurrence = linear_recurrence if parallel else linear_recurrence_sequential
-    hs = recurrence(a, b, h0, lengths=lengths)  # frozen past each length
-    return hs[:, -1], zero_padding(hs, lengths)
+    form = scan_form(parallel, form)
+    hs, h_last = linear_scan(a, b, h0, form=form, chunk=chunk, lengths=lengths)  # frozen past
+    return h_last, zero_padding(hs, lengths)

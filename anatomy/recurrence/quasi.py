@@ -4,7 +4,8 @@ elementwise linear recurrence left, computed in O(log T) depth with ``jax.lax.as
 The linear recurrence c_t = a_t ⊙ c_{t-1} + b_t composes associatively:
     (a1, b1) ∘ (a2, b2) = (a1 ⊙ a2, a2 ⊙ b1 + b2)      (apply 1 first, then 2)
 so all prefixes come out of one parallel scan; ``linear_recurrence_sequential`` is
-its serial twin with ``jax.lax.scan``.
+its serial twin with ``jax.lax.scan``. Both are linear_scan.py's entry point, the one every
+linear recurrence of the package runs on.
 
 SRU and QRNN are also cells, ``cell(params, carry, x) -> (carry, y)`` with the split
 ``*_project`` (every matmul, hoistable over time) / ``*_recur`` (one elementwise step), for
@@ -19,70 +20,44 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.axes import declare
+from anatomy.recurrence.linear_scan import linear_scan
 
 # Logical axes (anatomy.axes): the gate dimension is 'hidden', the input one unsharded.
 SRU_AXES = {"w": (None, "hidden"), "b": ("hidden",), "w_skip": (None, "hidden")}
 QRNN_AXES = {"w": (None, "hidden"), "w_prev": (None, "hidden"), "b": ("hidden",)}
 
 
-def _prepare(a, b, c0, lengths):
-    """Check shapes; fold c0 into step 0 and freeze padded steps (a = 1, b = 0)."""
-    if a.shape != b.shape or a.ndim != 3:
-        raise ValueError(f"a and b must both be [B, T, H], got {a.shape} and {b.shape}")
-    if lengths is not None:
-        lengths = jnp.asarray(lengths)
-        if lengths.shape != (a.shape[0],):
-            raise ValueError(f"lengths must have shape [B]=({a.shape[0]},), got {lengths.shape}")
-        valid = (jnp.arange(a.shape[1])[None, :] < lengths[:, None])[..., None]  # [B, T, 1]
-        a = jnp.where(valid, a, jnp.ones_like(a))
-        b = jnp.where(valid, b, jnp.zeros_like(b))
-    if c0 is not None:
-        if c0.shape != (a.shape[0], a.shape[2]):
-            raise ValueError(f"c0 must be [B, H]=({a.shape[0]}, {a.shape[2]}), got {c0.shape}")
-        b = b.at[:, 0].add(a[:, 0] * c0)  # c_0 = a_0 c0 + b_0
-    return a, b
-
-
-def linear_recurrence(a, b, c0=None, *, lengths=None):
-    """c_t = a_t ⊙ c_{t-1} + b_t for all t via ``jax.lax.associative_scan`` (parallel).
+def linear_recurrence(a, b, c0=None, *, lengths=None, form="associative"):
+    """c_t = a_t ⊙ c_{t-1} + b_t for all t: linear_scan.linear_scan's states, by default in its
+    associative form (``jax.lax.associative_scan``, O(log T) depth).
 
     Args: a, b [B, T, H]; c0 [B, H] or None (zeros); lengths [B] int or None: past its
-      length a sequence's state stays frozen (a = 1, b = 0 there).
+      length a sequence's state stays frozen (a = 1, b = 0 there); form: a linear_scan form.
     Returns: cs [B, T, H], the state after every step (cs[:, -1] is the final state).
     """
-    a, b = _prepare(a, b, c0, lengths)
-
-    def combine(left, right):
-        a1, b1 = left
-        a2, b2 = right
-        return a1 * a2, a2 * b1 + b2
-
-    _, cs = jax.lax.associative_scan(combine, (a, b), axis=1)
-    return cs
+    return linear_scan(a, b, c0, form=form, lengths=lengths)[0]
 
 
 def linear_recurrence_sequential(a, b, c0=None, *, lengths=None):
     """The serial twin of ``linear_recurrence`` with ``jax.lax.scan`` (same args, same result)."""
-    a, b = _prepare(a, b, c0, lengths)
-
-    def step(c, ab):
-        c = ab[0] * c + ab[1]
-        return c, c
-
-    c_init = jnp.zeros_like(a[:, 0])  # c0 is already folded into b[:, 0]
-    _, cs = jax.lax.scan(step, c_init, (jnp.swapaxes(a, 0, 1), jnp.swapaxes(b, 0, 1)))  # [T, B, H]
-    return jnp.swapaxes(cs, 0, 1)  # [B, T, H]
+    return linear_recurrence(a, b, c0, lengths=lengths, form="sequential")
 
 
-def quasi_recurrence(f, z, c0=None, *, lengths=None, parallel=True):
+def quasi_recurrence(f, z, c0=None, *, lengths=None, parallel=True, form=None):
     """QRNN f-pooling / SRU state: c_t = f_t ⊙ c_{t-1} + (1 - f_t) ⊙ z_t.
 
     Args: f (forget gate, in (0, 1)), z (candidate), both [B, T, H]; c0 [B, H] or None;
-      lengths [B] or None; parallel: associative scan (True) or sequential scan (False).
+      lengths [B] or None; parallel: associative scan (True) or sequential scan (False);
+      form: a linear_scan form, which overrides parallel.
     Returns: cs [B, T, H].
     """
-    fn = linear_recurrence if parallel else linear_recurrence_sequential
-    return fn(f, (1.0 - f) * z, c0, lengths=lengths)
+    return linear_recurrence(f, (1.0 - f) * z, c0, lengths=lengths, form=scan_form(parallel, form))
+
+
+def scan_form(parallel, form=None):
+    """The linear_scan form of the older ``parallel`` switch: form if given, else
+    'associative' (True) or 'sequential' (False)."""
+    return form or ("associative" if parallel else "sequential")
 
 
 def init_sru(key, d_in, d_hidden, dtype=jnp.float32):

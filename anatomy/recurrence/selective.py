@@ -13,9 +13,10 @@ Per channel d < H and state index n < N (A diagonal, one [H, N] matrix):
     out_t = (y_t ⊙ silu(z_t)) W_out            [B, T, H]   (the Mamba block's gate and
                                                             output projection)
 
-Nothing in Ā_t or the input term reads s, so s_t is a linear recurrence in s: ``parallel=True``
-computes it with ``jax.lax.associative_scan`` (O(log T) depth; quasi.linear_recurrence over
-the flattened [B, T, H·N] state), ``parallel=False`` with ``jax.lax.scan`` (T serial steps).
+Nothing in Ā_t or the input term reads s, so s_t is a linear recurrence in s, a diagonal
+linear_scan with the state [H, N]: ``parallel=True`` is its associative form
+(``jax.lax.associative_scan``, O(log T) depth), ``parallel=False`` its sequential one
+(``jax.lax.scan``, T serial steps), ``form='chunked'`` the third.
 
 Left out of the Mamba block, exactly: the short causal depthwise convolution (width 4)
 before silu(u); the low-rank factorisation of W_Δ (here one full [H, H] matrix); the
@@ -33,13 +34,9 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.axes import declare
-from anatomy.recurrence.quasi import (
-    _check_xs,
-    last_real,
-    linear_recurrence,
-    linear_recurrence_sequential,
-    zero_padding,
-)
+from anatomy.recurrence.heads import init_dt_bias
+from anatomy.recurrence.linear_scan import CHUNK, linear_scan
+from anatomy.recurrence.quasi import _check_xs, last_real, scan_form, zero_padding
 
 D_STATE = 16  # N, Mamba's default state size per channel
 DT_MIN, DT_MAX = 1e-3, 1e-1  # the range of Δ at initialisation (log-uniform)
@@ -78,11 +75,11 @@ def init_mamba(key, d_in, d_hidden, d_state=D_STATE, dtype=jnp.float32):
         return jax.random.uniform(k, shape, dtype, -bound, bound)
 
     h, n = d_hidden, d_state
-    dt = jnp.exp(jax.random.uniform(ks[4], (h,), dtype, jnp.log(DT_MIN), jnp.log(DT_MAX)))  # Δ₀ [H]
+
     params = {
         "w_in": uniform(ks[0], (d_in, 2 * h)),
         "w_dt": uniform(ks[1], (h, h)),
-        "b_dt": dt + jnp.log(-jnp.expm1(-dt)),  # softplus⁻¹(Δ₀)
+        "b_dt": init_dt_bias(ks[4], h, (DT_MIN, DT_MAX), dtype),  # softplus⁻¹(Δ₀)
         "w_b": uniform(ks[2], (h, n)),
         "w_c": uniform(ks[3], (h, n)),
         "a_log": jnp.log(jnp.broadcast_to(jnp.arange(1, n + 1, dtype=dtype), (h, n))),
@@ -146,24 +143,23 @@ def mamba_from_hidden(params, h0):
     return MambaState(jnp.zeros(h0.shape + params["a_log"].shape[1:], h0.dtype), h0)
 
 
-def mamba(params, xs, carry0=None, *, lengths=None, parallel=True):
+def mamba(params, xs, carry0=None, *, lengths=None, parallel=True, form=None, chunk=CHUNK):
     """The selective SSM over a whole sequence.
 
     Args: params from ``init_mamba``; xs [B, T, D]; carry0 a MambaState or None (zeros);
       lengths [B] or None (past its length a sequence's state stays frozen); parallel:
-      associative scan (True) or jax.lax.scan (False), the same values.
+      associative scan (True) or jax.lax.scan (False), the same values; form: any linear_scan
+      form, overriding parallel; chunk: the chunked form's C.
     Returns: (MambaState after the last real step, outs [B, T, H], zero past each length).
     """
     xs = _check_xs(xs, params["w_in"].shape[0], "mamba")
     u, z, delta, b_in, c_out = _unpack(params, mamba_project(params, xs))
     a_bar, bu = _coefficients(params, u, delta, b_in)  # [B, T, H, N] each
-    batch, n_time, h, n = a_bar.shape
+    batch, _, h, n = a_bar.shape
     if carry0 is None:
         carry0 = mamba_zero_carry(batch, h, a_bar.dtype, n)
-    recurrence = linear_recurrence if parallel else linear_recurrence_sequential
-    flat = (batch, n_time, h * n)  # the recurrence is elementwise: any layout of (H, N) will do
-    ss = recurrence(
-        a_bar.reshape(flat), bu.reshape(flat), carry0.s.reshape(batch, h * n), lengths=lengths
-    ).reshape(a_bar.shape)  # [B, T, H, N], frozen past each length
+    ss, _ = linear_scan(
+        a_bar, bu, carry0.s, form=scan_form(parallel, form), chunk=chunk, lengths=lengths
+    )  # [B, T, H, N], frozen past each length
     outs = _readout(params, ss, u, z, c_out)  # [B, T, H]
     return MambaState(ss[:, -1], last_real(outs, lengths, carry0.h)), zero_padding(outs, lengths)

@@ -111,3 +111,4 @@ register("rnnsearch", "anatomy.seq2seq.rnnsearch", family="recurrent", cross_att
 register("luong", "anatomy.seq2seq.luong", family="recurrent", cross_attention=True)
 register("transformer", "anatomy.seq2seq.transformer", family="attention", cross_attention=True)
 register("convs2s", "anatomy.seq2seq.convs2s", family="convolutional", cross_attention=True)
+register("rnnenc_mixer", "anatomy.seq2seq.rnnenc_mixer", family="recurrent", cross_attention=False)

@@ -180,7 +180,13 @@ def train(
     lead = jax.process_index() == 0
     writer = MetricsWriter(workdir, resume_step=step) if lead else None
     show = bool(config.progress) and lead
-    progress = Progress(config.num_steps, start=step, name=name or "train", enabled=show)
+    progress = Progress(
+        config.num_steps,
+        start=step,
+        name=name or "train",
+        enabled=show,
+        budget_s=config.max_train_seconds if time_budgeted(config) else 0.0,
+    )
     if resumed_from is not None and show:
         progress.stream.write(
             f"[{name or 'train'}] resumed from {ckpt.path(resumed_from)} (step {step})\n"
@@ -238,6 +244,7 @@ def train(
                 writer.write(step, rec)
             progress.update(
                 step,
+                seconds=train_seconds,
                 loss=agg["loss"],
                 acc=agg["accuracy"],
                 tok_s=rec["tokens_per_second"],

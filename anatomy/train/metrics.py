@@ -119,28 +119,50 @@ def _hms(seconds: float) -> str:
 
 
 class Progress:
-    """A one-line progress report with ETA, printed to stderr at each update."""
+    """A one-line progress report with ETA, printed to stderr at each update.
+
+    Over a number of steps (`total`), or, under a training-time budget (`budget_s` > 0), over
+    that budget: the bar and the ETA then follow the training seconds each update reports
+    (`seconds=`), since the steps a budget allows are not known in advance.
+    """
 
     def __init__(
-        self, total: int, start: int = 0, name: str = "", enabled: bool = True, stream=None
+        self,
+        total: int,
+        start: int = 0,
+        name: str = "",
+        enabled: bool = True,
+        stream=None,
+        budget_s: float = 0.0,
     ):
         self.total, self.start, self.name, self.enabled = total, start, name, enabled
+        self.budget_s = float(budget_s or 0.0)
         self.stream = stream or sys.stderr
         self.t0 = time.perf_counter()
 
-    def update(self, step: int, **scalars):
+    def line(self, step: int, elapsed: float, seconds: float | None = None, **scalars) -> str:
+        """The progress line at `step`, `elapsed` wall seconds into this run."""
+        width = 20
+        if self.budget_s > 0:
+            trained = float(seconds or 0.0)
+            frac = min(trained / self.budget_s, 1.0)
+            eta = max(self.budget_s - trained, 0.0)
+            where = f"step {step}, {trained:.0f}/{self.budget_s:.0f} s trained"
+        else:
+            done = step - self.start
+            frac = step / max(self.total, 1)
+            eta = elapsed / done * (self.total - step) if done > 0 else float("inf")
+            where = f"{step}/{self.total}"
+        bar = "#" * int(width * frac) + "." * (width - int(width * frac))
+        vals = " ".join(f"{k} {v:.4g}" for k, v in scalars.items())
+        return f"[{self.name}] [{bar}] {where} {vals} elapsed {_hms(elapsed)} ETA {_hms(eta)}"
+
+    def update(self, step: int, seconds: float | None = None, **scalars):
         if not self.enabled:
             return
         elapsed = time.perf_counter() - self.t0
-        done = step - self.start
-        eta = elapsed / done * (self.total - step) if done > 0 else float("inf")
-        width = 20
-        filled = int(width * step / max(self.total, 1))
-        bar = "#" * filled + "." * (width - filled)
-        vals = " ".join(f"{k} {v:.4g}" for k, v in scalars.items())
         print(
-            f"[{self.name}] [{bar}] {step}/{self.total} {vals} elapsed {_hms(elapsed)} "
-            f"ETA {_hms(eta)}",
+            self.line(step, elapsed, seconds, **scalars),
             file=self.stream,
             flush=True,
         )

@@ -18,13 +18,15 @@ The claims, judged on results.json, are in claims.py.
 
 import jax
 import jax.numpy as jnp
+import ml_collections
 import numpy as np
 
 from anatomy import probes
 from anatomy.attention import chunked_attention, scaled_dot_product
-from experiments import outputs, record
+from experiments import outputs, record, style
 from experiments.attention_memory import claims
 from experiments.attention_memory.claims import EXPECTED, MODES, fit_key, series
+from experiments.progress import Progress
 
 TITLE = "Memory of full and chunked attention, from the compiled program"  # of report.md
 
@@ -56,8 +58,10 @@ def memory_of(fn, *args):
 def measure(cfg):
     """[dict(impl, mode, heads, n, temp, argument, output)] over the whole grid."""
     rows = []
+    progress = Progress("attention_memory", len(cfg.heads_grid) * len(cfg.n_grid))
     for heads in cfg.heads_grid:
         for n in cfg.n_grid:
+            progress.step(f"{heads} head(s), N = {n}: full and chunked, fwd and fwd+bwd")
             x = jax.ShapeDtypeStruct((cfg.batch, n, heads, cfg.d_head), jnp.float32)
             for impl, fn in _impls(cfg).items():
                 for mode in MODES:
@@ -99,14 +103,28 @@ def fit(cfg, raw) -> dict:
 def plot(cfg, raw, workdir):
     fig, axes = outputs.new_figure(1, len(MODES), figsize=(6 * len(MODES), 4.5))
     for ax, mode in zip(axes, MODES):
-        for impl, style in (("full", "o-"), ("chunked", "s-")):
-            for heads in cfg.heads_grid:
+        for impl in ("full", "chunked"):
+            for i, heads in enumerate(cfg.heads_grid):
                 n, temp = series(raw, impl, mode, heads)
-                ax.loglog(n, np.asarray(temp) / 2**20, style, label=f"{impl}, h={heads}")
-        ax.set(xlabel="N (sequence length)", ylabel="compiled temp memory (MiB)", title=mode)
+                look = style.line(impl) | ({"alpha": 0.5} if i else {})
+                ax.loglog(n, np.asarray(temp) / 2**20, label=f"{impl}, h={heads}", **look)
+            n, temp = series(raw, impl, mode, cfg.heads_grid[-1])
+            theory = EXPECTED[impl][0]
+            style.reference_slope(ax, n, temp[0] / 2**20, theory, f"reference N^{theory:g}")
+        ax.set(
+            xlabel="N (sequence length)",
+            ylabel="compiled temp memory (MiB)",
+            title=f"attention's memory, {mode}: full N^2, chunked (online softmax) N^1",
+        )
+        ax.title.set_fontsize(9)
         outputs.grid_ticks(ax, cfg.n_grid)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7)
     return outputs.save_plot(fig, workdir, "attention_memory.png")
+
+
+def draw(results, workdir) -> list[str]:
+    """attention_memory.png from results.json alone (a run's or a committed one's)."""
+    return [plot(ml_collections.ConfigDict(results["config"]), results["raw"], workdir)]
 
 
 def run(config, workdir):

@@ -12,7 +12,7 @@ chapter(results), the row of the chapter's report, made of those verdicts:
 from __future__ import annotations
 
 from anatomy.probes.claims import REPORTED, Claim, holds, weakest
-from experiments.exponents import exponent_verdict
+from experiments.exponents import exponent_claim, exponent_verdict
 
 MODES = ("forward", "forward+backward")
 EXPECTED = {"full": (2.0, "O(N²)"), "chunked": (1.0, "O(N)")}  # impl -> exponent in N, cost
@@ -38,13 +38,13 @@ def exponents(results) -> list[Claim]:
                 f = results["fits"][fit_key(impl, mode, heads)]
                 n, temp = series(results["raw"], impl, mode, heads)
                 out.append(
-                    Claim(
+                    exponent_claim(
+                        f"attention_memory/{impl}/{mode.replace('+', '_')}/h{heads}",
                         f"{impl} attention, {mode}, {heads} head(s): memory {label}",
-                        f"temp bytes ∝ N^{expected:g}",
-                        f"N^{f['exponent']:.3f}",
-                        exponent_verdict([(f["exponent"], expected)])[0],
-                        f"{temp[0]:,} -> {temp[-1]:,} bytes over N = {n[0]}..{n[-1]}",
-                        id=f"attention_memory/{impl}/{mode.replace('+', '_')}/h{heads}",
+                        f["exponent"],
+                        expected,
+                        "N",
+                        f"temp bytes {temp[0]:,} -> {temp[-1]:,} over N = {n[0]}..{n[-1]}",
                     )
                 )
     return out

@@ -27,6 +27,7 @@ import numpy as np
 from anatomy import probes
 from experiments import record
 from experiments.complexity import attention, claims, conv, linear, plots, recurrent
+from experiments.progress import Progress
 
 # layer -> (cost function, expected exponent along N, along d; None: the formula's own slope)
 LAYERS = {
@@ -41,13 +42,16 @@ LAYERS = {
 TITLE = "Per-layer complexity from XLA's cost analysis"  # of report.md
 
 
-def measure(cfg):
+def measure(cfg, progress=None):
     """Every layer along the N grid and the d grid: {layer: {'n': [...], 'd': [...]}}."""
+    say = progress.step if progress else lambda what: None
     raw = {}
     for layer, (fn, *_rest) in LAYERS.items():
+        say(f"{layer} along N = {list(cfg.n_grid)} and d = {list(cfg.d_grid)}")
         along_n = [dict(fn(cfg, n, cfg.d_fixed), n=n, d=cfg.d_fixed) for n in cfg.n_grid]
         along_d = [dict(fn(cfg, cfg.n_fixed, d), n=cfg.n_fixed, d=d) for d in cfg.d_grid]
         raw[layer] = {"n": along_n, "d": along_d}
+    say(f"conv along k = {list(cfg.kernel_grid)}, windowed core along r = {list(cfg.radius_grid)}")
     raw["conv"]["k"] = [
         dict(conv.conv_cost(cfg, cfg.n_fixed, cfg.d_fixed, k), k=k) for k in cfg.kernel_grid
     ]
@@ -90,11 +94,13 @@ def fit_all(cfg, raw):
 def run(config, workdir):
     """Measure, fit, write results.json, complexity.png and report.md; returns the results."""
     started = record.start("complexity", config, workdir)
-    raw = measure(config)
+    progress = Progress("complexity", len(LAYERS) + 2)
+    raw = measure(config, progress)
     fits = fit_all(config, raw)
+    progress.step(f"linear recurrences {list(config.linear_recurrences)}, scan and associative")
     raw.update(linear.measure_scans(config))
     work = linear.fit_scans(config, raw)
-    png = plots.plot(config, raw, workdir, LAYERS)
+    png = plots.plot(config, raw, workdir, list(LAYERS))
     results = {
         "config": config.to_dict(),
         "fits": fits,

@@ -6,6 +6,8 @@ Presets: default (N = 512 .. 8192; its time is compile time: nothing runs at tho
 
 import ml_collections
 
+PRESETS = ("", "quick")
+
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()

@@ -6,6 +6,8 @@ is in its results.json (provenance.wall_seconds).
 
 import ml_collections
 
+PRESETS = ("", "quick")
+
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()

@@ -9,6 +9,8 @@ import ml_collections
 
 from anatomy.data import default_config
 
+PRESETS = ("", "quick")
+
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()

@@ -6,6 +6,8 @@ Presets: default, 'quick' (tests). The wall time of a run is in its results.json
 
 import ml_collections
 
+PRESETS = ("", "quick")
+
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()

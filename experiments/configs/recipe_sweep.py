@@ -140,6 +140,9 @@ GRIDS = {
 }
 
 
+PRESETS = tuple(GRIDS)  # each grid is a preset (none is the default: rnnenc_800)
+
+
 def get_config(preset=None):
     name = preset or "rnnenc_800"
     if name not in GRIDS:

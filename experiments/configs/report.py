@@ -2,7 +2,8 @@
 
 Presets: default (collect runs/<name>/results.json where it exists, run the rest with their
 default configs), 'quick' (run every sub-experiment's quick preset into <workdir>/<name>/:
-the smoke test).
+the smoke test), 'committed' (nothing runs: the committed results under results/ that the
+README and docs/chapter.md quote, experiments.committed.VERDICTS_FROM, judged now).
 """
 
 import ml_collections
@@ -18,7 +19,14 @@ EXPERIMENTS = (
     "scaling",
     "depth",
     "context_length",
+    "recall",
+    "copy",
+    "rnnenc_state",
+    "crossover",
 )
+
+
+PRESETS = ("", "quick", "committed")
 
 
 def get_config(preset=None):
@@ -36,12 +44,16 @@ def get_config(preset=None):
     c.run_missing = (
         True  # run a sub-experiment whose results.json is missing (False: 'not measured')
     )
+    c.committed = False  # read the committed results (results/) instead of workdirs; no runs
     c.copy_plots = (
         True  # copy PNGs + report.md of sources outside the workdir into <workdir>/<name>/
     )
     if preset == "quick":
         c.sources = ml_collections.ConfigDict({name: "" for name in EXPERIMENTS})
         c.preset = "quick"
+    elif preset == "committed":
+        c.committed = True
+        c.run_missing = False
     elif preset not in (None, ""):
-        raise ValueError(f"unknown preset {preset!r}; choose 'quick' or none")
+        raise ValueError(f"unknown preset {preset!r}; choose one of {PRESETS}")
     return c

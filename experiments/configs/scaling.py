@@ -56,6 +56,9 @@ def get_config(preset=None):
     c.check.n_heads = par.n_heads
     c.check.batch = par.batch
     c.check.n_grid = tuple(par.n_grid)
+    c.check.small_d = 16  # the LSTM layer again at this width and batch ('lstm_small'): its
+    c.check.small_batch = 1  # ops do nearly no work, so its time is per-op latency, the term
+    c.check.small_n_grid = (128, 512)  # the accelerator estimate of the LSTM rests on
     c.check.translators = ("rnnenc", "rnnsearch", "transformer")  # rnn_vs_attn's, timed
     c.check.vocab = c.translators.get_ref("vocab")
     c.check.rows = c.translators.get_ref("rows")
@@ -73,12 +76,22 @@ def get_config(preset=None):
     c.applied.headline = "H100 SXM"  # the accelerator of the chapter's figures
     c.applied.precision = "bfloat16"  # bf16 compute, float32 master parameters
     c.applied.n_ratio = par.n_ratio  # N of the chapter's 5-10x (parallelism's)
-    c.applied.latency_scales = (0.2, 1.0, 2.0)  # op and loop latencies x these: sensitivity
+    # Kernels counted from what the accelerator would run: the layers at n_ratio and the
+    # translators' steps compiled by XLA:GPU for gpu_target without a GPU
+    # (anatomy.probes.gpu_target), in a Python whose JAX has the CUDA plugin:
+    c.applied.gpu_target = "H100 SXM"  # '' = none (every estimate from XLA:CPU's programs)
+    c.applied.gpu_python = ""  # that Python ('' = this one: without the plugin, the GPU
+    # programs are not compiled and the report says why)
+    # The estimates' sensitivity, one assumption varied at a time:
+    c.applied.latency_scales = (0.2, 2.0)  # op, loop and call latencies x these
+    c.applied.peak_fractions = (0.25, 0.5)  # achieved share of the published peak rates
     c.applied.wide_d = 1024  # the layers again at this width and batch, at n_ratio (compiled,
     c.applied.wide_batch = 64  # never run: not checked here): 0 = none
-    c.applied.results = "results/rnn_vs_attn/default.json"  # steps and final validation losses
-    c.applied.metrics_workdir = ""  # an rnn_vs_attn workdir with <model>/metrics.jsonl curves
-    # ('' = the committed results above: final losses only, the steps ratio a bound)
+    # rnn_vs_attn results with per-seed validation curves: the first of these that exists
+    c.applied.results = ("results/rnn_vs_attn/seeds.json", "results/rnn_vs_attn/default.json")
+    c.applied.target_fraction = 0.5  # time to loss: the target is the higher of the two
+    # models' validation losses at this fraction of their schedules (both reach it before
+    # their schedules end; neither's learning-rate decay makes it)
 
     if preset == "quick":
         c.modes = ("dp", "tp")
@@ -95,6 +108,8 @@ def get_config(preset=None):
         c.translators.rows = 8
         c.translators.length = 16
         c.check.n_grid = (32, 64)
+        c.check.small_n_grid = (32,)
+        c.applied.gpu_target = ""
         c.check.translators = ("transformer", "rnnsearch")
         c.check.rounds = 2
         c.check.warmup = 1

@@ -13,6 +13,8 @@ for an empty one); a warning also names the lines longer than any source the mod
 
 import ml_collections
 
+PRESETS = ("",)  # none: translate reads what an rnn_vs_attn run trained
+
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()

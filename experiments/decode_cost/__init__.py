@@ -27,6 +27,7 @@ import numpy as np
 from anatomy import probes
 from experiments import record
 from experiments.decode_cost import attention, claims, conv, plots, recurrent
+from experiments.progress import Progress
 
 TITLE = "Decode cost per token: RNN step, KV cache, recomputation"  # of report.md
 
@@ -46,8 +47,10 @@ def measure(cfg):
     """{decoder: [dict(n, flops, bytes, median_s, ...)]} plus the cost at N = 1 per decoder."""
     cap = max(cfg.n_grid)
     raw = {k: [] for k in claims.EXPECTED}
+    progress = Progress("decode_cost", len(cfg.n_grid) * len(raw))
     for n in cfg.n_grid:
         for name, (fn, args) in programs(cfg, n, capacity=cap).items():
+            progress.step(f"{name} at N = {n}: FLOPs, then {cfg.repeats} timed steps")
             exe = probes.compiled(fn, *args)  # one compile: cost analysis, then timing
             cost = probes.cost_of(exe)
             t = probes.time_fn(exe, *args, warmup=cfg.warmup, repeats=cfg.repeats)

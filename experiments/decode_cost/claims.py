@@ -13,8 +13,10 @@ chapter(results), the rows of the chapter's report, made of those verdicts:
 
 from __future__ import annotations
 
+import dataclasses
+
 from anatomy.probes.claims import Claim, finite, holds, weakest
-from experiments.exponents import exponent_verdict
+from experiments.exponents import exponent_claim, exponent_verdict
 
 # decoder -> (the exponent in N its per-token FLOPs should have, the chapter's cost)
 EXPECTED = {
@@ -48,38 +50,36 @@ def decoder(results, name) -> Claim:
     expected, label = EXPECTED[name]
     f = results["fits"][name]
     dep = f["flops_n_dependent"]
-    return Claim(
+    c = exponent_claim(
+        f"decode_cost/{name}",
         f"{name}: per-token cost {label}",
-        f"N^{expected:g}",
-        f"N^{dep['exponent']:.3f} (total N^{f['flops_total']['exponent']:.3f}, "
-        f"latency N^{f['latency']['exponent']:.2f})",
-        exponent_verdict([(dep["exponent"], expected)])[0],
+        dep["exponent"],
+        expected,
+        "N",
         BASIS[dep["basis"]],
-        id=f"decode_cost/{name}",
+    )
+    return dataclasses.replace(
+        c,
+        measured=f"{c.measured} (total N^{f['flops_total']['exponent']:.3f}, "
+        f"latency N^{f['latency']['exponent']:.2f}, reported)",
     )
 
 
 def window_vs_r(results) -> Claim:
     got, radii = results["fits"]["window_vs_r"]["exponent"], results["config"]["window_radius_grid"]
-    return Claim(
+    return exponent_claim(
+        "decode_cost/window_vs_r",
         "window step's attention against the window r+1: O(r·d)",
-        "(r+1)^1",
-        f"(r+1)^{got:.3f} over r = {radii[0]}..{radii[-1]}",
-        exponent_verdict([(got, 1.0)])[0],
-        "FLOPs of the step minus the same step with one slot (r = 0)",
-        id="decode_cost/window_vs_r",
+        got,
+        1.0,
+        "(r+1)",
+        f"FLOPs of the step minus the same step with one slot (r = 0), r = {radii[0]}..{radii[-1]}",
     )
 
 
 def rnn_vs_d(results) -> Claim:
     got = results["fits"]["rnn_vs_d"]["exponent"]
-    return Claim(
-        "rnn step against width d",
-        "d^2",
-        f"d^{got:.3f}",
-        exponent_verdict([(got, 2.0)])[0],
-        id="decode_cost/rnn_vs_d",
-    )
+    return exponent_claim("decode_cost/rnn_vs_d", "rnn step against width d", got, 2.0, "d")
 
 
 def order(results) -> Claim:

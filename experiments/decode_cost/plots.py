@@ -1,7 +1,9 @@
 """decode_cost's plot (decode_cost.png) and report.md's tables and prose, every number in them
 read from the measurements."""
 
-from experiments import outputs
+import ml_collections
+
+from experiments import outputs, style
 
 
 def _latency_note(raw) -> str:
@@ -17,16 +19,30 @@ def plot(cfg, raw, workdir):
         (
             "position N of the generated token",
             "FLOPs per token (XLA)",
-            f"d={cfg.d}, {cfg.n_heads} heads, batch {cfg.batch}",
+            f"cost of generating token N: d={cfg.d}, {cfg.n_heads} heads, batch {cfg.batch}",
         ),
-        ("position N", "latency per token (ms, median)", f"median of {cfg.repeats}"),
+        (
+            "position N",
+            "latency per token (ms, median)",
+            f"latency of generating token N (median of {cfg.repeats}; load-dependent)",
+        ),
     )
+    ns = [r["n"] for r in raw["kv_cache"]]
+    # the N-dependent part the claims fit: the KV cache's N^1 and recomputation's N^2
+    style.reference_slope(axes[0], ns, raw["kv_cache"][0]["flops"], 1, "reference N^1")
+    style.reference_slope(axes[0], ns, raw["recompute"][0]["flops"], 2, "reference N^2")
     for ax, (xlabel, ylabel, title) in zip(axes, panels):
         ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+        ax.title.set_fontsize(9)
     for a in axes:
-        a.legend()
+        a.legend(fontsize=7)
         outputs.grid_ticks(a, cfg.n_grid)
     return outputs.save_plot(fig, workdir, "decode_cost.png")
+
+
+def draw(results, workdir) -> list[str]:
+    """decode_cost.png from results.json alone (a run's or a committed one's)."""
+    return [plot(ml_collections.ConfigDict(results["config"]), results["raw"], workdir)]
 
 
 def sections(config, raw) -> list[tuple[str, str]]:

@@ -19,6 +19,7 @@ from anatomy import probes
 from anatomy.probes.depth import hlo_critical_path
 from experiments import provenance, record
 from experiments.parallelism import attention, claims, conv, linear, plots, recurrent
+from experiments.progress import Progress
 
 # every layer measured, in the order results.json lists them: name -> (loss, init, flops)
 LAYERS = {**recurrent.LAYERS, **attention.LAYERS, **linear.LAYERS, **conv.LAYERS}
@@ -30,11 +31,13 @@ def measure(cfg):
     """{layer: [dict(n, steps_hlo, steps_jaxpr, median_s, utilisation, ...) per N]}."""
     out = {}
     key = jax.random.PRNGKey(cfg.seed)
+    progress = Progress("parallelism", len(LAYERS) * len(cfg.n_grid))
     for name, (loss, init, count_flops) in LAYERS.items():
         params = init(key, cfg)
         grad = jax.grad(loss, argnums=(0, 1))
         rows = []
         for n in cfg.n_grid:
+            progress.step(f"{name} at N = {n}: compile, read the HLO, {cfg.repeats} timed calls")
             x = jax.random.normal(jax.random.PRNGKey(cfg.seed + n), (cfg.batch, n, cfg.d))
             exe = probes.compiled(grad, params, x)  # one compile: read its HLO, then time it
             hlo_steps = probes.hlo_sequential_steps(exe.as_text())

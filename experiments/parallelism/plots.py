@@ -1,9 +1,10 @@
 """parallelism's plot (parallelism.png) and report.md's tables and prose, every number in
 them read from the measurements."""
 
+import ml_collections
 import numpy as np
 
-from experiments import outputs
+from experiments import outputs, style
 
 
 def plot(cfg, raw, workdir):
@@ -24,14 +25,24 @@ def plot(cfg, raw, workdir):
             "serial depth: scan ∝ N, associative scan ∝ log N",
         ),
     )
+    lstm, attn = raw["lstm"], raw["attention"]
+    ns = [r["n"] for r in lstm]
+    style.reference_slope(axes[0], ns, lstm[0]["median_s"], 1, "reference N^1 (LSTM)")
+    style.reference_slope(axes[0], ns, attn[0]["median_s"], 2, "reference N^2 (attention)")
     for ax, (ylabel, title) in zip(axes, panels):
         ax.set(xlabel="N", ylabel=ylabel, title=title)
+        ax.title.set_fontsize(9)
     axes[2].set(ylim=(0, 1.05))
     for a in axes:
-        a.legend()
+        a.legend(fontsize=7)
     outputs.grid_ticks(axes[0], cfg.n_grid)
     outputs.grid_ticks(axes[3], cfg.n_grid)
     return outputs.save_plot(fig, workdir, "parallelism.png")
+
+
+def draw(results, workdir) -> list[str]:
+    """parallelism.png from results.json alone (a run's or a committed one's)."""
+    return [plot(ml_collections.ConfigDict(results["config"]), results["raw"], workdir)]
 
 
 def _load_note(load, cores) -> str:

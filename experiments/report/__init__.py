@@ -27,7 +27,8 @@ from anatomy.probes.claims import (
     claims_markdown,
     count,
     from_json,
-    held_in_part,
+    rule_text,
+    weakest,
 )
 from anatomy.probes.claims import summary as claims_summary
 from experiments import exponents, outputs, provenance, record
@@ -52,18 +53,11 @@ def _own_claims(results: dict | None) -> str:
 def verdict_rules() -> str:
     """How every verdict the rows cite is decided: the rules of each experiment's claims.py,
     and how a row combines its claims' verdicts."""
-    lines = [exponents.rule()]
+    lines = [f"* The rule: {rule_text()}", exponents.rule()]
     for name in REQUIRED:
         lines += importlib.import_module(f"experiments.{name}.claims").rules()
-    halves = [row.property for row in ROWS if row.combine is held_in_part]
     lines += [
-        "* A row takes the weakest verdict of the claims it cites"
-        + (
-            f"; a row of halves that each say something ({', '.join(halves)}) holds when all "
-            "hold, holds with a caveat when some do, and does not hold when none does."
-            if halves
-            else "."
-        ),
+        "* A row takes the weakest verdict of the claims it cites.",
         f"* Verdicts: {', '.join(VERDICTS)}.",
     ]
     return "\n".join(lines)
@@ -71,7 +65,7 @@ def verdict_rules() -> str:
 
 def row_claim(row: Row, claims: dict[str, Claim]) -> Claim:
     """One row as a Claim: claim = the property, expected = the chapter's two claims, measured
-    and detail its claims' (joined by '; '), verdict row.combine of theirs; MISSING when no
+    and detail its claims' (joined by '; '), verdict the weakest of theirs; MISSING when no
     experiment measures it or a source's claims are absent."""
     expected = f"RNN/LSTM: {row.rnn}; Transformer: {row.transformer}"
     if not row.claims:
@@ -80,7 +74,7 @@ def row_claim(row: Row, claims: dict[str, Claim]) -> Claim:
     if absent:
         return Claim(row.property, expected, "—", MISSING, f"no results from {', '.join(absent)}")
     parts = [claims[cid] for cid in row.claims]
-    verdict = row.combine(c.verdict for c in parts)
+    verdict = weakest(c.verdict for c in parts)
     if verdict not in VERDICTS:
         raise BadInputError(f"report: row {row.property!r} gave verdict {verdict!r}")
     return Claim(
@@ -157,7 +151,7 @@ def sections(rows: list[dict], sources: dict[str, Source], links: dict[str, dict
     summary = claims_summary(claims)
     why = "\n".join(f"* **{c.claim}** ({c.verdict}): {c.detail}" for c in claims)
     src_table = outputs.markdown_table(
-        ("experiment", "results", "commit", "preset", "machine and load", "workdir")
+        ("experiment", "results", "commit", "preset", "machine and load", "read from")
         + ("its own claims", "its report"),
         [
             (
@@ -223,7 +217,9 @@ def run(config, workdir):
             n: {
                 "workdir": s.workdir,
                 "status": s.status,
-                "results_json": os.path.join(s.workdir, "results.json"),
+                "results_json": s.workdir
+                if s.workdir.startswith("results/")
+                else os.path.join(s.workdir, "results.json"),
                 **dict(zip(("commit", "preset", "machine"), _made_by(s))),
                 **links.get(n, {"plots": [], "report": None}),
             }

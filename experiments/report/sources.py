@@ -16,7 +16,7 @@ from typing import NamedTuple
 from anatomy import fingerprint, paths
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import Claim
-from experiments import outputs, provenance, record
+from experiments import committed, outputs, provenance, record
 from experiments.report.rows import REQUIRED
 
 
@@ -125,8 +125,28 @@ def source_dir(config, name: str, workdir: str) -> str:
     return where or paths.join(workdir, name)
 
 
+def committed_sources(config) -> dict[str, Source]:
+    """Every experiment's committed result (experiments.committed.VERDICTS_FROM), judged now by
+    its claims.py: the closing table without running anything."""
+    out = {}
+    for name in config.experiments:
+        result = committed.VERDICTS_FROM[name]
+        path = committed.result_path(result)
+        if not committed.exists(result):
+            out[name] = Source(name, f"results/{result}.json", "missing", None)
+            continue
+        results = committed.load(result)["result"]
+        out[name] = Source(
+            name, f"results/{result}.json", "committed", results, judge(results, name, path)
+        )
+    return out
+
+
 def gather(config, workdir: str) -> dict[str, Source]:
-    """Collect every existing results.json first (a malformed one fails before any run), then run."""
+    """Collect every existing results.json first (a malformed one fails before any run), then run.
+    With config.committed, the committed results instead (committed_sources)."""
+    if config.get("committed", False):
+        return committed_sources(config)
     unknown = [n for n in config.experiments if n not in REQUIRED]
     if unknown:
         raise BadInputError(
@@ -178,6 +198,25 @@ def _link(f, here) -> str:
 
 
 def publish(src: Source, workdir: str, copy: bool) -> dict:
+    if src.status == "committed":
+        return committed_links(src.name, workdir)
+    return _publish(src, workdir, copy)
+
+
+def committed_links(name: str, workdir: str) -> dict:
+    """Links (relative to workdir) to the docs/img plots drawn from a committed result."""
+    from experiments import publish as docs
+
+    result = committed.VERDICTS_FROM[name]
+    pngs = docs.PLOTS.get(result, ("", {}))[1].values()
+    here = paths.absolute(workdir)
+    return {
+        "plots": [_link(os.path.join(docs.IMG, img), here) for img in pngs],
+        "report": None,
+    }
+
+
+def _publish(src: Source, workdir: str, copy: bool) -> dict:
     """Links (relative to workdir) to the source's PNGs and report.md, copying them if needed.
 
     A source inside the report's workdir is linked in place; one outside is copied into

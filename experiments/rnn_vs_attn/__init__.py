@@ -34,6 +34,7 @@ import jax
 
 from anatomy import data, distributed, sharding
 from experiments import provenance
+from experiments.progress import Progress
 from experiments.rnn_vs_attn import cost, plots, seeds, training
 
 
@@ -61,20 +62,23 @@ def run(config, workdir):
     batchers = {}  # one per training length limit
     valid = training.valid_batches(config, corpus, rows)
     labels = [data.bucket_label(lo, hi) for lo, hi in data.LENGTH_BUCKETS]
-    models, histories, maps = {}, {}, {}
+    models = {}
+    runs = Progress("rnn_vs_attn", len(specs) * n_seeds)
     for name, (_, limit) in specs.items():
         if limit not in batchers:
             batchers[limit] = training.train_batcher(config, corpus, rows, limit)
-        seed_rows, histories[name] = [], []
+        seed_rows, example = [], None
         for seed in range(n_seeds):
-            row, hist, attn, pair = training.train_one(
+            runs.step(f"{name}, seed {seed}: train, validate, decode")
+            row, _, attn, pair = training.train_one(
                 name, seed, config, corpus, batchers[limit], valid, workdir, mesh
             )
             seed_rows.append(row)
-            histories[name].append(hist)
             if attn is not None:
-                maps[name] = (attn, pair)
+                example = training.attention_example(attn, pair)
         models[name] = seeds.aggregate(seed_rows)
+        if example is not None:  # seed 0's cross-attention on one long test sentence
+            models[name]["attention_example"] = example
     counts = next(iter(models.values()))["seeds"][0]["count_by_length"]
     meta = {
         "corpus": config.data.name,
@@ -104,5 +108,5 @@ def run(config, workdir):
     if estimate is not None:
         meta["cost_estimate"] = estimate
     if lead:
-        plots.write_outputs(config, workdir, models, histories, maps, labels, meta)
+        plots.write_outputs(config, workdir, models, labels, meta)
     return {"models": models, "setup": meta}

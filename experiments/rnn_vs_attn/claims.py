@@ -16,16 +16,26 @@ the quality row the Transformer against every recurrent model.
 from __future__ import annotations
 
 from anatomy.errors import BadInputError
-from anatomy.probes.claims import CAVEAT, FAILS, HOLDS, MISSING, NOT_SHOWN, Claim, finite, holds
+from anatomy.probes.claims import (
+    HOLDS,
+    MISSING,
+    NOT_SHOWN,
+    Claim,
+    Range,
+    judge,
+    t_interval,
+    weakest,
+)
 from anatomy.seq2seq import registry
 from experiments.outputs import format_number
 
-ENC_SHORT_FLOOR = 40.0  # RNNenc learned: >= this BLEU on the shortest bucket (1-10 tokens) ...
-ENC_DROP = 25.0  # ... and the bottleneck bit: it falls by >= this to the longest bucket
-BLEU_GAP = 10.0  # no-attention BLEU on the longest bucket this far below attention's
-FLAT_RATIO = 0.8  # attention keeps >= this fraction of its shortest-bucket BLEU
-BLEU_TIE = 1.0  # BLEU within this counts as level
-MIN_BLEU = 10.0  # below this overall BLEU a model has not learned: no quality claim holds
+# The ranges each claim gives its quantities, stated before any run (BLEU points, over seeds):
+ENC_SHORT_FLOOR = 40.0  # RNNenc learned: BLEU on the shortest bucket >= this, else NOT_SHOWN
+ENC_DROP = 25.0  # the bottleneck: RNNenc falls by >= this from the shortest to the longest bucket
+BLEU_GAP = 10.0  # ... and scores >= this below every attention model on the longest bucket
+FLAT_RATIO = 0.8  # every attention model keeps >= this fraction of its shortest-bucket BLEU
+BLEU_TIE = 1.0  # "level": the Transformer's BLEU minus the best RNN's >= -this
+MIN_BLEU = 10.0  # below this overall BLEU (every model) nothing learned: no quality claim
 
 
 def translators(models, *, family=None, cross_attention=None) -> list[str]:
@@ -35,41 +45,76 @@ def translators(models, *, family=None, cross_attention=None) -> list[str]:
     return [m for m in registry.names(family, cross_attention=cross_attention) if m in models]
 
 
-def bottleneck_verdict(enc_short, enc_long, attn_short: dict, attn_long: dict) -> str:
-    """RNNenc learns short sentences and then collapses with length; attention models do not.
-
-    NOT_SHOWN unless RNNenc reached ENC_SHORT_FLOOR on the shortest bucket (a model that never
-    learned cannot show a bottleneck); FAILS when it learned and did not fall by ENC_DROP. Then:
-    no-attention BLEU on the longest bucket BLEU_GAP below every attention model, each of which
-    keeps FLAT_RATIO of its shortest-bucket BLEU.
-    """
-    if not attn_long or not finite(enc_short, enc_long, *attn_long.values()):
-        return NOT_SHOWN
-    if enc_short < ENC_SHORT_FLOOR:
-        return NOT_SHOWN
-    if enc_short - enc_long < ENC_DROP:
-        return FAILS
-    best_gap = min(attn_long.values()) - enc_long
-    flat = all(
-        attn_short.get(m, 0) > 0 and attn_long[m] >= FLAT_RATIO * attn_short[m] for m in attn_long
-    )
-    if best_gap >= BLEU_GAP and flat:
-        return HOLDS
-    return CAVEAT if best_gap > 0 and (flat or best_gap >= BLEU_GAP) else FAILS
+def per_seed(model: dict, key: str, bucket: str | None = None) -> list:
+    """One number of a model per seed: row[key] (or row[key][bucket]) of each seed's row."""
+    rows = model.get("seeds") or [model]
+    return [r[key] if bucket is None else r[key].get(bucket) for r in rows]
 
 
-def quality_cost_verdict(t_bleu, t_seconds, rnn_bleu, rnn_seconds) -> str:
-    """Transformer at least level in BLEU with the best RNN model, and trained no slower.
+def _paired(a: list, b: list, op) -> list:
+    """op(a_s, b_s) per seed s (the seeds both models share, in order)."""
+    return [None if x is None or y is None else op(x, y) for x, y in zip(a, b)]
 
-    Quality is the claim's core: behind in BLEU it does not hold however cheap the training;
-    level but slower to train holds with a caveat.
-    """
-    if not finite(t_bleu, t_seconds, rnn_bleu, rnn_seconds) or max(t_bleu, rnn_bleu) < MIN_BLEU:
-        return FAILS
-    level, cheaper = t_bleu >= rnn_bleu - BLEU_TIE, t_seconds <= rnn_seconds
-    if not level:
-        return FAILS
-    return HOLDS if cheaper else CAVEAT
+
+def bottleneck_parts(enc_short, enc_long, attn_short: dict, attn_long: dict) -> dict:
+    """The bottleneck's parts, each an (Interval, Range) over the seeds (lists of per-seed BLEU
+    on the shortest and longest bucket; dicts of them per attention model):
+    'learned' (RNNenc's short BLEU; the gate: a model that never learned shows no collapse),
+    'drop' (RNNenc short − long), and per attention model m 'gap/m' (m long − RNNenc long)
+    and 'flat/m' (m long / m short)."""
+    parts = {
+        "learned": (t_interval(enc_short), Range.at_least(ENC_SHORT_FLOOR)),
+        "drop": (
+            t_interval(_paired(enc_short, enc_long, lambda s, g: s - g)),
+            Range.at_least(ENC_DROP, f"RNNenc falls ≥ {ENC_DROP:g} BLEU"),
+        ),
+    }
+    for m in attn_long:
+        parts[f"gap/{m}"] = (
+            t_interval(_paired(attn_long[m], enc_long, lambda a, e: a - e)),
+            Range.at_least(BLEU_GAP, f"{m} ≥ {BLEU_GAP:g} BLEU above RNNenc on the longest"),
+        )
+        parts[f"flat/{m}"] = (
+            t_interval(_paired(attn_long[m], attn_short[m], lambda g, s: g / s if s else None)),
+            Range.at_least(FLAT_RATIO, f"{m} keeps ≥ {FLAT_RATIO:.0%}"),
+        )
+    return parts
+
+
+def bottleneck_verdict(parts: dict) -> tuple[str, str]:
+    """(verdict, reason) of bottleneck_parts: NOT_SHOWN unless RNNenc's short-bucket BLEU holds
+    its floor (else the run cannot show a collapse); then the weakest of the other parts."""
+    learned, why = judge(*parts["learned"])
+    if learned != HOLDS:
+        return NOT_SHOWN, f"RNNenc's learning of short sentences is not shown ({why})"
+    judged_parts = {k: judge(*v) for k, v in parts.items() if k != "learned"}
+    verdict = weakest(v for v, _ in judged_parts.values())
+    weak = [f"{k}: {why}" for k, (v, why) in judged_parts.items() if v == verdict and why]
+    return verdict, "; ".join(weak)
+
+
+def quality_parts(t_bleu, t_seconds, rnn_bleu, rnn_seconds) -> dict:
+    """'level' (Transformer − best RNN BLEU per seed) and 'cost' (Transformer / RNN training
+    seconds per seed), each an (Interval, Range)."""
+    return {
+        "level": (
+            t_interval(_paired(t_bleu, rnn_bleu, lambda t, r: t - r)),
+            Range.at_least(-BLEU_TIE, f"BLEU level (≥ −{BLEU_TIE:g})"),
+        ),
+        "cost": (
+            t_interval(_paired(t_seconds, rnn_seconds, lambda t, r: t / r)),
+            Range.at_most(1.0, "training time ≤ the RNN's"),
+        ),
+    }
+
+
+def quality_cost_verdict(parts: dict, learned: bool) -> tuple[str, str]:
+    """(verdict, reason): NOT_SHOWN when no model learned (MIN_BLEU), else the weakest part."""
+    if not learned:
+        return NOT_SHOWN, f"no model reached {MIN_BLEU:g} BLEU"
+    judged_parts = {k: judge(*v) for k, v in parts.items()}
+    verdict = weakest(v for v, _ in judged_parts.values())
+    return verdict, "; ".join(f"{k}: {why}" for k, (v, why) in judged_parts.items() if why)
 
 
 def _buckets(models):
@@ -86,7 +131,11 @@ def _buckets(models):
 
 def bottleneck(results) -> Claim:
     claim = "without attention an encoder-decoder degrades on long sentences, with it it does not"
-    expected = "rnnenc collapses with source length; every attention model stays level"
+    expected = (
+        f"rnnenc learns short sentences (≥ {ENC_SHORT_FLOOR:g}) and falls ≥ {ENC_DROP:g} BLEU to "
+        f"the longest, ≥ {BLEU_GAP:g} below every attention model, each keeping "
+        f"≥ {FLAT_RATIO:.0%} of its short-sentence BLEU"
+    )
     models = results["models"]
     attn = translators(models, cross_attention=True)
     if "rnnenc" not in models or not attn:
@@ -99,34 +148,26 @@ def bottleneck(results) -> Claim:
             id="rnn_vs_attn/bottleneck",
         )
     short, long = _buckets(models)
-    bl = {m: models[m]["bleu_by_length"] for m in ["rnnenc"] + attn}
-    enc_short, enc_long = bl["rnnenc"][short], bl["rnnenc"][long]
-    v = bottleneck_verdict(
-        enc_short, enc_long, {m: bl[m][short] for m in attn}, {m: bl[m][long] for m in attn}
+    bl = {
+        m: (
+            per_seed(models[m], "bleu_by_length", short),
+            per_seed(models[m], "bleu_by_length", long),
+        )
+        for m in ["rnnenc", *attn]
+    }
+    parts = bottleneck_parts(
+        bl["rnnenc"][0], bl["rnnenc"][1], {m: bl[m][0] for m in attn}, {m: bl[m][1] for m in attn}
     )
+    verdict, reason = bottleneck_verdict(parts)
     seeds = models["rnnenc"].get("n_seeds", 1)
-    reason = (
-        f"rnnenc did not learn short sentences ({enc_short:.1f} BLEU on {short} tokens, "
-        f"below the {ENC_SHORT_FLOOR:g} floor), so this run cannot show its collapse; "
-        if finite(enc_short) and enc_short < ENC_SHORT_FLOOR
-        else f"rnnenc learned short sentences but fell only {enc_short - enc_long:.1f} BLEU "
-        f"(< {ENC_DROP:g}) from {short} to {long} tokens; "
-        if finite(enc_short, enc_long) and enc_short - enc_long < ENC_DROP
-        else ""
-    )
-    reason += f"means of {seeds} seeds; " if seeds > 1 else ""
     return Claim(
         claim,
         expected,
-        f"BLEU {long} tokens: {' vs '.join(bl)} {' vs '.join(f'{b[long]:.1f}' for b in bl.values())} "
-        f"({short}: {' vs '.join(f'{b[short]:.1f}' for b in bl.values())})",
-        v,
-        reason + f"on {long}-token sources rnnenc scores {enc_long:.1f} BLEU, the attention "
-        f"models at least {min(bl[m][long] for m in attn):.1f}; they keep "
-        + ", ".join(
-            f"{m} {bl[m][long] / bl[m][short]:.0%}" if bl[m][short] > 0 else f"{m} —" for m in attn
-        )
-        + f" of their {short}-token BLEU",
+        f"BLEU on {long} tokens: "
+        + ", ".join(f"{m} {str(t_interval(bl[m][1]))}" for m in bl)
+        + f"; rnnenc's fall from {short}: {str(parts['drop'][0])}",
+        verdict,
+        "; ".join(x for x in (reason, f"{seeds} seed(s)") if x),
         id="rnn_vs_attn/bottleneck",
     )
 
@@ -147,14 +188,30 @@ def quality_cost(results) -> Claim:
         )
     best = max(rnns, key=lambda m: models[m]["bleu"])
     t, b = models["transformer"], models[best]
+    parts = quality_parts(
+        per_seed(t, "bleu"),
+        per_seed(t, "train_seconds"),
+        per_seed(b, "bleu"),
+        per_seed(b, "train_seconds"),
+    )
+    learned = max(t["bleu"], b["bleu"]) >= MIN_BLEU
+    verdict, reason = quality_cost_verdict(parts, learned)
     bleu = " vs ".join(f"{m} {models[m]['bleu']:.1f}" for m in rnns + ["transformer"])
     return Claim(
         claim,
         expected,
-        f"BLEU {bleu}; train {t['train_seconds']:.0f} s vs {b['train_seconds']:.0f} s "
-        f"({best}), {t['tokens_per_second']:.0f} vs {b['tokens_per_second']:.0f} tokens/s",
-        quality_cost_verdict(t["bleu"], t["train_seconds"], b["bleu"], b["train_seconds"]),
-        f"same token budget for every model; compared with the best RNN model ({best})",
+        f"BLEU {bleu} (means); transformer − {best}: {str(parts['level'][0])} BLEU; "
+        f"train time transformer / {best}: {str(parts['cost'][0])}",
+        verdict,
+        "; ".join(
+            x
+            for x in (
+                reason,
+                f"same token budget for every model; compared with the best RNN "
+                f"model ({best}); training seconds on a shared machine",
+            )
+            if x
+        ),
         id="rnn_vs_attn/quality_cost",
     )
 
@@ -173,12 +230,22 @@ def equal_time(results) -> Claim:
         )
     parts = ", ".join(f"{n} {format_number(r['bleu'])}" for n, r in models.items())
     cores = (setup.get("provenance") or {}).get("cpus", "?")
+    best = max((n for n in models if n != "transformer"), key=lambda n: models[n]["bleu"])
+    diff = t_interval(
+        _paired(
+            per_seed(models["transformer"], "bleu"),
+            per_seed(models[best], "bleu"),
+            lambda t, o: t - o,
+        )
+    )
+    verdict, why = judge(diff, Range.at_least(0.0))
     return Claim(
         claim,
         expected,
         f"at equal time on {cores} CPU cores: in {format_number(budget)} s of training each "
-        f"(each schedule laid out over it), {parts} BLEU",
-        holds(models["transformer"]["bleu"] >= max(others)),
+        f"(each schedule laid out over it), {parts} BLEU; transformer − {best}: {diff}",
+        verdict,
+        why,
         id="rnn_vs_attn/equal_time",
     )
 
@@ -192,14 +259,15 @@ def chapter(results) -> list[Claim]:
 
 
 def rules() -> list[str]:
-    """How these verdicts are decided, for the report's "How verdicts are decided"."""
+    """Each claim's range, for the report's "How verdicts are decided" (the rule itself:
+    anatomy.probes.claims.rule_text)."""
     return [
-        f"* Bottleneck: only when RNNenc learned short sentences (≥ {ENC_SHORT_FLOOR:g} BLEU on "
-        f"the shortest bucket; else {NOT_SHOWN}) and then fell (≥ {ENC_DROP:g} BLEU lower on the "
-        f"longest; else it does not hold here): no-attention BLEU on the longest bucket ≥ "
-        f"{BLEU_GAP:g} below every attention model, each of which keeps ≥ {FLAT_RATIO:.0%} of "
-        "its shortest-bucket BLEU.",
-        f"* Quality and cost: the Transformer's BLEU within {BLEU_TIE:g} of the best RNN model's "
-        f"or above holds when its training time is no longer, holds with a caveat when it is; "
-        f"behind in BLEU, or below {MIN_BLEU:g} BLEU for every model, it does not hold.",
+        f"* Bottleneck (intervals over seeds): RNNenc learns short sentences (≥ "
+        f"{ENC_SHORT_FLOOR:g} BLEU on the shortest bucket; else not shown), falls ≥ "
+        f"{ENC_DROP:g} BLEU to the longest, and scores ≥ {BLEU_GAP:g} below every attention "
+        f"model there, each of which keeps ≥ {FLAT_RATIO:.0%} of its shortest-bucket BLEU; "
+        "the weakest part decides.",
+        f"* Quality and cost (over seeds): the Transformer's BLEU minus the best RNN model's "
+        f"≥ −{BLEU_TIE:g}, and its training time no longer; the weaker decides (not shown when "
+        f"no model reaches {MIN_BLEU:g} BLEU).",
     ]

@@ -8,36 +8,25 @@ import sys
 import numpy as np
 
 from anatomy.data import describe_corpus_report
-from experiments import outputs
+from experiments import outputs, record, style
+from experiments.rnn_vs_attn import claims
 from experiments.rnn_vs_attn.seeds import STD, bleu_table, results_table
-
-
-def _style(name: str, colors: dict) -> dict:
-    """One colour per architecture (rnnsearch-30 and rnnsearch-50 share it); '-30' dashed."""
-    base, _, limit = name.partition("-")
-    color = colors.setdefault(base, f"C{len(colors)}")
-    return {"color": color, "linestyle": "--" if limit and int(limit) < 50 else "-"}
 
 
 def plot_bleu(models: dict, labels, workdir: str) -> str:
     fig, ax = outputs.new_figure(figsize=(6.5, 4.2))
-    x, colors = np.arange(len(labels)), {}
+    x = np.arange(len(labels))
     n_seeds = max(r.get("n_seeds", 1) for r in models.values())
     for name, r in models.items():
-        style = _style(name, colors)
-        ax.plot(
-            x,
-            [r["bleu_by_length"].get(lab, np.nan) for lab in labels],
-            marker="o",
-            label=name,
-            **style,
-        )
+        look = style.line(name)
+        bleu = [r["bleu_by_length"].get(lab, np.nan) for lab in labels]
+        ax.plot(x, bleu, label=name, clip_on=False, zorder=3, **look)  # markers at 100 whole
         seeds = r.get("seeds", [])
         if len(seeds) > 1:
             per = np.array(
                 [[s["bleu_by_length"].get(lab, np.nan) for lab in labels] for s in seeds]
             )
-            ax.fill_between(x, per.min(0), per.max(0), color=style["color"], alpha=0.15, lw=0)
+            ax.fill_between(x, per.min(0), per.max(0), color=look["color"], alpha=0.15, lw=0)
     ax.set_xticks(x, labels)
     band = f"; band: min-max over {n_seeds} seeds" if n_seeds > 1 else ""
     ax.set(
@@ -51,57 +40,71 @@ def plot_bleu(models: dict, labels, workdir: str) -> str:
     return outputs.save_plot(fig, workdir, "bleu_by_length.png")
 
 
-def _curves(histories: dict, xkey: str, ykey: str, ax) -> None:
-    """Every seed of every model as a line (one colour per model, one legend entry)."""
-    colors = {}
-    for name, seeds in histories.items():
-        style = _style(name, colors)
-        for s, recs in enumerate(seeds):
-            recs = [r for r in recs if r.get(ykey) is not None]
-            ax.plot(
-                [r[xkey] for r in recs],
-                [r[ykey] for r in recs],
-                alpha=1.0 if s == 0 else 0.5,
-                label=name if s == 0 else None,
-                **style,
-            )
+def _curve(row: dict, xkey: str, ykey: str) -> tuple[list, list]:
+    """One seed's (x, y) from its results row: ykey 'loss' (train_curve) or 'valid_loss'
+    (valid_curve, its times from valid_time); xkey 'step' or 'time' (training seconds)."""
+    if ykey == "loss":
+        pts = [(s, t, v) for s, t, v in row.get("train_curve") or []]
+    else:
+        times = row.get("valid_time") or [None] * len(row.get("valid_curve") or [])
+        pts = [(s, t, v) for (s, v), t in zip(row.get("valid_curve") or [], times)]
+    pts = [p for p in pts if p[2] is not None and (xkey == "step" or p[1] is not None)]
+    return [p[0] if xkey == "step" else p[1] for p in pts], [p[2] for p in pts]
 
 
-def plot_curves(histories: dict, workdir: str) -> list[str]:
-    """loss_vs_steps/time.png (training loss) and valid_loss(_vs_time).png (when validated).
-
-    histories: model -> [metrics.jsonl records of seed 0, of seed 1, ...].
-    """
+def plot_curves(models: dict, workdir: str) -> list[str]:
+    """loss_vs_steps/time.png (training loss) and valid_loss(_vs_time).png (when validated),
+    every seed of every model a line, drawn from results.json's curves alone."""
     names = []
     for ykey, ylabel, plots in (
         (
             "loss",
             "training loss (label-smoothed)",
-            (("step", "loss_vs_steps.png"), ("wall_time", "loss_vs_time.png")),
+            (("step", "loss_vs_steps.png"), ("time", "loss_vs_time.png")),
         ),
         (
             "valid_loss",
             "validation loss (teacher-forced, unsmoothed)",
-            (("step", "valid_loss.png"), ("wall_time", "valid_loss_vs_time.png")),
+            (("step", "valid_loss.png"), ("time", "valid_loss_vs_time.png")),
         ),
     ):
-        if not any(ykey in r for seeds in histories.values() for recs in seeds for r in recs):
-            continue
         for xkey, fname in plots:
+            drawn = False
             fig, ax = outputs.new_figure(figsize=(6, 4))
-            _curves(histories, xkey, ykey, ax)
+            for name, r in models.items():
+                for s, row in enumerate(r.get("seeds") or [r]):
+                    x, y = _curve(row, xkey, ykey)
+                    if x:
+                        ax.plot(
+                            x,
+                            y,
+                            alpha=1.0 if s == 0 else 0.5,
+                            label=name if s == 0 else None,
+                            **style.line(name),
+                        )
+                        drawn = True
+            if not drawn:
+                outputs.close(fig)
+                continue
             xlabel = (
                 "optimiser step" if xkey == "step" else "training time (s; validation excluded)"
             )
-            ax.set(xlabel=xlabel, ylabel=ylabel, yscale="log")
+            ax.set(
+                xlabel=xlabel,
+                ylabel=ylabel,
+                yscale="log",
+                title=f"{ylabel} against " + ("steps" if xkey == "step" else "training time"),
+            )
+            ax.title.set_fontsize(9)
             ax.legend(fontsize=8)
             names.append(outputs.save_plot(fig, workdir, fname))
     return names
 
 
-def plot_attention(name, w, pair, workdir) -> str:
-    src = pair[0].split()
-    tgt = pair[1].split() + ["</s>"]
+def plot_attention(name, example, workdir) -> str:
+    src = example["src"].split()
+    tgt = example["tgt"].split() + ["</s>"]
+    w = np.asarray(example["weights"])
     fig, ax = outputs.new_figure(figsize=(9, 8))
     ax.imshow(w, cmap="gray_r", aspect="auto", vmin=0.0)
     fs = 5 if max(len(src), len(tgt)) > 40 else 7
@@ -111,9 +114,22 @@ def plot_attention(name, w, pair, workdir) -> str:
     ax.set(
         xlabel="source position",
         ylabel="target position",
-        title=f"{name}: cross-attention ({len(src)}-token source)",
+        title=f"{name}: cross-attention, seed 0, one {len(src)}-token test source",
     )
     return outputs.save_plot(fig, workdir, f"attention_{name}.png")
+
+
+def draw(results: dict, workdir: str) -> list[str]:
+    """Every plot of an rnn_vs_attn result, from results.json alone (a run's, or a committed
+    one's: experiments.publish redraws the committed plots with it)."""
+    models = results["models"]
+    labels = list(next(iter(models.values()))["bleu_by_length"])
+    pngs = [plot_bleu(models, labels, workdir)] + plot_curves(models, workdir)
+    return pngs + [
+        plot_attention(name, r["attention_example"], workdir)
+        for name, r in models.items()
+        if r.get("attention_example")
+    ]
 
 
 def _setup_note(config, meta) -> str:
@@ -156,11 +172,10 @@ def _setup_note(config, meta) -> str:
     )
 
 
-def write_outputs(config, workdir, models, histories, maps, labels, meta) -> list[str]:
+def write_outputs(config, workdir, models, labels, meta) -> list[str]:
     """results.json, the plots and report.md (process 0 only); the tables to stdout."""
-    plots = [plot_attention(name, w, pair, workdir) for name, (w, pair) in maps.items()]
-    plots = [plot_bleu(models, labels, workdir)] + plot_curves(histories, workdir) + plots
     outputs.write_json(workdir, {"models": models, "setup": meta})
+    plots = draw({"models": models, "setup": meta}, workdir)
     img = lambda *names: "\n\n".join(f"![]({n})" for n in names if n in plots)
     sections = [
         ("Setup", _setup_note(config, meta)),
@@ -184,4 +199,6 @@ def write_outputs(config, workdir, models, histories, maps, labels, meta) -> lis
         file=sys.stdout,
         flush=True,
     )
+    judged = claims.chapter(record.stored({"models": models, "setup": meta}))
+    print(record.done_text("rnn_vs_attn", workdir, judged), flush=True)
     return plots

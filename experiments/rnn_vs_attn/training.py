@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -88,10 +89,21 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
             file=sys.stderr,
             flush=True,
         )
+    buckets = corpus.test_by_bucket(eval_split(config))
+    cap = config.eval.max_per_bucket
+    n = sum(min(len(v), cap) if cap > 0 else len(v) for v in buckets.values())
+    how = "greedy" if config.eval.beam_size <= 1 else f"beam {config.eval.beam_size}"
+    t0 = time.perf_counter()
+    if lead:
+        print(
+            f"[{os.path.basename(mdir)}] decoding {n} {eval_split(config)} sentences ({how})",
+            file=sys.stderr,
+            flush=True,
+        )
     ev = train.evaluate_bleu(
         model,
         params,
-        corpus.test_by_bucket(eval_split(config)),
+        buckets,
         corpus.src_vocab,
         corpus.tgt_vocab,
         max_per_bucket=config.eval.max_per_bucket,
@@ -102,6 +114,12 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
     )
     if lead:
         outputs.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
+        print(
+            f"[{os.path.basename(mdir)}] decoded in {time.perf_counter() - t0:.0f} s: BLEU "
+            f"{ev['bleu']:.1f}",
+            file=sys.stderr,
+            flush=True,
+        )
     return ev
 
 
@@ -202,6 +220,18 @@ def _validator(model, tc, mesh, rules, valid):
     return train.make_validate(step, [distributed.local_rows(b, b_sh) for b in valid])
 
 
+def _round(x, digits=6):
+    """x to `digits` significant digits for results.json (None stays None)."""
+    return None if x is None else float(f"{x:.{digits}g}")
+
+
+def attention_example(weights, pair) -> dict:
+    """The cross-attention map results.json keeps for the plot: {'src', 'tgt', 'weights'
+    [T, S] rounded to 4 decimals}."""
+    w = np.asarray(weights, np.float64)
+    return {"src": pair[0], "tgt": pair[1], "weights": np.round(w, 4).tolist()}
+
+
 def _last(hist, key):
     vals = [r[key] for r in hist if key in r]
     return vals[-1] if vals else None
@@ -265,6 +295,13 @@ def train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
         # [[step, validation loss], ...] every train.eval_every steps: the curve a time-to-loss
         # comparison reads (scaling's applied.steps_to_loss) from a committed result
         "valid_curve": [[r["step"], r["valid_loss"]] for r in hist if "valid_loss" in r],
+        # the curves the plots draw from results.json alone: [step, training seconds (the
+        # train clock: compilation in, validation out), training loss] per logging interval,
+        # and the training seconds at each validation of valid_curve
+        "train_curve": [
+            [r["step"], _round(r.get("wall_time")), _round(r["loss"])] for r in hist if "loss" in r
+        ],
+        "valid_time": [_round(r.get("wall_time")) for r in hist if "valid_loss" in r],
         "bleu": ev["bleu"],
         "bleu_by_length": ev["bleu_by_length"],
         "count_by_length": ev["count_by_length"],

@@ -1,16 +1,21 @@
-"""The cost model applied to named accelerators: predicted, never measured.
+"""The cost model applied to named accelerators (estimates, never measured), and the steps to
+a common validation loss read from rnn_vs_attn's results (measured).
 
-* speed ratio   LSTM / self-attention training time (jit(grad) of parallelism's layers) at
-                each N, on each accelerator, from the very programs timed here (check.py);
-                with the per-op latency scaled (the assumption that dominates the LSTM), and
-                with each LSTM time step as ONE kernel (ratio_fused: a fused cell, as cuDNN
-                runs it, instead of XLA:CPU's ops per step)
-* time to loss  Transformer vs RNNsearch: predicted seconds per train step (check.py's
-                programs) × the steps each needs to reach the same validation loss
-* scale-out     predicted step time of the stacks on one device and on the mesh (dp / tp,
-                structure.py), and the share of it spent in collectives
-Precision: applied.precision (bfloat16 compute with float32 master parameters, as
-train.compute_dtype='bfloat16'; roofline.py says what that assumes).
+* layer estimates  LSTM / self-attention training time (jit(grad) of parallelism's layers) at
+                   N = applied.n_ratio on each accelerator, its kernels counted from XLA:GPU's
+                   program for that GPU when gpu_programs.py compiled one, else from
+                   XLA:CPU's program (check.py's, re-priced at applied.precision)
+* sensitivity      each estimate again with one assumption varied: the kernels (the other
+                   compiler's program; each recurrent time step as ONE kernel, a fused cell as
+                   cuDNN runs it), the latencies (x applied.latency_scales), the achieved
+                   share of the published peaks (applied.peak_fractions)
+* steps to loss    per seed of rnn_vs_attn's results: a target both models reach before their
+                   schedules end, the evaluation bracket in which each reaches it, and the
+                   seconds per step each took there (measured: its train_seconds / steps)
+* time to loss     per accelerator: the steps ratio × the estimated Transformer / RNNsearch
+                   seconds per train step (an estimate, with its sensitivity)
+* scale-out        estimated step time of the stacks on one device and on the mesh (dp / tp,
+                   structure.py), and the share of it spent in collectives
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
+
 from anatomy.probes import hardware, roofline
-from anatomy.train.metrics import read_metrics
+from experiments.scaling.gpu_programs import KEY
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -30,52 +37,82 @@ def _predict(text, hw, precision, fused_loops=False):
     )
 
 
-def _lstm_over_attention(lstm_text, attention_text, hw, precision):
-    """Predicted LSTM and attention seconds, their ratio (ratio_fused: with each LSTM time step
-    as one kernel) and each one's dominant term; with the three predictions."""
-    lstm = _predict(lstm_text, hw, precision)
-    fused = _predict(lstm_text, hw, precision, fused_loops=True)
-    attn = _predict(attention_text, hw, precision)
-    row = {
-        "lstm_s": lstm["seconds"],
-        "attention_s": attn["seconds"],
-        "ratio": lstm["seconds"] / attn["seconds"],
-        "ratio_fused": fused["seconds"] / attn["seconds"],
-        "lstm_dominant": lstm["dominant"],
-        "attention_dominant": attn["dominant"],
+def _pair(recurrent_text, attention_text, hw, precision, fused=False) -> dict:
+    """Estimated seconds of a recurrent and an attention program on `hw`: each one's seconds,
+    terms, dominant term and kernels (fused: each recurrent loop iteration one kernel)."""
+    r = _predict(recurrent_text, hw, precision, fused_loops=fused)
+    a = _predict(attention_text, hw, precision)
+    return {
+        "recurrent_s": r["seconds"],
+        "attention_s": a["seconds"],
+        "recurrent_terms": {t: r[t] for t in roofline.TERMS},
+        "attention_terms": {t: a[t] for t in roofline.TERMS},
+        "recurrent_dominant": r["dominant"],
+        "attention_dominant": a["dominant"],
+        "recurrent_kernels": r["n_ops"],
+        "attention_kernels": a["n_ops"],
     }
-    return row, (lstm, fused, attn)
 
 
-def speed_ratios(cfg, texts: dict, layer_ns) -> list[dict]:
-    """One row per (accelerator, N, latency scale): predicted LSTM and attention seconds,
-    their ratio, and each one's dominant term."""
+def counted(cfg, name: str, cpu_texts: dict, gpu: dict, keys) -> tuple[dict, str, str]:
+    """({key: HLO text}, precision to price it at, where it is from) for accelerator `name`:
+    XLA:GPU's programs when gpu_programs compiled them for this accelerator (priced as
+    compiled), else XLA:CPU's (re-priced at cfg.precision)."""
+    texts = gpu.get("texts", {}) if gpu.get("target") == name else {}
+    if all(KEY.format(family=f, n=n) in texts for f, n in keys):
+        programs = {(f, n): texts[KEY.format(family=f, n=n)] for f, n in keys}
+        return programs, None, f"XLA:GPU's programs for {name} ({cfg.precision}, compiled here)"
+    programs = {k: cpu_texts[k] for k in keys}
+    return programs, cfg.precision, f"XLA:CPU's programs, re-priced at {cfg.precision}"
+
+
+def estimate_pair(cfg, name, recurrent, attention, cpu_texts, gpu) -> dict:
+    """The estimate for accelerator `name` of a (recurrent, attention) pair of programs, keys
+    (family, n) of cpu_texts, and its sensitivity: a list of {assumption, value, ...} with
+    the pair's seconds under each (module doc), the first the estimate itself."""
+    hw = hardware.get(name)
+    progs, precision, source = counted(cfg, name, cpu_texts, gpu, (recurrent, attention))
+    rec, att = progs[recurrent], progs[attention]
+    base = _pair(rec, att, hw, precision)
+    variants = [{"assumption": "as assumed", "value": source, **base}]
+    if precision is None:  # counted from XLA:GPU: the other count is XLA:CPU's
+        cpu = _pair(cpu_texts[recurrent], cpu_texts[attention], hw, cfg.precision)
+        variants.append({"assumption": "kernels", "value": "XLA:CPU's programs", **cpu})
+    fused = _pair(rec, att, hw, precision, fused=True)
+    variants.append(
+        {"assumption": "kernels", "value": "one kernel per recurrent time step", **fused}
+    )
+    for s in cfg.latency_scales:
+        scaled = hw.scaled(op_latency=s, loop_latency=s, call_latency=s)
+        variants.append(
+            {"assumption": "latencies", "value": f"x{s:g}", **_pair(rec, att, scaled, precision)}
+        )
+    for f in cfg.peak_fractions:
+        variants.append(
+            {
+                "assumption": "achieved share of peak rates",
+                "value": f"{f:g}",
+                **_pair(rec, att, hw.at_fraction(f), precision),
+            }
+        )
+    return {"accelerator": name, "counted_from": source, **base, "sensitivity": variants}
+
+
+def layer_estimates(cfg, cpu_texts: dict, gpu: dict, n: int) -> list[dict]:
+    """Per accelerator: LSTM / attention estimated at N = n (estimate_pair), ratio = LSTM /
+    attention seconds, under each assumption of its sensitivity too."""
     rows = []
     for name in cfg.accelerators:
-        base = hardware.get(name)
-        for scale in cfg.latency_scales:
-            hw = base.scaled(op_latency=scale, loop_latency=scale)
-            for n in layer_ns:
-                row, (lstm, fused, attn) = _lstm_over_attention(
-                    texts[("lstm", n)], texts[("attention", n)], hw, cfg.precision
-                )
-                rows.append(
-                    {
-                        "accelerator": name,
-                        "latency_scale": scale,
-                        "n": n,
-                        **row,
-                        "lstm_fused_s": fused["seconds"],
-                        "lstm_terms": {t: lstm[t] for t in roofline.TERMS},
-                        "attention_terms": {t: attn[t] for t in roofline.TERMS},
-                    }
-                )
+        row = estimate_pair(cfg, name, ("lstm", n), ("attention", n), cpu_texts, gpu)
+        for v in [row, *row["sensitivity"]]:
+            v["ratio"] = v["recurrent_s"] / v["attention_s"]
+        rows.append({"n": n, **row})
     return rows
 
 
 def wide_ratio(cfg, check_cfg, n: int) -> list[dict]:
-    """The layers' LSTM / attention ratio at width cfg.wide_d and batch cfg.wide_batch, at N = n,
-    per accelerator (latencies as published / assumed): compiled from shapes, never run."""
+    """The layers' LSTM / attention estimate at width cfg.wide_d and batch cfg.wide_batch, at
+    N = n, per accelerator (XLA:CPU's programs, compiled from shapes, never run)."""
     import jax
     import jax.numpy as jnp
 
@@ -91,114 +128,124 @@ def wide_ratio(cfg, check_cfg, n: int) -> list[dict]:
         texts[name] = jax.jit(jax.grad(loss, argnums=(0, 1))).lower(params, x).compile().as_text()
     rows = []
     for name in cfg.accelerators:
-        row, _ = _lstm_over_attention(
-            texts["lstm"], texts["attention"], hardware.get(name), cfg.precision
-        )
-        rows.append({"accelerator": name, "d": cfg.wide_d, "batch": cfg.wide_batch, "n": n, **row})
-    return rows
-
-
-def steps_to_loss(cfg) -> dict:
-    """Steps Transformer and RNNsearch need to reach the same validation loss, and what they
-    were read from.
-
-    The validation curves come from cfg.metrics_workdir (an rnn_vs_attn workdir whose
-    <model>/metrics.jsonl hold them) or else from cfg.results (a committed rnn_vs_attn result
-    whose models carry 'valid_curve', seed 0's). With curves the target is the higher of the
-    two final validation losses (both reach it); each model's step is the first evaluation at
-    or below it, linearly interpolated from the evaluation before. A result made before the
-    curves were recorded holds final validation losses only: both trained the same steps, so
-    the model with the higher final loss needs all of them and the other at most as many: the
-    ratio of steps is a bound, not a value (bound='transformer >=' or 'transformer <=').
-    """
-    names = ("transformer", "rnnsearch")
-
-    def committed():
-        path = cfg.results if os.path.isabs(cfg.results) else os.path.join(_ROOT, cfg.results)
-        with open(path) as f:
-            return json.load(f)["result"]["models"]
-
-    if cfg.metrics_workdir:
-        curves = {
-            m: [
-                (r["step"], r["valid_loss"])
-                for r in read_metrics(os.path.join(cfg.metrics_workdir, m))
-                if "valid_loss" in r
-            ]
-            for m in names
-        }
-        source = f"{cfg.metrics_workdir}/<model>/metrics.jsonl (validation curves)"
-    else:
-        models = committed()
-        curves = {m: [tuple(p) for p in (models[m].get("valid_curve") or [[]])[0]] for m in names}
-        source = f"{cfg.results} (validation curves, seed 0)"
-    if all(curves.values()):
-        target = max(c[-1][1] for c in curves.values())
-        steps = {m: _first_step(c, target) for m, c in curves.items()}
-        return {
-            "source": source,
-            "target_loss": target,
-            "steps": steps,
-            "curves": curves,
-            "ratio": steps["transformer"] / steps["rnnsearch"],
-            "bound": None,
-        }
-    models = committed()
-    final = {m: models[m]["valid_loss"] for m in names}
-    steps = {m: models[m]["steps"] for m in names}
-    worse = max(names, key=final.get)
-    return {
-        "source": f"{cfg.results} (final validation losses only)",
-        "target_loss": final[worse],
-        "final_loss": final,
-        "steps": steps,
-        "ratio": steps["transformer"] / steps["rnnsearch"],
-        "bound": "transformer >=" if worse == "transformer" else "transformer <=",
-    }
-
-
-def _first_step(curve, target):
-    """First step at which a (step, loss) curve reaches `target`, interpolated linearly."""
-    prev = None
-    for step, loss in curve:
-        if loss <= target:
-            if prev is None or prev[1] == loss:
-                return float(step)
-            (s0, l0) = prev
-            return float(s0 + (step - s0) * (l0 - target) / (l0 - loss))
-        prev = (step, loss)
-    return float(curve[-1][0])
-
-
-def time_to_loss(cfg, texts: dict, length: int, steps: dict) -> list[dict]:
-    """Per accelerator: predicted seconds per train step of the Transformer and RNNsearch, and
-    predicted time to the common loss: steps × seconds per step (a bound when steps is)."""
-    rows = []
-    if ("transformer", length) not in texts or ("rnnsearch", length) not in texts:
-        return rows
-    for name in cfg.accelerators:
         hw = hardware.get(name)
-        t = _predict(texts[("transformer", length)], hw, cfg.precision)
-        r = _predict(texts[("rnnsearch", length)], hw, cfg.precision)
+        p = _pair(texts["lstm"], texts["attention"], hw, cfg.precision)
+        fused = _pair(texts["lstm"], texts["attention"], hw, cfg.precision, fused=True)
         rows.append(
             {
                 "accelerator": name,
-                "transformer_step_s": t["seconds"],
-                "rnnsearch_step_s": r["seconds"],
-                "step_ratio": t["seconds"] / r["seconds"],
-                "time_ratio": steps["ratio"] * t["seconds"] / r["seconds"],
-                "bound": steps["bound"],
-                "transformer_dominant": t["dominant"],
-                "rnnsearch_dominant": r["dominant"],
-                "transformer_terms": {k: t[k] for k in roofline.TERMS},
-                "rnnsearch_terms": {k: r[k] for k in roofline.TERMS},
+                "d": cfg.wide_d,
+                "batch": cfg.wide_batch,
+                "n": n,
+                **p,
+                "ratio": p["recurrent_s"] / p["attention_s"],
+                "ratio_fused": fused["recurrent_s"] / fused["attention_s"],
             }
         )
     return rows
 
 
+# ----------------------------------------------------------------- steps to the same loss
+
+MODELS = ("transformer", "rnnsearch")
+
+
+def _results_path(cfg) -> str:
+    """The first of cfg.results that exists (relative to the repository root), else the last."""
+    paths = [cfg.results] if isinstance(cfg.results, str) else list(cfg.results)
+    paths = [p if os.path.isabs(p) else os.path.join(_ROOT, p) for p in paths]
+    return next((p for p in paths if os.path.exists(p)), paths[-1])
+
+
+def seed_runs(models: dict) -> dict:
+    """{model: [per-seed dict(steps, train_seconds, valid_curve)]} of rnn_vs_attn's results
+    `models` (its 'seeds' rows; a result without them is one seed)."""
+    out = {}
+    for m in MODELS:
+        rows = models[m].get("seeds") or [dict(models[m], valid_curve=models[m]["valid_curve"][0])]
+        out[m] = [
+            {
+                "steps": float(r["steps"]),
+                "train_seconds": float(r["train_seconds"]),
+                "valid_curve": [tuple(p) for p in r["valid_curve"]],
+            }
+            for r in rows
+        ]
+    return out
+
+
+def loss_at(curve, step: float) -> float:
+    """The validation loss of the first evaluation at or after `step` (the last if none)."""
+    return next((loss for s, loss in curve if s >= step), curve[-1][1])
+
+
+def bracket(curve, target: float):
+    """(after, by): the model reaches `target` after step `after` (the evaluation before, 0 for
+    the first) and by step `by` (the first evaluation at or below it); None if it never does.
+    The evaluation grid is the precision: nothing is interpolated."""
+    prev = 0.0
+    for step, loss in curve:
+        if loss <= target:
+            return float(prev), float(step)
+        prev = step
+    return None
+
+
+def steps_to_loss(cfg) -> dict:
+    """Per seed of rnn_vs_attn's results (cfg.results): the target (the higher of the two
+    models' validation losses at cfg.target_fraction of their schedules), each model's bracket
+    of steps to it, its seconds per step (train_seconds / steps, measured on the machine that
+    trained it), and the ratios Transformer / RNNsearch of steps and of time as [lo, hi]
+    brackets (lo: the Transformer at the start of its bracket, RNNsearch at the end)."""
+    path = _results_path(cfg)
+    with open(path) as f:
+        runs = seed_runs(json.load(f)["result"]["models"])
+    seeds = []
+    for t, r in zip(runs["transformer"], runs["rnnsearch"]):
+        target = max(loss_at(x["valid_curve"], cfg.target_fraction * x["steps"]) for x in (t, r))
+        bt, br = bracket(t["valid_curve"], target), bracket(r["valid_curve"], target)
+        per_step = {m: x["train_seconds"] / x["steps"] for m, x in zip(MODELS, (t, r))}
+        row = {"target_loss": target, "steps": {"transformer": bt, "rnnsearch": br}}
+        row["seconds_per_step"] = per_step
+        if bt and br:
+            steps = [bt[0] / br[1], bt[1] / br[0] if br[0] else float("inf")]
+            row["steps_ratio"] = steps
+            row["time_ratio"] = [s * per_step["transformer"] / per_step["rnnsearch"] for s in steps]
+        seeds.append(row)
+    return {
+        "source": os.path.relpath(path, _ROOT),
+        "target_fraction": cfg.target_fraction,
+        "seeds": seeds,
+    }
+
+
+def mid(bounds) -> float:
+    """The geometric middle of a [lo, hi] bracket of positive ratios (lo 0: hi / 2)."""
+    lo, hi = bounds
+    return float(np.sqrt(lo * hi)) if lo > 0 and np.isfinite(hi) else float(hi) / 2
+
+
+def time_to_loss(cfg, cpu_texts: dict, gpu: dict, length: int, steps: dict) -> list[dict]:
+    """Per accelerator: the estimated Transformer / RNNsearch seconds per train step (with its
+    sensitivity, estimate_pair) and time to the common loss: the seeds' mean steps ratio (the
+    middle of each bracket) × that step ratio."""
+    keys = [("transformer", length), ("rnnsearch", length)]
+    ratios = [mid(s["steps_ratio"]) for s in steps["seeds"] if "steps_ratio" in s]
+    if any(k not in cpu_texts for k in keys) or not ratios:
+        return []
+    steps_ratio = float(np.mean(ratios))
+    rows = []
+    for name in cfg.accelerators:
+        row = estimate_pair(cfg, name, keys[1], keys[0], cpu_texts, gpu)
+        for v in [row, *row["sensitivity"]]:
+            v["step_ratio"] = v["attention_s"] / v["recurrent_s"]
+            v["time_ratio"] = steps_ratio * v["step_ratio"]
+        rows.append({"length": length, "steps_ratio": steps_ratio, **row})
+    return rows
+
+
 def scale_out(cfg, structure_rows: list[dict]) -> list[dict]:
-    """Predicted step time on one device and on the mesh for each (family, n, layers), per
+    """Estimated step time on one device and on the mesh for each (family, n, layers), per
     accelerator at cfg.precision: speed-up = one device / mesh, and the collectives' share."""
     single = {
         (r["family"], r["n"], r["layers"]): r for r in structure_rows if r["mode"] == "single"

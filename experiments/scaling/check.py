@@ -12,6 +12,13 @@ program and benchmark is first called `run_in` times untimed, so that what is ti
 after a call of the same program (as one train step follows another), not a call in whatever
 state the previous program in the round left the caches and the allocator. The prediction of a
 program is probes.roofline on its own compiled HLO; the error is predicted / measured.
+
+The check must exercise every term an accelerator figure depends on: the layers at
+parallelism's sizes are mostly memory-bound here, so the LSTM layer is also timed at a tiny
+width and batch ('lstm_small': one op's work is nothing, its time is per-op latency, the term
+that dominates the LSTM's accelerator estimate), and every program is also predicted with each
+term switched off (VARIANTS, hardware.Hardware.without): a term the check needs is one whose
+absence makes some measured program miss.
 """
 
 from __future__ import annotations
@@ -25,19 +32,37 @@ from anatomy.train.step import cast_floating, compile_train_step
 from experiments.scaling import attention, recurrent, translators
 
 LAYER_FAMILIES = {"lstm": recurrent, "attention": attention}
+SMALL = "lstm_small"  # the LSTM layer at cfg.small_d, cfg.small_batch: latency-bound
+# the model, and the model with terms switched off: {label: terms off}
+VARIANTS = {
+    "model": (),
+    "without compute": ("compute",),
+    "without memory": ("memory",),
+    "without latency": ("latency",),
+    "without cache tiers": ("caches",),
+    "without loop rate": ("loop_bandwidth",),
+    "without first touch": ("first_touch",),
+    "bytes / main-memory bandwidth alone": ("compute", "latency", "caches", "first_touch"),
+}
 
 
 def layer_programs(cfg, dtype=jnp.float32) -> dict:
-    """{('lstm' | 'attention', N): (compiled, args)}: jit(grad) of each layer's loss, its
-    parameters and inputs in `dtype`."""
+    """{('lstm' | 'attention' | 'lstm_small', N): (compiled, args)}: jit(grad) of each layer's
+    loss, its parameters and inputs in `dtype`; lstm_small at cfg.small_d, cfg.small_batch
+    over cfg.small_n_grid (none when the config has no small_n_grid)."""
     out = {}
-    for name, family in LAYER_FAMILIES.items():
-        init, loss = family.layer(cfg.d, cfg.n_heads)
+    shapes = [
+        (name, family, cfg.d, cfg.batch, cfg.n_grid) for name, family in LAYER_FAMILIES.items()
+    ]
+    if cfg.get("small_n_grid"):
+        shapes.append((SMALL, recurrent, cfg.small_d, cfg.small_batch, cfg.small_n_grid))
+    for name, family, d, batch, n_grid in shapes:
+        init, loss = family.layer(d, cfg.n_heads)
         params = jax.jit(lambda k, i=init: cast_floating(i(k), dtype))(jax.random.PRNGKey(cfg.seed))
         grad = jax.jit(jax.grad(loss, argnums=(0, 1)))
-        for n in cfg.n_grid:
+        for n in n_grid:
             key = jax.random.PRNGKey(cfg.seed + n)
-            x = jax.random.normal(key, (cfg.batch, n, cfg.d)).astype(dtype)
+            x = jax.random.normal(key, (batch, n, d)).astype(dtype)
             out[(name, n)] = (grad.lower(params, x).compile(), (params, x))
     return out
 
@@ -75,8 +100,9 @@ def run(cfg, progs: dict) -> dict:
     """Time the micro-benchmarks and every program of compile_all interleaved; predict each
     program on the measured table. Returns {'hardware': table dict, 'benchmarks': raw figures,
     'rows': [...], 'texts': {(family, n): HLO text}} with one row per program: family, n,
-    measured_s, times_s, predicted_s, ratio (predicted / measured), the model's terms,
-    dominant, ops, loop_iterations, flops, bytes; and min_s, ratio_min: the fastest call
+    measured_s, times_s (one per round), predicted_s, ratio (predicted / measured), the
+    model's terms, dominant, variants ({VARIANTS label: predicted seconds}), ops,
+    loop_iterations, flops, bytes; and min_s, ratio_min: the fastest call
     against the prediction from the fastest benchmark calls (a diagnosis under load)."""
     benches = hardware.benchmarks(quick=cfg.quick_benchmarks)
     calls = {**hardware.bench_calls(benches), **progs}
@@ -92,12 +118,16 @@ def run(cfg, progs: dict) -> dict:
         kw = dict(loop_iterations=prof["loop_iterations"], fresh_bytes=fresh_bytes(exe))
         pred = roofline.predict(ops, hw, **kw)
         fastest = roofline.predict(ops, hw_min, **kw)
+        variants = {
+            label: roofline.predict(ops, hw.without(*off), **kw)["seconds"]
+            for label, off in VARIANTS.items()
+        }
         measured, times = medians[(family, n)]
         rows.append(
             {
                 "family": family,
                 "n": n,
-                "kind": "layer" if family in LAYER_FAMILIES else "translator",
+                "kind": "layer" if family in (*LAYER_FAMILIES, SMALL) else "translator",
                 "measured_s": measured,
                 "times_s": times,
                 "predicted_s": pred["seconds"],
@@ -106,6 +136,7 @@ def run(cfg, progs: dict) -> dict:
                 "ratio_min": fastest["seconds"] / min(times),
                 **{t: pred[t] for t in roofline.TERMS},
                 "dominant": pred["dominant"],
+                "variants": variants,
                 "fresh_bytes": kw["fresh_bytes"],
                 "ops": prof["ops"],
                 "loop_iterations": prof["loop_iterations"],

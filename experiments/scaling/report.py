@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from anatomy.probes.claims import rule_text
 from experiments import outputs
-from experiments.scaling.claims import MODEL_TOL, PREDICTED
+from experiments.scaling.claims import MODEL_TOL, miss, rules
+
+ESTIMATE = "Estimates, not measurements: nothing here runs on an accelerator"
 
 MODE_LABEL = {"dp": "data parallel", "tp": "tensor parallel", "single": "one device"}
 
@@ -180,95 +183,194 @@ def hardware_table(tables: list[dict]) -> str:
     return table + "\n\n" + "\n".join(notes)
 
 
-def _predicted_table(rows, keys) -> str:
-    """The predicted LSTM vs attention times per accelerator, with the rows' `keys` columns
-    ({header: key}) after the accelerator's name."""
+def terms_table(check_rows) -> str:
+    """The model and the model with terms switched off (check.VARIANTS): how many programs
+    each predicts within MODEL_TOL, and its worst miss, at the medians."""
+    from experiments.scaling.check import VARIANTS
+
+    rows = []
+    for label in VARIANTS:
+        m = [(miss(_value(r, label), r["measured_s"]), r) for r in check_rows]
+        worst, r = max(m, key=lambda x: x[0])
+        rows.append(
+            (
+                label,
+                f"{sum(x <= MODEL_TOL for x, _ in m)} of {len(m)}",
+                worst,
+                f"{r['family']} N={r['n']}",
+            )
+        )
     return outputs.markdown_table(
+        ("prediction", f"within {MODEL_TOL:g}x", "worst miss (max(p/m, m/p))", "worst program"),
+        rows,
+    )
+
+
+def _value(row, label):
+    return row["predicted_s"] if label == "model" else row["variants"][label]
+
+
+def gpu_programs_table(gpu) -> str:
+    """Whether XLA:GPU's programs were compiled (and why not), and each one's kernels, loop
+    iterations and bytes beside XLA:CPU's program of the same computation."""
+    if not gpu.get("available"):
+        return f"Not compiled: {gpu.get('why', '')}. Every estimate counts XLA:CPU's programs."
+    rows = []
+    for key, p in gpu["programs"].items():
+        cpu = p.get("cpu", {})
+        rows.append(
+            (
+                key.replace("|", " N="),
+                p["gpu"]["ops"],
+                cpu.get("ops", "—"),
+                p["gpu"]["loop_iterations"],
+                p["gpu"]["bytes"] / 2**20,
+                cpu["bytes"] / 2**20 if cpu else "—",
+                p["gpu"]["flops"] / 1e9,
+            )
+        )
+    head = (
+        f"Compiled for {gpu['target']} by XLA:GPU without a GPU ({gpu['python']}, "
+        f"{gpu.get('seconds', 0):.0f} s), never run; XLA:CPU's are the programs timed here "
+        "(float32; the estimates re-price them at bf16).\n\n"
+    )
+    return head + outputs.markdown_table(
+        (
+            "program",
+            "kernels (XLA:GPU)",
+            "ops (XLA:CPU)",
+            "loop iterations",
+            "MiB moved (XLA:GPU)",
+            "MiB moved (XLA:CPU)",
+            "GFLOP",
+        ),
+        rows,
+    )
+
+
+def estimates_table(rows, ratio_key, ratio_title, names=("LSTM", "attention")) -> str:
+    """One estimate per accelerator: where its kernels are counted from, each program's
+    estimated ms, kernels and dominant term, and the ratio."""
+    rec, att = names
+    return f"{ESTIMATE}.\n\n" + outputs.markdown_table(
         (
             "accelerator",
-            *keys,
-            "LSTM ms",
-            "attention ms",
-            "LSTM / attention",
-            "... one kernel per LSTM step",
-            "LSTM: dominant",
-            "attention: dominant",
+            "kernels counted from",
+            f"{rec} ms",
+            f"{rec} kernels",
+            f"{rec}: latency share",
+            f"{att} ms",
+            f"{att} kernels",
+            f"{att}: dominant",
+            ratio_title,
         ),
         [
             (
                 r["accelerator"],
-                *(r[k] for k in keys.values()),
-                1e3 * r["lstm_s"],
+                r["counted_from"],
+                1e3 * r["recurrent_s"],
+                r["recurrent_kernels"],
+                f"{r['recurrent_terms']['latency'] / r['recurrent_s']:.1%}",
                 1e3 * r["attention_s"],
-                r["ratio"],
-                r["ratio_fused"],
-                r["lstm_dominant"],
+                r["attention_kernels"],
                 r["attention_dominant"],
+                r[ratio_key],
             )
             for r in rows
         ],
     )
 
 
-def accelerator_table(ratios, cfg) -> str:
-    rows = [r for r in ratios if r["latency_scale"] == 1.0]
-    return f"{PREDICTED} ({cfg.precision}).\n\n" + _predicted_table(rows, {"N": "n"})
-
-
-def sensitivity_table(ratios, n_ratio) -> str:
-    rows = [
-        (r["accelerator"], r["latency_scale"], r["ratio"], r["ratio_fused"])
-        for r in ratios
-        if r["n"] == n_ratio
-    ]
+def sensitivity_table(rows, headline, ratio_key, ratio_title) -> str:
+    """The headline accelerator's estimate with one assumption varied at a time."""
+    row = next((r for r in rows if r["accelerator"] == headline), None)
+    if row is None:
+        return "(no estimate)"
     return outputs.markdown_table(
-        (
-            "accelerator",
-            "latencies x",
-            f"LSTM / attention at N = {n_ratio}",
-            "... one kernel per LSTM step",
-        ),
-        rows,
+        ("assumption", "value", ratio_title, "recurrent: latency share"),
+        [
+            (
+                v["assumption"],
+                v["value"],
+                v[ratio_key],
+                f"{v['recurrent_terms']['latency'] / v['recurrent_s']:.1%}",
+            )
+            for v in row["sensitivity"]
+        ],
     )
 
 
 def wide_table(rows) -> str:
     if not rows:
         return "(none configured)"
-    return f"{PREDICTED}; compiled from shapes at this width, never run.\n\n" + _predicted_table(
-        rows, {"d": "d", "batch": "batch", "N": "n"}
+    return f"{ESTIMATE}; XLA:CPU's programs compiled from shapes at this width, never run.\n\n" + (
+        outputs.markdown_table(
+            (
+                "accelerator",
+                "d",
+                "batch",
+                "N",
+                "LSTM ms",
+                "attention ms",
+                "LSTM / attention",
+                "... one kernel per LSTM step",
+            ),
+            [
+                (
+                    r["accelerator"],
+                    r["d"],
+                    r["batch"],
+                    r["n"],
+                    1e3 * r["recurrent_s"],
+                    1e3 * r["attention_s"],
+                    r["ratio"],
+                    r["ratio_fused"],
+                )
+                for r in rows
+            ],
+        )
     )
 
 
-def time_to_loss_table(ttl, steps) -> str:
-    rel = {"transformer >=": "≥ ", "transformer <=": "≤ ", None: ""}[steps["bound"]]
+def steps_table(steps) -> str:
+    """Per seed: the target, each model's bracket of steps to it, its seconds per step and the
+    Transformer / RNNsearch ratios of steps and time (brackets)."""
+
+    def br(b):
+        return f"({b[0]:g}, {b[1]:g}]" if b else "never"
+
+    def pair(x):
+        return f"[{x[0]:.3g}, {x[1] if x[1] is not None else float('inf'):.3g}]" if x else "—"
+
     return outputs.markdown_table(
         (
-            "accelerator",
-            "Transformer step ms",
-            "RNNsearch step ms",
-            "per-step ratio",
-            "time to loss ratio",
-            "Transformer: dominant",
-            "RNNsearch: dominant",
+            "seed",
+            "target loss",
+            "Transformer steps",
+            "RNNsearch steps",
+            "Transformer ms / step",
+            "RNNsearch ms / step",
+            "steps ratio",
+            "time ratio",
         ),
         [
             (
-                r["accelerator"],
-                1e3 * r["transformer_step_s"],
-                1e3 * r["rnnsearch_step_s"],
-                r["step_ratio"],
-                f"{rel}{r['time_ratio']:.3g}",
-                r["transformer_dominant"],
-                r["rnnsearch_dominant"],
+                i,
+                s["target_loss"],
+                br(s["steps"]["transformer"]),
+                br(s["steps"]["rnnsearch"]),
+                1e3 * s["seconds_per_step"]["transformer"],
+                1e3 * s["seconds_per_step"]["rnnsearch"],
+                pair(s.get("steps_ratio")),
+                pair(s.get("time_ratio")),
             )
-            for r in ttl
+            for i, s in enumerate(steps["seeds"])
         ],
     )
 
 
 def scale_out_table(rows) -> str:
-    return f"{PREDICTED}.\n\n" + outputs.markdown_table(
+    return f"{ESTIMATE}.\n\n" + outputs.markdown_table(
         (
             "program",
             "mode",
@@ -352,12 +454,22 @@ def plot(structure, check_rows, workdir, cfg) -> list[str]:
     return [outputs.save_plot(fig, workdir, "scaling.png")]
 
 
+def draw(results, workdir) -> list[str]:
+    """scaling.png from results.json alone (what publish.PLOTS calls): plot() of its structure
+    and check rows under its config."""
+    import ml_collections
+
+    cfg = ml_collections.ConfigDict(results["config"])
+    return plot(results["structure"], results["check"]["rows"], workdir, cfg)
+
+
 TITLE = "Scaling: collectives, serial depth and a cost model"
 
 
 def sections(cfg, results) -> list[tuple[str, str]]:
     """report.md's sections after its Claims (record.finish adds the claims, plots and run)."""
-    steps = results["applied"]["steps_to_loss"]
+    a = results["applied"]
+    steps, head = a["steps_to_loss"], cfg.applied.headline
     hw_tables = [results["check"]["hardware"]] + results["applied"]["accelerator_tables"]
     bench = results["check"]["benchmarks"]
     notes = (
@@ -392,39 +504,56 @@ def sections(cfg, results) -> list[tuple[str, str]]:
         f"{results['check']['hardware']['op_latency'] * 1e6:.2f} µs, loop latency "
         f"{results['check']['hardware']['loop_latency'] * 1e6:.2f} µs. "
         f"{_load_note(results['load_average_before_after'])}\n"
-        f"* **Accelerators**: {PREDICTED}. The tables below are the published peaks and "
-        "bandwidths; latencies and link figures are assumptions, stated beside them; the op "
-        "graph is XLA:CPU's (a GPU compiler fuses differently); precision "
-        f"{cfg.applied.precision} (bf16 compute, float32 master parameters: half the bytes).\n"
-        f"* **Steps to the same validation loss**: from {steps['source']}; target loss "
-        f"{steps['target_loss']:.3f}."
+        f"* **Accelerators**: estimates, never measurements. Rates are the published peaks, "
+        "taken as achieved; latencies and link figures are assumptions, stated beside them. The "
+        "kernels and bytes are counted from "
         + (
-            " Only final losses are recorded there, so the steps ratio is a bound: the model "
-            "with the higher final loss needed all its steps, the other at most as many."
-            if steps["bound"]
-            else ""
+            f"XLA:GPU's programs for {a['gpu_programs']['target']} where they were compiled "
+            "(deviceless, section 'Programs compiled for a GPU'), else from XLA:CPU's; "
+            if a["gpu_programs"].get("available")
+            else "XLA:CPU's programs (no GPU program was compiled: "
+            f"{a['gpu_programs'].get('why', '')}); "
         )
+        + f"precision {cfg.applied.precision} (bf16 compute, float32 master parameters). Each "
+        "estimate is printed again with one assumption varied (kernels, latencies, achieved "
+        "share of peak).\n"
+        f"* **Steps to a common validation loss**: from {steps['source']}, per seed: the target "
+        f"is the higher of the two models' validation losses at "
+        f"{steps['target_fraction']:.0%} of their schedules, reached by both before their "
+        "schedules end; each model's steps to it are the bracket between two evaluations (the "
+        "grid is the precision, nothing interpolated), its time the steps × its seconds per "
+        "step in that run (train_seconds / steps, on the machine that trained it)."
     )
     return [
+        ("How verdicts are decided", rule_text() + "\n\n" + "\n".join(rules())),
         ("Collectives per training step", collectives_table(results["structure"])),
         ("Serial depth, FLOPs and bytes per step", depth_table(results["structure"])),
         ("The cost model on this CPU: prediction error", error_table(results["check"]["rows"])),
+        ("The cost model's terms, on and off", terms_table(results["check"]["rows"])),
         ("Where the model misses", miss_notes(results["check"]["rows"])),
         ("Hardware tables", hardware_table(hw_tables)),
+        ("Programs compiled for a GPU", gpu_programs_table(a["gpu_programs"])),
         (
-            "Predicted LSTM / attention training time",
-            accelerator_table(results["applied"]["speed_ratios"], cfg.applied),
+            f"Estimated LSTM / attention training time at N = {a['n_ratio']}",
+            estimates_table(a["layer_estimates"], "ratio", "LSTM / attention"),
         ),
         (
-            "Sensitivity to the assumed latencies",
-            sensitivity_table(results["applied"]["speed_ratios"], results["applied"]["n_ratio"]),
+            f"Sensitivity of the LSTM / attention estimate ({head})",
+            sensitivity_table(a["layer_estimates"], head, "ratio", "LSTM / attention"),
         ),
-        ("The same layers at a larger width", wide_table(results["applied"]["wide_ratios"])),
+        ("The same layers at a larger width", wide_table(a["wide_ratios"])),
+        ("Steps to a common validation loss (measured)", steps_table(steps)),
         (
-            "Predicted Transformer vs RNNsearch time to the same loss",
-            time_to_loss_table(results["applied"]["time_to_loss"], steps),
+            "Estimated Transformer / RNNsearch time per step and to the common loss",
+            estimates_table(
+                a["time_to_loss"], "time_ratio", "time to loss ratio", ("RNNsearch", "Transformer")
+            ),
         ),
-        ("Predicted scale-out of the stacks", scale_out_table(results["applied"]["scale_out"])),
+        (
+            f"Sensitivity of the time-to-loss estimate ({head})",
+            sensitivity_table(a["time_to_loss"], head, "time_ratio", "time to loss ratio"),
+        ),
+        ("Estimated scale-out of the stacks", scale_out_table(a["scale_out"])),
         ("How it was measured", notes),
     ]
 

@@ -194,33 +194,40 @@ def start(cfg, todo: list[dict]) -> dict:
     """Start compiling and reading every spec in a subprocess with cfg.devices fake CPU devices
     (XLA_FLAGS set before its JAX starts); returns a handle for `collect`. The caller may work
     meanwhile (compile its own programs), but should not time anything until collect returns."""
-    tmp = tempfile.TemporaryDirectory()
-    src, dst = os.path.join(tmp.name, "in.json"), os.path.join(tmp.name, "out.json")
-    with open(src, "w") as f:
-        json.dump({"config": cfg.to_dict(), "specs": todo}, f)
     env = dict(os.environ)
     flags = [f for f in env.get("XLA_FLAGS", "").split() if "device_count" not in f]
     env["XLA_FLAGS"] = " ".join(flags + [f"--xla_force_host_platform_device_count={cfg.devices}"])
     env["JAX_PLATFORMS"] = "cpu"
+    return spawn("experiments.scaling.structure", {"config": cfg.to_dict(), "specs": todo}, env)
+
+
+def spawn(module: str, job: dict, env: dict, python: str = "") -> dict:
+    """Start `python -m module IN OUT` (python: '' = this interpreter) with `job` as IN's JSON,
+    this checkout first on its path; returns a handle for `collect`."""
+    tmp = tempfile.TemporaryDirectory()
+    src, dst = os.path.join(tmp.name, "in.json"), os.path.join(tmp.name, "out.json")
+    with open(src, "w") as f:
+        json.dump(job, f)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
+    env = dict(env, PYTHONPATH=os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p]))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "experiments.scaling.structure", src, dst],
+        [python or sys.executable, "-m", module, src, dst],
         env=env,
         cwd=root,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
-    return {"proc": proc, "tmp": tmp, "out": dst}
+    return {"proc": proc, "tmp": tmp, "out": dst, "module": module}
 
 
-def collect(handle: dict) -> list[dict]:
-    """Wait for `start`'s subprocess; its read() of every spec, in order."""
+def collect(handle: dict):
+    """Wait for a `spawn`ed subprocess; what it wrote to OUT (RuntimeError with its stderr's
+    tail if it failed)."""
     try:
         _, err = handle["proc"].communicate()
         if handle["proc"].returncode != 0:
-            raise RuntimeError(f"structure subprocess failed:\n{err[-4000:]}")
+            raise RuntimeError(f"{handle['module']} subprocess failed:\n{err[-4000:]}")
         with open(handle["out"]) as f:
             return json.load(f)
     finally:

@@ -25,6 +25,7 @@ import numpy as np
 from anatomy import paths, train
 from anatomy.data import detokenize, load_vocab
 from anatomy.data.corpus import VOCAB_FINGERPRINT
+from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model
 from anatomy.tokens import UNK
 
@@ -34,6 +35,7 @@ _VOCAB_FILES = [
     ("shared_spm.model", "shared_spm.model"),
     ("src_spm.model", "tgt_spm.model"),
 ]
+TRAIN_FIRST = "python launch.py --experiment=rnn_vs_attn"  # what makes a workdir translate reads
 LEN_MULTIPLE = 32  # decode_ids pads each batch's sources to a multiple of this
 MAX_NAMED = 20  # unknown words named in the warning (then "and N more")
 
@@ -42,9 +44,9 @@ def _vocabs(workdir):
     for s, t in _VOCAB_FILES:
         if paths.exists(paths.join(workdir, s)) and paths.exists(paths.join(workdir, t)):
             return load_vocab(paths.join(workdir, s)), load_vocab(paths.join(workdir, t))
-    raise FileNotFoundError(
-        f"No vocabulary files in {workdir} (expected one of {_VOCAB_FILES}); "
-        "is it an rnn_vs_attn workdir?"
+    raise BadInputError(
+        f"No vocabulary files in {workdir} (expected one of {_VOCAB_FILES}): it is not a "
+        f"trained rnn_vs_attn workdir; train one first, e.g. `{TRAIN_FIRST} --workdir={workdir}`"
     )
 
 
@@ -59,7 +61,10 @@ def load_trained(workdir, name):
             if root.is_dir()
             else []
         )
-        raise FileNotFoundError(f"No trained model {name!r} in {workdir} (models there: {have})")
+        raise BadInputError(
+            f"No trained model {name!r} in {workdir} (models there: {have}); train it first: "
+            f"`{TRAIN_FIRST} --config.models=\"('{name}',)\" --workdir={workdir}`"
+        )
     cfg = json.loads(paths.read_text(spec))
     src_vocab, tgt_vocab = _vocabs(workdir)
     model = build_model(cfg["name"], cfg["model_config"], src_vocab.size, tgt_vocab.size)
@@ -82,7 +87,7 @@ def trained_src_len(workdir, name):
     try:
         meta = train.Checkpointer(paths.join(workdir, name, "checkpoints")).read_meta()
         fp = meta.get("fingerprint") or {}
-    except (FileNotFoundError, OSError, train.CorruptCheckpointError):
+    except (BadInputError, OSError, train.CorruptCheckpointError):
         pass
     data = dict(fp.get("data") or {})
     if not data and paths.exists(paths.join(workdir, VOCAB_FINGERPRINT)):

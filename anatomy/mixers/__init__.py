@@ -1,0 +1,51 @@
+"""Sequence mixers behind one interface, and the stacks built from them.
+
+registry.py   the mixers by name (linear_attention, rglru, mlstm, gated_deltanet, mamba2,
+              mingru, mamba, attention): get_mixer, default_config, build_mixer -> Mixer
+              (init / apply with form= / init_state / step / state_bytes), the short conv
+attention.py  causal softmax self-attention as a mixer (its state: a KV cache)
+stack.py      a stack of pre-LN residual blocks, each a mixer (and an MLP), by a pattern
+              string: 'RRAR' puts attention third among recurrent mixers
+
+The recurrences themselves live in anatomy.recurrence (each over linear_scan.py's one entry
+point); this package sits above recurrence, attention and conv, since a hybrid stack needs
+both families. It imports nothing of training, translators or sharding (tests/test_layering.py).
+"""
+
+from anatomy.mixers.registry import (
+    KNOBS,
+    MIXERS,
+    NAMES,
+    RECURRENT,
+    Mixer,
+    MixerSpec,
+    build_mixer,
+    check_knobs,
+    default_config,
+    get_mixer,
+)
+from anatomy.mixers.stack import (
+    init_mixer_stack,
+    mixer_stack,
+    mixer_stack_state,
+    mixer_stack_step,
+    parse_pattern,
+)
+
+__all__ = [
+    "KNOBS",
+    "MIXERS",
+    "NAMES",
+    "RECURRENT",
+    "Mixer",
+    "MixerSpec",
+    "build_mixer",
+    "check_knobs",
+    "default_config",
+    "get_mixer",
+    "init_mixer_stack",
+    "mixer_stack",
+    "mixer_stack_state",
+    "mixer_stack_step",
+    "parse_pattern",
+]

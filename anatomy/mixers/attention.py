@@ -1,0 +1,71 @@
+"""Causal softmax self-attention as a mixer: the layer a hybrid stack puts among recurrent ones.
+
+Letters: b batch, t positions, m model width, h heads, d head width, L cache capacity.
+
+    out = MHA(x, x, causal mask)     [b, t, m]   (anatomy.attention.multi_head_attention,
+                                                  RoPE or ALiBi inside, or no positions)
+    step: the KV cache of capacity L, [b, L, h, d] keys and values (kv_cache.py), so the state
+    a decoder keeps grows with the length: 2 · L · h · d numbers per layer.
+
+Forms: 'dense' (the [b, h, t, t] weights in memory) and 'chunked' (chunked_attention's
+online softmax, O(t) memory; no ALiBi).
+"""
+
+import jax.numpy as jnp
+
+from anatomy.attention import kv_cache
+from anatomy.attention.masks import causal_mask
+from anatomy.attention.multihead import cached_self_attention, init_mha, multi_head_attention
+from anatomy.attention.positions import encoding
+from anatomy.errors import BadInputError
+
+ATTENTION_FORMS = ("dense", "chunked")
+POSITIONS = ("rope", "alibi", "none")  # the encodings that act inside attention
+
+
+def check_positions(positions):
+    if positions not in POSITIONS:
+        choices = ", ".join(map(repr, POSITIONS))
+        raise BadInputError(
+            f"attention mixer: positions must be one of {choices}; got {positions!r}"
+        )
+    return encoding(positions)
+
+
+def init_attention(key, d_model, n_heads=4):
+    """init_mha's {'w_q', 'w_k', 'w_v': [m, h, d], 'w_o': [h, d, m], biases}."""
+    if d_model % n_heads:
+        raise BadInputError(
+            f"attention mixer: d_model={d_model} not divisible by n_heads={n_heads}"
+        )
+    return init_mha(key, d_model, n_heads)
+
+
+def attention(params, x, *, positions="rope", form="dense"):
+    """Causal self-attention over x [b, t, m] -> [b, t, m]."""
+    enc = check_positions(positions)
+    t = x.shape[1]
+    pos = jnp.arange(t)
+    rotary, bias = enc.attention(params["w_q"].shape[1], pos, pos)
+    return multi_head_attention(
+        params, x, x, causal_mask(t, t), rotary=rotary, bias=bias, impl=form
+    )
+
+
+def attention_zero_state(params, batch, max_len, dtype=jnp.float32):
+    """An empty KVCache of capacity max_len."""
+    if max_len is None or int(max_len) < 1:
+        raise BadInputError(
+            f"attention mixer: its state needs a capacity max_len >= 1, got {max_len}"
+        )
+    _, n_heads, d_head = params["w_k"].shape
+    return kv_cache.init_cache(batch, int(max_len), n_heads, d_head, dtype)
+
+
+def attention_step(params, cache, x_t, *, positions="rope"):
+    """One position x_t [b, m] through the KV cache -> (out [b, m], cache)."""
+    enc = check_positions(positions)
+    pos = jnp.broadcast_to(cache.length, (x_t.shape[0],))
+    rotary, bias = enc.step_attention(params["w_q"].shape[1], pos, cache.k.shape[1])
+    out, _, cache = cached_self_attention(params, x_t[:, None], cache, rotary=rotary, bias=bias)
+    return out[:, 0], cache

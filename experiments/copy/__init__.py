@@ -1,0 +1,187 @@
+"""copy: can a model repeat a string it has read? (Jelassi et al. 2024, "Repeat After Me").
+
+Task (task.py): '$ s | s .' over an alphabet of A symbols; every contender is trained on
+strings of 1 .. L symbols and tested at lengths up to 8L on exact match (every symbol and the
+final '.'), at a matched parameter count (each contender's width chosen so that its parameter
+count comes closest to target_params: recall/models.matched). Contenders, trained from
+scratch per seed on the same batches: softmax attention (RoPE, and NoPE), the LSTM, and the
+recurrent mixers of anatomy.mixers, built as recall builds them (2 layers, no MLP, the same
+short conv in front of every mixer).
+
+Drawn beside each fixed-state model: Jelassi et al.'s bound l* = b / log2 A (task.state_bound),
+b the bits of its state. The readers without copying (position only, a bag of the string's
+symbols) and the one with it are scored on the same test strings: the bar is out of reach
+without copying. The 'lr_grid' preset trains every contender at every rate of a small grid on
+the design seed, scored on the validation strings only (mean exact match over the tested
+lengths up to L); the default's config holds the rates it chose. Claims: claims.py.
+"""
+
+import time
+
+import jax
+import numpy as np
+
+from anatomy.probes.claims import claims_markdown, rule_text
+from experiments import record
+from experiments.copy import claims, plots, task
+from experiments.recall import choose, models, train
+from experiments.recall.task import queries
+
+NAME = "copy"
+TITLE = "Copying: repeat a string (Jelassi et al. 2024), trained to L, tested to 8L"
+
+
+def _vocab(cfg):
+    return task.ids(cfg.alphabet).vocab
+
+
+def batches(cfg, seed):
+    """The training batches of a seed (the same for every contender): (tokens, Queries)
+    padded to one shape, strings of U{1 .. L} symbols."""
+    rng = np.random.default_rng([int(seed), 1])
+    width, size = task.width(cfg.train_max), int(cfg.batch) * (int(cfg.train_max) + 1)
+    for _ in range(int(cfg.steps)):
+        data = task.batch(rng, task.train_lengths(rng, cfg.batch, cfg.train_max), cfg.alphabet,
+                          width)  # fmt: skip
+        yield data.tokens, queries(data.labels, size)
+
+
+def held_out(cfg, split_seed, lengths=None):
+    """[one Copy batch per tested length]: eval_examples strings each, from split_seed."""
+    rng = np.random.default_rng([int(split_seed), 2])
+    lengths = cfg.test_lengths if lengths is None else lengths
+    return [task.batch(rng, np.full(int(cfg.eval_examples), int(n)), cfg.alphabet) for n in lengths]
+
+
+def measure(model, params, cfg, held):
+    """([exact-match rate per length], [symbol accuracy per length])."""
+    exact, symbols = [], []
+    for data in held:
+        options = train.compiler_options(cfg.xla_opt_level)
+        pred = train.predict(params, model, data.tokens, data.labels, int(cfg.eval_chunk), options)
+        exact.append(float(task.exact(pred, data.labels).mean()))
+        asked = data.labels != task.IGNORE
+        symbols.append(float((pred == data.labels)[asked].mean()))
+    return exact, symbols
+
+
+def fit(spec, cfg, seed, learning_rate):
+    """(model, params, losses, seconds): the matched contender `spec` trained on a seed's
+    batches."""
+    model = models.build(spec, cfg, _vocab(cfg))
+    opt = train.optimizer(learning_rate, cfg.warmup, cfg.steps, cfg.weight_decay)
+    params = model.init(jax.random.PRNGKey(int(seed)))
+    t0 = time.time()
+    options = train.compiler_options(cfg.xla_opt_level)
+    params, losses = train.fit(params, model, batches(cfg, seed), opt, options)
+    return model, params, losses, time.time() - t0
+
+
+def rate(cfg, name):
+    return float(cfg.learning_rate[models.family_of(name)])
+
+
+def readers(cfg):
+    """Exact-match rate per tested length of the readers with and without copying."""
+    held = held_out(cfg, cfg.test_seed)
+    rng = np.random.default_rng([int(cfg.valid_seed), 3])
+    longest = max(int(n) for n in cfg.test_lengths)
+    seen = task.batch(rng, task.train_lengths(rng, cfg.reader_examples, longest), cfg.alphabet)
+    out = {"copy": [], "position": [], "bag": []}
+    for d in held:
+        out["copy"].append(task.copy_reader(d.tokens, d.labels, d.lengths, cfg.alphabet))
+        out["position"].append(task.position_reader(seen.labels, d.labels))
+        out["bag"].append(task.bag_reader(d.tokens, d.labels, d.lengths, cfg.alphabet))
+    return {k: [float(task.exact(p, d.labels).mean()) for p, d in zip(v, held)]
+            for k, v in out.items()}  # fmt: skip
+
+
+def contenders(cfg):
+    """{name: the matched spec} of every contender."""
+    return {
+        name: models.matched(name, cfg, _vocab(cfg), int(cfg.target_params))
+        for name in cfg.contenders
+    }
+
+
+def _describe(name, spec, cfg):
+    model = models.build(spec, cfg, _vocab(cfg))
+    params = jax.eval_shape(model.init, jax.random.PRNGKey(0))
+    lengths = [int(n) for n in cfg.test_lengths]
+    state = [train.state_bytes(model, params, task.width(n)) for n in lengths]
+    fixed = len(set(state)) == 1  # a state that does not grow with the string
+    return {
+        "spec": spec,
+        "family": models.family_of(name),
+        "d_model": models.parse(spec)[1]["d_model"],
+        "params": train.count_params(params),
+        "state_bytes": state,  # [length]: the state after '$ s | s .' of that length
+        "bound": task.state_bound(8 * state[0], cfg.alphabet) if fixed else None,
+    }
+
+
+def run_all(cfg, split_seed):
+    held = held_out(cfg, split_seed)
+    out = {}
+    for name, spec in contenders(cfg).items():
+        runs = [fit(spec, cfg, seed, rate(cfg, name)) for seed in cfg.seeds]
+        measured = [measure(m, p, cfg, held) for m, p, _, _ in runs]
+        out[name] = {
+            **_describe(name, spec, cfg),
+            "learning_rate": rate(cfg, name),
+            "exact": [list(x) for x in zip(*(e for e, _ in measured))],  # [length][seed]
+            "symbol_accuracy": [list(x) for x in zip(*(s for _, s in measured))],
+            "final_train_loss": [r[2][-1] for r in runs],
+            "train_seconds": [r[3] for r in runs],
+        }
+    return out
+
+
+def lr_grid(cfg):
+    """Every contender at every rate of cfg.lr_grid on the design seeds, scored on the
+    validation strings (mean exact match over the tested lengths up to L)."""
+    within = [int(n) for n in cfg.test_lengths if int(n) <= int(cfg.train_max)]
+    held = held_out(cfg, cfg.valid_seed, within)
+    rates = [float(r) for r in cfg.lr_grid]
+    valid = {}
+    for name, spec in contenders(cfg).items():
+        valid[name] = []
+        for lr in rates:
+            scores = []
+            for seed in cfg.seeds:
+                model, params, _, _ = fit(spec, cfg, seed, lr)
+                scores.append(float(np.mean(measure(model, params, cfg, held)[0])))
+            valid[name].append(float(np.mean(scores)))
+    return {"rates": rates, "lengths": within, "valid_exact": valid,
+            "chosen": choose(valid, rates)}  # fmt: skip
+
+
+def run(config, workdir):
+    """Measure, write results.json, plots, report.md (the lr_grid preset: the grid only)."""
+    started = record.start(NAME, config, workdir)
+    results = {"config": config.to_dict()}
+    if config.lr_grid:
+        results["lr_grid"] = lr_grid(config)
+        results["plots"] = []
+        return started.finish(
+            results, None, TITLE + " (learning-rate grid)", [("Grid", plots.grid_table(results))]
+        )
+    results["lengths"] = [int(n) for n in config.test_lengths]
+    results["train_max"] = int(config.train_max)
+    results["readers"] = readers(config)
+    results["contenders"] = run_all(config, config.test_seed)
+    results["plots"] = plots.draw(record.stored(results), workdir)
+    plain = record.stored(results)
+    return started.finish(
+        results,
+        claims.table,
+        TITLE,
+        [
+            ("The chapter's claim", claims_markdown(claims.chapter(plain))),
+            ("Exact match against string length", plots.exact_table(plain)),
+            ("Readers with and without copying", plots.readers_table(plain)),
+            ("The paper's figures beside ours", plots.paper(plain)),
+            ("How it was measured", plots.notes(plain)),
+            ("How verdicts are decided", rule_text()),
+        ],
+    )

@@ -1,0 +1,125 @@
+"""crossover: the third wall today. Where do the parallel-trainable recurrences overtake
+softmax attention in training cost, and how many serial steps does each compiled program take?
+
+Per N of cfg.lengths, one interleaved timing (benchmarks/timing.py) of forward + backward
+('fwdbwd': the gradients of <y, g> w.r.t. the input and every parameter) of:
+
+    attention (dense), attention (chunked)   anatomy.mixers' softmax attention, both forms
+    <mixer>                                  every recurrent mixer of cfg.mixers in its
+                                             default form on this backend
+    <mixer> (<form>)                         cfg.extra_forms: another form of a mixer (the
+                                             associative scan: no loop, log depth)
+    lstm                                     the LSTM layer on the translators' CPU path
+
+each built by the mixer benchmark's own cases (benchmarks/cases_mixers.py), so the shapes,
+weights and knobs are the benchmark's. Per contender and N: the median and every round's
+time, the compiled program's peak memory (XLA's memory analysis of the very program timed)
+and its serial steps (the trip counts of its while loops, probes.hlo_sequential_steps) and
+critical path (probes.hlo_critical_path). A program over the benchmark's MAX_BYTES is left
+out at that N. The claims (claims.py) read where each recurrence's time curve crosses
+attention's (probes.crossover), with a bootstrap interval over the timing rounds.
+"""
+
+import numpy as np
+
+from anatomy import probes
+from anatomy.probes.claims import claims_markdown, rule_text
+from anatomy.probes.depth import hlo_critical_path
+from anatomy.recurrence.form_defaults import default_form
+from benchmarks import timing
+from benchmarks.cases_mixers import MAX_BYTES, lstm_case, mixer_case
+from experiments import record
+from experiments.crossover import claims, plots
+
+NAME = "crossover"
+TITLE = "Throughput crossover: recurrences against attention, forward + backward, this CPU"
+DENSE, CHUNKED = "attention (dense)", "attention (chunked)"
+
+
+def contenders(cfg, n, rng):
+    """({label: the fwdbwd Impl}, {label: why left out}, {label: form}) at length n."""
+    impls, left, forms = {}, {}, {}
+    case, _, out = mixer_case("attention", cfg.batch, n, cfg.d_model, rng, ("dense", "chunked"))
+    for form, label in (("dense", DENSE), ("chunked", CHUNKED)):
+        if form in case.impls:
+            impls[label], forms[label] = case.impls[form], form
+        else:
+            left[label] = out.get(form, "not built")
+    for name in cfg.mixers:
+        form = default_form(name)
+        case, _, out = mixer_case(name, cfg.batch, n, cfg.d_model, rng, (form,))
+        forms[name] = form
+        if form in case.impls:
+            impls[name] = case.impls[form]
+        else:
+            left[name] = out.get(form, "not built")
+    for extra in cfg.extra_forms:
+        name, form = extra.split(":")
+        label = f"{name} ({form})"
+        case, _, out = mixer_case(name, cfg.batch, n, cfg.d_model, rng, (form,))
+        forms[label] = form
+        if form in case.impls:
+            impls[label] = case.impls[form]
+        else:
+            left[label] = out.get(form, "not built")
+    impls["lstm"] = lstm_case(cfg.batch, n, cfg.d_model, rng).impls["anatomy"]
+    forms["lstm"] = "sequential (fused VJP)"
+    return impls, left, forms
+
+
+def measure(cfg):
+    """{label: {form, median_s [N], rounds_s [N][round], memory_bytes [N], serial_steps [N],
+    critical_path [N]}} with None where a contender was left out at that N."""
+    rng = np.random.default_rng(cfg.seed)
+    ns = [int(n) for n in cfg.lengths]
+    out = {}
+    for i, n in enumerate(ns):
+        impls, left, forms = contenders(cfg, n, rng)
+        times = timing.time_interleaved(
+            {label: im.passes["fwdbwd"] for label, im in impls.items()},
+            rounds=int(cfg.rounds), target_s=float(cfg.target_s),
+        )  # fmt: skip
+        for label in [*impls, *left]:
+            row = out.setdefault(label, {
+                "form": forms.get(label), "median_s": [None] * len(ns),
+                "rounds_s": [None] * len(ns), "memory_bytes": [None] * len(ns),
+                "serial_steps": [None] * len(ns), "critical_path": [None] * len(ns),
+                "left_out": [None] * len(ns),
+            })  # fmt: skip
+            if label in left:
+                row["left_out"][i] = left[label]
+                continue
+            im = impls[label]
+            text = im.hlo("fwdbwd")
+            row["median_s"][i] = times[label]["median_s"]
+            row["rounds_s"][i] = list(times[label]["samples_s"])
+            row["memory_bytes"][i] = int(im.memory("fwdbwd"))
+            row["serial_steps"][i] = int(probes.hlo_sequential_steps(text))
+            row["critical_path"][i] = int(hlo_critical_path(text))
+    return out
+
+
+def run(config, workdir):
+    """Measure, write results.json, the plot, report.md."""
+    started = record.start(NAME, config, workdir)
+    results = {
+        "config": config.to_dict(),
+        "lengths": [int(n) for n in config.lengths],
+        "max_bytes": MAX_BYTES,
+        "contenders": measure(config),
+    }
+    results["plots"] = plots.draw(record.stored(results), workdir)
+    plain = record.stored(results)
+    return started.finish(
+        results,
+        claims.table,
+        TITLE,
+        [
+            ("The chapter's claim", claims_markdown(claims.chapter(plain))),
+            ("Forward + backward time and peak memory against N", plots.table(plain)),
+            ("Serial steps of each compiled program", plots.steps_table(plain)),
+            ("The published anchor (an accelerator, not this machine)", plots.anchor(plain)),
+            ("How it was measured", plots.notes(plain)),
+            ("How verdicts are decided", rule_text()),
+        ],
+    )

@@ -1,0 +1,167 @@
+"""The chapter's claims on one screen: the README's scorecard and docs/chapter.md's sections.
+
+One Entry per claim of the chapter (the numbering of the chapter digest, docs/chapter.md), naming the claims that
+measure it by id ("<experiment>/<name>", each judged by its experiment's claims.py on the
+committed result experiments.committed.VERDICTS_FROM names), the plots that show it (their
+names under docs/img, drawn by experiments.publish.PLOTS) and the experiment to run. Nothing
+here reads a number: the verdicts, the measured texts and the run times come from the
+committed results when a page is rendered (experiments.publish).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from anatomy.probes.claims import MISSING, Claim, weakest
+from experiments import committed, record
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a markdown heading ('Wall clock at N = 512' -> 'wall-clock-at-n--512')."""
+    text = re.sub(r"[`*_]|\[([^]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
+    return re.sub(r"\s", "-", re.sub(r"[^\w\s\-]", "", text))
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    heading: str  # its section's heading in docs/chapter.md
+    claim: str  # the chapter's claim, short
+    parts: tuple[tuple[str, str], ...]  # (label, claim id) that measure it
+    images: tuple[str, ...]  # docs/img names that show it
+    experiment: str  # what to run (python launch.py --experiment=...)
+
+    @property
+    def anchor(self) -> str:
+        """The section's anchor in docs/chapter.md."""
+        return slug(self.heading)
+
+
+ENTRIES = (
+    Entry(
+        "Gradients over distance",
+        "Gradients vanish or explode over distance (Pascanu's γ·σ_max); gates ease it; "
+        "attention reaches every position in one step",
+        (("gradients", "gradient_decay/gradients"), ("recall", "long_range/recall")),
+        ("gradient_decay.png", "long_range.png"),
+        "gradient_decay, long_range",
+    ),
+    Entry(
+        "The fixed-vector bottleneck",
+        "Without attention an encoder-decoder collapses on long sentences; with it, it does not",
+        (("bottleneck", "rnn_vs_attn/bottleneck"),),
+        ("bleu_by_length.png", "attention_rnnsearch.png", "attention_transformer.png"),
+        "rnn_vs_attn --preset=seeds",
+    ),
+    Entry(
+        "Serial steps",
+        "An RNN's training takes N serial steps; attention's none, and it keeps the cores busy",
+        (("serial steps", "parallelism/distance"), ("parallel", "parallelism/parallel_training")),
+        ("parallelism.png",),
+        "parallelism",
+    ),
+    Entry(
+        "Cost per layer",
+        "Per layer: recurrence O(N·d²), self-attention O(N²·d), convolution O(k·N·d²), "
+        "restricted attention O(r·N·d)",
+        (
+            ("recurrence vs attention", "complexity/per_layer"),
+            ("restricted", "complexity/restricted"),
+            ("convolution", "complexity/conv"),
+        ),
+        ("complexity.png",),
+        "complexity",
+    ),
+    Entry(
+        "Attention memory",
+        "Attention's memory: O(N²) with its weights, O(N) chunked (the Flash idea)",
+        (("memory", "attention_memory/memory"),),
+        ("attention_memory.png",),
+        "attention_memory",
+    ),
+    Entry(
+        "Wall clock at N = 512",
+        "At N = 512 attention trains 5-10x faster than an LSTM (a GPU figure)",
+        (("this CPU", "parallelism/wall_clock"), ("a GPU, estimated", "scaling/speed_ratio")),
+        ("parallelism.png", "scaling.png"),
+        "parallelism, scaling",
+    ),
+    Entry(
+        "Decoding a token",
+        "Decoding a token costs O(d²) for an RNN, O(N·d) for a Transformer with a KV cache",
+        (("per token", "decode_cost/per_token"),),
+        ("decode_cost.png",),
+        "decode_cost",
+    ),
+    Entry(
+        "Quality at a fraction of the cost",
+        "The Transformer matched the best RNN translator at a fraction of its training cost",
+        (
+            ("same tokens", "rnn_vs_attn/quality_cost"),
+            ("time to the same loss, this CPU", "scaling/time_to_loss"),
+            ("a GPU, estimated", "scaling/time_to_loss_accelerator"),
+        ),
+        ("valid_loss_vs_time.png",),
+        "rnn_vs_attn --preset=seeds, scaling",
+    ),
+    Entry(
+        "Stackability",
+        "Attention blocks with residual + LayerNorm stack with a steady gain per layer; "
+        "plain RNN stacks stop training",
+        (("stackability", "depth/stackability"),),
+        ("loss_vs_depth.png", "grad_norms_at_init.png"),
+        "depth",
+    ),
+    Entry(
+        "Context extension",
+        "A Transformer's context is extended by changing its positional encoding; an LSTM's is not",
+        (("extension", "context_length/context_extension"),),
+        ("context_length_probe.png", "context_length_extension.png", "context_length_loss.png"),
+        "context_length",
+    ),
+    Entry(
+        "Scaling across machines",
+        "Training scales across machines: a Transformer step communicates a fixed amount per "
+        "layer, an RNN's waits on its past; near-linear scaling on many accelerators",
+        (("structure", "scaling/structure"), ("near-linear, estimated", "scaling/near_linear")),
+        ("scaling.png",),
+        "scaling",
+    ),
+)
+
+
+def judged(claim_id: str) -> Claim | None:
+    """Claim `claim_id` as its experiment judges the committed result the verdicts read;
+    None when that result is not committed."""
+    name = claim_id.split("/")[0]
+    result = committed.VERDICTS_FROM.get(name)
+    if result is None or not committed.exists(result):
+        return None
+    return record.claims_of(name, committed.load(result)["result"]).get(claim_id)
+
+
+def verdicts(entry: Entry) -> tuple[str, list[tuple[str, Claim | None]]]:
+    """(the entry's verdict: the weakest of its parts, MISSING for a part not measured;
+    [(label, its Claim or None)])."""
+    parts = [(label, judged(cid)) for label, cid in entry.parts]
+    return weakest(c.verdict if c else MISSING for _, c in parts), parts
+
+
+def sources(entry: Entry) -> list[str]:
+    """The committed results an entry's verdicts read: 'results/depth/default.json', ..."""
+    names = dict.fromkeys(cid.split("/")[0] for _, cid in entry.parts)
+    return [f"results/{committed.VERDICTS_FROM[n]}.json" for n in names]
+
+
+def run_time(name: str) -> str:
+    """'13.8 min (load 7.4)': the wall time of the committed run experiment `name`'s verdicts
+    read, and the load it ran under; '—' when not committed."""
+    result = committed.VERDICTS_FROM.get(name)
+    if result is None or not committed.exists(result):
+        return "—"
+    res = committed.load(result)["result"]
+    prov = res.get("provenance") or (res.get("setup") or {}).get("provenance") or {}
+    if prov.get("wall_seconds") is None:
+        return "—"
+    load = (prov.get("loadavg") or [float("nan")])[0]
+    return f"{prov['wall_seconds'] / 60:.1f} min (load {load:.1f})"

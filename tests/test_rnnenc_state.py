@@ -1,0 +1,49 @@
+"""rnnenc_state: its verdicts on injected numbers, and the quick preset's results."""
+
+import json
+
+from anatomy.probes.claims import FAILS, HOLDS, NOT_SHOWN
+from experiments import record
+from experiments.rnnenc_state import claims
+
+BUCKETS = ["1-10", "61+"]
+
+
+def fake(short=90.0, long=50.0, enc_long=15.0, search_long=98.0):
+    def row(s, lo, seeds=3):
+        return {"bleu_by_length": {"1-10": [s] * seeds, "61+": [lo - 1, lo, lo + 1][:seeds]},
+                "bleu": [s] * seeds, "n_seeds": seeds}  # fmt: skip
+
+    return {
+        "buckets": BUCKETS,
+        "baselines": {"rnnenc": row(90.0, enc_long, 1), "rnnsearch": row(99.0, search_long, 1)},
+        "variants": {"mlstm_64": row(short, long)},
+    }
+
+
+def verdicts(results):
+    return {c.id: c.verdict for c in claims.table(record.stored(results))}
+
+
+def test_rnnenc_state_claims_hold_and_fail_on_both_sides():
+    good = verdicts(fake())
+    assert good["rnnenc_state/learned/mlstm_64"] == HOLDS
+    assert good["rnnenc_state/moves/mlstm_64"] == HOLDS
+    assert good["rnnenc_state/behind/mlstm_64"] == HOLDS
+    assert verdicts(fake(long=18.0))["rnnenc_state/moves/mlstm_64"] == FAILS
+    assert verdicts(fake(long=95.0))["rnnenc_state/behind/mlstm_64"] == FAILS
+    chapter = claims.chapter(record.stored(fake()))[0]
+    assert chapter.id == "rnnenc_state/bigger_state" and chapter.verdict == HOLDS
+    # a variant that never learned short sentences moves nothing: not shown
+    assert claims.chapter(record.stored(fake(short=10.0)))[0].verdict == NOT_SHOWN
+
+
+def test_quick_rnnenc_state_trains_through_rnn_vs_attn(quick_report):
+    workdir = quick_report / "rnnenc_state"
+    res = json.loads((workdir / "results.json").read_text())
+    (label,) = res["variants"]
+    v = res["variants"][label]
+    assert set(v["bleu_by_length"]) == set(res["buckets"]) and v["state_bytes"] > 0
+    assert v["memory_bytes"] == v["state_bytes"]  # all the decoder gets is the state
+    assert (workdir / label / "results.json").is_file()  # rnn_vs_attn's own run
+    assert "rnnenc_state/bigger_state" in record.claims_of("rnnenc_state", res)
