@@ -7,13 +7,18 @@ Presets: default (the judged run: seeds 0-2 and the held-out data of eval_seed 1
 'quick' (tests). The wall and CPU time of a run are in its results.json (provenance).
 
 What the default gives up to fit about 15 minutes on 2 cores: L = 64 (not 512 or 4K) and 8L
-= 512 at most, models of ~0.1M parameters, DESIGN_STEPS steps of 16 sequences, three seeds,
+= 512 at most, models of ~0.1M parameters, 1,000 steps of 16 sequences, three seeds,
 32 probe sequences per point, a fine-tune of 5% of the pre-training steps.
 
 How the design was chosen (one-seed trials on the 'dev' seeds and held-out data, every model
 the same steps, batches and learning rate; "closed": the fraction of the gap from log V to
 the oracle closed on the last quarter of L, the bar of context_length/learned being 0.9):
-DESIGN_NOTES
+with 32 keys, at most 4 in play and a new key in a quarter of the pairs, so that a value is
+often copied from an early position of L, 1,000 steps of 16 sequences at a learning rate of
+3e-3 on dev seed 100 closed 0.99 (RoPE), 0.98 (sinusoidal), 0.97 (learned), 0.94 (ALiBi),
+0.28 (NoPE) and 0.24 (the LSTM). NoPE and the LSTM do not learn this task in the budget, so
+the claims about them are not shown (context_length/learned/<name> gates them); the default
+keeps them to say so.
 """
 
 import ml_collections
