@@ -40,6 +40,7 @@ from anatomy.errors import BadInputError
 from anatomy.probes.claims import claims_markdown
 from experiments import record
 from experiments.context_length import claims, models, plots, tables, task, train
+from experiments.progress import Progress
 
 NAME = "context_length"
 TITLE = "Context extension: positional encodings, an LSTM, and RoPE extended"  # of report.md
@@ -135,9 +136,16 @@ def _batches(seed, cfg, n_steps, length, batch, stream):
         yield task.stream_batch(rng, batch, length, *_task_args(cfg))
 
 
-def run_seed(cfg, seed, held):
+def contenders(cfg) -> int:
+    """How many models run_seed trains or measures: the pre-trained, RoPE's two zero-shot
+    extensions and the three fine-tunes from RoPE, the LSTM's fine-tune."""
+    return len(cfg.models) + 5 * ("rope" in cfg.models) + ("lstm" in cfg.models)
+
+
+def run_seed(cfg, seed, held, progress=None):
     """Train and measure every contender for one seed: {name: dict(spec, stage, from,
-    params count, last train loss, measurement)}."""
+    params count, last train loss, measurement)}; a progress line before each."""
+    say = progress.step if progress else lambda what: None
     vocab = task.vocab_size(cfg.n_keys, cfg.n_values)
     options = train.compiler_options(cfg.xla_opt_level)
     out, trained = {}, {}
@@ -154,6 +162,7 @@ def run_seed(cfg, seed, held):
         }
 
     for name in cfg.models:
+        say(f"seed {seed}: {name}, {cfg.steps} steps at L = {cfg.train_length}, measured")
         spec = models.pretrained(name)
         model = models.build(spec, cfg, vocab)
         opt = train.optimizer(cfg.learning_rate, cfg.warmup, cfg.steps)
@@ -167,12 +176,17 @@ def run_seed(cfg, seed, held):
         spec, params = trained["rope"]
         for how in ("interpolation", "ntk"):
             x = models.extend(spec, how, cfg.ft_factor, cfg.d_model // cfg.n_heads)
+            say(f"seed {seed}: {x.name}, zero-shot, measured")
             entry(x, "zero-shot", "rope", params, [])
             fine_tune.append((x, params, "rope"))
         fine_tune.append((spec, params, "rope"))  # the control: the encoding unchanged
     if "lstm" in trained:
         fine_tune.append((*trained["lstm"], "lstm"))
     for spec, params, source in fine_tune:
+        say(
+            f"seed {seed}: {spec.name}+ft, {ft_steps(cfg)} steps at {cfg.ft_factor}L = "
+            f"{ft_length(cfg)}, measured"
+        )
         model = models.build(spec, cfg, vocab)
         opt = train.fine_tune_optimizer(cfg.ft_learning_rate, cfg.ft_warmup)
         batches = _batches(seed, cfg, ft_steps(cfg), ft_length(cfg), cfg.ft_batch, stream=1)
@@ -235,7 +249,8 @@ def run(config, workdir):
     started = record.start(NAME, config, workdir)
     cpu0 = time.process_time()
     held = held_out(config)
-    per_seed = [run_seed(config, seed, held) for seed in config.seeds]
+    progress = Progress(NAME, contenders(config) * len(config.seeds))
+    per_seed = [run_seed(config, seed, held, progress) for seed in config.seeds]
     results = {
         "config": config.to_dict(),
         "train_length": int(config.train_length),
@@ -251,7 +266,7 @@ def run(config, workdir):
         # the wall time in provenance spreads over the cores this run got
         "cpu_seconds": time.process_time() - cpu0,
     }
-    results["plots"] = plots.plot(record.stored(results), workdir)
+    results["plots"] = plots.draw(record.stored(results), workdir)
     plain = record.stored(results)
     return started.finish(
         results,
