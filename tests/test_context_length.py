@@ -440,11 +440,13 @@ def test_every_claim_is_not_shown_with_fewer_than_three_seeds():
         assert c.verdict in (NOT_SHOWN, probes.REPORTED), c.id
 
 
-# --- the plots: one style per model --------------------------------------------------------------
+# --- the plots: one look per model --------------------------------------------------------------
+
+EVERY_MODEL = (*get_config().models, *claims.EXTENSIONS.values(), claims.CONTROL, "lstm+ft")
 
 
-def test_every_panel_draws_a_model_in_its_own_style():
-    from experiments import outputs
+def test_every_panel_draws_a_model_in_its_one_look_and_no_two_alike():
+    from experiments import outputs, style
 
     res = _extension(sinusoidal=_model(), alibi=_model(), none=_model())
     res["config"] = {"position_bin": 4}
@@ -452,16 +454,18 @@ def test_every_panel_draws_a_model_in_its_own_style():
     plots._probe(axes[0], res, ["rope", "lstm"], 8)
     plots._probe(axes[1], res, ["lstm", "rope+pi+ft", "rope"], 32)
     for ax in axes:
-        for line in ax.get_lines():
-            if line.get_label() in plots.STYLES:
-                want = plots.STYLES[line.get_label()]
-                assert (line.get_color(), line.get_marker()) == (want["color"], want["marker"])
-        assert "chance 1/V" in [line.get_label() for line in ax.get_lines()]
+        drawn = {line.get_label(): line for line in ax.get_lines()}
+        for name in set(drawn) & set(EVERY_MODEL):
+            want = style.line(name)
+            got = drawn[name]
+            assert (got.get_color(), got.get_marker()) == (want["color"], want["marker"]), name
+        assert any(label.startswith("chance 1/V") for label in drawn)
     import matplotlib.pyplot as plt
 
     plt.close(fig)
-    pairs = [(s["color"], s["marker"], s["ls"]) for s in plots.STYLES.values()]
-    assert len(pairs) == len(set(pairs))  # no two models look alike
+    looks = [tuple(style.line(name).values()) for name in (*EVERY_MODEL, "rope+pi", "rope+ntk")]
+    assert len(looks) == len(set(looks))  # no two models look alike
+    assert all(style.line(name)["color"] != style.FALLBACK[0] for name in EVERY_MODEL)
 
 
 # --- the quick preset through launch.py ----------------------------------------------------------
@@ -504,7 +508,7 @@ def test_quick_writes_claims_plots_and_report(quick, tmp_path):
     assert sorted(res["plots"]) == sorted(p.name for p in pathlib.Path(workdir).glob("*.png"))
     assert len(res["plots"]) == 3
     # the plots are drawn from results.json alone
-    assert plots.plot(record.stored(res), str(tmp_path)) == res["plots"]
+    assert plots.draw(record.stored(res), str(tmp_path)) == res["plots"]
     report = (workdir / "report.md").read_text().replace("\\|", "|")
     ids = [r["id"] for r in res["table"]]
     assert len(ids) == len(set(ids))

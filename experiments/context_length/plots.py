@@ -1,40 +1,22 @@
-"""context_length's plots, drawn from results.json alone: excess loss over the oracle against
-position and length (Press et al. 2022, Fig. 1's shape), the retrieval probe against distance,
-and RoPE's extension. Every model keeps one colour, marker and line style in every panel of
-every figure (STYLES); zero-shot extensions are dashed, fine-tuned models dotted.
+"""context_length's plots, drawn from results.json alone (draw(results, workdir): a run's or a
+committed one's): excess loss over the oracle against position, and its rise past L against
+the evaluation length (Press et al. 2022, Fig. 1's shape, beside the bar the claims judge it
+by); the retrieval probe against distance; RoPE's extensions. Every model has one look in
+every panel of every figure, experiments/style.py's: the extensions keep a colour of their
+own, zero-shot dashed (interpolation) or dotted (raised base), fine-tuned dash-dotted.
 
-Excess loss is drawn on a symmetric-log axis (linear within ±LINTHRESH nats, logarithmic
-beyond): the Transformers' excess is hundredths of a nat where the LSTM's is a nat, and a
-finite sample can put a model a hair below the oracle.
+Losses are drawn on a symmetric-log axis (linear within ±LINTHRESH nats, logarithmic beyond):
+the Transformers' excess and rise are hundredths of a nat where a model that did not learn the
+task is a nat off the oracle, and a finite sample can put a model a hair below it.
 """
 
 import numpy as np
 
-from experiments import outputs
+from experiments import outputs, style
 from experiments.context_length import claims
 
-LINTHRESH = 0.01  # nats: the symmetric-log axis is linear within this of 0
-
-# one style per model, the same in every panel and figure
-STYLES = {
-    "sinusoidal": dict(color="#1f77b4", marker="o", ls="-"),
-    "learned": dict(color="#ff7f0e", marker="s", ls="-"),
-    "rope": dict(color="#2ca02c", marker="^", ls="-"),
-    "alibi": dict(color="#d62728", marker="D", ls="-"),
-    "none": dict(color="#9467bd", marker="v", ls="-"),
-    "lstm": dict(color="#8c564b", marker="X", ls="-"),
-    "rope+pi": dict(color="#e377c2", marker="<", ls="--"),
-    "rope+ntk": dict(color="#17becf", marker=">", ls="--"),
-    "rope+pi+ft": dict(color="#e377c2", marker="<", ls=":"),
-    "rope+ntk+ft": dict(color="#17becf", marker=">", ls=":"),
-    "rope+ft": dict(color="#2ca02c", marker="^", ls=":"),
-    "lstm+ft": dict(color="#8c564b", marker="X", ls=":"),
-}
-OTHER = dict(color="#7f7f7f", marker=".", ls="-")
-
-
-def style(name) -> dict:
-    return STYLES.get(name, OTHER)
+LINTHRESH = 0.01  # nats: the symmetric-log axes are linear within this of 0
+MARK = {"color": "#bdbdbd", "linestyle": ":", "linewidth": 1.0}  # a vertical line at L, 4L
 
 
 def _floats(xs) -> np.ndarray:
@@ -50,28 +32,59 @@ def _binned(values, width):
     return centres, means
 
 
-def _excess_by_position(ax, results, names, width):
-    """Excess value loss over the oracle against token position (value pair i sits at token
-    2i + 1), mean over seeds, binned over `width` tokens."""
-    pairs = max(1, width // 2)
-    oracle = np.asarray(
+def _oracle(results) -> np.ndarray:
+    return np.asarray(
         [np.nan if x is None else x for x in results["oracle"]["value_loss_by_position"]]
     )
+
+
+def _loss_axis(ax, label, floor=True):
+    """Symmetric-log y for a loss difference; `floor`: shown from just below 0 (an excess over
+    the oracle; a rise can be well below 0)."""
+    ax.set_yscale("symlog", linthresh=LINTHRESH)
+    if floor:
+        ax.set_ylim(bottom=-LINTHRESH)
+    ax.set_ylabel(label)
+
+
+def _excess_by_position(ax, results, names, width):
+    """Excess value loss over the oracle against token position (value pair i sits at token
+    2i + 1), mean over seeds, binned over `width` tokens; the window reader's within L."""
+    pairs = max(1, width // 2)
+    oracle = _oracle(results)
     for name in names:
         by_pos = np.nanmean(_floats(results["models"][name]["value_loss_by_position"]), axis=0)
         x, y = _binned(by_pos - oracle[: len(by_pos)], pairs)
-        ax.plot(2 * x, y, ms=3, label=name, **style(name))
+        ax.plot(2 * x, y, ms=3, label=name, **style.line(name))
+    reader = results.get("window_reader")
+    if reader:
+        loss = np.asarray(reader["value_loss_by_position"], float)
+        x, y = _binned(loss - oracle[: len(loss)], pairs)
+        ax.plot(
+            2 * x, y, label=f"window reader (first {reader['window']} tokens)", **style.REFERENCE
+        )
     ax.axhline(0.0, color="black", lw=1, label="oracle")
-    ax.axvline(results["train_length"], color="gray", ls=":", lw=1)
-    _excess_axis(ax)
+    ax.axvline(results["train_length"], **MARK)
+    _loss_axis(ax, "excess value loss over the oracle (nats)")
     ax.set(xlabel="token position")
 
 
-def _excess_axis(ax):
-    """Symmetric-log y for excess loss, shown from just below 0 (a hair below the oracle)."""
-    ax.set_yscale("symlog", linthresh=LINTHRESH)
-    ax.set_ylim(bottom=-LINTHRESH)
-    ax.set_ylabel("excess value loss over the oracle (nats)")
+def _rise_by_length(ax, results, names):
+    """The rise of each model's excess loss past L against the evaluation length, mean over
+    seeds, beside LOSS_TOLERANCE (flat below it, blowing up above)."""
+    for name in names:
+        rise = [np.nanmean(claims.rise(results, name, m)) for m in results["lengths"]]
+        ax.plot(results["lengths"], rise, ms=4, label=name, **style.line(name))
+    ax.axhline(
+        claims.LOSS_TOLERANCE,
+        label=f"flat ≤ {claims.LOSS_TOLERANCE:g} nats < blows up",
+        **style.REFERENCE,
+    )
+    ax.axhline(0.0, color="black", lw=1)
+    ax.set_xscale("log", base=2)
+    _loss_axis(ax, "rise of the excess loss over its value at L (nats)", floor=False)
+    outputs.grid_ticks(ax, results["lengths"])
+    ax.set(xlabel="evaluation length N")
 
 
 def _probe(ax, results, names, length):
@@ -79,69 +92,70 @@ def _probe(ax, results, names, length):
     ks = results["k_grid"][i]
     for name in names:
         acc = np.nanmean(_floats(results["models"][name]["probe"][i]), axis=1)
-        ax.plot(ks, acc, ms=4, label=name, **style(name))
-    ax.axhline(results["chance"], color="gray", ls="-.", lw=1, label="chance 1/V")
+        ax.plot(ks, acc, ms=4, label=name, **style.line(name))
+    style.chance(ax, results["chance"], "chance 1/V")
     n = results["train_length"]
     if length > n:
-        ax.axvline(n, color="gray", ls=":", lw=1)
+        ax.axvline(n, **MARK)
         ax.set_xscale("log", base=2)
         outputs.grid_ticks(ax, ks)
     ax.set(xlabel="distance k of the planted key (tokens)", ylabel="probe accuracy", ylim=(0, 1.05))
 
 
-def plot(results, workdir):
+def _seeds(results) -> str:
+    seeds = len(next(iter(results["models"].values()))["value_loss_by_position"])
+    return f"mean of {seeds} seed{'' if seeds == 1 else 's'}"
+
+
+def draw(results, workdir) -> list[str]:
     """Write the three PNGs from `results` (results.json as stored); returns their names."""
     n = results["train_length"]
     nf = results["ft_length"]
     width = results["config"]["position_bin"]
     pre = [m for m, r in results["models"].items() if r["from"] == m]
     ext = [m for m in results["models"] if m not in pre]
-    seeds = len(next(iter(results["models"].values()))["value_loss_by_position"])
+    seeds = _seeds(results)
 
     fig, (a, b) = outputs.new_figure(1, 2, figsize=(13, 4.8))
     _excess_by_position(a, results, pre, width)
-    a.set_title(f"excess loss against position, trained at L = {n} (dotted: L)", fontsize=10)
-    for name in pre:
-        excess = [np.nanmean(claims.excess(results, name, m)) for m in results["lengths"]]
-        b.plot(results["lengths"], excess, ms=4, label=name, **style(name))
-    b.axhline(0.0, color="black", lw=1, label="oracle")
-    b.set_xscale("log", base=2)
-    _excess_axis(b)
-    outputs.grid_ticks(b, results["lengths"])
-    b.set(xlabel="evaluation length N")
-    b.set_title(
-        f"excess loss at length N (Press et al. 2022, Fig. 1; mean of {seeds} "
-        f"seed{'' if seeds == 1 else 's'})",
+    a.set_title(
+        f"pre-trained at L = {n}: excess loss against position (dotted: L; {seeds})",
         fontsize=10,
     )
-    b.legend(fontsize=8)
+    a.legend(fontsize=7)
+    _rise_by_length(b, results, pre)
+    b.set_title(
+        f"pre-trained at L = {n}: its rise past L against length N (Press et al. 2022, Fig. 1)",
+        fontsize=10,
+    )
+    b.legend(fontsize=7)
     names = [outputs.save_plot(fig, workdir, "context_length_loss.png")]
 
     fig, axes = outputs.new_figure(1, 3, figsize=(17, 4.8))
     _probe(axes[0], results, pre, n)
-    axes[0].set_title(f"pre-trained: retrieval at N = L = {n}", fontsize=10)
+    axes[0].set_title(f"pre-trained: retrieval at N = L = {n} ({seeds})", fontsize=10)
     _probe(axes[1], results, pre, nf)
     axes[1].set_title(
         f"pre-trained, zero-shot: retrieval at N = {nf // n}L = {nf} (dotted: k = L)", fontsize=10
     )
-    _probe(axes[2], results, ["rope", *ext], nf)
+    extended = ["rope", *ext]
+    _probe(axes[2], results, extended, nf)
     axes[2].set_title(
-        f"RoPE extended (dashed: zero-shot; dotted: fine-tuned at {nf // n}L), the LSTM "
-        f"fine-tuned: retrieval at N = {nf}",
+        f"RoPE extended, and the LSTM fine-tuned at {nf // n}L: retrieval at N = {nf}",
         fontsize=10,
     )
-    axes[1].legend(fontsize=8)
-    axes[2].legend(fontsize=8)
+    axes[0].legend(fontsize=7)
+    axes[2].legend(fontsize=7)
     names.append(outputs.save_plot(fig, workdir, "context_length_probe.png"))
 
     fig, a = outputs.new_figure(figsize=(9, 4.8))
-    _excess_by_position(a, results, ["rope", *ext], width)
-    a.axvline(nf, color="gray", ls="-.", lw=1)
+    _excess_by_position(a, results, extended, width)
+    a.axvline(nf, **MARK)
     a.set_title(
-        f"RoPE extended to {nf}, and the LSTM: excess loss against position (dashed: "
-        f"zero-shot; dotted: fine-tuned at {nf // n}L; vertical: L and {nf // n}L)",
-        fontsize=10,
+        f"RoPE extended to {nf}, and the LSTM: excess loss against position (dashed, dotted: "
+        f"zero-shot; dash-dot: fine-tuned at {nf // n}L; vertical: L and {nf // n}L)",
+        fontsize=9,
     )
-    a.legend(fontsize=8)
+    a.legend(fontsize=7)
     names.append(outputs.save_plot(fig, workdir, "context_length_extension.png"))
     return names
