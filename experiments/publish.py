@@ -569,6 +569,13 @@ PLOTS = {
         {"decode_cost.png": "decode_cost.png"},
     ),
     "scaling/default": ("experiments.scaling.report", {"scaling.png": "scaling.png"}),
+    "depth/default": (
+        "experiments.depth.plots",
+        {
+            "loss_vs_depth.png": "loss_vs_depth.png",
+            "grad_norms_at_init.png": "grad_norms_at_init.png",
+        },
+    ),
     "attention_memory/default": (
         "experiments.attention_memory",
         {"attention_memory.png": "attention_memory.png"},
