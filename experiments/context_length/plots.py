@@ -99,6 +99,7 @@ def _probe(ax, results, names, length):
         ax.axvline(n, **MARK)
         ax.set_xscale("log", base=2)
         outputs.grid_ticks(ax, ks)
+        ax.tick_params(axis="x", labelsize=7, labelrotation=45)  # 96 .. 188 sit close
     ax.set(xlabel="distance k of the planted key (tokens)", ylabel="probe accuracy", ylim=(0, 1.05))
 
 
@@ -152,8 +153,8 @@ def draw(results, workdir) -> list[str]:
     _excess_by_position(a, results, extended, width)
     a.axvline(nf, **MARK)
     a.set_title(
-        f"RoPE extended to {nf}, and the LSTM: excess loss against position (dashed, dotted: "
-        f"zero-shot; dash-dot: fine-tuned at {nf // n}L; vertical: L and {nf // n}L)",
+        f"RoPE extended to {nf}, and the LSTM: excess loss against position\n(dashed, "
+        f"dotted: zero-shot; dash-dot: fine-tuned at {nf // n}L; vertical: L and {nf // n}L)",
         fontsize=9,
     )
     a.legend(fontsize=7)
