@@ -800,6 +800,17 @@ PLOTS = {
         "experiments.attention_memory",
         {"attention_memory.png": "attention_memory.png"},
     ),
+    "context_length/default": (
+        "experiments.context_length.plots",
+        {
+            png: png
+            for png in (
+                "context_length_loss.png",
+                "context_length_probe.png",
+                "context_length_extension.png",
+            )
+        },
+    ),
 }
 
 

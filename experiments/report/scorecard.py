@@ -115,7 +115,10 @@ ENTRIES = (
     Entry(
         "Context extension",
         "A Transformer's context is extended by changing its positional encoding; an LSTM's is not",
-        (("extension", "context_length/context_extension"),),
+        (
+            ("a change of encoding", "context_length/extension"),
+            ("the LSTM", "context_length/lstm_beyond"),
+        ),
         ("context_length_probe.png", "context_length_extension.png", "context_length_loss.png"),
         "context_length",
     ),
