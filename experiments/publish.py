@@ -775,6 +775,15 @@ PLOTS = {
             "attention_transformer.png": "attention_transformer.png",
         },
     ),
+    "gradient_decay/default": (
+        "experiments.gradient_decay.plots",
+        {
+            "gradient_decay.png": "gradient_decay.png",
+            "rates.png": "gradient_decay_rates.png",
+            "clipping.png": "gradient_decay_clipping.png",
+        },
+    ),
+    "long_range/default": ("experiments.long_range.plots", {"long_range.png": "long_range.png"}),
     "rnn_vs_attn/gettext_enfr": (
         "experiments.rnn_vs_attn.plots",
         {"bleu_by_length.png": "gettext_enfr_bleu_by_length.png"},

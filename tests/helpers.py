@@ -7,6 +7,8 @@
 * the training harness's stand-in Translator (no anatomy.seq2seq): bigram_model, batch_at,
   batches, small_config and their sizes BIGRAM_V, BIGRAM_B, BIGRAM_L, NAN_TOKEN
 * tsv_config, adam_fit, rel
+* injected results of the walls experiments, as their claims read them: per_seed,
+  gradient_decay_results, long_range_results
 * gettext catalogs: write_mo (a .mo file, GNU's format, written here so that no test reads the
   machine's catalogs), locale_dir
 * end-to-end runs: launch_together (several launch.py runs at once), MOCK_LAUNCH (launch.py
@@ -357,3 +359,65 @@ def small_config(**kw):
         **kw,
     )
     return c
+
+
+# ------------------------------------------- injected results of the walls experiments
+
+
+def per_seed(mean, spread=0.0, n=3):
+    """n per-seed values around `mean` (mean − spread, mean, mean + spread for n = 3)."""
+    return [float(mean + spread * (i - (n - 1) / 2)) for i in range(n)]
+
+
+def gradient_decay_results(rates, *, distance=100, far_over_near=1.0, clip=None):
+    """gradient_decay results as its claims read them. rates: {label: [rate per seed]}; a
+    label 'rnn <regime> <W kind> σ=<s>' is a tanh-RNN curve whose γ·σ_max is s, any other
+    ('lstm', 'gru open gate', 'attention') a curve of results['other']. clip: (raw norms
+    per seed at the first T, at the last T, clipped norms per seed at the last T)."""
+    n = len(next(iter(rates.values())))
+    raw0, raw1, clipped = clip or (per_seed(300.0, n=n), per_seed(1e7, n=n), per_seed(1.0, n=n))
+    res = {
+        "config": {
+            "fit_max_distance": distance,
+            "clip_sigma": 1.5,
+            "clip_norm": 1.0,
+            "clip_lengths": [10, 40],
+            "seeds": list(range(n)),
+        },
+        "rnn": {},
+        "other": {},
+        "clipping": [
+            {"length": 10, "grad_norm": raw0, "grad_norm_clipped": per_seed(1.0, n=n)},
+            {"length": 40, "grad_norm": raw1, "grad_norm_clipped": clipped},
+        ],
+    }
+    for label, values in rates.items():
+        seeds = [{"seed": i, "fit": {"rate": r}} for i, r in enumerate(values)]
+        if label.startswith("rnn "):
+            _, regime, w_kind, sigma = label.split(" ")
+            s = float(sigma.split("=")[1])
+            for e in seeds:
+                e.update(sigma_max=s, spectral_radius=s, pascanu_bound=s)
+            res["rnn"][label] = {"regime": regime, "w_kind": w_kind, "sigma": s, "seeds": seeds}
+        else:
+            if label == "attention":
+                for e in seeds:
+                    e["far_over_near"] = far_over_near
+            res["other"][label] = {"seeds": seeds}
+    return res
+
+
+def long_range_results(accuracy, k_grid, *, readers=None, vocab=8, conv_field=(2, 3)):
+    """long_range results as its claims read them. accuracy: {model: [[acc per seed] per k]}
+    (a number for a k: that accuracy on every one of 3 seeds); readers likewise."""
+
+    def table(rows):
+        return [list(r) if isinstance(r, (list, tuple)) else per_seed(r) for r in rows]
+
+    return {
+        "config": {"conv_layers": conv_field[0], "conv_kernel": conv_field[1], "seeds": [0, 1, 2]},
+        "k_grid": list(k_grid),
+        "chance": 1.0 / vocab,
+        "models": {m: {"accuracy": table(rows), "params": 1000} for m, rows in accuracy.items()},
+        "readers": {r: table(rows) for r, rows in (readers or {}).items()},
+    }

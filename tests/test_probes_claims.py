@@ -118,3 +118,16 @@ def test_a_caveat_is_only_ever_a_named_reason():
     assert claims.weakest([HOLDS, NOT_SHOWN]) == NOT_SHOWN
     assert claims.weakest([HOLDS, HOLDS]) == HOLDS
     assert "straddling" in claims.rule_text()
+
+
+def test_a_claim_of_parts_is_its_weakest_part_with_that_parts_reason():
+    above = (claims.t_interval([1.0, 1.1, 0.9]), claims.Range.at_least(0.5))
+    below = (claims.t_interval([0.1, 0.2, 0.15]), claims.Range.at_least(0.5))
+    edge = (claims.t_interval([0.3, 0.7, 0.5]), claims.Range.at_least(0.5))
+    c = claims.judged_parts("x/y", "claim", "expected", {"a": above, "b": edge}, "m", "more")
+    assert (c.id, c.claim, c.expected, c.measured) == ("x/y", "claim", "expected", "m")
+    assert c.verdict == claims.NOT_SHOWN and c.detail.startswith("b: the interval straddles")
+    assert c.detail.endswith("; more")
+    c = claims.judged_parts("x/y", "c", "e", {"a": above, "b": edge, "c": below}, "m")
+    assert c.verdict == claims.FAILS and c.detail.startswith("c: below") and "b:" not in c.detail
+    assert claims.judged_parts("x/y", "c", "e", {"a": above}, "m").verdict == claims.HOLDS

@@ -8,7 +8,6 @@ import pytest
 from anatomy import probes
 from anatomy import recurrence as rec
 from anatomy.probes.depth import compiled_critical_path
-from experiments.long_range.claims import linear_recall_row, linear_recall_verdict
 from experiments.parallelism.claims import linear_parallel
 
 X = jnp.asarray(np.random.default_rng(0).normal(size=(4, 8)), jnp.float32)
@@ -59,30 +58,10 @@ def _linear(scan_steps, assoc_steps, r2, exponent):
     return linear_parallel({"analysis": analysis}).verdict
 
 
-def test_log_depth_and_linear_recall_verdicts():
+def test_log_depth_verdicts():
     assert _linear(2.0, 0, 0.999, 0.3) == probes.HOLDS
     assert _linear(2.0, 3, 0.999, 0.3) == probes.FAILS  # a loop left
     assert _linear(2.0, 0, 0.999, 0.9) == probes.FAILS  # ~linear depth
     assert _linear(2.0, 0, 0.90, 0.3) == probes.FAILS  # not log-shaped
     assert _linear(1.0, 0, 0.999, 0.3) == probes.FAILS  # scan not 2/token
     assert _linear(float("nan"), 0, 0.999, 0.3) == probes.NOT_SHOWN  # not measurable
-    assert linear_recall_verdict(0.5, 0.9, []) == probes.NOT_SHOWN
-    assert linear_recall_verdict(0.89, 0.9, [4]) == probes.HOLDS
-    assert linear_recall_verdict(0.8, 0.9, [4]) == probes.FAILS
-
-
-def test_report_rows_judge_the_linear_recurrence_measurements():
-    """The chapter's linear-recurrence claims (the report's rows cite them by id) on injected
-    results: holds, fails, not shown."""
-    acc = {"lstm": [1.0, 0.9, 0.2], "mingru": [1.0, 0.89, 0.1], "mamba": [1.0, 0.95, 0.3]}
-    lr = {"k_grid": [1, 8, 32], "chance": 0.125}
-    lr["models"] = {m: {"accuracy": a} for m, a in acc.items()}
-    assert _linear(2.0, 0, 0.999, 0.31) == linear_recall_row(lr).verdict == probes.HOLDS
-    assert "x(t−8)" in linear_recall_row(lr).measured  # the farthest k the LSTM recalls well
-    assert _linear(2.0, 0, 0.999, 0.95) == probes.FAILS
-    lr["models"]["mingru"]["accuracy"] = [1.0, 0.5, 0.1]  # behind the LSTM at k = 8
-    assert linear_recall_row(lr).verdict == probes.FAILS
-    lr["models"]["lstm"]["accuracy"] = [0.3, 0.2, 0.1]  # the LSTM recalls nowhere
-    assert linear_recall_row(lr).verdict == probes.NOT_SHOWN
-    del lr["models"]["mingru"], lr["models"]["mamba"]
-    assert linear_recall_row(lr).verdict == probes.MISSING

@@ -55,16 +55,8 @@ def test_run_provenance_and_its_line():
 
 
 def test_report_prose_comes_from_the_measurements():
-    from experiments.gradient_decay import plots as gradient_decay
     from experiments.parallelism import plots as parallelism
 
-    gauss = {"w_kind": "gaussian", "sigma_max": 2.0, "spectral_radius": 1.14}
-    assert gradient_decay._radius_over_sigma({"a": gauss}) == "0.57"
-    assert gradient_decay._radius_over_sigma({}) == "—"
-    sat = {"regime": "saturating", "sigma": 1.5, "fit": {"rate": 1.009}}
-    assert "neither decays nor explodes" in gradient_decay._saturating_note({"a": sat})
-    sat["fit"]["rate"] = 0.9
-    assert "it decays, so exploding" in gradient_decay._saturating_note({"a": sat})
     assert "above the core count" in parallelism._load_note([3.5, 4.0], 2)
     assert "at most the core count" in parallelism._load_note([0.5, 1.0], 2)
     assert parallelism._load_note([None, 1.0], 2) == "The load average was not recorded."

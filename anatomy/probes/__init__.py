@@ -37,6 +37,7 @@ from anatomy.probes.claims import (
     holds,
     judge,
     judged,
+    judged_parts,
     t_interval,
     weakest,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "exact",
     "judge",
     "judged",
+    "judged_parts",
     "t_interval",
     "weakest",
     "compiled",

@@ -282,6 +282,20 @@ def judged(cid: str, claim: str, interval: Interval, rng: Range, detail: str = "
     )
 
 
+def judged_parts(
+    cid: str, claim: str, expected: str, parts: dict, measured: str, detail: str = ""
+) -> Claim:
+    """The Claim `cid` made of parts, {name: (Interval, Range)}, each judged by the one rule:
+    the weakest part's verdict (`weakest`); detail: 'name: reason' of each part that gave it,
+    then `detail`. expected and measured say the whole claim in words."""
+    verdicts = {name: judge(*part) for name, part in parts.items()}
+    verdict = weakest(v for v, _ in verdicts.values())
+    why = [f"{name}: {r}" for name, (v, r) in verdicts.items() if v == verdict and r]
+    return Claim(
+        claim, expected, measured, verdict, "; ".join([*why, detail] if detail else why), id=cid
+    )
+
+
 def rule_text() -> str:
     """The rule in words, once, for every report's "How verdicts are decided"."""
     return (

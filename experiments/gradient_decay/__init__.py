@@ -11,9 +11,12 @@ Two RNN regimes:
   Gaussian rescaled to σ_max = σ (its spectral radius is about σ_max/2).
 * saturating: float32, inputs of std 1, orthogonal·σ: what an ordinary RNN actually does.
 Clipping: ||∂L/∂W_hh|| against T for the exploding RNN, with and without global-norm clipping.
-"""
 
-import functools
+Every curve is measured once per seed of config.seeds (each seed draws its own weights, inputs
+and readout) by one compiled program per model and dtype, reused across seeds; results.json
+keeps each seed's fit and (every curve_stride-th distance of) its curve, claims.py judges the
+fitted quantities by their interval over the seeds, plots.py draws from results.json alone.
+"""
 
 import jax
 import jax.numpy as jnp
@@ -25,37 +28,56 @@ from anatomy.errors import BadInputError
 from anatomy.recurrence import get_cell, init_rnn
 from anatomy.recurrence import run as run_cell
 from experiments import record
+from experiments.depth.train import FAST_COMPILE
 from experiments.gradient_decay import claims, plots
+from experiments.progress import Progress
 
 TITLE = "Gradients over distance: vanishing, exploding, and direct paths"  # of report.md
+RUNS = (  # the tanh-RNN curves: (regime, W_hh kind, dtype)
+    ("linear", "orthogonal", jnp.float64),
+    ("linear", "gaussian", jnp.float64),
+    ("saturating", "orthogonal", jnp.float32),
+)
 
 
-def _rnn_params(cfg, w_kind, sigma, dtype):
-    k1, k2 = jax.random.split(jax.random.PRNGKey(cfg.seed))
-    params = init_rnn(k1, cfg.d_in, cfg.hidden)
+def _keys(seed):
+    """One seed's independent keys: cell weights, W_hh, inputs, readout, attention weights."""
+    names = ("cell", "w_hh", "inputs", "readout", "attention")
+    return dict(zip(names, jax.random.split(jax.random.PRNGKey(seed), len(names))))
+
+
+def _rnn_params(cfg, seed, w_kind, sigma, dtype):
+    keys = _keys(seed)
+    params = init_rnn(keys["cell"], cfg.d_in, cfg.hidden)
     if w_kind == "orthogonal":
-        w = probes.random_orthogonal(k2, cfg.hidden) * sigma
+        w = probes.random_orthogonal(keys["w_hh"], cfg.hidden) * sigma
     elif w_kind == "gaussian":
-        w = probes.scale_to_sigma(jax.random.normal(k2, (cfg.hidden, cfg.hidden)), sigma)
+        w = probes.scale_to_sigma(jax.random.normal(keys["w_hh"], (cfg.hidden, cfg.hidden)), sigma)
     else:
         raise BadInputError(f"unknown w_kind {w_kind!r}; choose 'orthogonal' or 'gaussian'")
     params["w_h"] = w
     return jax.tree_util.tree_map(lambda a: jnp.asarray(a, dtype), params)
 
 
-def _inputs(cfg, scale, dtype, length=None):
+def _inputs(cfg, seed, scale, dtype, length=None):
+    """xs [B, T, d_in]: standard normal (drawn in float32 for every dtype) times `scale`."""
     shape = (cfg.batch, length or cfg.length, cfg.d_in)
-    return scale * jax.random.normal(jax.random.PRNGKey(cfg.seed + 1), shape, jnp.float32).astype(
-        dtype
-    )
+    return scale * jax.random.normal(_keys(seed)["inputs"], shape, jnp.float32).astype(dtype)
 
 
-def _readout(cfg, dtype):
-    v = jax.random.normal(jax.random.PRNGKey(cfg.seed + 2), (cfg.hidden,), jnp.float32)
+def _readout(cfg, seed, dtype):
+    v = jax.random.normal(_keys(seed)["readout"], (cfg.hidden,), jnp.float32)
     return (v / np.sqrt(cfg.hidden)).astype(dtype)
 
 
-@functools.partial(jax.jit, static_argnums=0)
+def _jit(cfg, fn, static_argnums=()):
+    """jax.jit(fn): compiled with experiments/depth's FAST_COMPILE when cfg.compile_fast (the
+    quick preset, whose run is mostly compiling), else with XLA's defaults. Each run makes
+    one per program, and every seed reuses it (the seed is an argument, not a constant)."""
+    options = dict(FAST_COMPILE) if cfg.compile_fast else None
+    return jax.jit(fn, static_argnums=static_argnums, compiler_options=options)
+
+
 def _cell_norms(name, params, xs, v):
     """||∂L/∂x_t|| [T] for L = Σ_b h_T[b]·v of a recurrent cell run over xs."""
 
@@ -70,126 +92,172 @@ def _attention_stack(params, xs):
     return decoder_only(params, xs @ params["w_in"])
 
 
-@jax.jit
-def _attention_norms(params, xs, v):
-    return probes.input_grad_norms(lambda x: jnp.sum(_attention_stack(params, x)[:, -1] @ v), xs)
-
-
-def _fit(cfg, norms):
-    dist, by_d = probes.by_distance(np.asarray(norms, np.float64))
+def _fit(cfg, by_d):
+    """The per-step rate fitted over distances fit_min_distance..fit_max_distance."""
+    dist = np.arange(len(by_d))
     sel = (dist >= cfg.fit_min_distance) & (dist <= cfg.fit_max_distance)
-    fit = probes.fit_rate(dist[sel], by_d[sel])
-    return dist, by_d, fit
+    return probes.fit_rate(dist[sel], by_d[sel])
 
 
-def rnn_curves(cfg):
-    """RNN curves: {label: dict(distance, norm, fit, sigma_max, spectral_radius, bound)}."""
-    out = {}
-    runs = [
-        ("linear", "orthogonal", jnp.float64),
-        ("linear", "gaussian", jnp.float64),
-        ("saturating", "orthogonal", jnp.float32),
-    ]
-    for regime, w_kind, dtype in runs:
+def _curve(cfg, norms_of_seed, extra=None) -> dict:
+    """One curve over the seeds: {distance (every curve_stride-th), norm [seed][distance],
+    seeds: [{seed, fit, **extra(seed, norms by distance)}]}."""
+    kept = slice(None, None, cfg.curve_stride)
+    norms, seeds = [], []
+    for seed in cfg.seeds:
+        dist, by_d = probes.by_distance(np.asarray(norms_of_seed(seed), np.float64))
+        norms.append(by_d[kept])
+        seeds.append({"seed": seed, "fit": _fit(cfg, by_d), **(extra(seed, by_d) if extra else {})})
+    return {"distance": dist[kept], "norm": norms, "seeds": seeds}
+
+
+def _say(progress):
+    """progress.step, or nothing without a Progress."""
+    return progress.step if progress else lambda what: None
+
+
+def rnn_curves(cfg, progress=None):
+    """RNN curves: {label: dict(regime, w_kind, sigma, dtype, distance, norm, seeds)}, each
+    seed's entry with its fit, σ_max, spectral radius and Pascanu bound γ·σ_max of its W_hh."""
+    out, cell_norms, say = {}, _jit(cfg, _cell_norms, (0,)), _say(progress)
+    for regime, w_kind, dtype in RUNS:
         scale = cfg.linear_input_scale if regime == "linear" else cfg.input_scale
         for sigma in cfg.sigmas:
+            say(f"tanh RNN {regime} {w_kind} σ_max={sigma:g}, seeds {list(cfg.seeds)}")
             with jax.enable_x64(dtype == jnp.float64):
-                params = _rnn_params(cfg, w_kind, sigma, dtype)
-                norms = _cell_norms("rnn", params, _inputs(cfg, scale, dtype), _readout(cfg, dtype))
-                norms = np.asarray(norms, np.float64)
-                w = np.asarray(params["w_h"], np.float64)
-            dist, by_d, fit = _fit(cfg, norms)
+
+                def norms(seed, w_kind=w_kind, sigma=sigma, dtype=dtype, scale=scale):
+                    params = _rnn_params(cfg, seed, w_kind, sigma, dtype)
+                    xs, v = _inputs(cfg, seed, scale, dtype), _readout(cfg, seed, dtype)
+                    return cell_norms("rnn", params, xs, v)
+
+                def spectrum(seed, _, w_kind=w_kind, sigma=sigma, dtype=dtype):
+                    w = np.asarray(_rnn_params(cfg, seed, w_kind, sigma, dtype)["w_h"], np.float64)
+                    return {
+                        "sigma_max": probes.sigma_max(w),
+                        "spectral_radius": probes.spectral_radius(w),
+                        "pascanu_bound": probes.pascanu_bound(w, "tanh"),
+                    }
+
+                curve = _curve(cfg, norms, spectrum)
             out[f"rnn {regime} {w_kind} σ={sigma:g}"] = {
                 "regime": regime,
                 "w_kind": w_kind,
                 "sigma": sigma,
                 "dtype": str(np.dtype(dtype)),
-                "distance": dist,
-                "norm": by_d,
-                "fit": fit,
-                "sigma_max": probes.sigma_max(w),
-                "spectral_radius": probes.spectral_radius(w),
-                "pascanu_bound": probes.pascanu_bound(w, "tanh"),
+                **curve,
             }
     return out
 
 
-def other_curves(cfg):
-    """LSTM, GRU (ordinary inputs, default inits) and the causal self-attention stack."""
-    out = {}
-    xs = _inputs(cfg, cfg.input_scale, jnp.float32)
-    v = _readout(cfg, jnp.float32)
+def _gated_norms(cfg, name):
+    """A compiled (seed, open_bias) -> ||∂L/∂x_t|| [T] of the LSTM / GRU `name` at its default
+    init, ordinary inputs, with its carry gate's bias raised by open_bias (0: the default init;
+    LSTM forget gate, i,f,g,o: slice 1; GRU update gate, r,z,n: slice 1; h' = (1-z)·n + z·h)."""
     h = cfg.hidden
-    for name in ("lstm", "gru"):
-        params = get_cell(name).init(jax.random.PRNGKey(cfg.seed), cfg.d_in, h)
-        dist, by_d, fit = _fit(cfg, _cell_norms(name, params, xs, v))
-        out[name] = {"distance": dist, "norm": by_d, "fit": fit}
-        # the same cell with its carry gate held open: LSTM forget gate (i,f,g,o: slice 1),
-        # GRU update gate (r,z,n: slice 1; h' = (1-z)·n + z·h)
+
+    def norms(seed, open_bias):
+        params = get_cell(name).init(_keys(seed)["cell"], cfg.d_in, h)
         bias = "b" if name == "lstm" else "b_x"
-        params[bias] = params[bias].at[h : 2 * h].add(cfg.open_gate_bias)
-        dist, by_d, fit = _fit(cfg, _cell_norms(name, params, xs, v))
-        out[f"{name} open gate"] = {"distance": dist, "norm": by_d, "fit": fit}
-    keys = jax.random.split(jax.random.PRNGKey(cfg.seed + 3), cfg.attn_layers + 1)
-    params = {
+        params[bias] = params[bias].at[h : 2 * h].add(open_bias)
+        xs = _inputs(cfg, seed, cfg.input_scale, jnp.float32)
+        return _cell_norms(name, params, xs, _readout(cfg, seed, jnp.float32))
+
+    return _jit(cfg, norms)
+
+
+def _attention_params(cfg, seed):
+    keys = jax.random.split(_keys(seed)["attention"], cfg.attn_layers + 1)
+    return {
         "w_in": jax.random.normal(keys[0], (cfg.d_in, cfg.hidden)) / np.sqrt(cfg.d_in),
         "layers": [init_block(k, cfg.hidden, cfg.attn_heads, 4 * cfg.hidden) for k in keys[1:]],
     }
-    dist, by_d, fit = _fit(cfg, _attention_norms(params, xs, v))
-    out["attention"] = {
-        "distance": dist,
-        "norm": by_d,
-        "fit": fit,
-        "far_over_near": float(by_d[-1] / by_d[1]),
-    }
+
+
+def _attention_norms(cfg):
+    """A compiled seed -> ||∂L/∂x_t|| [T] of the causal self-attention stack, ordinary inputs."""
+
+    def norms(seed):
+        params = _attention_params(cfg, seed)
+        xs, v = _inputs(cfg, seed, cfg.input_scale, jnp.float32), _readout(cfg, seed, jnp.float32)
+        loss = lambda x: jnp.sum(_attention_stack(params, x)[:, -1] @ v)
+        return probes.input_grad_norms(loss, xs)
+
+    return _jit(cfg, norms)
+
+
+def other_curves(cfg, progress=None):
+    """LSTM, GRU (ordinary inputs, default inits; and with the carry gate held open) and the
+    causal self-attention stack (each seed's far/near: norm at the farthest distance over
+    the norm at distance 1)."""
+    out, say = {}, _say(progress)
+    for name in ("lstm", "gru"):
+        norms = _gated_norms(cfg, name)
+        for label, bias in ((name, 0.0), (f"{name} open gate", cfg.open_gate_bias)):
+            say(f"{label}, seeds {list(cfg.seeds)}")
+            out[label] = _curve(cfg, lambda s, f=norms, b=bias: f(s, b))
+    say(f"self-attention ({cfg.attn_layers} layers), seeds {list(cfg.seeds)}")
+    out["attention"] = _curve(
+        cfg,
+        _attention_norms(cfg),
+        lambda s, by_d: {"far_over_near": float(by_d[-1] / by_d[1])},
+    )
     return out
 
 
-def clipping(cfg):
-    """Parameter-gradient norm against T for the exploding linear RNN, raw and clipped.
+def _param_grads(params, xs, v):
+    """(∂L/∂params, ∂L/∂xs) for L = Σ_b h_T[b]·v of the tanh RNN."""
+    return jax.grad(lambda p, x: jnp.sum(run_cell("rnn", p, x)[1][:, -1] @ v), argnums=(0, 1))(
+        params, xs
+    )
+
+
+def clipping(cfg, progress=None):
+    """Parameter-gradient norm against T for the exploding linear RNN, raw and clipped: one
+    row per length T, each value a list over the seeds.
 
     In the linear regime the states are ~1e-200, so ∂L/∂W_hh = Σ_t h_{t-1}ᵀ δ_t is tiny; the
     bias gradient Σ_t δ_t carries the explosion and dominates the global norm.
     """
-    rows = []
+    rows, param_grads, say = [], _jit(cfg, _param_grads), _say(progress)
     with jax.enable_x64(True):
-        params = _rnn_params(cfg, "orthogonal", cfg.clip_sigma, jnp.float64)
-        v = _readout(cfg, jnp.float64)
-
-        @jax.jit
-        def grads(params, xs):
-            return jax.grad(
-                lambda p, x: jnp.sum(run_cell("rnn", p, x)[1][:, -1] @ v), argnums=(0, 1)
-            )(params, xs)
-
         for length in cfg.clip_lengths:
-            xs = _inputs(cfg, cfg.linear_input_scale, jnp.float64, length)
-            g = grads(params, xs)
-            clipped, total = probes.clip_by_global_norm(g[0], cfg.clip_norm)
-            rows.append(
-                {
-                    "length": length,
-                    "grad_norm": float(total),
-                    "grad_norm_clipped": float(probes.global_norm(clipped)),
-                    "grad_b": float(jnp.linalg.norm(g[0]["b"])),
-                }
-            )
+            say(f"clipping: RNN σ_max={cfg.clip_sigma:g} T={length}, seeds {list(cfg.seeds)}")
+            row = {"length": length, "grad_norm": [], "grad_norm_clipped": [], "grad_b": []}
+            for seed in cfg.seeds:
+                params = _rnn_params(cfg, seed, "orthogonal", cfg.clip_sigma, jnp.float64)
+                xs = _inputs(cfg, seed, cfg.linear_input_scale, jnp.float64, length)
+                g = param_grads(params, xs, _readout(cfg, seed, jnp.float64))
+                clipped, total = probes.clip_by_global_norm(g[0], cfg.clip_norm)
+                row["grad_norm"].append(float(total))
+                row["grad_norm_clipped"].append(float(probes.global_norm(clipped)))
+                row["grad_b"].append(float(jnp.linalg.norm(g[0]["b"])))
+            rows.append(row)
     return rows
 
 
 def run(config, workdir):
-    """Measure every curve, fit rates, write results.json, two PNGs and report.md."""
+    """Measure every curve over the seeds, fit rates, write results.json, three PNGs (drawn
+    from what results.json holds) and report.md."""
+    if not config.seeds:
+        raise BadInputError("gradient_decay: config.seeds is empty; give at least one seed")
     started = record.start("gradient_decay", config, workdir)
-    rnn, other, clip = rnn_curves(config), other_curves(config), clipping(config)
-    pngs = plots.plot(config, rnn, other, clip, workdir)
+    # one line per curve (each over every seed) and per clipping length
+    others = 2 * 2 + 1  # LSTM and GRU, each default and open gate; self-attention
+    total = len(RUNS) * len(config.sigmas) + others + len(config.clip_lengths)
+    progress = Progress("gradient_decay", total)
+    rnn = rnn_curves(config, progress)
+    other = other_curves(config, progress)
+    clip = clipping(config, progress)
     results = {
         "config": config.to_dict(),
-        "rates": {k: c["fit"]["rate"] for k, c in {**rnn, **other}.items()},
+        "rates": {k: [s["fit"]["rate"] for s in c["seeds"]] for k, c in {**rnn, **other}.items()},
         "rnn": rnn,
         "other": other,
         "clipping": clip,
-        "plots": pngs,
     }
+    plain = record.stored(results)  # plots and notes read what results.json will hold
+    results["plots"] = plots.draw(plain, workdir)
     return started.finish(
-        results, claims.table, TITLE, [("How it was measured", plots.notes(config, rnn))]
+        results, claims.table, TITLE, [("How it was measured", plots.notes(plain))]
     )
