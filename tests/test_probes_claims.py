@@ -109,6 +109,8 @@ def test_judged_claims_print_the_range_the_interval_and_the_reason():
 def test_a_caveat_is_only_ever_a_named_reason():
     with pytest.raises(ValueError, match="is not a caveat"):
         Claim("c", "e", "m", HOLDS, caveat="why")
+    with pytest.raises(ValueError, match="needs its named reason"):
+        Claim("c", "e", "m", CAVEAT)
     c = Claim("c", "e", "m", CAVEAT, caveat="the fine-tune, not the encoding, did it", id="a/b")
     row = claims.claims_json([c])[0]
     assert row["caveat"] == c.caveat and claims.from_json([row]) == [c]

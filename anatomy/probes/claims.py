@@ -84,6 +84,8 @@ class Claim:
             )
         if self.caveat and self.verdict != CAVEAT:
             raise ValueError(f"claim {self.claim!r}: verdict {self.verdict!r} is not a caveat")
+        if self.verdict == CAVEAT and not self.caveat:
+            raise ValueError(f"claim {self.claim!r}: {CAVEAT!r} needs its named reason (caveat=)")
 
     def as_dict(self) -> dict:
         """{id (when it has one), claim, expected, measured, verdict, detail, caveat (when
