@@ -46,5 +46,14 @@ def exists(name: str) -> bool:
 
 def load(name: str) -> dict:
     """The committed result results/<name>.json ({'command', 'saved', 'result', ...})."""
+    if not exists(name):
+        experiment, _, preset = name.partition("/")
+        run = f"python launch.py --experiment={experiment}" + (
+            f" --preset={preset}" if preset != "default" else ""
+        )
+        raise FileNotFoundError(
+            f"results/{name}.json is not committed: run `{run} --workdir=DIR`, then "
+            f"`python -m experiments.publish save {name} --workdir=DIR --command='{run}'`"
+        )
     with open(result_path(name)) as f:
         return json.load(f)

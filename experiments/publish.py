@@ -138,7 +138,8 @@ def render_shows(doc: dict) -> str:
         )
         t, s = m["transformer"], m["rnnsearch"]
         out.append(
-            f"- **The engineering ledger** (`valid_loss_vs_time.png`): the Transformer ends at "
+            f"- **The engineering ledger** (this run, alone on the machine; the plot "
+            f"`valid_loss_vs_time.png` is the three-seed run's, on a shared machine): the Transformer ends at "
             f"validation loss {f(t['valid_loss'])} after {f(t['train_seconds'])} s of training, "
             f"RNNsearch at {f(s['valid_loss'])} after {f(s['train_seconds'])} s; steady-state "
             f"{f(t['tokens_per_second'])} vs {f(s['tokens_per_second'])} tokens/s "
@@ -569,6 +570,13 @@ PLOTS = {
         {"decode_cost.png": "decode_cost.png"},
     ),
     "scaling/default": ("experiments.scaling.report", {"scaling.png": "scaling.png"}),
+    "depth/default": (
+        "experiments.depth.plots",
+        {
+            "loss_vs_depth.png": "loss_vs_depth.png",
+            "grad_norms_at_init.png": "grad_norms_at_init.png",
+        },
+    ),
     "attention_memory/default": (
         "experiments.attention_memory",
         {"attention_memory.png": "attention_memory.png"},

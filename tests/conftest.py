@@ -50,6 +50,46 @@ def launch(*args, timeout=600, check=True, stdin=None, env=None):
     return proc
 
 
+# The fast tier (`pytest -m "not slow"`, the loop a contributor runs before each commit) keeps
+# every test of the library's modules; these files run experiments, launch.py, notebooks,
+# several processes or torch twins end to end, and are marked slow as a whole (a test
+# elsewhere that takes more than a few seconds carries @pytest.mark.slow itself).
+SLOW_FILES = {
+    "test_attention_torch.py",
+    "test_benchmarks.py",
+    "test_benchmarks_profile.py",
+    "test_context_length.py",
+    "test_convs2s.py",
+    "test_copy.py",
+    "test_crossover.py",
+    "test_data_workdir.py",
+    "test_depth.py",
+    "test_distributed.py",
+    "test_docs.py",
+    "test_elastic_resume.py",
+    "test_gradient_decay.py",
+    "test_launch.py",
+    "test_long_range.py",
+    "test_notebook.py",
+    "test_publish.py",
+    "test_real_text.py",
+    "test_recall.py",
+    "test_recipe_sweep.py",
+    "test_report.py",
+    "test_rnn_vs_attn.py",
+    "test_rnn_vs_attn_positions.py",
+    "test_rnn_vs_attn_workdir.py",
+    "test_rnnenc_state.py",
+    "test_scaling.py",
+    "test_sharding_models.py",
+    "test_train_torch.py",
+    "test_translate.py",
+    "test_walls.py",
+    "test_wmt14_presets.py",
+    "test_workdir_paths.py",
+}
+
+
 def pytest_collection_modifyitems(config, items):
     """test_report.py first, the other files that read conftest.quick_report last, and in
     between the files with most tests first (xdist's own heuristic, which pyproject's
@@ -68,6 +108,9 @@ def pytest_collection_modifyitems(config, items):
         return (0 if f.endswith("test_report.py") else 2 if f in readers else 1, -counts[f], f)
 
     items[:] = sorted(items, key=rank)  # stable: each file keeps its own order
+    for item in items:
+        if os.path.basename(file_of(item)) in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

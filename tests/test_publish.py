@@ -83,14 +83,30 @@ def test_a_plot_drawn_from_another_result_is_caught(tmp_path):
     assert any(s.startswith("extra.png: drawn from no committed result") for s in stale)
 
 
+# XLA:CPU emits different vector code per instruction set, and the Transformer's training
+# digits follow it: its step-250 validation loss is 2.614 with AVX-512 and 2.564 with
+# --xla_cpu_max_isa=AVX2 on the same AMD EPYC host (the recurrent translators' digits agreed
+# across the two hosts the committed runs came from).
+ISA_DEPENDENT = {"transformer"}
+
+
 def test_the_default_command_and_seed_0_of_the_seeds_preset_agree_to_the_digit():
     """The README quotes the default command's committed run and judges on the three-seed run
-    whose seed 0 is the same config and seed: on the same instruction set they are the same
-    numbers, and a drift between the two committed results is a reproducibility bug."""
-    default = publish.load("rnn_vs_attn/default")["result"]["models"]
-    seeds = publish.load("rnn_vs_attn/seeds")["result"]["models"]
-    for name, row in default.items():
-        first = seeds[name]["seeds"][0]
-        for key in ("final_loss", "valid_loss", "bleu", "steps", "tokens"):
-            assert first[key] == row["seeds"][0][key], (name, key)
-        assert first["bleu_by_length"] == row["seeds"][0]["bleu_by_length"], name
+    whose seed 0 is the same config and seed: on the same CPU and instruction set they are the
+    same numbers, and a drift between the two committed results is a reproducibility bug. Made
+    on different CPUs (or one unrecorded), a model whose digits follow the instruction set
+    agrees within a BLEU point and 5% of validation loss."""
+    default = publish.load("rnn_vs_attn/default")["result"]
+    seeds = publish.load("rnn_vs_attn/seeds")["result"]
+    cpus = [r["setup"]["provenance"].get("cpu") for r in (default, seeds)]
+    same_cpu = cpus[0] is not None and cpus[0] == cpus[1]
+    for name, row in default["models"].items():
+        first, zero = seeds["models"][name]["seeds"][0], row["seeds"][0]
+        if same_cpu or name not in ISA_DEPENDENT:
+            for key in ("final_loss", "valid_loss", "bleu", "steps", "tokens"):
+                assert first[key] == zero[key], (name, key)
+            assert first["bleu_by_length"] == zero["bleu_by_length"], name
+        else:
+            assert first["steps"] == zero["steps"] and first["tokens"] == zero["tokens"], name
+            assert abs(first["bleu"] - zero["bleu"]) <= 1.0, (name, first["bleu"], zero["bleu"])
+            assert abs(first["valid_loss"] / zero["valid_loss"] - 1) <= 0.05, name

@@ -224,7 +224,7 @@ def test_rnn_vs_attn_into_a_gs_workdir(local_gcs, refuse_plain_io, tmp_path, mon
     (orbax), metrics, eval cache, model.json, plots, results.json and report.md land in the
     bucket; a rerun resumes from it (read back through epath); translate loads the model
     from it and publish.save copies its results.json."""
-    from experiments import publish, rnn_vs_attn, translate
+    from experiments import committed, publish, rnn_vs_attn, translate
     from experiments.configs import rnn_vs_attn as configs
 
     c = configs.get_config("quick")
@@ -259,7 +259,7 @@ def test_rnn_vs_attn_into_a_gs_workdir(local_gcs, refuse_plain_io, tmp_path, mon
 
     model, params, src_vocab, _ = translate.load_trained(BUCKET, "rnnenc")
     assert src_vocab.size > 4 and jax_tree_size(params) > 0
-    monkeypatch.setattr(publish, "RESULTS", str(tmp_path / "results"))
+    monkeypatch.setattr(committed, "RESULTS", str(tmp_path / "results"))
     saved = publish.save("gs_run", BUCKET, "python launch.py ... --workdir=" + BUCKET)
     with builtins.open(saved) as f:
         assert json.load(f)["result"]["models"].keys() == results["models"].keys()

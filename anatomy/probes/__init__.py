@@ -38,7 +38,6 @@ from anatomy.probes.claims import (
     judge,
     judged,
     t_interval,
-    verdict,
     weakest,
 )
 from anatomy.probes.cost import (
@@ -94,7 +93,6 @@ __all__ = [
     "judged",
     "t_interval",
     "weakest",
-    "verdict",
     "compiled",
     "compiled_sequential_steps",
     "cost_of",

@@ -103,13 +103,6 @@ def finite(*xs) -> bool:
         return False
 
 
-def verdict(measured, expected, tol) -> str:
-    """(Being replaced by `judge`.) HOLDS if |measured − expected| <= tol, else FAILS (FAILS too for a non-finite value)."""
-    if not finite(measured):
-        return FAILS
-    return HOLDS if abs(float(measured) - expected) <= tol else FAILS
-
-
 def holds(condition) -> str:
     """HOLDS if the yes/no check `condition` of a deterministic measurement is true, else
     FAILS (a check of a quantity that varies over seeds goes through `judge`)."""
@@ -340,13 +333,6 @@ def weakest(verdicts: Iterable[str]) -> str:
     MISSING, NOT_SHOWN, CAVEAT, HOLDS); MISSING for none at all."""
     present = set(verdicts)
     return next((v for v in _WEAKEST_FIRST if v in present), MISSING)
-
-
-def held_in_part(verdicts: Iterable[str]) -> str:
-    """(Being replaced by `weakest`.) One verdict for a claim made of parts that each say something: HOLDS when every part
-    holds, CAVEAT when some do, FAILS when none does (or there are none)."""
-    held = [v == HOLDS for v in verdicts]
-    return HOLDS if held and all(held) else CAVEAT if any(held) else FAILS
 
 
 def _cell(text: str) -> str:

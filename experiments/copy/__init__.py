@@ -24,6 +24,7 @@ import numpy as np
 from anatomy.probes.claims import claims_markdown, rule_text
 from experiments import record
 from experiments.copy import claims, plots, task
+from experiments.progress import Progress
 from experiments.recall import choose, models, train
 from experiments.recall.task import queries
 
@@ -123,8 +124,12 @@ def _describe(name, spec, cfg):
 def run_all(cfg, split_seed):
     held = held_out(cfg, split_seed)
     out = {}
+    progress = Progress(NAME, len(contenders(cfg)) * len(cfg.seeds))
     for name, spec in contenders(cfg).items():
-        runs = [fit(spec, cfg, seed, rate(cfg, name)) for seed in cfg.seeds]
+        runs = []
+        for seed in cfg.seeds:
+            progress.step(f"{name} seed {seed}")
+            runs.append(fit(spec, cfg, seed, rate(cfg, name)))
         measured = [measure(m, p, cfg, held) for m, p, _, _ in runs]
         out[name] = {
             **_describe(name, spec, cfg),
@@ -144,11 +149,13 @@ def lr_grid(cfg):
     held = held_out(cfg, cfg.valid_seed, within)
     rates = [float(r) for r in cfg.lr_grid]
     valid = {}
+    progress = Progress(NAME, len(contenders(cfg)) * len(rates) * len(cfg.seeds))
     for name, spec in contenders(cfg).items():
         valid[name] = []
         for lr in rates:
             scores = []
             for seed in cfg.seeds:
+                progress.step(f"{name} learning rate {lr:g} seed {seed}")
                 model, params, _, _ = fit(spec, cfg, seed, lr)
                 scores.append(float(np.mean(measure(model, params, cfg, held)[0])))
             valid[name].append(float(np.mean(scores)))

@@ -30,6 +30,7 @@ from benchmarks import timing
 from benchmarks.cases_mixers import MAX_BYTES, lstm_case, mixer_case
 from experiments import record
 from experiments.crossover import claims, plots
+from experiments.progress import Progress
 
 NAME = "crossover"
 TITLE = "Throughput crossover: recurrences against attention, forward + backward, this CPU"
@@ -73,7 +74,9 @@ def measure(cfg):
     rng = np.random.default_rng(cfg.seed)
     ns = [int(n) for n in cfg.lengths]
     out = {}
+    progress = Progress(NAME, len(ns))
     for i, n in enumerate(ns):
+        progress.step(f"N = {n}: every contender's forward+backward, {int(cfg.rounds)} rounds")
         impls, left, forms = contenders(cfg, n, rng)
         times = timing.time_interleaved(
             {label: im.passes["fwdbwd"] for label, im in impls.items()},

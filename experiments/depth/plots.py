@@ -1,23 +1,34 @@
-"""depth's two figures, drawn from what results.json holds (string depth keys, null = NaN).
+"""depth's two figures, drawn from what results.json holds alone (string depth keys, null =
+NaN): `draw(results, workdir)` redraws a committed result (experiments.publish) the same way a
+run draws its own.
 
-loss_vs_depth.png         validation loss against L per variant: the seed mean, a band from
-                          the best to the worst seed, an x where a seed failed; the unigram
+loss_vs_depth.png         test loss against L per variant (the judged seeds at each (variant,
+                          L)'s chosen learning rate): the seed mean, a band from the best to
+                          the worst seed, an X at the top where a seed failed; the unigram
                           loss dashed, and anything above it (a diverged run's loss can be
-                          hundreds of nats) drawn at the top of the axis. Attention wirings
-                          left, LSTM stacks right.
+                          hundreds of nats) drawn at the top of the axis. Transformer wirings
+                          left, LSTM stacks right, on one shared loss axis (the text compares
+                          them). Every variant has its look from experiments/style.py (a
+                          warmup variant dashed besides), and the variants of a panel sit a
+                          hair apart in L, so a curve under another (post-LN under post-LN +
+                          warmup) still shows.
 grad_norms_at_init.png    left, middle: every layer's gradient norm at init (mean over seeds)
                           against its index, at the deepest L; right: the last layer's
-                          (Xiong's W^{2,L}) against L, log-log, with the theorem's slopes.
+                          (Xiong's W^{2,L}) against L, log-log, each variant's exponent with
+                          its interval, and the theorem's slopes L^0 and L^-1/2 drawn through
+                          post-LN's and pre-LN's first point.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from experiments import outputs
+from experiments import outputs, style
+from experiments.depth import claims
 
 FAMILIES = (("attention", "Transformer blocks"), ("recurrent", "LSTM stacks"))
 CEILING = 0.1  # nats above the unigram loss where the loss axis stops
+DODGE = 0.04  # log2 units between neighbouring variants' points in L
 
 
 def _arr(values) -> np.ndarray:
@@ -32,74 +43,92 @@ def _depths(variant) -> list[int]:
     return sorted(int(d) for d in variant["depths"])
 
 
+def look(name, variant) -> dict:
+    """ax.plot keywords of a variant: style.line's, dashed when it warms up (post-LN + warmup
+    beside post-LN: the same wiring, another schedule)."""
+    return {**style.line(name), **({"linestyle": "--"} if variant.get("warmup_steps") else {})}
+
+
+def _family(results, family) -> list[tuple[str, dict]]:
+    return [(n, v) for n, v in results["variants"].items() if v["family"] == family]
+
+
 def loss_vs_depth(results, workdir) -> str:
-    fig, axes = outputs.new_figure(1, 2, figsize=(11, 4.2))
-    unigram = results["data"]["unigram_loss"]
+    fig, axes = outputs.new_figure(1, 2, figsize=(12, 4.6), sharey=True)
+    unigram = claims.unigram(results)
     top = unigram + CEILING
+    lowest = unigram
     for ax, (family, title) in zip(axes, FAMILIES):
-        lowest = unigram
-        for v in results["variants"].values():
-            if v["family"] != family:
-                continue
+        members = _family(results, family)
+        for i, (name, v) in enumerate(members):
             depths = _depths(v)
-            losses = [_arr(v["depths"][str(d)]["valid_loss"]) for d in depths]
+            shift = 2.0 ** (DODGE * (i - (len(members) - 1) / 2))
+            xs = [d * shift for d in depths]
+            losses = [_arr(v["depths"][str(d)]["test_loss"]) for d in depths]
             shown = [np.minimum(np.where(np.isfinite(x), x, top), top) for x in losses]
-            (line,) = ax.plot(depths, [x.mean() for x in shown], marker="o", label=v["label"])
+            kw = look(name, v)
+            ax.plot(xs, [x.mean() for x in shown], label=v["label"], ms=6, **kw)
             lo, hi = [x.min() for x in shown], [x.max() for x in shown]
-            ax.fill_between(depths, lo, hi, color=line.get_color(), alpha=0.2)
+            ax.fill_between(xs, lo, hi, color=kw["color"], alpha=0.15, lw=0)
             lowest = min(lowest, *lo)
-            bad = [d for d, x in zip(depths, losses) if (~np.isfinite(x) | (x >= unigram)).any()]
+            bad = [
+                x
+                for x, loss in zip(xs, losses)
+                if any(claims.failed(y, unigram) for y in loss.tolist())
+            ]
             if bad:
-                ax.plot(bad, [top] * len(bad), "x", color=line.get_color(), ms=9)
-        ax.axhline(unigram, ls="--", color="grey", lw=1, label="unigram")
-        ax.set_ylim(lowest - 0.05, top + 0.03)
+                ax.plot(bad, [top] * len(bad), "X", color=kw["color"], ms=10, mec="black", mew=0.6)
+        style.chance(ax, unigram, "unigram loss (no context)")
         ax.set_xscale("log", base=2)
         outputs.grid_ticks(ax, results["config"]["depths"])
         ax.set_xlabel("layers L")
-        ax.set_title(title)
+        ax.set_title(f"{title}: test loss after the budget, by depth")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-        ax.set_ylabel("validation loss (nats / character; x: a failed seed)")
+    axes[0].set_ylim(lowest - 0.05, top + 0.03)  # shared by both panels
+    axes[0].set_ylabel("test loss (nats / character; X at the top: a failed seed)")
     return outputs.save_plot(fig, workdir, "loss_vs_depth.png")
 
 
 def grad_norms(results, workdir) -> str:
-    fig, axes = outputs.new_figure(1, 3, figsize=(15, 4.2))
+    fig, axes = outputs.new_figure(1, 3, figsize=(16, 4.6))
     for ax, (family, title) in zip(axes, FAMILIES):
-        for v in results["variants"].values():
-            if v["family"] != family:
-                continue
+        deepest = 0
+        for name, v in _family(results, family):
             deepest = _depths(v)[-1]
             per_layer = np.mean(_arr2(v["depths"][str(deepest)]["init_grad_layers"]), axis=0)
-            ax.plot(np.arange(1, deepest + 1), per_layer, marker=".", label=v["label"])
+            ax.plot(np.arange(1, deepest + 1), per_layer, label=v["label"], ms=4, **look(name, v))
         ax.set_yscale("log")
         ax.set_xlabel("layer (1 = nearest the input)")
-        ax.set_ylabel("‖∂loss/∂θ_layer‖ at init")
-        ax.set_title(f"{title}, per layer at the deepest L")
+        ax.set_ylabel("‖∂loss/∂θ_layer‖ at init (mean over seeds)")
+        ax.set_title(f"{title}: each layer's gradient at init, L = {deepest}")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     ax = axes[2]
-    for v in results["variants"].values():
-        if v["family"] != "attention":
-            continue
+    first = {}
+    for name, v in _family(results, "attention"):
         depths = _depths(v)
         last = [np.mean(_arr(v["depths"][str(d)]["init_grad_xiong"])) for d in depths]
-        fit = v["xiong_fit"]
-        slope = f" (L^{fit['exponent']:+.2f})" if fit else ""
-        ax.plot(depths, last, marker="o", label=v["label"] + slope)
-    ref = np.array(results["config"]["depths"], np.float64)
-    for exponent, style in ((0.0, ":"), (-0.5, "--")):
-        ax.plot(ref, ref**exponent * 0.5, style, color="grey", lw=1, label=f"∝ L^{exponent:g}")
+        first[name] = (depths[0], last[0])
+        slope = f": a = {claims.exponent(results, name)}" if len(depths) > 1 else ""
+        ax.plot(depths, last, label=v["label"] + slope, **look(name, v))
+    for name, exponent in (("post", 0.0), ("pre", -0.5)):
+        if name in first:
+            d0, g0 = first[name]
+            label = f"∝ L^{exponent:g} (Theorem 1, {results['variants'][name]['label']})"
+            ref = [d for d in results["config"]["depths"] if d >= d0]
+            style.reference_slope(ax, ref, g0, exponent, label)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     outputs.grid_ticks(ax, results["config"]["depths"])
     ax.set_xlabel("layers L")
-    ax.set_ylabel("‖∂loss/∂W^{2,L}‖ at init")
-    ax.set_title("last layer's FFN weight (Xiong et al. 2020)")
+    ax.set_ylabel("‖∂loss/∂W^{2,L}‖ at init (mean over seeds)")
+    ax.set_title("W^{2,L} (last block's FFN) at init against L, Xiong et al. 2020")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6.5)
     return outputs.save_plot(fig, workdir, "grad_norms_at_init.png")
 
 
-def plot(results, workdir) -> list[str]:
+def draw(results, workdir) -> list[str]:
+    """Both figures into workdir; returns their file names."""
     return [loss_vs_depth(results, workdir), grad_norms(results, workdir)]

@@ -1,26 +1,32 @@
 """One compiled program per (structure, L) that inits-to-scores a run: train and score it.
 
-A run is one seed of one variant. Variants that share a structure (lm.Variant.program: post-LN
-with and without warmup) share the compiled program, which takes a run's initial parameters
-(model.init(init_key), run op by op outside the program: jitted inside, its random draws
-tripled the compile time), its data key and whether it warms up, and
+A run (`Run`) is one seed of one variant at one peak learning rate, scored on one split.
+Variants that share a structure (lm.Variant.program: post-LN with and without warmup) share
+the compiled program, and so do all the learning rates of the grid: it takes a run's initial
+parameters (model.init(init_key), run op by op outside the program: jitted inside, its random
+draws tripled the compile time), its data key, whether it warms up, its peak rate and the
+windows it is scored on, and
 
     for i < n_steps (a traced bound: one compile serves n_steps = 1 and n_steps = steps):
         w     = data.batch(train, fold_in(data_key, i))  [B, N + 1]
         g     = ∇ loss(params; w)
         norms = per-layer ‖g‖, ‖g of Xiong's weight‖     kept at i = 0: the gradient at init
         u     = Adam(clip(g))                            optax, the project's b1, b2, eps
-        params -= lr_i · u      lr_i = make_schedule(peak, warmup or 0, steps, 'linear')(i)
-    valid_loss = loss(params; every validation window)
+        params -= peak · s_i · u     s_i = make_schedule(1, warmup or 0, steps, 'linear')(i)
+    loss = loss(params; every window of the split)
 
-and returns the training losses [steps], the gradient norms at init and the validation loss.
+and returns the training losses [steps], the gradient norms at init and the split's loss.
 The whole loop is one XLA program (no Python between steps). Runs go one after another: a
-vmap over seeds ran no faster here and compiled a fifth slower. NaNs are not stopped: a run
-that diverges ends with a NaN loss and counts as failed (claims.py).
+vmap over seeds ran no faster here and compiled a fifth slower; the next (structure, L)'s
+program compiles in a second thread meanwhile (`Compiler`), so on two cores compiling hides
+behind training. NaNs are not stopped: a run that diverges ends with a NaN loss and counts as
+failed (claims.py).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import dataclasses
 import functools
 import time
 
@@ -32,6 +38,20 @@ import optax
 from anatomy import probes
 from anatomy.train.optim import make_schedule
 from experiments.depth import data, lm
+
+SPLITS = ("valid", "test")
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """One run of a variant: its seed number (keys fold_in(k_init, seed), fold_in(k_data,
+    seed): train.run_keys), peak learning rate, optimiser steps (1: the gradient at init and
+    the untrained loss) and the split its loss is scored on ('valid' | 'test')."""
+
+    seed: int
+    lr: float
+    steps: int
+    split: str
 
 
 def grad_norms(model, xiong, grads) -> dict:
@@ -67,32 +87,32 @@ def compiler_options(cfg) -> dict | None:
 
 
 def make_program(model, xiong, cfg):
-    """jit(run): (params, data_key, warm bool, n_steps, train [n], valid [W, N + 1]) ->
-    {'losses': [steps] (NaN past n_steps), 'init': grad_norms at the first step,
-    'valid_loss': []}."""
+    """jit(run): (params, data_key, warm bool, peak lr, n_steps, train [n], windows [W, N + 1])
+    -> {'losses': [steps] (NaN past n_steps), 'init': grad_norms at the first step,
+    'loss': [] on the windows}."""
     tc = cfg.train
     tx = optimizer(tc)
-    plain = make_schedule(tc.learning_rate, 0, tc.steps, "linear")
-    warmed = make_schedule(tc.learning_rate, tc.warmup_steps, tc.steps, "linear")
+    plain = make_schedule(1.0, 0, tc.steps, "linear")  # the schedules' shapes at peak 1: every
+    warmed = make_schedule(1.0, tc.warmup_steps, tc.steps, "linear")  # decay is linear in it
     loss = functools.partial(lm.loss, model)
 
-    def run(params, data_key, warm, n_steps, train, valid):
+    def run(params, data_key, warm, peak, n_steps, train, windows):
         zeros = jax.tree_util.tree_map(jnp.zeros_like, grad_norms(model, xiong, params))
 
         def step(i, carry):
             params, opt_state, losses, init = carry
-            windows = data.batch(train, jax.random.fold_in(data_key, i), tc.batch, tc.length)
-            value, grads = jax.value_and_grad(loss)(params, windows)
+            batch = data.batch(train, jax.random.fold_in(data_key, i), tc.batch, tc.length)
+            value, grads = jax.value_and_grad(loss)(params, batch)
             norms = grad_norms(model, xiong, grads)
             init = jax.tree_util.tree_map(lambda a, b: jnp.where(i == 0, b, a), init, norms)
             updates, opt_state = tx.update(grads, opt_state, params)
-            lr = jnp.where(warm, warmed(i), plain(i))
+            lr = peak * jnp.where(warm, warmed(i), plain(i))
             params = jax.tree_util.tree_map(lambda p, u: p - lr * u, params, updates)
             return params, opt_state, losses.at[i].set(value), init
 
         carry = (params, tx.init(params), jnp.full((tc.steps,), jnp.nan), zeros)
         params, _, losses, init = jax.lax.fori_loop(0, n_steps, step, carry)
-        return {"losses": losses, "init": init, "valid_loss": loss(params, valid)}
+        return {"losses": losses, "init": init, "loss": loss(params, windows)}
 
     return jax.jit(run)
 
@@ -107,58 +127,83 @@ def run_keys(seed: int, seeds) -> tuple:
     return fold(k_init, seeds), fold(k_data, seeds)
 
 
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """A (structure, L)'s model and its compiled program, and how long compiling took."""
+
+    model: lm.LanguageModel
+    exe: object
+    compile_s: float
+
+
+def compile_program(variant, xiong, cfg, n_layers, corpus) -> Program:
+    """The compiled program of `variant`'s structure at n_layers (any variant of it)."""
+    model = lm.build(variant, cfg.model, n_layers, corpus.vocab_size)
+    params = jax.eval_shape(model.init, jax.random.PRNGKey(0))
+    args = (jnp.asarray(corpus.train), jnp.asarray(corpus.valid))
+    t0 = time.perf_counter()
+    exe = (
+        make_program(model, xiong, cfg)
+        .lower(params, jax.random.PRNGKey(0), False, 1.0, jnp.int32(cfg.train.steps), *args)
+        .compile(compiler_options(cfg))
+    )
+    return Program(model, exe, time.perf_counter() - t0)
+
+
+class Compiler:
+    """compile_program in a second thread, one job ahead: `submit(key, *args)` starts a
+    compile, `get(key)` waits for it. XLA compiles and runs a program without Python's lock,
+    so the next (structure, L) compiles while this one trains."""
+
+    def __init__(self):
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="depth-compile")
+        self._jobs = {}
+
+    def submit(self, key, *args) -> None:
+        if key not in self._jobs:
+            self._jobs[key] = self._pool.submit(compile_program, *args)
+
+    def get(self, key) -> Program:
+        return self._jobs.pop(key).result()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _timed(fn, *args):
     t0 = time.perf_counter()
     out = jax.block_until_ready(fn(*args))
     return jax.device_get(out), time.perf_counter() - t0
 
 
-def train_group(group, xiong, cfg, n_layers, corpus) -> dict:
-    """Train every variant of `group` (one structure) at n_layers: cfg.seeds runs each, and as
-    many more seeds for one step (their gradients at init).
+def run_group(program: Program, group, cfg, corpus, runs) -> dict:
+    """Every run of every variant of `group` (one structure) on its compiled program.
 
-    Returns {variant name: {'valid_loss': [seeds], 'losses': [seeds, steps],
-    'init_grads': {'layers': [2·seeds, L], 'xiong': [2·seeds], 'total': [2·seeds]},
-    'seconds_per_step': median over its runs}} and '_timing': {'compile_s'}.
+    runs: {variant name: [Run]}. Returns {variant name: [{'loss' (on the run's split),
+    'losses' [steps], 'init' (grad_norms at the first step: 'layers' [L], 'xiong', 'total'),
+    'seconds'} per run, in order]}.
     """
-    data_args = (jnp.asarray(corpus.train), jnp.asarray(corpus.valid))
-    seeds = range(2 * cfg.seeds)
-    init_keys, data_keys = run_keys(cfg.seed, seeds)
-    model = lm.build(group[0], cfg.model, n_layers, corpus.vocab_size)
-    inits = [model.init(k) for k in init_keys]
-    t0 = time.perf_counter()
-    exe = (
-        make_program(model, xiong, cfg)
-        .lower(inits[0], data_keys[0], False, jnp.int32(cfg.train.steps), *data_args)
-        .compile(compiler_options(cfg))
-    )
-    compile_s = time.perf_counter() - t0
-    result = {}
+    train_ids = jnp.asarray(corpus.train)
+    split_ids = {s: jnp.asarray(corpus.windows(s)) for s in SPLITS}
+    out = {}
     for v in group:
-        outs, times = [], []
-        for s in seeds:
-            steps = cfg.train.steps if s < cfg.seeds else 1  # the extra seeds: init only
-            out, seconds = _timed(
-                exe, inits[s], data_keys[s], v.warmup, jnp.int32(steps), *data_args
+        todo = runs.get(v.name, [])
+        init_keys, data_keys = run_keys(cfg.seed, [r.seed for r in todo])
+        rows = []
+        for r, ik, dk in zip(todo, init_keys, data_keys):
+            params = program.model.init(ik)
+            args = (params, dk, v.warmup, r.lr, jnp.int32(r.steps), train_ids, split_ids[r.split])
+            got, seconds = _timed(program.exe, *args)
+            rows.append(
+                {
+                    "loss": float(got["loss"]),
+                    "losses": np.asarray(got["losses"], np.float64),
+                    "init": {k: np.asarray(x, np.float64) for k, x in got["init"].items()},
+                    "seconds": seconds,
+                }
             )
-            outs.append(out)
-            times.append(seconds)
-        one = float(np.median(times[cfg.seeds :]))  # one step and the evaluation
-        trained = outs[: cfg.seeds]
-        result[v.name] = {
-            "valid_loss": np.array([o["valid_loss"] for o in trained], np.float64),
-            "losses": np.array([o["losses"] for o in trained], np.float64),
-            "init_grads": {
-                k: np.array([o["init"][k] for o in outs], np.float64)
-                for k in ("layers", "xiong", "total")
-            },
-            "seconds_per_step": float(
-                np.median([max(t - one, 0.0) for t in times[: cfg.seeds]])
-                / max(cfg.train.steps - 1, 1)
-            ),
-        }
-    result["_timing"] = {"compile_s": compile_s}
-    return result
+        out[v.name] = rows
+    return out
 
 
 def serial_steps(variant, cfg, n_layers, corpus) -> dict:

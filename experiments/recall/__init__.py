@@ -27,6 +27,7 @@ import numpy as np
 
 from anatomy.probes.claims import claims_markdown, rule_text
 from experiments import record
+from experiments.progress import Progress
 from experiments.recall import claims, models, plots, task, train
 
 NAME = "recall"
@@ -124,13 +125,15 @@ def pair_counts(cfg, seq_len):
     return (n // 16, n // 8, n // 4)
 
 
-def point(spec, cfg, seq_len, split_seed):
+def point(spec, cfg, seq_len, split_seed, progress=None):
     """Contender `spec` trained per seed at length N on its K mixture and scored on the split
     of split_seed: its description, accuracy [K][seed], final losses, seconds."""
     ks = pair_counts(cfg, seq_len)
     held = held_out(cfg, split_seed, seq_len, ks)
     runs = []
     for seed in cfg.seeds:
+        if progress:
+            progress.step(f"{spec} N={seq_len} seed {seed}")
         model, params, losses, secs = fit(spec, cfg, seed, seq_len, ks, rate(cfg, spec))
         runs.append((accuracy(model, params, cfg, held), losses[-1], secs))
     return {
@@ -142,14 +145,25 @@ def point(spec, cfg, seq_len, split_seed):
     }
 
 
-def frontier(cfg, split_seed):
+def frontier(cfg, split_seed, progress=None):
     """Every frontier contender at the frontier's N: accuracy [K][seed]."""
     n = int(cfg.frontier.seq_len)
-    out = {spec: point(spec, cfg, n, split_seed) for spec in cfg.frontier.contenders}
+    out = {spec: point(spec, cfg, n, split_seed, progress) for spec in cfg.frontier.contenders}
     return {"seq_len": n, "pair_counts": list(pair_counts(cfg, n)), "contenders": out}
 
 
-def lengths(cfg, split_seed, front):
+def fits(cfg) -> int:
+    """How many models a judged run trains (the frontier's, then the lengths' other N)."""
+    front, n = set(cfg.frontier.contenders), int(cfg.frontier.seq_len)
+    others = sum(
+        int(m) != n or spec not in front
+        for spec in cfg.lengths.contenders
+        for m in cfg.lengths.seq_lens
+    )
+    return len(cfg.seeds) * (len(front) + others)
+
+
+def lengths(cfg, split_seed, front, progress=None):
     """Each lengths contender at each N on its K mixture (the frontier's runs at its N):
     accuracy [N][K][seed], the mean over K per seed [N][seed], state bytes [N]."""
     ns = [int(n) for n in cfg.lengths.seq_lens]
@@ -158,7 +172,9 @@ def lengths(cfg, split_seed, front):
         rows = []
         for n in ns:
             same = n == front["seq_len"] and spec in front["contenders"]
-            rows.append(front["contenders"][spec] if same else point(spec, cfg, n, split_seed))
+            rows.append(
+                front["contenders"][spec] if same else point(spec, cfg, n, split_seed, progress)
+            )
         out[spec] = {
             "family": models.family_of(spec),
             "accuracy_by_k": [r["accuracy"] for r in rows],  # [N][K][seed]
@@ -176,11 +192,13 @@ def lr_grid(cfg):
     held = held_out(cfg, cfg.valid_seed, n, ks)
     rates = [float(r) for r in cfg.lr_grid]
     valid = {}
+    progress = Progress(NAME, len(cfg.frontier.contenders) * len(rates) * len(cfg.seeds))
     for spec in cfg.frontier.contenders:
         valid[spec] = []
         for lr in rates:
             accs = []
             for seed in cfg.seeds:
+                progress.step(f"{spec} learning rate {lr:g} seed {seed}")
                 model, params, _, _ = fit(spec, cfg, seed, n, ks, lr)
                 accs.append(float(np.mean(accuracy(model, params, cfg, held))))
             valid[spec].append(float(np.mean(accs)))
@@ -207,8 +225,9 @@ def run(config, workdir):
             results, None, TITLE + " (learning-rate grid)", [("Grid", plots.grid_table(results))]
         )
     results["readers"] = readers(config)
-    results["frontier"] = frontier(config, config.test_seed)
-    results["lengths"] = lengths(config, config.test_seed, results["frontier"])
+    progress = Progress(NAME, fits(config))
+    results["frontier"] = frontier(config, config.test_seed, progress)
+    results["lengths"] = lengths(config, config.test_seed, results["frontier"], progress)
     results["plots"] = plots.draw(record.stored(results), workdir)
     plain = record.stored(results)
     return started.finish(

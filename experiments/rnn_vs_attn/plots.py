@@ -52,9 +52,20 @@ def _curve(row: dict, xkey: str, ykey: str) -> tuple[list, list]:
     return [p[0] if xkey == "step" else p[1] for p in pts], [p[2] for p in pts]
 
 
-def plot_curves(models: dict, workdir: str) -> list[str]:
+def load_note(setup: dict) -> str:
+    """The machine's load over the run (time on a shared machine stretches), for a time axis."""
+    prov = setup.get("provenance") or {}
+    if "loadavg" not in prov:
+        return ""
+    after = prov.get("loadavg_after") or prov["loadavg"]
+    cores = prov.get("cpus", "?")
+    return f"; load {prov['loadavg'][0]:.1f} -> {after[0]:.1f} on {cores} cores"
+
+
+def plot_curves(models: dict, workdir: str, time_note: str = "") -> list[str]:
     """loss_vs_steps/time.png (training loss) and valid_loss(_vs_time).png (when validated),
-    every seed of every model a line, drawn from results.json's curves alone."""
+    every seed of every model a line, drawn from results.json's curves alone; time_note is
+    added to a time axis's title (load_note)."""
     names = []
     for ykey, ylabel, plots in (
         (
@@ -93,7 +104,8 @@ def plot_curves(models: dict, workdir: str) -> list[str]:
                 xlabel=xlabel,
                 ylabel=ylabel,
                 yscale="log",
-                title=f"{ylabel} against " + ("steps" if xkey == "step" else "training time"),
+                title=f"{ylabel} against "
+                + ("steps" if xkey == "step" else "training time" + time_note),
             )
             ax.title.set_fontsize(9)
             ax.legend(fontsize=8)
@@ -124,7 +136,8 @@ def draw(results: dict, workdir: str) -> list[str]:
     one's: experiments.publish redraws the committed plots with it)."""
     models = results["models"]
     labels = list(next(iter(models.values()))["bleu_by_length"])
-    pngs = [plot_bleu(models, labels, workdir)] + plot_curves(models, workdir)
+    note = load_note(results.get("setup") or {})
+    pngs = [plot_bleu(models, labels, workdir)] + plot_curves(models, workdir, note)
     return pngs + [
         plot_attention(name, r["attention_example"], workdir)
         for name, r in models.items()
