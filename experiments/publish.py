@@ -608,6 +608,7 @@ RENDERERS = {
 # committed result -> (the module whose draw(results, workdir) makes its plots,
 #                     {PNG it draws: its name under docs/img})
 PLOTS = {
+    "crossover/default": ("experiments.crossover.plots", {"crossover.png": "crossover.png"}),
     "recall/default": (
         "experiments.recall.plots",
         {"recall_frontier.png": "recall_frontier.png", "recall_lengths.png": "recall_lengths.png"},

@@ -142,6 +142,14 @@ ENTRIES = (
         ("copy_length.png",),
         "copy",
     ),
+    Entry(
+        "Training cost today",
+        "After the Transformer: a chunked recurrence trains in parallel and overtakes attention "
+        "as N grows",
+        (("crossover", "crossover/third_wall"),),
+        ("crossover.png",),
+        "crossover",
+    ),
 )
 
 
