@@ -78,7 +78,7 @@ def baselines(cfg, variant_config):
             "params": m["params"],
             "n_seeds": len(overall),
             "memory_bytes": memory_bytes(
-                name, committed["model"][name], src_vocab, tgt_vocab, cfg.memory_length
+                name, theirs["model"][name], src_vocab, tgt_vocab, cfg.memory_length
             ),  # fmt: skip
         }
     return out, doc["command"]
