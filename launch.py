@@ -222,7 +222,13 @@ def main(argv):
     workdir = FLAGS.workdir or default_workdir(name, preset)
     paths.makedirs(workdir)
     if info.index == 0:
-        print(f"launch.py: {name} ({preset or 'default'} preset), workdir {workdir}", flush=True)
+        # on stderr: stdout is the experiment's (translate's one line per input line, the
+        # cost estimate a paper-scale run prints first)
+        print(
+            f"launch.py: {name} ({preset or 'default'} preset), workdir {workdir}",
+            file=sys.stderr,
+            flush=True,
+        )
     logging.info("experiment %s, workdir %s\n%s", name, workdir, config)
     module = importlib.import_module(f"experiments.{name}")
     try:

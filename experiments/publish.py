@@ -90,6 +90,8 @@ def _made_by(doc: dict) -> str:
     bits.append(f"1-minute load {f(float(load[0]))} before, {f(float(after[0]))} after")
     if p.get("wall_seconds") is not None:
         bits.append(f"{f(float(p['wall_seconds']))} s wall clock")
+    if p.get("cpu_seconds") is not None:
+        bits.append(f"{f(float(p['cpu_seconds']))} s of CPU time")
     commit = (p.get("commit") or "unknown")[:7] + (
         " + uncommitted changes" if p.get("dirty") else ""
     )
@@ -177,8 +179,14 @@ def render_sweep(doc: dict) -> str:
             outputs.markdown_table(keep, rows),
             "",
             f"Scored on the {res['split']} split ({res['sentences_per_bucket']} sentences per "
-            f"length bucket), {res['num_steps']} steps per run, one seed. Made by "
-            f"`{doc['command']}` {where}; `results/{doc['name']}.json`.",
+            f"length bucket), {res['num_steps']} steps per run, one seed."
+            + (
+                f" Chosen jointly (the best mean valid BLEU over the models, for what they "
+                f"share): {res['chosen_jointly']}."
+                if res.get("chosen_jointly")
+                else ""
+            )
+            + f" Made by `{doc['command']}` {where}; `results/{doc['name']}.json`.",
         ]
     )
 
@@ -228,6 +236,209 @@ def render_equal_time(doc: dict) -> str:
         f"{outputs.markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
         f"model's schedule laid out over it. Ranked by BLEU: {order}.{pair} Made by "
         f"{_made_by(doc)}."
+    )
+
+
+# ------------------------------------------------------------------- real text
+
+
+def _decoding(r) -> str:
+    """The beam and length penalty chosen on the validation split, with how many seeds chose
+    each ('beam 4, α 1 (3 seeds)'); '—' for a run that did not choose."""
+    import collections
+
+    one = lambda d: (
+        "greedy" if d["beam_size"] <= 1 else f"beam {d['beam_size']}, α {d['length_penalty']:g}"
+    )
+    picks = collections.Counter(one(d) for d in (r.get("decoding") or []) if d)
+    if len(picks) == 1 and sum(picks.values()) == 1:
+        return next(iter(picks))
+    return ", ".join(f"{k} ({n} seed{'s' * (n > 1)})" for k, n in picks.items()) or "—"
+
+
+def _corpus_line(res: dict) -> str:
+    """What the corpus was: pairs per split, catalogs, test sentences per length bucket."""
+    setup = res["setup"]
+    sizes, counts = setup["corpus_sizes"], setup["test_sentences_per_bucket"]
+    report = setup.get("corpus_report", {})
+    catalogs = report.get("catalogs")
+    source = (
+        f" from {len(catalogs)} gettext catalogs (iso-codes' name lists left out: "
+        f"{len(report.get('excluded_catalogs', []))})"
+        if catalogs
+        else ""
+    )
+    vocab = setup["vocab"]
+    return (
+        f"{f(sizes['train'])} training pairs{source}, {f(sizes['valid'])} validation and "
+        f"{f(sizes['test'])} test pairs, the test split stratified by source words ("
+        + ", ".join(f"{b}: {n}" for b, n in counts.items())
+        + f"); {'one shared' if vocab[0] == vocab[1] else 'a'} sentencepiece vocabulary of "
+        f"{f(vocab[1])} pieces"
+    )
+
+
+def render_real_text(doc: dict) -> str:
+    """A real-text run (one seed, or the mean ± std of several): params, train s, valid loss,
+    BLEU and chrF overall, BLEU by source length, the decoding each chose on validation."""
+    res = doc["result"]
+    models, seeds = res["models"], res["setup"]["seeds"]
+    header = ["model", "params", "train s", "valid loss", "BLEU", "chrF", *BUCKETS]
+    rows = [
+        [n, _params(r)]
+        + [mean_pm_std(r, k) for k in ("train_seconds", "valid_loss", "bleu", "chrf")]
+        + [mean_pm_std(r, "bleu_by_length", b) for b in BUCKETS]
+        for n, r in models.items()
+    ]
+    chrf = [[n] + [mean_pm_std(r, "chrf_by_length", b) for b in BUCKETS] for n, r in models.items()]
+    over = f"mean ± std over {seeds} seeds" if seeds > 1 else "one seed"
+    return "\n".join(
+        [
+            outputs.markdown_table(header, rows),
+            "",
+            f"chrF by source length ({over}):",
+            "",
+            outputs.markdown_table(["model", *BUCKETS], chrf),
+            "",
+            f"{_corpus_line(res)}; {over}; decoding: {res['setup']['decode']}; chosen: "
+            + "; ".join(f"{n} {_decoding(r)}" for n, r in models.items())
+            + f". Made by {_made_by(doc)}.",
+        ]
+    )
+
+
+def _still_falling(r) -> float | None:
+    """How much seed 0's validation loss fell over its last evaluation interval (None when
+    fewer than two were recorded)."""
+    curve = (r.get("valid_curve") or [[]])[0]
+    if len(curve) < 2:
+        return None
+    return curve[-2][1] - curve[-1][1]
+
+
+def render_real_text_shows(doc: dict) -> str:
+    """The bullets under the real-text table: the length effect, the Transformer against the
+    recurrent models, and whether the validation loss was still falling at the budget's end."""
+    res = doc["result"]
+    m = res["models"]
+    by = lambda n, b: m[n]["bleu_by_length"][b]
+    keep = lambda n: by(n, "61+") / by(n, "1-10") if by(n, "1-10") else float("nan")
+    out = []
+    if {"rnnenc", "rnnsearch"} <= set(m):
+        out.append(
+            "- **Length**: every model falls with source length; RNNenc keeps "
+            f"{keep('rnnenc'):.0%} of its 1-10-word BLEU on 61+ words ({f(by('rnnenc', '1-10'))}"
+            f" → {f(by('rnnenc', '61+'))}), "
+            + ", ".join(
+                f"{n} {keep(n):.0%} ({f(by(n, '1-10'))} → {f(by(n, '61+'))})"
+                for n in m
+                if n != "rnnenc"
+            )
+            + "."
+        )
+    if "transformer" in m:
+        best = max((n for n in m if n != "transformer"), key=lambda n: m[n]["bleu"])
+        t, b = m["transformer"], m[best]
+        out.append(
+            f"- **The Transformer against the best other model** ({best}): {f(t['bleu'])} vs "
+            f"{f(b['bleu'])} BLEU, {f(t['chrf'])} vs {f(b['chrf'])} chrF, in {f(t['train_seconds'])}"
+            f" vs {f(b['train_seconds'])} s of training (validation loss {f(t['valid_loss'])} vs "
+            f"{f(b['valid_loss'])})."
+        )
+    falling = {n: _still_falling(r) for n, r in m.items()}
+    if all(v is not None for v in falling.values()):
+        every = res["setup"]["eval_every"]
+        out.append(
+            f"- **A longer budget**: over the last {every} steps the validation loss still fell "
+            + ", ".join(f"{f(v)} for {n}" for n, v in falling.items())
+            + (
+                ": every model was still learning when the budget ended."
+                if all(v > 0 for v in falling.values())
+                else "."
+            )
+        )
+    return "\n".join(out)
+
+
+# rnn_vs_attn's chapter claims the real-text verdicts are set beside toy_wmt's, in order
+REAL_TEXT_CLAIMS = (
+    "rnn_vs_attn/bottleneck",
+    "rnn_vs_attn/retention",
+    "rnn_vs_attn/quality_cost",
+    "rnn_vs_attn/transformer_wins",
+)
+
+
+def render_real_verdicts(doc: dict, toy: str = committed.VERDICTS_FROM["rnn_vs_attn"]) -> str:
+    """rnn_vs_attn's chapter claims judged on both corpora by the one rule: toy_wmt's committed
+    result its verdicts read (`toy`) and the real-text `doc`, a row per claim."""
+    sides = {"toy": load(toy), "real": doc}
+    judged = {k: record.claims_of("rnn_vs_attn", d["result"]) for k, d in sides.items()}
+    seeds = lambda d: d["result"]["setup"]["seeds"]
+    head = [
+        "claim",
+        "range",
+        f"toy_wmt ({seeds(sides['toy'])} seeds)",
+        f"real text ({seeds(doc)} seed{'s' * (seeds(doc) > 1)})",
+    ]
+    cell = lambda c: f"**{c.verdict}**: {c.measured}"
+    rows = [
+        [judged["real"][cid].claim, judged["real"][cid].expected]
+        + [cell(judged[k][cid]) for k in ("toy", "real")]
+        for cid in REAL_TEXT_CLAIMS
+    ]
+    return "\n".join(
+        [
+            outputs.markdown_table(head, rows),
+            "",
+            f"From `results/{toy}.json` and {_source(doc)}; the rule is the one every claim on "
+            "this page is judged by (an interval over fewer than 3 seeds shows nothing).",
+        ]
+    )
+
+
+def render_real_vs_toy(doc: dict, toy: str = committed.VERDICTS_FROM["rnn_vs_attn"]) -> str:
+    """Where real text and the invented language agree and where they do not: the same
+    quantities read from both committed results (toy_wmt's `toy`, the real-text `doc`),
+    means over each result's seeds."""
+    toy_doc = load(toy)
+    real, inv = doc["result"]["models"], toy_doc["result"]["models"]
+    by = lambda m, n, b: m[n]["bleu_by_length"][b]
+    keep = lambda m, n: by(m, n, "61+") / by(m, n, "1-10")
+    q = {k: keep(m, "rnnenc") / keep(m, "rnnsearch") for k, m in (("toy", inv), ("real", real))}
+    both = all(v < 1 for v in q.values())
+    gap = {
+        k: m["transformer"]["bleu"] - m["rnnsearch"]["bleu"]
+        for k, m in (("toy", inv), ("real", real))
+    }
+    same_sign = (gap["toy"] > 0) == (gap["real"] > 0)
+    flat = keep(inv, "rnnsearch"), keep(real, "rnnsearch")
+    n = lambda d: d["result"]["setup"]["seeds"]
+    over = lambda d: "one seed" if n(d) == 1 else f"means over {n(d)} seeds"
+    return "\n".join(
+        [
+            "- **The bottleneck**: "
+            + (
+                "on both, RNNenc keeps less of its short-sentence BLEU on the longest "
+                "sentences than RNNsearch keeps of its own"
+                if both
+                else "RNNenc does not keep less of its short-sentence BLEU than RNNsearch on both"
+            )
+            + f": {q['toy']:.2f} of RNNsearch's share on toy_wmt, {q['real']:.2f} on real text.",
+            f"- **Attention against length**: RNNsearch keeps {flat[0]:.0%} of its "
+            f"shortest-bucket BLEU on the longest on toy_wmt and {flat[1]:.0%} on real text"
+            + (
+                ": flat on the invented language, falling on real text, where most training "
+                "pairs are short."
+                if flat[0] > 0.9 > flat[1]
+                else "."
+            ),
+            f"- **The Transformer against RNNsearch**: {gap['toy']:+.1f} BLEU on toy_wmt, "
+            f"{gap['real']:+.1f} on real text ({'the same' if same_sign else 'opposite'} sign).",
+            "",
+            f"From `results/{toy}.json` (toy_wmt, {over(toy_doc)}) and {_source(doc)} "
+            f"({over(doc)}).",
+        ]
     )
 
 
@@ -552,6 +763,10 @@ RENDERERS = {
     "rnn_vs_attn/convs2s": ("rnn_vs_attn/convs2s", render_convs2s),
     "rnn_vs_attn/equal_time": ("rnn_vs_attn/equal_time", render_equal_time),
     "rnn_vs_attn/seeds": ("rnn_vs_attn/seeds", render_seeds),
+    "rnn_vs_attn/gettext_enfr": ("rnn_vs_attn/gettext_enfr", render_real_text),
+    "rnn_vs_attn/gettext_enfr/shows": ("rnn_vs_attn/gettext_enfr", render_real_text_shows),
+    "rnn_vs_attn/gettext_enfr/verdicts": ("rnn_vs_attn/gettext_enfr", render_real_verdicts),
+    "rnn_vs_attn/gettext_enfr/vs_toy": ("rnn_vs_attn/gettext_enfr", render_real_vs_toy),
     "rnn_vs_attn/setup": ("rnn_vs_attn/seeds", render_setup),
     "hero": ("rnn_vs_attn/seeds", render_hero),
     "quickstart": ("rnn_vs_attn/default", render_quickstart),
@@ -623,6 +838,10 @@ PLOTS = {
             "attention_transformer.png": "attention_transformer.png",
         },
     ),
+    "rnn_vs_attn/gettext_enfr": (
+        "experiments.rnn_vs_attn.plots",
+        {"bleu_by_length.png": "gettext_enfr_bleu_by_length.png"},
+    ),
     "complexity/default": ("experiments.complexity.plots", {"complexity.png": "complexity.png"}),
     "parallelism/default": (
         "experiments.parallelism.plots",
@@ -643,6 +862,17 @@ PLOTS = {
     "attention_memory/default": (
         "experiments.attention_memory",
         {"attention_memory.png": "attention_memory.png"},
+    ),
+    "context_length/default": (
+        "experiments.context_length.plots",
+        {
+            png: png
+            for png in (
+                "context_length_loss.png",
+                "context_length_probe.png",
+                "context_length_extension.png",
+            )
+        },
     ),
 }
 

@@ -75,6 +75,13 @@ PALETTE = {
     "gated_deltanet": ("#003c30", "8"),
     "hybrid": ("#8c510a", "X"),
 }
+# variants drawn beside their model and beside each other (context_length's RoPE extensions):
+# their own colour and marker, kept by a further variant of them ('rope+pi+ft'); the line style
+# still says the variant (_VARIANT_LINE)
+VARIANTS = {
+    "rope+pi": ("#cb181d", "<"),
+    "rope+ntk": ("#fb6a4a", ">"),
+}
 FALLBACK = ("#737373", "o")  # a name with no entry: grey, so it stands out as unstyled
 CHANCE = {"color": "#525252", "linestyle": ":", "linewidth": 1.0}
 REFERENCE = {"color": "#969696", "linestyle": "--", "linewidth": 0.9}
@@ -105,6 +112,9 @@ def line(name: str) -> dict:
     """ax.plot keyword arguments for `name`: its colour and marker, and a dashed or dotted
     line for a variant ('rnnsearch-30', 'rope+pi', 'rope+ntk+ft')."""
     color, marker = PALETTE.get(base_name(name), FALLBACK)
+    for variant, look in VARIANTS.items():
+        if name == variant or name.startswith(variant + "+"):
+            color, marker = look
     style = "-"
     if name not in PALETTE:
         style = next((ls for suffix, ls in _VARIANT_LINE if suffix in name), "-")

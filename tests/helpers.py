@@ -7,8 +7,16 @@
 * the training harness's stand-in Translator (no anatomy.seq2seq): bigram_model, batch_at,
   batches, small_config and their sizes BIGRAM_V, BIGRAM_B, BIGRAM_L, NAN_TOKEN
 * tsv_config, adam_fit, rel
+* gettext catalogs: write_mo (a .mo file, GNU's format, written here so that no test reads the
+  machine's catalogs), locale_dir
+* end-to-end runs: launch_together (several launch.py runs at once), MOCK_LAUNCH (launch.py
+  inside tfds's mock data)
 """
 
+import os
+import struct
+import subprocess
+import sys
 import time
 from typing import NamedTuple
 
@@ -27,6 +35,81 @@ def tsv_config(train_path, **fields):
     config = data.default_config()
     config.update(dict(name="tsv", train_path=train_path, **fields))
     return config
+
+
+def write_mo(path, messages, *, plural_forms="nplurals=2; plural=(n > 1);", byteorder="<"):
+    """Write a GNU .mo catalog (the layout of CPython's Tools/i18n/msgfmt.py: header, the
+    originals' and the translations' (length, offset) tables, the strings; no hash table).
+
+    messages: [(msgid, msgstr)] where msgid may be 'context\x04msgid' and/or
+    'msgid\x00msgid_plural', msgstr one string or a tuple of plural forms."""
+    header = f"Content-Type: text/plain; charset=UTF-8\nPlural-Forms: {plural_forms}\n"
+    entries = {"": header}
+    for msgid, msgstr in messages:
+        entries[msgid] = msgstr if isinstance(msgstr, str) else "\x00".join(msgstr)
+    keys = sorted(entries, key=lambda k: k.encode())
+    ids = strs = b""
+    offsets = []
+    for k in keys:
+        o, t = k.encode(), entries[k].encode()
+        offsets.append((len(ids), len(o), len(strs), len(t)))
+        ids += o + b"\0"
+        strs += t + b"\0"
+    n = len(keys)
+    keystart = 7 * 4 + 16 * n
+    valuestart = keystart + len(ids)
+    koffsets, voffsets = [], []
+    for o1, l1, o2, l2 in offsets:
+        koffsets += [l1, o1 + keystart]
+        voffsets += [l2, o2 + valuestart]
+    out = struct.pack(byteorder + "7I", 0x950412DE, 0, n, 7 * 4, 7 * 4 + 8 * n, 0, 0)
+    out += struct.pack(byteorder + f"{2 * n}I", *koffsets)
+    out += struct.pack(byteorder + f"{2 * n}I", *voffsets)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(out + ids + strs)
+    return path
+
+
+def locale_dir(root, catalogs, lang="fr", **kw):
+    """root/<lang>/LC_MESSAGES/<name> written from {name: messages} (write_mo); returns root."""
+    for name, messages in catalogs.items():
+        write_mo(os.path.join(root, lang, "LC_MESSAGES", name), messages, **kw)
+    return str(root)
+
+
+# launch.py as a user runs it, inside tfds's mock (a context manager: it patches this process);
+# its first argument is the number of mock examples per split
+MOCK_LAUNCH = (
+    "import runpy, sys\n"
+    "import tensorflow_datasets as tfds\n"
+    "n = int(sys.argv[1])\n"
+    "sys.argv = ['launch.py'] + sys.argv[2:]\n"
+    "with tfds.testing.mock_data(num_examples=n):\n"
+    "    runpy.run_path('launch.py', run_name='__main__')\n"
+)
+
+
+def launch_together(tmp_path_factory, runs, root, timeout=600):
+    """Start every run at once, `python *argv --workdir=<tmp>/run` from `root` (runs: {name:
+    argv after the interpreter}), wait for all; {name: (workdir, returncode, stdout, stderr)}."""
+    procs = {}
+    for name, argv in runs.items():
+        wd = tmp_path_factory.mktemp(name)
+        out, err = open(wd / "stdout.txt", "w"), open(wd / "stderr.txt", "w")
+        args = [sys.executable, *argv, f"--workdir={wd / 'run'}"]
+        procs[name] = (wd, subprocess.Popen(args, cwd=root, stdout=out, stderr=err), out, err)
+    done = {}
+    for name, (wd, proc, out, err) in procs.items():
+        proc.wait(timeout=timeout)
+        out.close(), err.close()
+        done[name] = (
+            wd / "run",
+            proc.returncode,
+            (wd / "stdout.txt").read_text(),
+            (wd / "stderr.txt").read_text(),
+        )
+    return done
 
 
 def adam_fit(loss_fn, params, steps, lr):

@@ -1,6 +1,7 @@
 """Every number the README and docs/chapter.md quote is generated from a committed result
 (experiments/publish.py): a block that differs from what its result renders fails here."""
 
+import json
 import os
 import re
 import shutil
@@ -49,6 +50,97 @@ def test_a_changed_digit_is_caught(tmp_path):
 def test_unknown_block_is_named():
     with pytest.raises(KeyError, match="no_such_block"):
         publish.regenerate("<!-- results:no_such_block -->\nx\n<!-- /results:no_such_block -->")
+
+
+def _real_text_doc(seeds=3):
+    """A committed real-text result as rnn_vs_attn writes it, from made-up rows."""
+    from experiments.rnn_vs_attn.seeds import aggregate
+
+    buckets = publish.BUCKETS
+    models = {}
+    for k, (name, short, long) in enumerate(
+        (("rnnenc", 20.0, 2.0), ("rnnsearch", 30.0, 9.0), ("transformer", 31.0, 6.0))
+    ):
+        rows = []
+        for s in range(seeds):
+            by = {b: short + (long - short) * i / 6 + s for i, b in enumerate(buckets)}
+            rows.append(
+                {
+                    "params": 1e6 + k,
+                    "train_seconds": 100.0 + k,
+                    "tokens_per_second": 1000.0 + k,
+                    "valid_loss": 3.0 - k / 10 + s / 100,
+                    "bleu": short - 5 + s,
+                    "chrf": 40.0 + k + s,
+                    "bleu_by_length": by,
+                    "chrf_by_length": {b: v + 20 for b, v in by.items()},
+                    "valid_curve": [[250, 3.5], [500, 3.2 - k / 10]],
+                    "decoding": {"beam_size": 4, "length_penalty": 1.0},
+                }
+            )
+        models[name] = aggregate(rows)
+    setup = {
+        "seeds": seeds,
+        "corpus": "gettext",
+        "corpus_sizes": {"train": 46000, "valid": 300, "test": 480},
+        "test_sentences_per_bucket": dict.fromkeys(buckets, 60),
+        "vocab": [1000, 1000],
+        "eval_every": 250,
+        "decode": "per model the best on 20 valid sentences per length bucket of greedy",
+        "corpus_report": {"catalogs": {"git.mo": {}, "tar.mo": {}}, "excluded_catalogs": ["a"]},
+        "provenance": {
+            "commit": "abcdef0123",
+            "cpus": 2,
+            "wall_seconds": 800.0,
+            "cpu_seconds": 1234.0,
+            "loadavg": [1.0],
+            "loadavg_after": [2.0],
+        },
+    }
+    return {
+        "name": "rnn_vs_attn/gettext_enfr_seeds",
+        "command": "python launch.py x",
+        "result": json.loads(json.dumps({"models": models, "setup": setup})),
+    }
+
+
+def test_real_text_renderers_read_every_number_from_the_result():
+    doc = _real_text_doc()
+    table = publish.render_real_text(doc)
+    assert "| transformer | 1.00M | 102 | 2.81 ± 0.01 | 27 ± 1 | 43 ± 1 | 32 ± 1 |" in table
+    assert "46000 training pairs from 2 gettext catalogs" in table
+    assert "one shared sentencepiece vocabulary of 1000 pieces" in table
+    assert "chosen: rnnenc beam 4, α 1 (3 seeds);" in table
+    assert "1234 s of CPU time" in table and "800 s wall clock" in table
+    shows = publish.render_real_text_shows(doc)
+    assert "RNNenc keeps 14% of its 1-10-word BLEU on 61+ words (21 → 3)" in shows
+    assert "still fell 0.3 for rnnenc, 0.4 for rnnsearch, 0.5 for transformer" in shows
+    assert "every model was still learning" in shows
+    one = publish.render_real_text(_real_text_doc(seeds=1))
+    assert "one seed" in one and "±" not in one
+
+
+def test_real_vs_toy_says_where_they_agree(monkeypatch):
+    doc, toy = _real_text_doc(), _real_text_doc(seeds=1)
+    for r in toy["result"]["models"].values():  # an invented language: attention stays flat
+        r["bleu_by_length"]["61+"] = r["bleu_by_length"]["1-10"]
+    toy["result"]["models"]["rnnenc"]["bleu_by_length"]["61+"] = 1.0
+    monkeypatch.setattr(publish, "load", lambda name: toy)
+    note = publish.render_real_vs_toy(doc)
+    assert "on both, RNNenc keeps less of its short-sentence BLEU" in note
+    assert "flat on the invented language, falling on real text" in note
+    assert "+1.0 BLEU on toy_wmt, +1.0 on real text (the same sign" in note
+
+
+def test_real_verdicts_set_each_claim_on_real_text_beside_toy_wmt(monkeypatch):
+    toy, real = _real_text_doc(seeds=3), _real_text_doc(seeds=1)
+    monkeypatch.setattr(publish, "load", lambda name: toy)
+    table = publish.render_real_verdicts(real).splitlines()
+    assert table[0].endswith("| toy_wmt (3 seeds) | real text (1 seed) |"), table[0]
+    wins = next(r for r in table if r.startswith("| the Transformer translates better"))
+    # toy: the Transformer 1 BLEU above RNNsearch on every seed; real: one seed judges nothing
+    assert wins.count("**holds**") == 1 and wins.index("**holds**") < wins.index("**not shown")
+    assert len([r for r in table if r.startswith("| ") and "**" in r]) == 4
 
 
 def test_every_committed_plot_is_drawn_from_its_committed_result():

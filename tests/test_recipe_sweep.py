@@ -73,6 +73,7 @@ def test_valid_decides_the_choice_for_every_model_and_a_divergence_is_no_score(
         (m, lr, "valid", 7) for m in config.models for lr in (0.1, 0.5, 1.0)
     )
     assert out["chosen"] == {"rnnenc": "lr0.5", "transformer": "lr0.5"}  # best on test: lr0.1
+    assert out["chosen_jointly"] == "lr0.5"  # lr1.0 diverged: no joint score
     diverged = [r for r in out["rows"] if r[0] == "lr1.0"]
     assert len(diverged) == 2 and all(math.isnan(r[out["header"].index("BLEU")]) for r in diverged)
     saved = json.load(open(os.path.join(tmp_path, "sweep.json")))
@@ -126,3 +127,24 @@ def test_curriculum_with_no_short_pair_is_a_clear_error():
     full = Batcher([([5] * 40, [6] * 40)] * 10, token_budget=512, boundaries=(64,), max_len=64)
     with pytest.raises(BadInputError, match="at most 8 tokens"):
         Curriculum(full, ((3, 8),), token_budget=512)
+
+
+def test_joint_choice_is_the_best_mean_over_models_every_model_scored():
+    h = recipe_sweep.HEADER
+    row = lambda label, model, bleu: [
+        bleu if k == "BLEU" else label if k == "setting" else model if k == "model" else 0
+        for k in h
+    ]
+    rows = [
+        row("a", "rnnenc", 10.0),
+        row("a", "transformer", 30.0),  # mean 20
+        row("b", "rnnenc", 19.0),
+        row("b", "transformer", 22.0),  # mean 20.5: best of both models' means
+        row("c", "rnnenc", 40.0),
+        row("c", "transformer", float("nan")),  # diverged: c has no joint score
+        row("d", "rnnenc", 22.0),
+        row("d", "transformer", 19.0),  # mean 20.5 too: b came first
+    ]
+    assert recipe_sweep.choose(rows) == {"rnnenc": "c", "transformer": "a"}
+    assert recipe_sweep.choose_jointly(rows) == "b"
+    assert recipe_sweep.choose_jointly(rows[4:6]) is None

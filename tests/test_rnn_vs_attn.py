@@ -23,6 +23,7 @@ KEYS = (
 )
 PLOTS = (
     "bleu_by_length.png",
+    "chrf_by_length.png",
     "loss_vs_steps.png",
     "loss_vs_time.png",
     "valid_loss.png",

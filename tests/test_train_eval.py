@@ -65,6 +65,8 @@ def test_evaluate_bleu_by_bucket_scores_each_bucket_on_its_own_sentences():
     }
     assert ev["count_by_length"] == {"1-10": 3, "11-20": 3, "21-30": 0}
     assert 5.0 < ev["bleu"] < 95.0  # the corpus BLEU pools both buckets
+    assert ev["chrf_by_length"]["1-10"] == pytest.approx(100.0)
+    assert ev["chrf_by_length"]["11-20"] < 5.0 and 5.0 < ev["chrf"] < 95.0
     perfect = train.evaluate_bleu(
         None, None, by_bucket, vocab, vocab, decode_fn=copy_decode, batch_size=2, max_per_bucket=3
     )
@@ -73,6 +75,69 @@ def test_evaluate_bleu_by_bucket_scores_each_bucket_on_its_own_sentences():
         "1-10": pytest.approx(100.0),
         "11-20": pytest.approx(100.0),
     }
+
+
+def test_chrf_credits_a_right_stem_that_bleu_does_not():
+    refs = ["les fichiers sont ouverts dans le répertoire courant"]
+    assert train.corpus_chrf(refs, refs) == pytest.approx(100.0)
+    assert np.isnan(train.corpus_chrf([], []))
+    hyp = ["le fichier est ouvert dans les répertoires courants"]  # every ending wrong
+    assert train.corpus_bleu(hyp, refs) < 15.0 < 40.0 < train.corpus_chrf(hyp, refs)
+
+
+def test_sentencepiece_text_is_scored_as_raw_text(tmp_path):
+    """French typography ('fichier : %s', « »): the reference is scored as written and a
+    perfect sentencepiece output decodes to exactly it (no word-level detokenising)."""
+    from anatomy.data import train_sentencepiece
+
+    refs = ["Impossible d'ouvrir le fichier : %s", "« %s » n'existe pas !", "Quitter ?"] * 5
+    sp = train_sentencepiece(refs, 40, str(tmp_path / "sp"))
+    for r in refs[:3]:
+        assert sp.plain(r) == r and sp.text(sp.encode(r) + [2, 7]) == r
+    words = build_word_vocab(["a , b ."])
+    assert words.text(words.encode("a , b .")) == words.plain("a , b .") == "a, b."
+    ev = train.evaluate_bleu(
+        None, None, {"1-10": [(r, r) for r in refs]}, sp, sp, decode_fn=copy_decode
+    )
+    assert ev["bleu"] == pytest.approx(100.0) and ev["examples"][0][1:] == (refs[0], refs[0])
+
+
+def test_decode_ids_passes_the_length_penalty_to_beam_search(rng, monkeypatch):
+    from anatomy import decode
+
+    seen = []
+
+    def beam(model, params, src, src_len, *, beam_size, max_len, alpha=0.6):
+        seen.append((beam_size, alpha))
+        return np.asarray(src)[:, :max_len], None
+
+    monkeypatch.setattr(decode, "beam_search", beam)
+    sources = [rng.integers(4, 9, n).astype(np.int32) for n in (3, 6)]
+    for alpha in (0.0, 3.0):
+        train.decode_ids(None, None, sources, beam_size=3, length_penalty=alpha)
+    train.decode_ids(None, None, sources, beam_size=2)
+    assert seen == [(3, 0.0), (3, 3.0), (2, 0.6)]
+
+
+def test_select_decoding_keeps_the_best_valid_bleu_first_on_a_tie(monkeypatch):
+    from anatomy.train import evaluate
+
+    scores = {(1, 0.0): 20.0, (4, 0.6): 25.0, (4, 1.0): 25.0, (8, 1.0): 24.0}
+    seen = []
+
+    def fake(model, params, by_bucket, sv, tv, *, beam_size, length_penalty, **kw):
+        seen.append((beam_size, length_penalty, kw["max_per_bucket"], list(by_bucket)))
+        return {"bleu": scores[(beam_size, length_penalty)], "chrf": 50.0}
+
+    monkeypatch.setattr(evaluate, "evaluate_bleu", fake)
+    got = train.select_decoding(
+        None, None, {"1-10": []}, None, None, list(scores), max_per_bucket=7
+    )
+    assert (got["beam_size"], got["length_penalty"], got["valid_bleu"]) == (4, 0.6, 25.0)
+    assert got["grid"] == [[b, a, s, 50.0] for (b, a), s in scores.items()]
+    assert seen == [(b, a, 7, ["1-10"]) for b, a in scores]
+    with pytest.raises(ValueError, match="empty grid"):
+        train.select_decoding(None, None, {}, None, None, [])
 
 
 def test_time_budget_stops_and_checkpoints(tmp_path):

@@ -11,28 +11,19 @@ run per preset, both started at once (two processes) and shared by the tests.
 
 import json
 import math
-import subprocess
-import sys
 
 import jax
 import numpy as np
 import optax
 import pytest
 from conftest import ROOT
+from helpers import MOCK_LAUNCH, launch_together
 
 from anatomy.seq2seq import build_model, count_params
 from anatomy.train import config_schedule, make_optimizer
 from experiments.configs.rnn_vs_attn import get_config
 from experiments.rnn_vs_attn import cost, training
 
-# launch.py as a user runs it, inside tfds's mock (a context manager: it patches this process)
-MOCK_LAUNCH = (
-    "import runpy, sys\n"
-    "import tensorflow_datasets as tfds\n"
-    "sys.argv = ['launch.py'] + sys.argv[1:]\n"
-    "with tfds.testing.mock_data(num_examples=16):\n"
-    "    runpy.run_path('launch.py', run_name='__main__')\n"
-)
 STEPS = 3
 TINY_DATA = (
     "--config.data.vocab_size=64",
@@ -69,32 +60,22 @@ TINY = {
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """{preset: (workdir, returncode, stdout, stderr)} of both tiny runs, started together."""
-    procs = {}
-    for preset, extra in TINY.items():
-        wd = tmp_path_factory.mktemp(preset)
-        out, err = open(wd / "stdout.txt", "w"), open(wd / "stderr.txt", "w")
-        args = [
-            sys.executable,
-            "-c",
-            MOCK_LAUNCH,
-            "--experiment=rnn_vs_attn",
-            f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:{preset}",
-            *TINY_DATA,
-            *extra,
-            f"--workdir={wd / 'run'}",
-        ]
-        procs[preset] = (wd, subprocess.Popen(args, cwd=ROOT, stdout=out, stderr=err), out, err)
-    done = {}
-    for preset, (wd, proc, out, err) in procs.items():
-        proc.wait(timeout=600)
-        out.close(), err.close()
-        done[preset] = (
-            wd / "run",
-            proc.returncode,
-            (wd / "stdout.txt").read_text(),
-            (wd / "stderr.txt").read_text(),
-        )
-    return done
+    return launch_together(
+        tmp_path_factory,
+        {
+            preset: [
+                "-c",
+                MOCK_LAUNCH,
+                "16",
+                "--experiment=rnn_vs_attn",
+                f"--config={ROOT}/experiments/configs/rnn_vs_attn.py:{preset}",
+                *TINY_DATA,
+                *extra,
+            ]
+            for preset, extra in TINY.items()
+        },
+        ROOT,
+    )
 
 
 def test_enfr_preset_is_bahdanau_et_al():

@@ -14,7 +14,7 @@ Errors
 
 Config (embedded by experiments as ``config.data``; every field commented in corpus.py)
     default_config() -> ml_collections.ConfigDict with fields
-        name          'toy_wmt' | 'tsv' | 'text_pair' | 'tfds'
+        name          'toy_wmt' | 'tsv' | 'text_pair' | 'tfds' | 'gettext'
         seed          int; corpus generation, held-out splitting and batch shuffling seed
         # toy_wmt (defaults, anatomy.data.defaults: 30,000 / 1,000 / 7 x 100 pairs, sources of
         # 3..120 tokens)
@@ -30,6 +30,11 @@ Config (embedded by experiments as ``config.data``; every field commented in cor
         # tfds: tfds_name ('wmt14_translate/de-en'), tfds_data_dir, src_key ('en'), tgt_key ('de'),
         #       tfds_valid_split ('validation'), tfds_test_split ('test')
         max_train_examples  cap on training pairs of user / tfds corpora (0 = all)
+        # gettext: the machine's own translations (anatomy.data.catalogs): gettext.lang ('fr'),
+        #       gettext.dirs (('/usr/share/locale', '/usr/share/locale-langpack')),
+        #       gettext.exclude (('iso_*',): names, not messages), gettext.max_words (100),
+        #       gettext.valid_per_bucket / test_per_bucket (50 / 100 pairs per LENGTH_BUCKETS
+        #       bucket of source words, each at most gettext.held_out_share (1/3) of a bucket)
         vocab         'word' | 'sentencepiece'  (toy_wmt + word = the lexicon's closed word list)
         vocab_size    int (sentencepiece size; word vocab cap for user corpora, 0 = no cap)
         shared_vocab  bool: one vocabulary for source and target
@@ -54,13 +59,19 @@ Corpus
         User corpora without valid/test files: the held-out pairs are distinct and every copy
         of them is left out of train (a repeated line never lands on both sides).
         Corpus.test_by_bucket(split='test') -> dict label -> list[(src, tgt)] grouped by
-            LENGTH_BUCKETS of the source token count (raw reference strings for sacrebleu).
+            LENGTH_BUCKETS of the source word count (whitespace words, whatever the vocabulary;
+            raw reference strings for sacrebleu).
         Corpus.encode(split) -> list[(src_ids, tgt_ids)] (np.int32 arrays, no bos/eos)
     corpus_report(corpus) -> dict for results.json (skipped lines by kind with first line numbers,
         held-out repeats, pairs filtered for length per split); describe_corpus_report(it) -> str
 
 Defaults (anatomy.data.defaults): SEED, TOKEN_BUDGET (1024), MAX_LEN (160), TRAIN_SIZE, ...,
     written once and read by default_config(), the batchers and the generators below.
+
+gettext catalogs (anatomy.data.catalogs): the human translations a Debian/Ubuntu machine ships
+    read_mo(path) -> (header, [Message]); catalog_pairs(header, messages) -> (pairs, skipped);
+    read_gettext(lang, dirs, exclude) -> (pairs, report): one pair per English source, counts
+    by catalog; CorpusError (one line: what was found, what to do) without catalogs for lang.
 
 Toy corpus (anatomy.data.toy_wmt; the trees in toy_grammar.py, the oracle in toy_oracle.py)
     make_lexicon(seed=0, scale=1.0, **sizes) -> Lexicon  (anatomy.data.lexicon; CLASS_SIZES)
@@ -75,7 +86,9 @@ Toy corpus (anatomy.data.toy_wmt; the trees in toy_grammar.py, the oracle in toy
 
 Vocabularies (anatomy.data.vocab)
     Vocab: .encode(text) -> list[int] (no bos/eos), .decode(ids) -> str (stops at eos, drops
-        pad/bos), .size, .pad/.bos/.eos/.unk, .save(path), load_vocab(path) -> Vocab
+        pad/bos), .text(ids) / .plain(reference) -> the plain strings sacrebleu scores (word
+        vocabularies detokenise, sentencepiece's are plain already), .size, .pad/.bos/.eos/.unk,
+        .save(path), load_vocab(path) -> Vocab
     build_word_vocab(texts, max_size=0, min_count=1) -> Vocab
     train_sentencepiece(texts_iterable, vocab_size, model_prefix) -> Vocab
     detokenize(tokens_or_str) -> str   plain string for sacrebleu

@@ -1,5 +1,6 @@
 """load_corpus(config) -> Corpus: one entry point for toy_wmt, TSV, text pairs and tfds corpora."""
 
+import collections
 import dataclasses
 import hashlib
 import logging
@@ -12,7 +13,7 @@ import numpy as np
 
 from anatomy import fingerprint as fpr
 from anatomy import paths
-from anatomy.data import batching, defaults, readers, toy_wmt
+from anatomy.data import batching, catalogs, defaults, readers, toy_wmt
 from anatomy.data import lexicon as lx
 from anatomy.data.vocab import (
     SPECIALS,
@@ -23,13 +24,13 @@ from anatomy.data.vocab import (
     train_sentencepiece,
 )
 
-NAMES = ("toy_wmt", "tsv", "text_pair", "tfds")
+NAMES = ("toy_wmt", "tsv", "text_pair", "tfds", "gettext")
 
 
 def default_config():
     """The data config (experiments embed it as config.data); every field is documented here."""
     c = ml_collections.ConfigDict()
-    c.name = "toy_wmt"  # 'toy_wmt' | 'tsv' | 'text_pair' | 'tfds'
+    c.name = "toy_wmt"  # 'toy_wmt' | 'tsv' | 'text_pair' | 'tfds' | 'gettext'
     c.seed = defaults.SEED  # corpus generation, splitting and batch shuffling seed
     c.toy = ml_collections.ConfigDict()
     c.toy.train_size = defaults.TRAIN_SIZE  # training pairs (30,000)
@@ -59,6 +60,17 @@ def default_config():
     c.tfds_valid_split = "validation"
     c.tfds_test_split = "test"
     c.max_train_examples = 0  # tfds / user corpora: cap on training pairs (0 = all)
+    # gettext: the machine's own translations, English -> gettext.lang (anatomy.data.catalogs)
+    c.gettext = ml_collections.ConfigDict()
+    c.gettext.lang = "fr"  # the catalogs of <dir>/<lang>/LC_MESSAGES/*.mo
+    c.gettext.dirs = defaults.GETTEXT_DIRS  # where to look (a dir that does not exist: skipped)
+    c.gettext.exclude = defaults.GETTEXT_EXCLUDE  # catalog file names left out (fnmatch)
+    c.gettext.max_words = defaults.GETTEXT_MAX_WORDS  # sources longer than this (words): left out
+    # valid and test stratified by source length (LENGTH_BUCKETS, in words): up to this many
+    # pairs per bucket each, and never more than held_out_share of a bucket each
+    c.gettext.valid_per_bucket = defaults.GETTEXT_VALID_PER_BUCKET
+    c.gettext.test_per_bucket = defaults.GETTEXT_TEST_PER_BUCKET
+    c.gettext.held_out_share = defaults.GETTEXT_HELD_OUT_SHARE
     c.vocab = "word"  # 'word' | 'sentencepiece'
     c.vocab_size = 8000  # sentencepiece size; cap for word vocabs of user corpora (0 = none)
     c.shared_vocab = False  # one vocabulary for both sides
@@ -85,17 +97,13 @@ class Corpus:
     fingerprint: dict = None  # data_fingerprint(config): what the splits were made from
 
     def test_by_bucket(self, split="test"):
-        """{'1-10': [(src, tgt), ...], ..., '61+': [...]} by source length in tokens
-        (whitespace for word vocabularies, pieces for sentencepiece)."""
+        """{'1-10': [(src, tgt), ...], ..., '61+': [...]} by source length in words (whitespace
+        tokens, whatever the vocabulary: the sentence length of Bahdanau et al.'s Figure 2;
+        toy_wmt's words are its tokens)."""
         out = {toy_wmt.bucket_label(lo, hi): [] for lo, hi in toy_wmt.LENGTH_BUCKETS}
         labels = list(out)
         for src, tgt in self.splits[split]:
-            n = (
-                len(self.src_vocab.encode(src))
-                if self.src_vocab.kind != "word"
-                else len(src.split())
-            )
-            out[labels[toy_wmt.length_bucket(n)]].append((src, tgt))
+            out[labels[toy_wmt.length_bucket(len(src.split()))]].append((src, tgt))
         return out
 
     def encode(self, split):
@@ -119,6 +127,28 @@ def _hold_out(pairs, n_valid, n_test, seed):
     valid, test = pick(order[:n_valid]), pick(order[n_valid : n_valid + n_test])
     held = set(valid) | set(test)
     return [p for p in pairs if p not in held], valid, test
+
+
+def _hold_out_by_length(pairs, n_valid, n_test, share, seed):
+    """(train, valid, test) of distinct pairs, valid and test stratified by source length in
+    words (LENGTH_BUCKETS): from each bucket, in a seeded order, up to n_valid pairs for valid
+    and n_test for test, each at most `share` of the bucket, so a long bucket is never empty
+    in test (nor all of it there); train keeps the rest, in corpus order."""
+    buckets = collections.defaultdict(list)
+    for i, (src, _) in enumerate(pairs):
+        buckets[toy_wmt.length_bucket(len(src.split()))].append(i)
+    rng = random.Random(f"holdout_by_length/{seed}")
+    valid, test = [], []
+    for b in sorted(buckets):
+        idx = buckets[b]
+        rng.shuffle(idx)
+        cap = int(share * len(idx))
+        nv, nt = min(n_valid, cap), min(n_test, cap)
+        valid += idx[:nv]
+        test += idx[nv : nv + nt]
+    held = set(valid) | set(test)
+    pick = lambda idx: [pairs[i] for i in sorted(idx)]
+    return [p for i, p in enumerate(pairs) if i not in held], pick(valid), pick(test)
 
 
 def _read_splits(config, workdir):
@@ -146,6 +176,21 @@ def _read_splits(config, workdir):
         valid, rv = readers.read_tfds(config.tfds_name, config.tfds_valid_split, **kw)
         test, rt = readers.read_tfds(config.tfds_name, config.tfds_test_split, **kw)
         return {"train": train, "valid": valid, "test": test}, {"train": r, "valid": rv, "test": rt}
+    if name == "gettext":
+        g = config.gettext
+        pairs, report = catalogs.read_gettext(g.lang, tuple(g.dirs), tuple(g.exclude))
+        if g.max_words:
+            keep = [p for p in pairs if len(p[0].split()) <= g.max_words]
+            if len(keep) < len(pairs):
+                report["skipped"]["over_max_words"] = len(pairs) - len(keep)
+            pairs = keep
+        train, valid, test = _hold_out_by_length(
+            pairs, g.valid_per_bucket, g.test_per_bucket, g.held_out_share, config.seed
+        )
+        if config.max_train_examples:
+            train = train[: config.max_train_examples]
+        report["pairs"] = len(pairs)
+        return {"train": train, "valid": valid, "test": test}, {"train": report}
     if name == "tsv":
         read = lambda split: readers.read_tsv(config[f"{split}_path"])
         have = {"valid": config.valid_path, "test": config.test_path}
@@ -207,7 +252,11 @@ VOCAB_FINGERPRINT = "vocab_fingerprint.json"
 
 
 def _corpus_files(config):
-    """The user files config names for its corpus kind (their contents are fingerprinted)."""
+    """The user files config names for its corpus kind (their contents are fingerprinted);
+    for gettext, the catalogs it reads (another machine's catalogs: another corpus)."""
+    if config.name == "gettext":
+        g = config.gettext
+        return catalogs.catalog_files(g.lang, tuple(g.dirs), tuple(g.exclude))[0]
     keys = {
         "tsv": ("train_path", "valid_path", "test_path"),
         "text_pair": ("train_src", "train_tgt", "valid_src", "valid_tgt", "test_src", "test_tgt"),
@@ -225,8 +274,12 @@ def _sha256(path):
 
 def data_fingerprint(config):
     """What a corpus is made from: the data config, plus the sha256 of every user file it reads
-    (an edited file under the same name is another corpus). See anatomy.fingerprint."""
+    (an edited file under the same name is another corpus). See anatomy.fingerprint. The
+    gettext fields count only for a gettext corpus: every other corpus keeps the fingerprint
+    it had before they existed, so its workdirs stay reusable."""
     fp = fpr.flatten(config.to_dict())
+    if config.name != "gettext":
+        fp = {k: v for k, v in fp.items() if not k.startswith("gettext.")}
     fp["files"] = {p: _sha256(p) for p in _corpus_files(config) if os.path.isfile(p)}
     return fp
 
@@ -331,7 +384,7 @@ def corpus_report(corpus):
     their first line numbers, training lines repeating a held-out pair, and per split the
     pairs filtered for length (over max_len: never trained on, never scored)."""
     files = corpus.report.get("files", {})
-    return {
+    out = {
         "skipped": {
             split: {k: r[k] for k in ("path", "lines", "skipped", "first_bad_lines") if k in r}
             for split, r in files.items()
@@ -340,6 +393,10 @@ def corpus_report(corpus):
         "filtered_for_length": dict(corpus.report.get("filtered", {})),
         "max_len": corpus.max_len,
     }
+    for r in files.values():  # gettext: what each catalog gave, which were left out
+        if "catalogs" in r:
+            out.update(catalogs=r["catalogs"], excluded_catalogs=r["excluded"])
+    return out
 
 
 def describe_corpus_report(summary):
@@ -347,8 +404,9 @@ def describe_corpus_report(summary):
     parts = []
     for split, r in summary["skipped"].items():
         if r.get("skipped"):
+            lines = {k: ", ".join(map(str, v)) for k, v in r["first_bad_lines"].items() if v}
             kinds = "; ".join(
-                f"{kind} {n} (first at line {', '.join(map(str, r['first_bad_lines'].get(kind, [])))})"
+                f"{kind} {n}" + (f" (first at line {lines[kind]})" if kind in lines else "")
                 for kind, n in r["skipped"].items()
             )
             parts.append(
@@ -360,6 +418,13 @@ def describe_corpus_report(summary):
         text += (
             f" {summary['held_out_repeats']} training lines repeated a held-out valid/test "
             "pair and were left out of train."
+        )
+    if "catalogs" in summary:
+        chosen = sorted(summary["catalogs"].items(), key=lambda kv: -kv[1]["chosen"])
+        text += (
+            f" Pairs taken from each of {len(chosen)} catalogs: "
+            + ", ".join(f"{name} {c['chosen']}" for name, c in chosen)
+            + f"; left out: {', '.join(summary['excluded_catalogs']) or 'none'}."
         )
     filtered = summary["filtered_for_length"]
     text += (

@@ -1,7 +1,10 @@
 """Vocabularies: word-level (toy_wmt, whitespace tokens) and sentencepiece (user corpora).
 
 Both share the special ids pad=0, bos=1, eos=2, unk=3, encode text to a list of ids without
-bos/eos, and decode ids back to a plain string for sacrebleu (stopping at eos). Vocabulary
+bos/eos, decode ids back to a string (stopping at eos), and give sacrebleu plain text: `text(ids)`
+for an output, `plain(reference)` for a reference (word vocabularies detokenise whitespace-
+tokenised text such as toy_wmt's; sentencepiece's decoding is plain text already and a raw
+reference is left as it is). Vocabulary
 files are read and written through anatomy.paths (etils.epath): a gs:// workdir holds them
 too (sentencepiece trains in a local temporary folder; its model is loaded from bytes).
 """
@@ -48,6 +51,14 @@ class Vocab:
             self.tokens[i] if 0 <= i < len(self.tokens) else SPECIALS[UNK] for i in content_ids(ids)
         )
 
+    def text(self, ids):
+        """ids -> the plain string sacrebleu expects: decode, then detokenize."""
+        return detokenize(self.decode(ids))
+
+    def plain(self, text):
+        """A reference string as sacrebleu expects it (detokenised, as `text` makes outputs)."""
+        return detokenize(text)
+
     def save(self, path):
         paths.write_text(path, "\n".join(self.tokens) + "\n")
 
@@ -85,6 +96,14 @@ class SentencePieceVocab:
 
     def decode(self, ids):
         return self.sp.decode(content_ids(ids))
+
+    def text(self, ids):
+        """ids -> plain text: sentencepiece's decoding is already detokenised."""
+        return self.decode(ids)
+
+    def plain(self, text):
+        """A reference string as sacrebleu expects it: the raw text, untouched."""
+        return text
 
     def save(self, path):
         if paths.absolute(path) != paths.absolute(self.path):

@@ -29,14 +29,22 @@ Public API
         shardings=None) / .read_meta(step=None)
         CorruptCheckpointError, NonFiniteStateError
     MetricsWriter, read_metrics, Progress
-    corpus_bleu, decode_ids, evaluate_bleu (overall and per LENGTH_BUCKETS label)
+    corpus_bleu, corpus_chrf, decode_ids, evaluate_bleu (BLEU and chrF overall and per
+        LENGTH_BUCKETS label), select_decoding (beam size and length penalty chosen on a
+        validation split)
     sharded: the sharded steps over anatomy.sharding's meshes (shard_train_step,
         shard_eval_step, state_shardings, sharded_steps, setup_train, train_kwargs)
 """
 
 from anatomy.train import sharded
 from anatomy.train.checkpoint import Checkpointer, CorruptCheckpointError, NonFiniteStateError
-from anatomy.train.evaluate import corpus_bleu, decode_ids, evaluate_bleu
+from anatomy.train.evaluate import (
+    corpus_bleu,
+    corpus_chrf,
+    decode_ids,
+    evaluate_bleu,
+    select_decoding,
+)
 from anatomy.train.loop import NonFiniteLossError, TrainResult, default_train_config, train
 from anatomy.train.losses import sequence_loss, smoothed_cross_entropy
 from anatomy.train.metrics import MetricsWriter, Progress, read_metrics
@@ -63,10 +71,12 @@ __all__ = [
     "compile_eval_step",
     "compile_train_step",
     "corpus_bleu",
+    "corpus_chrf",
     "create_state",
     "decode_ids",
     "default_train_config",
     "evaluate_bleu",
+    "select_decoding",
     "make_eval_step",
     "make_optimizer",
     "make_validate",

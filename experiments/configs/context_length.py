@@ -2,43 +2,45 @@
 length L on a key-value stream and evaluated at L, 2L, 4L, 8L; RoPE extended by position
 interpolation or a raised base, zero-shot and after a short fine-tune at 4L.
 
-Presets: default, 'quick' (tests). The wall time of a run is in its results.json
-(provenance.wall_seconds). What the default gives up to fit 15 minutes on 2 cores: L = 64
-(not 512 or 4K) and 8L = 512 at most, models of ~0.1M parameters, 1,000 steps, two seeds,
-32 probe sequences per point; 8 keys rather than 16 (at 16 the Transformers did not learn
-the task in the budget; at 8 a key's repeat lies farther back than L in few training
-sequences, so what a model does beyond L is measured by the probe); the LSTM does not learn
-the retrieval in this budget (one-seed trials at K = 8, 800 steps: it closed 26% of the gap
-to the oracle at lr 3e-3, 29% at lr 1e-2, 28% with 256 hidden units), so the claims that
-need it to retrieve within L are not shown by the default; the fine-tune is 5% of the
-pre-training steps, at the same number of sequences per step.
+Presets: default (the judged run: seeds 0-2 and the held-out data of eval_seed 10,000), 'dev'
+(the same run on other seeds and other held-out data: where the design below was chosen),
+'quick' (tests). The wall and CPU time of a run are in its results.json (provenance).
+
+What the default gives up to fit about 15 minutes on 2 cores: L = 64 (not 512 or 4K) and 8L
+= 512 at most, models of ~0.1M parameters, 1,000 steps of 16 sequences, three seeds,
+32 probe sequences per point, a fine-tune of 5% of the pre-training steps.
+
+How the design was chosen (one-seed trials on the 'dev' seeds and held-out data, every model
+the same steps, batches and learning rate; "closed": the fraction of the gap from log V to
+the oracle closed on the last quarter of L, the bar of context_length/learned being 0.9):
+with 32 keys, at most 4 in play and a new key in a quarter of the pairs, so that a value is
+often copied from an early position of L, 1,000 steps of 16 sequences at a learning rate of
+3e-3 on dev seed 100 closed 0.99 (RoPE), 0.98 (sinusoidal), 0.97 (learned), 0.94 (ALiBi),
+0.28 (NoPE) and 0.24 (the LSTM). NoPE and the LSTM do not learn this task in the budget, so
+the claims about them are not shown (context_length/learned/<name> gates them); the default
+keeps them to say so.
 """
 
 import ml_collections
 
-PRESETS = ("", "quick")
+PRESETS = ("", "dev", "quick")
 
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()
-    c.seeds = (0, 1)  # one full run (every model trained from scratch) per seed
+    c.seeds = (0, 1, 2)  # the judged seeds: one full run (every model from scratch) per seed
     # the task (experiments/context_length/task.py)
-    # K keys; a key's previous occurrence is ~K pairs back (geometric). Chosen on the held-out
-    # (eval_seed) data in one-seed trials, every model the same steps and batches: at K = 16
-    # only ALiBi left the plateau in 1,200 steps (RoPE by step 600 of 600 on one seed, NoPE,
-    # sinusoidal at 14-38% of the gap to the oracle); a learning rate of 1e-2 instead of 3e-3
-    # kept RoPE, sinusoidal and NoPE on it (10-15%); at K = 8 every Transformer closes >= 95%
-    # of the gap by step 800 (ALiBi by 200, RoPE 300, sinusoidal 400, learned 500, NoPE 700).
-    # The price: gaps longer than L are rarer in training (a repeat more than 32 pairs back:
-    # (7/8)^32 = 1.4% against 13% at K = 16), so retrieval beyond L rests on the probe.
-    c.n_keys = 8
+    c.n_keys = 32  # K keys (a table of values drawn per sequence); see the design notes
     c.n_values = 16  # V values; the probe's chance accuracy is 1/V
+    c.in_play = 4  # at most this many keys in play; the oldest leaves when one enters
+    c.p_new = 0.25  # the chance that a pair brings a key into play (else repeats one)
     c.train_length = 64  # L: the length every model is pre-trained at (tokens, even)
     c.length_factors = (1, 2, 4, 8)  # evaluated at these multiples of L
-    # probe distances (tokens, even), probed at L (the k <= L - 2) and at ft_factor·L; none
-    # plants its key at the very start, which a Transformer can find by its position alone
-    # (in a trial run, sinusoidal and NoPE found a key at position 0 and nowhere else)
-    c.k_grid = (2, 4, 8, 16, 32, 48, 96, 128, 192, 224)
+    # probe distances (tokens, even): at L the k <= L - 2; at ft_factor·L the k <= L - 2 (within
+    # the window of L) and the k > L that plant the key at an absolute position >= L (k <= 3L -
+    # 2 at 4L): none is read from the first L tokens. None plants its key at the very start,
+    # where a Transformer can find it by its position alone.
+    c.k_grid = (2, 8, 16, 32, 48, 96, 128, 160, 188)
     # the contenders pre-trained at L: encodings of anatomy.attention.positions, and 'lstm'
     c.models = ("sinusoidal", "learned", "rope", "alibi", "none", "lstm")
     c.d_model = 64  # Transformer width, and the LSTM's embedding width
@@ -47,14 +49,14 @@ def get_config(preset=None):
     c.lstm_hidden = 128  # LSTM hidden size (about the Transformers' parameter count)
     c.lstm_layers = 1  # LSTM layers (residual + LayerNorm from the second on)
     # pre-training, the same for every model
-    c.steps = 1000  # Adam steps at length L (NoPE, the slowest, crossed 95% at 700 on seed 0)
-    c.batch = 32  # sequences per step
+    c.steps = 1000  # Adam steps at length L
+    c.batch = 16  # sequences per step
     c.learning_rate = 3e-3  # peak learning rate, every model
     c.warmup = 100  # linear warmup steps, then cosine decay to a tenth
     # extension: RoPE by interpolation (rope_scale) or a raised base, and the fine-tune
     c.ft_factor = 4  # extend to ft_factor·L: rope_scale = ft_factor, the NTK base for it
     c.ft_fraction = 0.05  # fine-tune steps = round(ft_fraction · steps), at length ft_factor·L
-    c.ft_batch = 32  # sequences per fine-tune step
+    c.ft_batch = 16  # sequences per fine-tune step
     c.ft_learning_rate = 1e-3  # fine-tune learning rate (warmup ft_warmup, then constant)
     c.ft_warmup = 5  # fine-tune warmup steps
     # measurement
@@ -66,11 +68,13 @@ def get_config(preset=None):
     # XLA's backend optimisation level for every compiled step (None: XLA's default); the
     # quick preset's time is almost all compiling (ten train steps, one pass per model)
     c.xla_opt_level = None
-    if preset == "quick":
+    if preset == "dev":
+        c.seeds = (100, 101, 102)  # design seeds: never judged
+        c.eval_seed = 20_000  # design held-out data: never judged
+    elif preset == "quick":
         c.seeds = (0,)
         c.train_length = 16
-        c.k_grid = (2, 8, 14, 24, 40, 56)
-        c.models = ("sinusoidal", "learned", "rope", "alibi", "none", "lstm")
+        c.k_grid = (2, 8, 24, 40)
         c.d_model = 16
         c.n_layers = 1
         c.n_heads = 2
@@ -78,7 +82,6 @@ def get_config(preset=None):
         c.steps = 40
         c.batch = 8
         c.warmup = 5
-        c.ft_fraction = 0.05
         c.ft_batch = 8
         c.ft_warmup = 1
         c.eval_batch = 8
@@ -87,5 +90,5 @@ def get_config(preset=None):
         c.position_bin = 4
         c.xla_opt_level = 0  # compiles ~40% faster; the tests read shapes and rules here
     elif preset not in (None, ""):
-        raise ValueError(f"unknown preset {preset!r}; choose 'quick' or none")
+        raise ValueError(f"unknown preset {preset!r}; choose 'dev', 'quick' or none")
     return c

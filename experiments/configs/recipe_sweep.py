@@ -39,6 +39,71 @@ BUDGET_LR = (2e-3, 6e-3)
 BUDGET_WARMUP = (50, 400)
 BUDGET_MODELS = ("rnnenc", "rnnsearch", "transformer", "convs2s")
 
+# Real text (rnn_vs_attn:gettext_enfr, English -> French from the machine's gettext
+# catalogs), every model of its seeds preset. First the vocabulary every model must share
+# (chosen jointly: the best mean valid BLEU), screened at fewer steps and at equal cost: a
+# setting's steps are SCREEN_STEPS scaled by the CPU seconds per train step of the three
+# models at 1,000 pieces over those at its size (process CPU time of each model's jitted step
+# on gettext batches, every shape compiled first, on this project's 2-core host under a load
+# of about 12: 0.60 s at 1,000 pieces, 0.74 s at 2,000, 0.94 s at 4,000: the output softmax),
+# so each setting costs about the same time. Then the same learning-rate x warmup grid as
+# toy_wmt's 'budget' for every model at the chosen vocabulary and the run's full steps
+# (BUDGET_STEPS at 1,000 pieces, scaled the same way), which the 15-minute budget of the
+# three-model run sets (README, "Real text").
+GETTEXT_MODELS = ("rnnenc", "rnnsearch", "transformer", "convs2s")
+SCREEN_STEPS = 600
+VOCAB_COST = {1000: 0.60, 2000: 0.74}  # CPU seconds per step, rnnenc + rnnsearch + transformer
+
+
+BUDGET_STEPS = 1000
+
+
+def _steps(steps_at_1000, size):
+    return round(steps_at_1000 * VOCAB_COST[1000] / VOCAB_COST[size])
+
+
+def budget_steps(size):
+    """The real-text run's steps at a vocabulary of `size` pieces: BUDGET_STEPS at 1,000
+    pieces at equal cost, rounded to a hundred (validation every 200 steps ends on the last
+    one); rnn_vs_attn's real-text presets train this long (800 at 2,000 pieces)."""
+    return round(_steps(BUDGET_STEPS, size), -2)
+
+
+def _vocab_setting(size, shared):
+    """One vocabulary at equal cost, under toy_wmt's recipe laid over the setting's steps: its
+    warmup a fifth of them (400 of 2,000) and each curriculum phase a tenth (200 of 2,000)."""
+    label = f"sp{size}_{'shared' if shared else 'separate'}"
+    steps = _steps(SCREEN_STEPS, size)
+    return label, {
+        "data.vocab_size": size,
+        "data.shared_vocab": shared,
+        "train.num_steps": steps,
+        M + "warmup_steps": steps // 5,
+        "curriculum.phases": ((steps // 10, 16), (steps // 10, 32)),
+    }
+
+
+def _budget_grid(size, shared):
+    """toy_wmt's budget grid (peak LR x warmup, the same for every model) at one vocabulary,
+    at its full steps, the curriculum's phases a tenth of them each (as toy_wmt's)."""
+    steps = budget_steps(size)
+    vocab = {
+        "data.vocab_size": size,
+        "data.shared_vocab": shared,
+        "curriculum.phases": ((steps // 10, 16), (steps // 10, 32)),
+    }
+    return [
+        (f"lr{lr:g}_wu{wu}", {**vocab, M + "learning_rate": lr, M + "warmup_steps": wu})
+        for lr, wu in itertools.product(BUDGET_LR, BUDGET_WARMUP)
+    ]
+
+
+GETTEXT_VOCABS = [
+    _vocab_setting(1000, True),
+    _vocab_setting(2000, True),
+    _vocab_setting(2000, False),
+]
+
 # name -> (models, num_steps, eval.max_per_bucket, [(label, {path: value}), ...])
 GRIDS = {
     "budget": (
@@ -62,6 +127,22 @@ GRIDS = {
             for norm, h in itertools.product(("post", "pre"), (4, 8))
         ],
     ),
+    "gettext_vocab": (
+        GETTEXT_MODELS,
+        SCREEN_STEPS,
+        20,
+        GETTEXT_VOCABS,
+    ),
+    # the budget grid at each vocabulary the screen may choose (run: the one it chose)
+    **{
+        f"gettext_budget_{label}": (
+            GETTEXT_MODELS,
+            budget_steps(over["data.vocab_size"]),
+            20,
+            _budget_grid(over["data.vocab_size"], over["data.shared_vocab"]),
+        )
+        for label, over in GETTEXT_VOCABS
+    },
     "quick": (
         ("rnnenc",),
         6,
@@ -140,6 +221,10 @@ GRIDS = {
 }
 
 
+# grid -> the rnn_vs_attn preset its settings start from (absent: the default, toy_wmt)
+BASE_PRESETS = {"quick": "quick"} | {g: "gettext_enfr" for g in GRIDS if g.startswith("gettext_")}
+# the grids that start from the defaults before issue 10 (BEFORE_ISSUE10)
+ISSUE10_GRIDS = ("rnnenc_800", "transformer_2000", "transformer_2000b")
 PRESETS = tuple(GRIDS)  # each grid is a preset (none is the default: rnnenc_800)
 
 
@@ -152,12 +237,10 @@ def get_config(preset=None):
     models, steps, per_bucket, _ = GRIDS[name]
     c = ml_collections.ConfigDict()
     c.grid = name  # which GRIDS entry to run
-    c.base_preset = (
-        "quick" if name == "quick" else ""
-    )  # rnn_vs_attn preset every setting starts from
+    c.base_preset = BASE_PRESETS.get(name, "")  # rnn_vs_attn preset every setting starts from
     c.models = models  # rnn_vs_attn's config.models for every setting
     c.num_steps = steps  # rnn_vs_attn's config.train.num_steps (same for every setting)
     c.max_per_bucket = per_bucket  # valid sentences decoded per length bucket (0 = all)
     # apply BEFORE_ISSUE10 first: only the issue-10 grids start from the defaults before it
-    c.from_before_issue10 = name not in ("quick", "budget", "transformer_arch")
+    c.from_before_issue10 = name in ISSUE10_GRIDS
     return c

@@ -19,6 +19,16 @@ Presets (`--config=experiments/configs/rnn_vs_attn.py:NAME`):
               transformer-30/-50, each trained only on pairs with at most 30 / 50 source tokens
               (the same token budget: same steps x batch tokens) and tested on every length;
               bleu_by_length.png draws the six curves (-30 dashed).
+  gettext_enfr        real text: English -> French from the machine's gettext catalogs
+                      (anatomy.data.catalogs), one shared 2,000-piece sentencepiece vocabulary,
+                      800 steps per model (the 15-minute budget of the three-model run on 2
+                      cores), each model's beam and length penalty chosen on the validation
+                      split. The vocabulary and the learning-rate recipe are NOT chosen on real
+                      text: toy_wmt's recipe laid over 800 steps (_real_text says which part is
+                      which; recipe_sweep's gettext grids would choose them).
+  gettext_enfr_seeds  the same with ConvS2S and 3 seeds (about 4x the time).
+  ted_pten            the same recipe on TED talks Portuguese -> English through tfds (needs a
+                      network the first run).
 Paper scale, for someone with the hardware (a GPU or TPU; the real WMT'14 data through tfds,
 downloaded and prepared by tensorflow_datasets the first run: tests run them only at tiny size
 on tfds's mock data, tests/test_wmt14_presets.py). Both set config.cost_estimate: before the
@@ -70,9 +80,22 @@ from anatomy.data import default_config as data_config
 from anatomy.seq2seq import registry
 from anatomy.sharding import default_config as sharding_config
 from anatomy.train import default_train_config
+from experiments.configs import recipe_sweep
 
 MODELS = ("rnnenc", "rnnsearch", "transformer")
-PRESETS = ("", "full", "quick", "seeds", "equal_time", "bahdanau", "wmt14_enfr", "wmt14_ende_base")
+PRESETS = (
+    "",
+    "full",
+    "quick",
+    "seeds",
+    "equal_time",
+    "bahdanau",
+    "gettext_enfr",
+    "gettext_enfr_seeds",
+    "ted_pten",
+    "wmt14_enfr",
+    "wmt14_ende_base",
+)
 # The accelerators the paper-scale presets' cost estimate prices (anatomy.probes.hardware names)
 COST_GPU, COST_TPU, COST_TPU_CHIPS = "H100 SXM", "TPU v5e", 16
 
@@ -188,6 +211,12 @@ def get_config(preset=None):
     c.eval.max_per_bucket = 0  # > 0: decode only the first N sentences of each bucket
     c.eval.batch_size = 100  # sentences decoded together
     c.eval.beam_size = 0  # > 1: beam search with GNMT length penalty
+    c.eval.length_penalty = 0.6  # beam search's GNMT length-penalty exponent alpha
+    # ((beam_size, length_penalty), ...): when set, each model decodes eval.select_per_bucket
+    # valid sentences per length bucket under every pair and the test with the one of highest
+    # valid BLEU (anatomy.train.select_decoding); () = eval.beam_size / length_penalty as given
+    c.eval.decode_grid = ()
+    c.eval.select_per_bucket = 0  # valid sentences per bucket the decode_grid choice reads
     c.eval.len_multiple = 32  # sources padded to a multiple of this (fewer compilations)
     c.eval.extra_len = 16  # output budget = padded source length + extra_len
     c.eval.attention_min_len = 50  # heatmaps: first test sentence with at least this many tokens
@@ -246,6 +275,14 @@ def get_config(preset=None):
         # num_steps stays the default's: it sets only the schedule's shape over the budget
     elif preset == "bahdanau":
         c.models = tuple(f"{m}-{n}" for m in MODELS for n in (30, 50))
+    elif preset == "gettext_enfr":
+        _gettext_enfr(c)
+    elif preset == "gettext_enfr_seeds":
+        _gettext_enfr(c)
+        c.models = MODELS + ("convs2s",)  # the road not taken, on the same budget
+        c.seeds = 3
+    elif preset == "ted_pten":
+        _ted_pten(c)
     elif preset == "wmt14_enfr":
         _wmt14_enfr(c)
     elif preset == "wmt14_ende_base":
@@ -253,6 +290,52 @@ def get_config(preset=None):
     elif preset not in (None, ""):
         raise ValueError(f"Unknown preset {preset!r} for rnn_vs_attn; choose one of {PRESETS}")
     return c
+
+
+def _real_text(c):
+    """What the real-text presets share. Chosen on the validation split: each model's beam
+    and length penalty (eval.decode_grid, anatomy.train.select_decoding). NOT chosen on real
+    text (recipe_sweep's gettext_vocab and gettext_budget_* grids, written for it, have not
+    been run): the vocabulary (one shared 2,000-piece sentencepiece model, a size the softmax's
+    cost allows), the model sizes (the defaults above) and every model's learning-rate recipe
+    (toy_wmt's, chosen by its 'budget' sweep, laid over this run's steps). The steps are what
+    fits the 15-minute budget of the three-model run on 2 cores: recipe_sweep.budget_steps."""
+    c.data.vocab = "sentencepiece"
+    c.data.vocab_size = 2000  # not screened: the gettext_vocab grid would choose it
+    c.data.shared_vocab = True
+    c.data.max_len = 256  # the 61+ bucket's sources (61-100 words) fit, pieces and all
+    c.data.bucket_boundaries = (16, 32, 48, 64, 96, 128, 192, 256)
+    # The budget: 800 steps at 2,000 pieces (1,000 at 1,000 pieces at equal CPU cost per step).
+    steps = recipe_sweep.budget_steps(c.data.vocab_size)
+    c.train.num_steps = steps
+    c.train.eval_every = 200  # validation 4 times (the last on the last step)
+    # toy_wmt's recipe laid over these steps, as the gettext_vocab screen lays it: peak LR
+    # 6e-3 (train_by_model, as above), warmup a fifth of the steps (400 of 2,000 on toy_wmt),
+    # each curriculum phase a tenth (200 of 2,000)
+    for name in c.train_by_model:
+        if c.train_by_model[name].warmup_steps is not None:
+            c.train_by_model[name].warmup_steps = steps // 5
+    c.curriculum.phases = ((steps // 10, 16), (steps // 10, 32))
+    c.eval.decode_grid = ((1, 0.0), (4, 0.6), (4, 1.0))  # greedy; beam 4 at alpha 0.6 / 1.0
+    c.eval.select_per_bucket = 20
+    c.eval.extra_len = 48  # French runs longer than English, in pieces too
+    c.eval.len_multiple = 64  # 4 padded source lengths up to 256: fewer decoder compilations
+
+
+def _gettext_enfr(c):
+    """English -> French from the machine's own gettext catalogs (anatomy.data.catalogs)."""
+    _real_text(c)
+    c.data.name = "gettext"
+    c.data.gettext.lang = "fr"
+
+
+def _ted_pten(c):
+    """TED talks Portuguese -> English (Qi et al. 2018's ted_hrlr_translate, TensorFlow's
+    Transformer tutorial data) through tfds: downloaded the first run, so it needs a network."""
+    _real_text(c)
+    c.data.name = "tfds"
+    c.data.tfds_name = "ted_hrlr_translate/pt_to_en"
+    c.data.src_key, c.data.tgt_key = "pt", "en"  # validation: 1,193 pairs, test: 1,803
 
 
 def _paper_scale(c, tfds_name, src, tgt):

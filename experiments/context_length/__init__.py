@@ -1,10 +1,11 @@
 """context_length: can a model trained at length L use a context of 2L, 4L, 8L, and what does
 it take to extend it?
 
-Task (task.py): a key-value stream whose values must be copied from a key's previous
-occurrence, however far back, plus a passkey-style probe (a key planted k tokens before the
-last one, its value asked for at the end; chance 1/V). Contenders, every one trained from
-scratch at length L for the same steps on the same batches, per seed:
+Task (task.py): a key-value stream in which keys come into play and leave it, so that a value
+must be copied from wherever its key last occurred, early or late; plus a passkey-style probe
+(a key planted k tokens before the last one, its value asked for at the end; chance 1/V).
+Contenders, every one trained from scratch at length L for the same steps on the same
+batches, per seed:
 
     sinusoidal, learned, rope, alibi, none   decoder-only Transformers (attention.py), one per
                                              positional encoding; 'none' is NoPE
@@ -19,12 +20,17 @@ Extension (models.extend), from the pre-trained RoPE model's own parameters:
                  fine-tune?)
     lstm+ft      the LSTM given the same fine-tune
 
-Measured per model (train.py): the loss of every value token against its position in held-out
-sequences of 8L (the loss at length N is the mean over the first N tokens: every model is
-causal), beside the oracle's (task.oracle_value_loss); the probe's accuracy against k at each
-length N. The claims, judged on results.json, are in claims.py.
+Measured per model and seed (train.py): the loss of every value token against its position
+in held-out sequences of the longest length (the loss at length N is the mean over the first
+N tokens: every model is causal), beside the oracle's (task.oracle_value_loss) and the
+window reader's (task.window_reader_value_loss: what reading a fixed window of absolute
+positions gets); the probe's accuracy at each k at L and at ft_factor·L, in the window of L
+(k <= L - 2) and beyond it (k > L, the key at an absolute position >= L). The claims, judged
+on results.json, are in claims.py. Held-out data, batches and seeds: cfg.eval_seed and
+cfg.seeds, which the 'dev' preset replaces by its own (the design was chosen there).
 """
 
+import time
 from typing import NamedTuple
 
 import jax
@@ -34,6 +40,7 @@ from anatomy.errors import BadInputError
 from anatomy.probes.claims import claims_markdown
 from experiments import record
 from experiments.context_length import claims, models, plots, tables, task, train
+from experiments.progress import Progress
 
 NAME = "context_length"
 TITLE = "Context extension: positional encodings, an LSTM, and RoPE extended"  # of report.md
@@ -54,8 +61,12 @@ def ft_steps(cfg):
 
 
 def probe_distances(cfg, length):
-    """The k of cfg.k_grid that fit a sequence of `length` (k <= length - 2)."""
-    return [int(k) for k in cfg.k_grid if int(k) <= length - 2]
+    """The k of cfg.k_grid probed at `length`: at L, every k <= L - 2; past L, every k that
+    plants the key at an absolute position >= L (k <= length - 2 - L), so that what a model
+    retrieves from beyond L is never a key among the first L tokens."""
+    n = int(cfg.train_length)
+    top = n - 2 if int(length) == n else int(length) - 2 - n
+    return [int(k) for k in cfg.k_grid if int(k) <= top]
 
 
 def probe_lengths(cfg):
@@ -67,11 +78,11 @@ def probe_lengths(cfg):
 class HeldOut(NamedTuple):
     """The held-out sequences, the same for every model and seed (drawn from cfg.eval_seed).
 
-    stream [E, 8L]: key-value streams (the loss at every position). probes [P, 8L]: each
-    probe of length N written at the start of its row (a causal model's answer at N - 2
-    ignores what follows; one row width for streams and probes: one compiled forward pass
-    per model); answer [P]; at [P] = N - 2, the position whose prediction is the answer;
-    groups: (N, k, rows) per probed length and distance."""
+    stream [E, longest]: key-value streams (the loss at every position). probes [P, W]: each
+    probe of length N <= W written at the start of its row, W = the longest probe length (a
+    causal model's answer at N - 2 ignores what follows); answer [P]; at [P] = N - 2, the
+    position whose prediction is the answer; groups: (N, k, rows) per probed length and
+    distance."""
 
     stream: np.ndarray
     probes: np.ndarray
@@ -80,19 +91,23 @@ class HeldOut(NamedTuple):
     groups: list
 
 
+def _task_args(cfg):
+    return cfg.n_keys, cfg.n_values, cfg.p_new, cfg.in_play
+
+
 def held_out(cfg):
     rng = np.random.default_rng(cfg.eval_seed)
-    nk, nv, width = cfg.n_keys, cfg.n_values, max(lengths(cfg))
-    if ft_length(cfg) > width:
+    if ft_length(cfg) > max(lengths(cfg)):
         raise BadInputError(
             f"context_length: ft_factor ({cfg.ft_factor}) must be at most the largest of"
             f" length_factors {tuple(cfg.length_factors)}: the extensions are measured there"
         )
-    stream = task.stream_batch(rng, cfg.eval_batch, max(lengths(cfg)), nk, nv)
+    stream = task.stream_batch(rng, cfg.eval_batch, max(lengths(cfg)), *_task_args(cfg))
+    width = max(probe_lengths(cfg))
     rows, answer, at, groups, start = [], [], [], [], 0
     for n in probe_lengths(cfg):
         for k in probe_distances(cfg, n):
-            tok, ans = task.probe_batch(rng, cfg.probe_batch, n, k, nk, nv)
+            tok, ans = task.probe_batch(rng, cfg.probe_batch, n, k, *_task_args(cfg))
             rows.append(np.pad(tok, ((0, 0), (0, width - n))))  # [probe_batch, width]
             answer.append(ans)
             at.append(np.full(len(ans), n - 2))
@@ -102,10 +117,11 @@ def held_out(cfg):
 
 
 def measure(params, model, cfg, held):
-    """{'position_loss': [8L-1], 'probe': {N: [accuracy per k]}} of one LanguageModel."""
+    """{'position_loss': [longest - 1], 'probe': {N: [accuracy per k]}} of one LanguageModel
+    (two compiled forward shapes: the streams', the probes')."""
     args = (cfg.n_keys, cfg.n_values, cfg.eval_chunk, train.compiler_options(cfg.xla_opt_level))
-    ce, named = train.outputs(params, model, np.concatenate([held.stream, held.probes]), *args)
-    ce, named = ce[: len(held.stream)], named[len(held.stream) :]
+    ce, _ = train.outputs(params, model, held.stream, *args)
+    _, named = train.outputs(params, model, held.probes, *args)
     hit = named[np.arange(len(held.answer)), held.at] == held.answer  # [P]
     probe = {}
     for n, _, rows in held.groups:
@@ -117,12 +133,19 @@ def _batches(seed, cfg, n_steps, length, batch, stream):
     """n_steps training batches [batch, length], the same for every model of a seed."""
     rng = np.random.default_rng([int(seed), stream])
     for _ in range(n_steps):
-        yield task.stream_batch(rng, batch, length, cfg.n_keys, cfg.n_values)
+        yield task.stream_batch(rng, batch, length, *_task_args(cfg))
 
 
-def run_seed(cfg, seed, held):
+def contenders(cfg) -> int:
+    """How many models run_seed trains or measures: the pre-trained, RoPE's two zero-shot
+    extensions and the three fine-tunes from RoPE, the LSTM's fine-tune."""
+    return len(cfg.models) + 5 * ("rope" in cfg.models) + ("lstm" in cfg.models)
+
+
+def run_seed(cfg, seed, held, progress=None):
     """Train and measure every contender for one seed: {name: dict(spec, stage, from,
-    params count, last train loss, measurement)}."""
+    params count, last train loss, measurement)}; a progress line before each."""
+    say = progress.step if progress else lambda what: None
     vocab = task.vocab_size(cfg.n_keys, cfg.n_values)
     options = train.compiler_options(cfg.xla_opt_level)
     out, trained = {}, {}
@@ -139,6 +162,7 @@ def run_seed(cfg, seed, held):
         }
 
     for name in cfg.models:
+        say(f"seed {seed}: {name}, {cfg.steps} steps at L = {cfg.train_length}, measured")
         spec = models.pretrained(name)
         model = models.build(spec, cfg, vocab)
         opt = train.optimizer(cfg.learning_rate, cfg.warmup, cfg.steps)
@@ -152,12 +176,17 @@ def run_seed(cfg, seed, held):
         spec, params = trained["rope"]
         for how in ("interpolation", "ntk"):
             x = models.extend(spec, how, cfg.ft_factor, cfg.d_model // cfg.n_heads)
+            say(f"seed {seed}: {x.name}, zero-shot, measured")
             entry(x, "zero-shot", "rope", params, [])
             fine_tune.append((x, params, "rope"))
         fine_tune.append((spec, params, "rope"))  # the control: the encoding unchanged
     if "lstm" in trained:
         fine_tune.append((*trained["lstm"], "lstm"))
     for spec, params, source in fine_tune:
+        say(
+            f"seed {seed}: {spec.name}+ft, {ft_steps(cfg)} steps at {cfg.ft_factor}L = "
+            f"{ft_length(cfg)}, measured"
+        )
         model = models.build(spec, cfg, vocab)
         opt = train.fine_tune_optimizer(cfg.ft_learning_rate, cfg.ft_warmup)
         batches = _batches(seed, cfg, ft_steps(cfg), ft_length(cfg), cfg.ft_batch, stream=1)
@@ -172,22 +201,17 @@ def run_seed(cfg, seed, held):
     return out
 
 
-def _probe_by_seed(runs, n):
-    """[k][seed] probe accuracies at length n."""
-    return [list(accs) for accs in zip(*(r["probe"][n] for r in runs))]
-
-
 def collect(cfg, per_seed, held):
     """results.json's measurements from every seed's run_seed."""
-    ns = lengths(cfg)
-    oracle = task.oracle_value_loss(held.stream, cfg.n_keys, cfg.n_values).mean(0)  # [8L/2]
+    n = int(cfg.train_length)
+    oracle = task.oracle_value_loss(held.stream, cfg.n_keys, cfg.n_values)  # [E, longest/2]
+    window = int(claims.WINDOW_FRACTION * n)  # the reader of the first 48 of L = 64 tokens
+    reader = task.window_reader_value_loss(held.stream[:, :n], cfg.n_keys, cfg.n_values, window)
     out = {}
     for name, first in per_seed[0].items():
         runs = [s[name] for s in per_seed]
         spec = first["spec"]
-        by_pos = np.stack([r["position_loss"] for r in runs])  # [seeds, 8L-1]
-        value = by_pos[:, train.value_positions(by_pos.shape[1])]  # [seeds, 8L/2]
-        keys = by_pos[:, 1::2]  # [seeds, 8L/2 - 1]: the keys' loss (noise: log K at best)
+        by_pos = np.stack([r["position_loss"] for r in runs])  # [seeds, longest - 1]
         out[name] = {
             "family": spec.family,
             "positions": spec.positions if spec.family == "transformer" else None,
@@ -197,17 +221,24 @@ def collect(cfg, per_seed, held):
             "from": first["from"],
             "params": first["params"],
             "final_train_loss": [r["train_loss"] for r in runs],
-            # [length][seed]: the mean value-token loss of sequences of that length
-            "value_loss": [[train.loss_at_length(p, n) for p in by_pos] for n in ns],
-            "key_loss": [float(np.mean(keys[:, : n // 2 - 1])) for n in ns],  # [length]
-            "value_loss_by_position": value.mean(0),  # [8L/2]: value pair i, mean over seeds
+            # [seed][pair]: the loss of value pair i (token 2i + 1), mean over the streams
+            "value_loss_by_position": by_pos[:, train.value_positions(by_pos.shape[1])],
             # [probe length][k][seed]; the k are probe_distances(cfg, length)
-            "probe": [_probe_by_seed(runs, n) for n in probe_lengths(cfg)],
+            "probe": [
+                [list(accs) for accs in zip(*(r["probe"][m] for r in runs))]
+                for m in probe_lengths(cfg)
+            ],
         }
+    tail = claims.tail_pairs(n)
     return {
         "oracle": {
-            "value_loss": [float(oracle[: n // 2].mean()) for n in ns],  # [length]
-            "value_loss_by_position": oracle,  # [8L/2]
+            "value_loss_by_position": oracle.mean(0),  # [longest/2]
+            "tail_by_stream": oracle[:, tail].mean(1),  # [E]: on the last quarter of L
+        },
+        "window_reader": {
+            "window": window,
+            "value_loss_by_position": reader.mean(0),  # [L/2]
+            "tail_by_stream": reader[:, tail].mean(1),  # [E]
         },
         "models": out,
     }
@@ -216,23 +247,26 @@ def collect(cfg, per_seed, held):
 def run(config, workdir):
     """Train every contender for every seed, measure, write results.json, plots, report.md."""
     started = record.start(NAME, config, workdir)
+    cpu0 = time.process_time()
     held = held_out(config)
-    per_seed = [run_seed(config, seed, held) for seed in config.seeds]
-    ns = lengths(config)
+    progress = Progress(NAME, contenders(config) * len(config.seeds))
+    per_seed = [run_seed(config, seed, held, progress) for seed in config.seeds]
     results = {
         "config": config.to_dict(),
         "train_length": int(config.train_length),
-        "lengths": ns,
+        "lengths": lengths(config),
         "ft_length": ft_length(config),
         "ft_steps": ft_steps(config),
         "probe_lengths": probe_lengths(config),
         "k_grid": [probe_distances(config, n) for n in probe_lengths(config)],  # [length][k]
         "chance": task.chance(config.n_values),
         "log_values": float(np.log(config.n_values)),
-        "log_keys": float(np.log(config.n_keys)),
         **collect(config, per_seed, held),
+        # CPU seconds of this process (every thread) to here: training and measuring, which
+        # the wall time in provenance spreads over the cores this run got
+        "cpu_seconds": time.process_time() - cpu0,
     }
-    results["plots"] = plots.plot(record.stored(results), workdir)
+    results["plots"] = plots.draw(record.stored(results), workdir)
     plain = record.stored(results)
     return started.finish(
         results,

@@ -1,16 +1,30 @@
-"""context_length's plots: loss against position and length (Press et al. 2022, Fig. 1's
-shape), the retrieval probe against distance, and RoPE's extension."""
+"""context_length's plots, drawn from results.json alone (draw(results, workdir): a run's or a
+committed one's): excess loss over the oracle against position, and its rise past L against
+the evaluation length (Press et al. 2022, Fig. 1's shape, beside the bar the claims judge it
+by); the retrieval probe against distance; RoPE's extensions. Every model has one look in
+every panel of every figure, experiments/style.py's: the extensions keep a colour of their
+own, zero-shot dashed (interpolation) or dotted (raised base), fine-tuned dash-dotted.
+
+Losses are drawn on a symmetric-log axis (linear within ±LINTHRESH nats, logarithmic beyond):
+the Transformers' excess and rise are hundredths of a nat where a model that did not learn the
+task is a nat off the oracle, and a finite sample can put a model a hair below it.
+"""
 
 import numpy as np
 
-from experiments import outputs
+from experiments import outputs, style
+from experiments.context_length import claims
 
-PRETRAINED_STYLE = "-"
-ZERO_SHOT_STYLE = "--"
+LINTHRESH = 0.01  # nats: the symmetric-log axes are linear within this of 0
+MARK = {"color": "#bdbdbd", "linestyle": ":", "linewidth": 1.0}  # a vertical line at L, 4L
+
+
+def _floats(xs) -> np.ndarray:
+    return np.asarray([[np.nan if x is None else x for x in row] for row in xs], float)
 
 
 def _binned(values, width):
-    """Means of consecutive groups of `width` values pairs: (centres, means)."""
+    """Means of consecutive groups of `width` values: (centres, means)."""
     v = np.asarray([np.nan if x is None else x for x in values], float)
     n = len(v) // width * width
     means = v[:n].reshape(-1, width).mean(1)
@@ -18,85 +32,131 @@ def _binned(values, width):
     return centres, means
 
 
-def _by_position(ax, results, names, width):
-    """Value loss against token position (value pair i sits at token 2i + 1)."""
-    n = results["train_length"]
+def _oracle(results) -> np.ndarray:
+    return np.asarray(
+        [np.nan if x is None else x for x in results["oracle"]["value_loss_by_position"]]
+    )
+
+
+def _loss_axis(ax, label, floor=True):
+    """Symmetric-log y for a loss difference; `floor`: shown from just below 0 (an excess over
+    the oracle; a rise can be well below 0)."""
+    ax.set_yscale("symlog", linthresh=LINTHRESH)
+    if floor:
+        ax.set_ylim(bottom=-LINTHRESH)
+    ax.set_ylabel(label)
+
+
+def _excess_by_position(ax, results, names, width):
+    """Excess value loss over the oracle against token position (value pair i sits at token
+    2i + 1), mean over seeds, binned over `width` tokens; the window reader's within L."""
     pairs = max(1, width // 2)
-    x, y = _binned(results["oracle"]["value_loss_by_position"], pairs)
-    ax.plot(2 * x, y, color="black", lw=1, label="oracle")
+    oracle = _oracle(results)
     for name in names:
-        r = results["models"][name]
-        x, y = _binned(r["value_loss_by_position"], pairs)
+        by_pos = np.nanmean(_floats(results["models"][name]["value_loss_by_position"]), axis=0)
+        x, y = _binned(by_pos - oracle[: len(by_pos)], pairs)
+        ax.plot(2 * x, y, ms=3, label=name, **style.line(name))
+    reader = results.get("window_reader")
+    if reader:
+        loss = np.asarray(reader["value_loss_by_position"], float)
+        x, y = _binned(loss - oracle[: len(loss)], pairs)
         ax.plot(
-            2 * x, y, ZERO_SHOT_STYLE if r["stage"] == "zero-shot" else PRETRAINED_STYLE, label=name
+            2 * x, y, label=f"window reader (first {reader['window']} tokens)", **style.REFERENCE
         )
-    ax.axvline(n, color="gray", ls=":", lw=1)
-    ax.set(xlabel="token position", ylabel="value-token loss (nats)")
+    ax.axhline(0.0, color="black", lw=1, label="oracle")
+    ax.axvline(results["train_length"], **MARK)
+    _loss_axis(ax, "excess value loss over the oracle (nats)")
+    ax.set(xlabel="token position")
+
+
+def _rise_by_length(ax, results, names):
+    """The rise of each model's excess loss past L against the evaluation length, mean over
+    seeds, beside LOSS_TOLERANCE (flat below it, blowing up above)."""
+    for name in names:
+        rise = [np.nanmean(claims.rise(results, name, m)) for m in results["lengths"]]
+        ax.plot(results["lengths"], rise, ms=4, label=name, **style.line(name))
+    ax.axhline(
+        claims.LOSS_TOLERANCE,
+        label=f"flat ≤ {claims.LOSS_TOLERANCE:g} nats < blows up",
+        **style.REFERENCE,
+    )
+    ax.axhline(0.0, color="black", lw=1)
+    ax.set_xscale("log", base=2)
+    _loss_axis(ax, "rise of the excess loss over its value at L (nats)", floor=False)
+    outputs.grid_ticks(ax, results["lengths"])
+    ax.set(xlabel="evaluation length N")
 
 
 def _probe(ax, results, names, length):
     i = results["probe_lengths"].index(length)
     ks = results["k_grid"][i]
     for name in names:
-        r = results["models"][name]
-        acc = [np.mean(s) for s in r["probe"][i]]
-        ax.plot(
-            ks,
-            acc,
-            "o" + (ZERO_SHOT_STYLE if r["stage"] == "zero-shot" else PRETRAINED_STYLE),
-            ms=3,
-            label=name,
-        )
-    ax.axhline(results["chance"], color="gray", ls=":", label="chance 1/V")
-    ax.axvline(results["train_length"], color="gray", ls=":", lw=1)
-    ax.set(
-        xlabel="distance k of the planted key (tokens)",
-        ylabel="probe accuracy",
-        ylim=(0, 1.05),
-        title=f"retrieval at length {length}",
-    )
-
-
-def plot(results, workdir):
-    """Write the three PNGs; returns their file names."""
+        acc = np.nanmean(_floats(results["models"][name]["probe"][i]), axis=1)
+        ax.plot(ks, acc, ms=4, label=name, **style.line(name))
+    style.chance(ax, results["chance"], "chance 1/V")
     n = results["train_length"]
+    if length > n:
+        ax.axvline(n, **MARK)
+        ax.set_xscale("log", base=2)
+        outputs.grid_ticks(ax, ks)
+        ax.tick_params(axis="x", labelsize=7, labelrotation=45)  # 96 .. 188 sit close
+    ax.set(xlabel="distance k of the planted key (tokens)", ylabel="probe accuracy", ylim=(0, 1.05))
+
+
+def _seeds(results) -> str:
+    seeds = len(next(iter(results["models"].values()))["value_loss_by_position"])
+    return f"mean of {seeds} seed{'' if seeds == 1 else 's'}"
+
+
+def draw(results, workdir) -> list[str]:
+    """Write the three PNGs from `results` (results.json as stored); returns their names."""
+    n = results["train_length"]
+    nf = results["ft_length"]
     width = results["config"]["position_bin"]
     pre = [m for m, r in results["models"].items() if r["from"] == m]
-    ext = [m for m in results["models"] if m not in pre or m == "rope"]
-    ext += ["lstm"] if "lstm" in pre else []
+    ext = [m for m in results["models"] if m not in pre]
+    seeds = _seeds(results)
 
-    fig, (a, b) = outputs.new_figure(1, 2, figsize=(12, 4.5))
-    _by_position(a, results, pre, width)
-    a.set_title(f"trained at L = {n}: loss against position (dotted: L)")
-    oracle = np.asarray(results["oracle"]["value_loss"])
-    b.axhline(0.0, color="black", lw=1, label="oracle")
-    for name in pre:
-        loss = np.asarray([np.mean(s) for s in results["models"][name]["value_loss"]])
-        b.plot(results["lengths"], loss - oracle, "o-", ms=3, label=name)
-    b.set_xscale("log", base=2)
-    outputs.grid_ticks(b, results["lengths"])
-    b.set(
-        xlabel="evaluation length N",
-        ylabel="loss − oracle's (nats)",
-        title="loss − oracle against length N (Press et al. 2022, Fig. 1)",
+    fig, (a, b) = outputs.new_figure(1, 2, figsize=(13, 4.8))
+    _excess_by_position(a, results, pre, width)
+    a.set_title(
+        f"pre-trained at L = {n}: excess loss against position (dotted: L; {seeds})",
+        fontsize=10,
     )
-    b.legend(fontsize=8)
+    a.legend(fontsize=7)
+    _rise_by_length(b, results, pre)
+    b.set_title(
+        f"pre-trained at L = {n}: its rise past L against length N (Press et al. 2022, Fig. 1)",
+        fontsize=10,
+    )
+    b.legend(fontsize=7)
     names = [outputs.save_plot(fig, workdir, "context_length_loss.png")]
 
-    fig, (a, b) = outputs.new_figure(1, 2, figsize=(12, 4.5))
-    _probe(a, results, pre, results["ft_length"])
-    a.legend(fontsize=8)
-    _probe(b, results, ext, results["ft_length"])
-    b.legend(fontsize=8)
+    fig, axes = outputs.new_figure(1, 3, figsize=(17, 4.8))
+    _probe(axes[0], results, pre, n)
+    axes[0].set_title(f"pre-trained: retrieval at N = L = {n} ({seeds})", fontsize=10)
+    _probe(axes[1], results, pre, nf)
+    axes[1].set_title(
+        f"pre-trained, zero-shot: retrieval at N = {nf // n}L = {nf} (dotted: k = L)", fontsize=10
+    )
+    extended = ["rope", *ext]
+    _probe(axes[2], results, extended, nf)
+    axes[2].set_title(
+        f"RoPE extended, and the LSTM fine-tuned at {nf // n}L: retrieval at N = {nf}",
+        fontsize=10,
+    )
+    axes[0].legend(fontsize=7)
+    axes[2].legend(fontsize=7)
     names.append(outputs.save_plot(fig, workdir, "context_length_probe.png"))
 
-    fig, a = outputs.new_figure(figsize=(8, 4.5))
-    _by_position(a, results, ext, width)
-    a.axvline(results["ft_length"], color="gray", ls="-.", lw=1)
+    fig, a = outputs.new_figure(figsize=(9, 4.8))
+    _excess_by_position(a, results, extended, width)
+    a.axvline(nf, **MARK)
     a.set_title(
-        f"RoPE extended to {results['ft_length']} (dashed: zero-shot; dotted: L; "
-        f"dash-dot: the fine-tune length)"
+        f"RoPE extended to {nf}, and the LSTM: excess loss against position\n(dashed, "
+        f"dotted: zero-shot; dash-dot: fine-tuned at {nf // n}L; vertical: L and {nf // n}L)",
+        fontsize=9,
     )
-    a.legend(fontsize=8)
+    a.legend(fontsize=7)
     names.append(outputs.save_plot(fig, workdir, "context_length_extension.png"))
     return names

@@ -1,7 +1,7 @@
 """Training and measuring one contender: jitted Adam steps, the loss at every position, and
 the retrieval probe. Every model (Transformer or LSTM) is causal, so the loss at position t
 does not depend on how long the sequence runs past t: one pass over sequences of the longest
-length gives the loss at every shorter length too (``loss_at_length``).
+length gives the loss at every shorter length too (claims.value_loss reads it so).
 """
 
 import functools
@@ -18,8 +18,10 @@ def count_params(tree):
     return int(sum(np.prod(x.shape) for x in jax.tree_util.tree_leaves(tree)))
 
 
+@functools.cache
 def optimizer(learning_rate, warmup, steps):
-    """Adam, clipped at global norm 1, linear warmup then cosine decay to a tenth.
+    """Adam, clipped at global norm 1, linear warmup then cosine decay to a tenth. One object
+    per set of arguments (cached), so the compiled train steps keyed by it serve every seed.
 
     optax.flatten: the update runs on one vector of every parameter (the same arithmetic,
     elementwise), which compiles in ~1 s less per model than over the tree's leaves."""
@@ -33,8 +35,10 @@ def optimizer(learning_rate, warmup, steps):
     return optax.flatten(optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule)))
 
 
+@functools.cache
 def fine_tune_optimizer(learning_rate, warmup):
-    """Adam, clipped at global norm 1, linear warmup then constant (a short fine-tune)."""
+    """Adam, clipped at global norm 1, linear warmup then constant (a short fine-tune); one
+    object per set of arguments (cached), as ``optimizer``."""
     w = max(int(warmup), 1)
     schedule = optax.join_schedules(
         [optax.linear_schedule(0.0, learning_rate, w), optax.constant_schedule(learning_rate)], [w]
@@ -104,10 +108,3 @@ def outputs(params, model, tokens, n_keys, n_values, chunk, options=()):
 def value_positions(n_positions):
     """Indices into a [N-1] per-position array that predict a value (token t odd: t-1 even)."""
     return np.arange(0, n_positions, 2)
-
-
-def loss_at_length(per_position, length):
-    """Mean loss over the value tokens of the first `length` tokens (a causal model's loss on
-    sequences of that length): per_position [N-1], length <= N."""
-    idx = value_positions(int(length) - 1)
-    return float(np.mean(np.asarray(per_position)[idx]))

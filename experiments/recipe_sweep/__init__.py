@@ -14,8 +14,11 @@ loss) is a row with no score, and the sweep goes on.
 The table (sweep.md and stdout; sweep.json) has, per setting and model: steps, final train
 token accuracy (the last logging interval), validation loss, valid BLEU overall / 1-10 / 61+,
 train seconds and steps per second (both load-dependent; BLEU is not). sweep.json also
-records the split that scored it and `chosen`: per model, the label with the highest valid
-BLEU (the first one on a tie).
+records the split that scored it, `chosen`: per model, the label with the highest valid
+BLEU (the first one on a tie), and `chosen_jointly`: the label with the highest mean valid BLEU
+over the models, for what they must share (a vocabulary, the number of steps). Every
+selection is scored by greedy decoding; a preset that chooses its beam on the validation split
+(eval.decode_grid) does so in its final run.
 """
 
 from __future__ import annotations
@@ -71,12 +74,15 @@ def for_model(overrides, model):
 
 def setting_config(config, overrides, model=None):
     """The rnn_vs_attn config of one setting (for one model, or config.models when None),
-    scored on the validation split."""
+    scored on the validation split by greedy decoding (a preset that chooses its beam on the
+    validation split does so in its final run, after the recipe is chosen)."""
     c = base_config.get_config(config.base_preset or None)
     c.models = (model,) if model else tuple(config.models)
     c.train.num_steps = config.num_steps
     c.eval.max_per_bucket = config.max_per_bucket
     c.eval.split = SELECTION_SPLIT
+    c.eval.decode_grid = ()
+    c.eval.beam_size = 0
     if config.get("from_before_issue10", False):
         c = apply_overrides(c, BEFORE_ISSUE10)
     return apply_overrides(c, for_model(overrides, model) if model else overrides)
@@ -118,6 +124,23 @@ def choose(rows, header=HEADER):
     return {m: label for m, (label, _) in best.items()}
 
 
+def choose_jointly(rows, header=HEADER):
+    """The setting with the highest mean score over the models (for what every model must
+    share: a vocabulary, the steps), among the settings every model of the rows scored; None
+    when there is none. The first setting wins a tie."""
+    i_label, i_model, i_score = (header.index(k) for k in ("setting", "model", "BLEU"))
+    models = list(dict.fromkeys(row[i_model] for row in rows))
+    scores = {}
+    for row in rows:
+        scores.setdefault(row[i_label], {})[row[i_model]] = row[i_score]
+    mean = {
+        label: sum(by.values()) / len(by)
+        for label, by in scores.items()
+        if set(by) == set(models) and all(v is not None and math.isfinite(v) for v in by.values())
+    }
+    return max(mean, key=lambda label: (mean[label], -list(scores).index(label)), default=None)
+
+
 def _run_one(config, overrides, model, workdir):
     """rnn_vs_attn's row of `model` under one setting, or None if its loss diverged."""
     try:
@@ -150,6 +173,7 @@ def run(config, workdir):
                 "header": HEADER,
                 "rows": rows,
                 "chosen": choose(rows),
+                "chosen_jointly": choose_jointly(rows),
                 "provenance": provenance.provenance(),
             }
             paths.write_text(  # after every run

@@ -42,7 +42,7 @@ ENTRIES = (
         "Gradients over distance",
         "Gradients vanish or explode over distance (Pascanu's γ·σ_max); gates ease it; "
         "attention reaches every position in one step",
-        (("gradients", "gradient_decay/gradients"), ("recall", "long_range/recall")),
+        (("gradients", "gradient_decay/gradients"), ("long-range recall", "long_range/recall")),
         ("gradient_decay.png", "long_range.png"),
         "gradient_decay, long_range",
     ),
@@ -115,7 +115,10 @@ ENTRIES = (
     Entry(
         "Context extension",
         "A Transformer's context is extended by changing its positional encoding; an LSTM's is not",
-        (("extension", "context_length/context_extension"),),
+        (
+            ("a change of encoding", "context_length/extension"),
+            ("the LSTM", "context_length/lstm_beyond"),
+        ),
         ("context_length_probe.png", "context_length_extension.png", "context_length_loss.png"),
         "context_length",
     ),

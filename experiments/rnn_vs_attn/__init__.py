@@ -46,6 +46,7 @@ def run(config, workdir):
     }  # bad names fail here, first
     split = training.eval_split(config)
     started, t0 = provenance.provenance(), time.time()  # commit, machine, versions, load before
+    cpu0 = time.process_time()  # this process's CPU seconds, every thread (load-proof-ish)
     n_seeds = training.n_seeds(config)
     sc = training.sharding_config(config)
     mesh = sharding.mesh_from_config(sc)  # a mesh that does not fit: ValueError, here
@@ -95,13 +96,19 @@ def run(config, workdir):
         "train_max_src_len": {n: lim for n, (_, lim) in specs.items() if lim},
         "eval_split": split,  # 'valid' when the run scores a selection (recipe_sweep)
         "test_sentences_per_bucket": counts,
-        "decode": "greedy" if config.eval.beam_size <= 1 else f"beam {config.eval.beam_size}",
+        "decode": training.describe_decoding(config),
         "jax": jax.__version__,
         "devices": str(jax.devices()[0].platform),
         "mesh": {k: int(v) for k, v in mesh.shape.items()},
         "processes": jax.process_count(),
         "provenance": dict(
-            started, loadavg_after=provenance.load_average(), wall_seconds=time.time() - t0
+            started,
+            loadavg_after=provenance.load_average(),
+            wall_seconds=time.time() - t0,
+            # CPU time of the whole run: on an idle machine a compute-bound run's wall clock
+            # is at most this (about half of it when XLA keeps two cores busy); under load
+            # the wall clock grows, this far less
+            cpu_seconds=time.process_time() - cpu0,
         ),
         "config": config.to_dict(),  # what made these numbers (results/ and the docs quote it)
     }

@@ -8,6 +8,10 @@ chapter's claims read them, by id:
                                trained no slower
     rnn_vs_attn/equal_time     in the same training time the Transformer reaches the best
                                recurrent BLEU (an equal-time run: train.max_train_seconds > 0)
+    rnn_vs_attn/retention      RNNenc keeps a smaller share of its short-sentence BLEU on the
+                               longest sentences than RNNsearch keeps of its own: the bottleneck
+                               where every model falls with length (real text)
+    rnn_vs_attn/transformer_wins  the Transformer's BLEU above the best recurrent model's
 Translators are grouped by the model registry (anatomy.seq2seq.registry): the bottleneck sets
 the no-attention baseline (rnnenc) against every model whose decoder attends over the source,
 the quality row the Transformer against every recurrent model.
@@ -23,6 +27,7 @@ from anatomy.probes.claims import (
     Claim,
     Range,
     judge,
+    judged,
     t_interval,
     weakest,
 )
@@ -36,6 +41,16 @@ BLEU_GAP = 10.0  # ... and scores >= this below every attention model on the lon
 FLAT_RATIO = 0.8  # every attention model keeps >= this fraction of its shortest-bucket BLEU
 BLEU_TIE = 1.0  # "level": the Transformer's BLEU minus the best RNN's >= -this
 MIN_BLEU = 10.0  # below this overall BLEU (every model) nothing learned: no quality claim
+# Two ranges stated before the real-text runs (results/rnn_vs_attn/gettext_enfr_seeds.json):
+# (RNNenc's longest-bucket BLEU / its shortest-bucket BLEU) / (the same for RNNsearch), seed by
+# seed: at most half (Bahdanau et al. 2015, Fig. 2: RNNencdec-50 keeps under half of its
+# short-sentence BLEU at 50-60 words, RNNsearch-50 nearly all of it).
+RETENTION_RANGE = Range.at_most(
+    0.5, "≤ 0.5 (Bahdanau et al. 2015, Fig. 2: RNNencdec keeps under half, RNNsearch nearly all)"
+)
+# The Transformer's BLEU minus the best recurrent model's, seed by seed: above zero (Vaswani
+# et al. 2017, Table 2: 28.4 against the best recurrent single model's 24.6 on En->De).
+WIN_RANGE = Range.at_least(0.0, "> 0 BLEU (Vaswani et al. 2017, Table 2: 28.4 vs 24.6)")
 
 
 def translators(models, *, family=None, cross_attention=None) -> list[str]:
@@ -254,8 +269,79 @@ def table(results) -> list[Claim]:
     return []  # a training run's results.json reports numbers; its claims are the chapter's
 
 
+def retention(results) -> Claim:
+    """The bottleneck where every model falls with length, over seeds: the share of its
+    shortest-bucket BLEU RNNenc keeps on the longest bucket, over the share RNNsearch (the same
+    recurrent translator with attention: the paper's pair) keeps; the other attention models'
+    ratios are reported in the detail, not judged."""
+    cid = "rnn_vs_attn/retention"
+    claim = "without attention an encoder-decoder loses more of its BLEU with sentence length"
+    models = results["models"]
+    if "rnnenc" not in models or "rnnsearch" not in models:
+        return Claim(
+            claim, str(RETENTION_RANGE), "—", MISSING, "needs rnnenc and rnnsearch", id=cid
+        )
+    short, long = _buckets(models)
+
+    def share(m):  # longest-bucket BLEU / shortest-bucket BLEU, per seed
+        kept = lambda lg, sh: lg / sh if sh else None
+        return _paired(
+            per_seed(models[m], "bleu_by_length", long),
+            per_seed(models[m], "bleu_by_length", short),
+            kept,
+        )
+
+    ratio = lambda m: t_interval(
+        _paired(share("rnnenc"), share(m), lambda e, a: e / a if a else None)
+    )
+    others = [m for m in translators(models, cross_attention=True) if m != "rnnsearch"]
+    reported = "; ".join(f"against {m}: {ratio(m)}" for m in others)
+    return judged(
+        cid,
+        claim,
+        ratio("rnnsearch"),
+        RETENTION_RANGE,
+        f"(RNNenc's {long}-token BLEU / its {short}-token BLEU) / (the same for RNNsearch), "
+        f"seed by seed" + (f"; reported, not judged: {reported}" if reported else ""),
+    )
+
+
+def transformer_wins(results) -> Claim:
+    """The Transformer's BLEU minus the best recurrent model's (by mean BLEU), seed by seed;
+    chrF's difference and the other models' are reported beside it, not judged."""
+    cid = "rnn_vs_attn/transformer_wins"
+    claim = "the Transformer translates better than the best recurrent model"
+    models = results["models"]
+    rnns = translators(models, family="recurrent")
+    if "transformer" not in models or not rnns:
+        why = "needs the transformer and an RNN model"
+        return Claim(claim, str(WIN_RANGE), "—", MISSING, why, id=cid)
+    best = max(rnns, key=lambda m: models[m]["bleu"])
+    t = models["transformer"]
+    diff = lambda key, m: t_interval(
+        _paired(per_seed(t, key), per_seed(models[m], key), lambda a, b: a - b)
+    )
+    chrf = f"; chrF difference {diff('chrf', best)}" if "chrf" in t else ""
+    others = [m for m in translators(models) if m not in rnns and m != "transformer"]
+    more = "".join(f"; against {m}: {diff('bleu', m)} BLEU" for m in others)
+    return judged(
+        cid,
+        claim,
+        diff("bleu", best),
+        WIN_RANGE,
+        f"transformer BLEU minus {best}'s (the best recurrent model by mean BLEU), seed by "
+        f"seed{chrf}{more} (reported, not judged)",
+    )
+
+
 def chapter(results) -> list[Claim]:
-    return [bottleneck(results), quality_cost(results), equal_time(results)]
+    return [
+        bottleneck(results),
+        quality_cost(results),
+        equal_time(results),
+        retention(results),
+        transformer_wins(results),
+    ]
 
 
 def rules() -> list[str]:
@@ -270,4 +356,8 @@ def rules() -> list[str]:
         f"* Quality and cost (over seeds): the Transformer's BLEU minus the best RNN model's "
         f"≥ −{BLEU_TIE:g}, and its training time no longer; the weaker decides (not shown when "
         f"no model reaches {MIN_BLEU:g} BLEU).",
+        f"* Retention (over seeds): RNNenc's share of its shortest-bucket BLEU kept on the "
+        f"longest, over RNNsearch's, {RETENTION_RANGE}.",
+        f"* The Transformer wins (over seeds): its BLEU minus the best recurrent model's, "
+        f"{WIN_RANGE}.",
     ]

@@ -1,5 +1,5 @@
-"""rnn_vs_attn's plots (BLEU by length, training and validation loss, cross-attention) and
-report.md, written by process 0."""
+"""rnn_vs_attn's plots (BLEU and chrF by length, training and validation loss, cross-attention)
+and report.md, written by process 0."""
 
 from __future__ import annotations
 
@@ -12,32 +12,39 @@ from experiments import outputs, record, style
 from experiments.rnn_vs_attn import claims
 from experiments.rnn_vs_attn.seeds import STD, bleu_table, results_table
 
+# what plot_by_length draws: metric -> (results key, its name, the PNG)
+BY_LENGTH = {
+    "bleu": ("bleu_by_length", "BLEU", "bleu_by_length.png"),
+    "chrf": ("chrf_by_length", "chrF", "chrf_by_length.png"),
+}
 
-def plot_bleu(models: dict, labels, workdir: str) -> str:
+
+def plot_by_length(models: dict, labels, workdir: str, metric="bleu", unit="tokens") -> str:
+    """Test BLEU (or chrF) against source length, a line per model (the mean over seeds) and
+    the min-max range over seeds as a band."""
+    key, what, png = BY_LENGTH[metric]
     fig, ax = outputs.new_figure(figsize=(6.5, 4.2))
     x = np.arange(len(labels))
     n_seeds = max(r.get("n_seeds", 1) for r in models.values())
     for name, r in models.items():
         look = style.line(name)
-        bleu = [r["bleu_by_length"].get(lab, np.nan) for lab in labels]
-        ax.plot(x, bleu, label=name, clip_on=False, zorder=3, **look)  # markers at 100 whole
+        score = [r[key].get(lab, np.nan) for lab in labels]
+        ax.plot(x, score, label=name, clip_on=False, zorder=3, **look)  # markers at 100 whole
         seeds = r.get("seeds", [])
         if len(seeds) > 1:
-            per = np.array(
-                [[s["bleu_by_length"].get(lab, np.nan) for lab in labels] for s in seeds]
-            )
+            per = np.array([[s[key].get(lab, np.nan) for lab in labels] for s in seeds])
             ax.fill_between(x, per.min(0), per.max(0), color=look["color"], alpha=0.15, lw=0)
     ax.set_xticks(x, labels)
     band = f"; band: min-max over {n_seeds} seeds" if n_seeds > 1 else ""
     ax.set(
-        xlabel="source length (tokens)",
-        ylabel="test BLEU",
+        xlabel=f"source length ({unit})",
+        ylabel=f"test {what}",
         ylim=(0, 100),
-        title=f"BLEU against source length (cf. Bahdanau et al. 2015, Fig. 2){band}",
+        title=f"{what} against source length (cf. Bahdanau et al. 2015, Fig. 2){band}",
     )
     ax.title.set_fontsize(9)
     ax.legend(fontsize=8)
-    return outputs.save_plot(fig, workdir, "bleu_by_length.png")
+    return outputs.save_plot(fig, workdir, png)
 
 
 def _curve(row: dict, xkey: str, ykey: str) -> tuple[list, list]:
@@ -136,8 +143,12 @@ def draw(results: dict, workdir: str) -> list[str]:
     one's: experiments.publish redraws the committed plots with it)."""
     models = results["models"]
     labels = list(next(iter(models.values()))["bleu_by_length"])
-    note = load_note(results.get("setup") or {})
-    pngs = [plot_bleu(models, labels, workdir)] + plot_curves(models, workdir, note)
+    # toy_wmt's words are its tokens; a subword corpus is bucketed by words (Corpus.test_by_bucket)
+    vocab = results.get("setup", {}).get("config", {}).get("data", {}).get("vocab")
+    unit = "words" if vocab == "sentencepiece" else "tokens"
+    metrics = ["bleu"] + (["chrf"] if all("chrf_by_length" in r for r in models.values()) else [])
+    pngs = [plot_by_length(models, labels, workdir, m, unit) for m in metrics]
+    pngs += plot_curves(models, workdir, load_note(results.get("setup") or {}))
     return pngs + [
         plot_attention(name, r["attention_example"], workdir)
         for name, r in models.items()

@@ -9,7 +9,8 @@ rows into the entry results.json keeps under models/<name>:
      'seeds': [row of seed 0, row of seed 1, ...], 'n_seeds': S}
 
 A dict of numbers (bleu_by_length, count_by_length) is averaged key by key; PER_SEED keys
-(train_seed, stopped_by_time_budget, valid_curve, train_curve, valid_time) become the list over seeds; anything else (examples) is
+(train_seed, stopped_by_time_budget, valid_curve, train_curve, valid_time, decoding) become
+the list over seeds; anything else (examples) is
 seed 0's. The tables print mean ± std; bleu_by_length.png (plots.py) draws the mean line
 and the min-max range over seeds as a band.
 """
@@ -21,7 +22,14 @@ import numpy as np
 from experiments import outputs
 
 STD = "sample standard deviation over seeds (ddof=1); null with one seed"
-PER_SEED = ("train_seed", "stopped_by_time_budget", "valid_curve", "train_curve", "valid_time")
+PER_SEED = (
+    "train_seed",
+    "stopped_by_time_budget",
+    "valid_curve",
+    "train_curve",
+    "valid_time",
+    "decoding",
+)
 TABLE_HEADER = [
     "model",
     "params",

@@ -68,9 +68,11 @@ def train_config(config, name):
 
 
 def _evaluate(model, params, corpus, config, mdir, step, run_fp):
-    """BLEU on config.eval.split ('test'; 'valid' for a selection), cached in mdir/eval.json
-    for this run fingerprint (data, model, train config: what the checkpoint was trained
-    with), eval config and checkpoint step.
+    """BLEU and chrF on config.eval.split ('test'; 'valid' for a selection), cached in
+    mdir/eval.json for this run fingerprint (data, model, train config: what the checkpoint was
+    trained with), eval config and checkpoint step. With config.eval.decode_grid, the beam size
+    and length penalty are first chosen on eval.select_per_bucket validation sentences per
+    length bucket (anatomy.train.select_decoding; the choice and its table in 'decoding').
 
     A cache made from anything else is recomputed, with one line naming what changed (a cache
     never stops a run: re-scoring a kept checkpoint with another beam is legitimate).
@@ -89,11 +91,34 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
             file=sys.stderr,
             flush=True,
         )
-    buckets = corpus.test_by_bucket(eval_split(config))
-    cap = config.eval.max_per_bucket
-    n = sum(min(len(v), cap) if cap > 0 else len(v) for v in buckets.values())
-    how = "greedy" if config.eval.beam_size <= 1 else f"beam {config.eval.beam_size}"
+    e = config.eval
+    kw = dict(batch_size=e.batch_size, extra_len=e.extra_len, len_multiple=e.len_multiple)
+    beam, alpha, choice = e.beam_size, e.get("length_penalty", 0.6), None
+    grid = [tuple(g) for g in e.get("decode_grid", ())]
     t0 = time.perf_counter()
+    if grid:  # the beam and length penalty chosen on the validation split, then the test
+        if lead:
+            print(
+                f"[{os.path.basename(mdir)}] choosing the decoding on the valid split "
+                f"({describe_decoding(config)})",
+                file=sys.stderr,
+                flush=True,
+            )
+        choice = train.select_decoding(
+            model,
+            params,
+            corpus.test_by_bucket("valid"),
+            corpus.src_vocab,
+            corpus.tgt_vocab,
+            grid,
+            max_per_bucket=e.select_per_bucket,
+            **kw,
+        )
+        beam, alpha = choice["beam_size"], choice["length_penalty"]
+    buckets = corpus.test_by_bucket(eval_split(config))
+    cap = e.max_per_bucket
+    n = sum(min(len(v), cap) if cap > 0 else len(v) for v in buckets.values())
+    how = "greedy" if beam <= 1 else f"beam {beam}, length penalty {alpha:g}"
     if lead:
         print(
             f"[{os.path.basename(mdir)}] decoding {n} {eval_split(config)} sentences ({how})",
@@ -106,12 +131,13 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
         buckets,
         corpus.src_vocab,
         corpus.tgt_vocab,
-        max_per_bucket=config.eval.max_per_bucket,
-        batch_size=config.eval.batch_size,
-        beam_size=config.eval.beam_size,
-        extra_len=config.eval.extra_len,
-        len_multiple=config.eval.len_multiple,
+        max_per_bucket=e.max_per_bucket,
+        beam_size=beam,
+        length_penalty=alpha,
+        **kw,
     )
+    if choice is not None:
+        ev["decoding"] = choice
     if lead:
         outputs.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
         print(
@@ -130,6 +156,19 @@ def eval_split(config) -> str:
     if split not in ("test", "valid"):
         raise BadInputError(f"rnn_vs_attn: eval.split must be 'test' or 'valid', got {split!r}")
     return split
+
+
+def describe_decoding(config) -> str:
+    """'greedy', 'beam 4 (length penalty 0.6)', or the validation choice's grid in words."""
+    e = config.eval
+    grid = [tuple(g) for g in e.get("decode_grid", ())]
+    one = lambda b, a: "greedy" if b <= 1 else f"beam {b} (length penalty {a:g})"
+    if grid:
+        return (
+            f"per model the best on {e.select_per_bucket} valid sentences per length bucket of "
+            + ", ".join(one(b, a) for b, a in grid)
+        )
+    return one(e.beam_size, e.get("length_penalty", 0.6))
 
 
 def _attention_example(corpus, min_len, split="test"):
@@ -304,10 +343,14 @@ def train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
         "valid_time": [_round(r.get("wall_time")) for r in hist if "valid_loss" in r],
         "bleu": ev["bleu"],
         "bleu_by_length": ev["bleu_by_length"],
+        "chrf": ev["chrf"],
+        "chrf_by_length": ev["chrf_by_length"],
         "count_by_length": ev["count_by_length"],
         "decode_tokens_per_second": ev["decode_tokens_per_second"],
         "examples": [[x[:200] for x in ex] for ex in ev["examples"][:3]],
     }
+    if "decoding" in ev:  # the beam and length penalty chosen on the validation split
+        row["decoding"] = ev["decoding"]
     if seed:
         return row, hist, None, None
     pair = _attention_example(corpus, config.eval.attention_min_len, eval_split(config))

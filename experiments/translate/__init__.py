@@ -23,7 +23,7 @@ import jax
 import numpy as np
 
 from anatomy import paths, train
-from anatomy.data import detokenize, load_vocab
+from anatomy.data import load_vocab
 from anatomy.data.corpus import VOCAB_FINGERPRINT
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model
@@ -222,7 +222,7 @@ def run(config, workdir):
             len_multiple=LEN_MULTIPLE,
         )
         for i, x in zip(todo, out):
-            hyps[i] = detokenize(tgt_vocab.decode([int(t) for t in x]))
+            hyps[i] = tgt_vocab.text([int(t) for t in x])  # plain text, either vocabulary
     for h in hyps:
         print(h, flush=True)
     return {"sources": lines, "translations": hyps, "decode": stats, "warnings": report}
