@@ -61,3 +61,13 @@ def test_default_reads_its_baselines_from_the_committed_rnn_vs_attn_result():
     assert all(b["n_seeds"] == len(b["bleu"]) >= 1 for b in out.values())
     # RNNenc's decoder reads one vector; RNNsearch's reads every source position
     assert 0 < out["rnnenc"]["memory_bytes"] < out["rnnsearch"]["memory_bytes"]
+
+
+def test_a_field_added_after_the_baseline_is_no_difference():
+    from experiments.rnnenc_state import differs
+
+    base = {"corpus": "toy_wmt", "train": {"steps": 2000}}
+    assert not differs(base, {**base, "gettext": {"lang": "fr"}})  # a new, inert field
+    assert differs(base, {**base, "corpus": "gettext"})
+    assert differs(base, {"corpus": "toy_wmt", "train": {"steps": 1000}})
+    assert differs(base, {"corpus": "toy_wmt"})  # a field the baseline had is gone
