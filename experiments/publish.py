@@ -707,6 +707,50 @@ def render_claim(anchor: str):
     return render
 
 
+AFTER = ("recall", "copy", "rnnenc_state", "crossover")  # after the Transformer (issue 34)
+
+
+def table_of(module: str, fn: str):
+    """A renderer of one table an experiment's report draws (`module`.`fn`(results)) from the
+    committed result, then where it is from."""
+
+    def render(doc: dict) -> str:
+        table = getattr(importlib.import_module(module), fn)(record.stored(doc["result"]))
+        return f"{table}\n\nRead from {_source(doc)}."
+
+    return render
+
+
+def render_rates(doc: dict) -> str:
+    """The peak learning rate each family of a recall / copy run trained at, from the run's own
+    config, and where it came from: the experiment's committed 'lr_grid' choice, or (none
+    committed) the grid's middle for every family, the same tuning budget (none) for each."""
+    from experiments.configs.recall import GRID
+
+    name = doc["name"].split("/")[0]
+    config = doc["result"]["config"]
+    specs = config["frontier"]["contenders"] if "frontier" in config else config["contenders"]
+    families = dict.fromkeys(spec.split(":")[0] for spec in specs)
+    rates = ", ".join(f"{fam} {config['learning_rate'][fam]:g}" for fam in families)
+    if committed.exists(f"{name}/lr_grid"):
+        how = f"each family's choice of `results/{name}/lr_grid.json` (validation set)"
+    else:
+        how = f"no `lr_grid` result committed: every family at the grid's middle rate ({GRID[1]:g})"
+    return f"Peak learning rates: {rates}; {how} ({_source(doc)})."
+
+
+def render_crossover_points(doc: dict) -> str:
+    """Where each recurrence overtakes dense attention (its N*, experiments/crossover/claims.py),
+    then flash-linear-attention's published GB200 crossover, an estimate for that machine."""
+    from experiments.crossover import claims as cross
+
+    judged = cross.table(record.stored(doc["result"]))
+    skip = {f"crossover/{p}" for p in ("headline", "lstm_serial", "scan_serial", "assoc_serial",
+                                        "attention_serial", "memory")}  # fmt: skip
+    chosen = [c for c in judged if c.id not in skip]
+    return f"{claims_markdown(chosen)}\n\nMade by {_made_by(doc)}."
+
+
 # KEY -> (committed result, renderer(doc)); None: the renderer reads what it needs itself
 RENDERERS = {
     "scorecard": (None, render_scorecard),
@@ -760,12 +804,31 @@ RENDERERS = {
     "scaling/default": ("scaling/default", claims_table()),
     "chapter/context": ("context_length/default", quote("context_length/context_extension")),
     "context_length/default": ("context_length/default", claims_table()),
+    **{f"{n}/default": (f"{n}/default", claims_table()) for n in AFTER},
+    "chapter/recall": ("recall/default", quote("recall/fixed_state_today")),
+    "chapter/copy": ("copy/default", quote("copy/fixed_state_copy")),
+    "chapter/rnnenc_state": ("rnnenc_state/default", quote("rnnenc_state/bigger_state")),
+    "chapter/crossover": ("crossover/default", quote("crossover/third_wall")),
+    # Zoology's and Based's findings beside recall's claims, point by point
+    "recall/papers": ("recall/default", table_of("experiments.recall.plots", "comparison")),
+    "recall/frontier": ("recall/default", table_of("experiments.recall.plots", "frontier_table")),
+    "recall/lengths": ("recall/default", table_of("experiments.recall.plots", "lengths_table")),
+    "copy/exact": ("copy/default", table_of("experiments.copy.plots", "exact_table")),
+    "recall/rates": ("recall/default", render_rates),
+    "crossover/points": ("crossover/default", render_crossover_points),
+    "copy/rates": ("copy/default", render_rates),
 }
 
 
 # committed result -> (the module whose draw(results, workdir) makes its plots,
 #                     {PNG it draws: its name under docs/img})
 PLOTS = {
+    "crossover/default": ("experiments.crossover.plots", {"crossover.png": "crossover.png"}),
+    "recall/default": (
+        "experiments.recall.plots",
+        {"recall_frontier.png": "recall_frontier.png", "recall_lengths.png": "recall_lengths.png"},
+    ),
+    "copy/default": ("experiments.copy.plots", {"copy_length.png": "copy_length.png"}),
     "rnn_vs_attn/seeds": (
         "experiments.rnn_vs_attn.plots",
         {

@@ -47,3 +47,27 @@ def test_quick_rnnenc_state_trains_through_rnn_vs_attn(quick_report):
     assert v["memory_bytes"] == v["state_bytes"]  # all the decoder gets is the state
     assert (workdir / label / "results.json").is_file()  # rnn_vs_attn's own run
     assert "rnnenc_state/bigger_state" in record.claims_of("rnnenc_state", res)
+
+
+def test_default_reads_its_baselines_from_the_committed_rnn_vs_attn_result():
+    """The default's baselines (no training: the committed result's BLEU, and each model's
+    memory counted from its config); the quick preset reads none, so this path is only here."""
+    from experiments import rnnenc_state
+    from experiments.configs.rnnenc_state import get_config, rnn_vs_attn_config
+
+    cfg = get_config()
+    out, command = rnnenc_state.baselines(cfg, rnn_vs_attn_config(cfg, list(cfg.variants)[0]))
+    assert set(out) == set(cfg.baselines) and command.startswith("python launch.py")
+    assert all(b["n_seeds"] == len(b["bleu"]) >= 1 for b in out.values())
+    # RNNenc's decoder reads one vector; RNNsearch's reads every source position
+    assert 0 < out["rnnenc"]["memory_bytes"] < out["rnnsearch"]["memory_bytes"]
+
+
+def test_a_field_added_after_the_baseline_is_no_difference():
+    from experiments.rnnenc_state import differs
+
+    base = {"corpus": "toy_wmt", "train": {"steps": 2000}}
+    assert not differs(base, {**base, "gettext": {"lang": "fr"}})  # a new, inert field
+    assert differs(base, {**base, "corpus": "gettext"})
+    assert differs(base, {"corpus": "toy_wmt", "train": {"steps": 1000}})
+    assert differs(base, {"corpus": "toy_wmt"})  # a field the baseline had is gone

@@ -130,6 +130,29 @@ ENTRIES = (
         ("scaling.png",),
         "scaling",
     ),
+    Entry(
+        "Recall against state size",
+        "After the Transformer: a fixed state's recall grows with its bytes and falls as K "
+        "grows; attention's KV cache, and a hybrid with one attention layer, keep it",
+        (("MQAR", "recall/fixed_state_today"), ("matrix vs diagonal", "recall/matrix_vs_diagonal")),
+        ("recall_frontier.png", "recall_lengths.png"),
+        "recall",
+    ),
+    Entry(
+        "Copying",
+        "After the Transformer: at matched parameters a fixed state copies worse than attention",
+        (("copy", "copy/fixed_state_copy"),),
+        ("copy_length.png",),
+        "copy",
+    ),
+    Entry(
+        "Training cost today",
+        "After the Transformer: a chunked recurrence trains in parallel and overtakes attention "
+        "as N grows",
+        (("crossover", "crossover/third_wall"),),
+        ("crossover.png",),
+        "crossover",
+    ),
 )
 
 
