@@ -56,7 +56,7 @@ def _placeholder(path):
 
 def slug(heading):
     """GitHub's anchor for a markdown heading."""
-    text = re.sub(r"[`*_]|\[([^]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
+    text = re.sub(r"[`*]|\[([^]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
     return re.sub(r"\s", "-", re.sub(r"[^\w\s\-]", "", text))
 
 

@@ -18,8 +18,9 @@ from experiments import committed, record
 
 
 def slug(heading: str) -> str:
-    """GitHub's anchor for a markdown heading ('Wall clock at N = 512' -> 'wall-clock-at-n--512')."""
-    text = re.sub(r"[`*_]|\[([^]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
+    """GitHub's anchor for a markdown heading ('Wall clock at N = 512' -> 'wall-clock-at-n--512'; an
+    underscore stays, as in `recipe_sweep`)."""
+    text = re.sub(r"[`*]|\[([^]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
     return re.sub(r"\s", "-", re.sub(r"[^\w\s\-]", "", text))
 
 
