@@ -2,9 +2,10 @@
 
 Every form of a mixer computes the same function (tests/test_mixers.py holds each to a
 float64 sequential twin, values and gradients); the forms differ only in speed and memory,
-so the default is a measurement: ``python -m benchmarks.mixers`` (BENCHMARKS.md, "Linear
-recurrences: forms against N"), forward + backward at N = 256 .. 16K. A backend not measured
-here falls back to the CPU's choice.
+so the default is to be a measurement: ``python -m benchmarks.mixers`` (BENCHMARKS.md, "Linear
+recurrences: forms against N"), forward + backward at N = 256 .. 16K, records it. That run
+has not been recorded yet (BENCHMARKS.md says so): the table below is the reasoning that
+follows, to be replaced by the run's choice. A backend without an entry takes the CPU's.
 
     vector states (rglru, mingru, mamba)   'sequential': one elementwise update per step;
                    the scan is memory-bound and the associative scan does ~2 log T times the
