@@ -59,11 +59,15 @@ def default_config():
     return c
 
 
+CHOICES = {"mixer": tuple(mx.RECURRENT)}  # the recurrence: a mixer with a fixed state
+
+
 def _check(cfg):
-    if cfg.mixer not in mx.RECURRENT:
+    if cfg.mixer not in CHOICES["mixer"]:
+        why = ": attention has no fixed state to hand on" if cfg.mixer == "attention" else ""
         raise BadInputError(
-            f"rnnenc_mixer: mixer must be a recurrent mixer ({', '.join(mx.RECURRENT)}), "
-            f"got {cfg.mixer!r}: attention has no fixed state to hand on"
+            f"rnnenc_mixer: mixer must be one of {'/'.join(CHOICES['mixer'])}, "
+            f"got {cfg.mixer!r}{why}"
         )
     for name in ("d_model", "n_layers"):
         if not isinstance(cfg[name], int) or cfg[name] < 1:

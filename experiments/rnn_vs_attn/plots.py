@@ -204,7 +204,10 @@ def write_outputs(config, workdir, models, labels, meta) -> list[str]:
     sections = [
         ("Setup", _setup_note(config, meta)),
         ("Results", results_table(models)),
-        ("BLEU by source length", bleu_table(models, labels) + "\n\n" + img("bleu_by_length.png")),
+        (
+            "BLEU by source length",
+            bleu_table(models, labels) + "\n\n" + img("bleu_by_length.png", "chrf_by_length.png"),
+        ),
         ("Training loss", img("loss_vs_steps.png", "loss_vs_time.png")),
     ]
     if "valid_loss.png" in plots:
