@@ -183,16 +183,7 @@ def one_core(results) -> Claim:
     attn = _busy(results, "attention", n0)
     got = bootstrap_interval(busy[:, None], lambda r: np.median(r), over=TIMING)
     why = f"LSTM busy cores at N={n0} (process CPU / wall); attention {np.median(attn):.2f}"
-    if loaded(results):
-        return Claim(
-            claim,
-            str(rng),
-            str(got),
-            NOT_SHOWN,
-            f"{loaded(results)}; {why}",
-            id="parallelism/one_core",
-        )
-    return judged("parallelism/one_core", claim, got, rng, why)
+    return judged_unless_loaded(results, "parallelism/one_core", claim, got, rng, why)
 
 
 def useful_work(results) -> Claim:
@@ -386,16 +377,7 @@ def busy_margin(results) -> Claim:
     both = np.stack([attn, lstm], axis=1)
     got = bootstrap_interval(both, lambda r: np.median(r[:, 0]) - np.median(r[:, 1]), over=TIMING)
     why = f"busy cores = process CPU / wall, per call, at N={n0}"
-    if loaded(results):
-        return Claim(
-            claim,
-            str(rng),
-            str(got),
-            NOT_SHOWN,
-            f"{loaded(results)}; {why}",
-            id="parallelism/busy_margin",
-        )
-    return judged("parallelism/busy_margin", claim, got, rng, why)
+    return judged_unless_loaded(results, "parallelism/busy_margin", claim, got, rng, why)
 
 
 def parallel_training(results) -> Claim:
@@ -419,6 +401,14 @@ def parallel_training(results) -> Claim:
         ),
         id="parallelism/parallel_training",
     )
+
+
+def judged_unless_loaded(results, cid, claim, got, rng, why) -> Claim:
+    """A busy-core claim by the one rule, or 'not shown' naming the load when other processes
+    competed for the cores (busy cores then measure the contention, not the program)."""
+    if loaded(results):
+        return Claim(claim, str(rng), str(got), NOT_SHOWN, f"{loaded(results)}; {why}", id=cid)
+    return judged(cid, claim, got, rng, why)
 
 
 def wall_clock(results) -> Claim:
