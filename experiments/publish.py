@@ -823,6 +823,10 @@ RENDERERS = {
 # committed result -> (the module whose draw(results, workdir) makes its plots,
 #                     {PNG it draws: its name under docs/img})
 PLOTS = {
+    "rnnenc_state/default": (
+        "experiments.rnnenc_state.plots",
+        {"rnnenc_state.png": "rnnenc_state.png"},
+    ),
     "crossover/default": ("experiments.crossover.plots", {"crossover.png": "crossover.png"}),
     "recall/default": (
         "experiments.recall.plots",

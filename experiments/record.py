@@ -20,6 +20,7 @@ result written before a claim existed is judged by the same rule without a rerun
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import json
 import time
@@ -132,6 +133,14 @@ def claims_of(name: str, results: dict) -> dict[str, Claim]:
     """{id: Claim} of experiment `name`'s results (its table and its chapter claims), judged
     now by experiments/<name>/claims.py. MissingKey (a KeyError naming the key's path),
     IndexError or TypeError: the results lack what a claim reads (an older run: rerun it)."""
-    module = importlib.import_module(f"experiments.{name}.claims")
-    plain = stored(results)
-    return by_id([*module.table(plain), *module.chapter(plain)])
+    text = json.dumps(outputs.jsonable(results))  # key order kept: tables follow it
+    key = (name, hashlib.sha256(text.encode()).hexdigest())
+    if key not in _CLAIMS:  # the docs judge one committed result many times (bootstraps)
+        module = importlib.import_module(f"experiments.{name}.claims")
+        plain = _keyed(json.loads(text))
+        _CLAIMS[key] = by_id([*module.table(plain), *module.chapter(plain)])
+    return dict(_CLAIMS[key])  # Claims are frozen: a copy of the dict is a copy
+
+
+# (name, sha256 of the results as stored) -> {id: Claim}: judged once per process
+_CLAIMS: dict[tuple[str, str], dict[str, Claim]] = {}

@@ -154,6 +154,13 @@ ENTRIES = (
         ("crossover.png",),
         "crossover",
     ),
+    Entry(
+        "The bottleneck with a matrix state",
+        "After the Transformer: does a matrix state without attention move RNNenc's collapse?",
+        (("bigger state", "rnnenc_state/bigger_state"),),
+        ("rnnenc_state.png",),
+        "rnnenc_state",
+    ),
 )
 
 
