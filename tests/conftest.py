@@ -52,8 +52,11 @@ def launch(*args, timeout=600, check=True, stdin=None, env=None):
 
 # The fast tier (`pytest -m "not slow"`, the loop a contributor runs before each commit) keeps
 # every test of the library's modules; these files run experiments, launch.py, notebooks,
-# several processes or torch twins end to end, and are marked slow as a whole (a test
-# elsewhere that takes more than a few seconds carries @pytest.mark.slow itself).
+# several processes or torch twins end to end, and are marked slow as a whole. A test elsewhere
+# that took 3 s or more in a fast-tier run (pytest -m "not slow" --durations=0) carries
+# @pytest.mark.slow itself; a parametrized one may keep one case in the fast tier with
+# @pytest.mark.slow_except("<case id>") (its check stays in the loop, the other cases in CI).
+# coverage run --source=anatomy -m pytest -m "not slow" -n 0 shows every module still run.
 SLOW_FILES = {
     "test_attention_torch.py",
     "test_benchmarks.py",
@@ -111,6 +114,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if os.path.basename(file_of(item)) in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+        keep = item.get_closest_marker("slow_except")
+        if keep is not None:
+            case = getattr(item, "callspec", None)
+            if case is None or not set(keep.args) <= set(_case_ids(items, item)):
+                raise pytest.UsageError(
+                    f"{item.nodeid}: slow_except{keep.args} names no case of this test"
+                )
+            if case.id not in keep.args:
+                item.add_marker(pytest.mark.slow)
+
+
+def _case_ids(items, item):
+    """The case ids (the part in brackets) of every collected case of item's test function."""
+    return {i.callspec.id for i in items if getattr(i, "function", None) is item.function}
 
 
 @pytest.fixture(scope="session")

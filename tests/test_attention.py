@@ -202,6 +202,7 @@ def test_scaled_dot_product_matches_loop(rng):
     assert np.all(np.asarray(w)[~np.broadcast_to(np.asarray(mask), w.shape)] == 0.0)
 
 
+@pytest.mark.slow
 def test_fully_masked_row_gives_zeros_not_nan(rng):
     B, Q, K, H, D = 2, 3, 4, 2, 4
     q, k, v = (f32(rng.normal(size=s)) for s in [(B, Q, H, D), (B, K, H, D), (B, K, H, D)])
@@ -273,6 +274,7 @@ def layer_params():
     return jax.tree.map(f32, enc), jax.tree.map(f32, dec)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("norm", ["post", "pre"])
 def test_padded_batch_equals_unpadded_sequences(rng, layer_params, norm):
     enc, dec = layer_params
@@ -329,6 +331,7 @@ def _wired(x, g, ln, norm, residual, alpha):
     return y if norm == "none" else layers.layer_norm(ln, y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("norm,residual,alpha", WIRINGS)
 def test_norm_and_residual_options_equal_their_composition(
     rng, layer_params, norm, residual, alpha
@@ -399,6 +402,7 @@ def test_layer_norm_and_ffn_match_numpy(rng):
     assert rel(layers.ffn(jax.tree.map(f32, fp), f32(x)), ref) <= TOL
 
 
+@pytest.mark.slow
 def test_dropout(rng, layer_params):
     x = f32(rng.normal(size=(4, 50, 50)) + 3.0)
     y = layers.dropout(x, 0.25, jax.random.key(0))
@@ -522,6 +526,7 @@ def test_jit_equals_no_jit(rng, layer_params):
     np.testing.assert_allclose(jax.jit(f)(enc, dec, x, y), f(enc, dec, x, y), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_gradients_check_grads(rng):
     # float64 so check_grads' finite differences are meaningful at its default tolerances;
     # each function is jitted so the many perturbed evaluations reuse one compilation.
@@ -583,6 +588,7 @@ def _big_loop_fusions(model, batch, min_operands=12):
     return sum(f.count("%") >= min_operands for f in fusions)
 
 
+@pytest.mark.slow
 def test_layer_norm_is_differentiated_as_one_unit(monkeypatch):
     """layer_norm is jitted so that the backward pass adds ONE dLN/dx to the residual gradient.
     Inlined, autodiff adds LN's uses of x one by one (the last a broadcast), and XLA:CPU then

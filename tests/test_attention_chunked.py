@@ -48,6 +48,7 @@ CASES = [  # (q_len, k_len, block_q, block_k)
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q_len,k_len,block_q,block_k", CASES)
 @pytest.mark.parametrize("causal", [False, True])
 def test_equals_full_attention_values_and_gradients(rng, q_len, k_len, block_q, block_k, causal):
@@ -78,6 +79,7 @@ def test_equals_full_attention_values_and_gradients(rng, q_len, k_len, block_q, 
     "shape",
     [(3, 1, 1, 10), (3, 2, 9, 10), (9, 10)],
 )
+@pytest.mark.slow
 def test_general_masks(rng, shape):
     b, q_len, k_len, h, d = 3, 9, 10, 2, 4
     q, k, v = qkv(rng, b, q_len, k_len, h, d)
@@ -127,6 +129,7 @@ def _fwd_bwd(fn):
     return lambda q, k, v: jax.grad(lambda q, k, v: jnp.sum(fn(q, k, v) ** 2), (0, 1, 2))(q, k, v)
 
 
+@pytest.mark.slow
 def test_memory_is_linear_in_n_where_full_attention_is_quadratic():
     """Temp buffers of the compiled program (deterministic): doubling N doubles chunked
     attention's, forward and backward, and quadruples full attention's."""
@@ -154,6 +157,7 @@ def test_serial_steps_are_the_number_of_blocks():
     assert probes.compiled_sequential_steps(full, x, x, x) == 0
 
 
+@pytest.mark.slow
 def test_multi_head_attention_chunked_impl_equals_dense(rng):
     b, q_len, k_len, m, heads = 2, 9, 7, 8, 2
     params = jax.tree.map(

@@ -28,6 +28,7 @@ def test_band_mask_is_the_band(rng):
         att.band_mask(3, 3, -1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("causal", [False, True])
 def test_matches_numpy_loop(rng, causal):
     b, t, h, d, r = 2, 9, 2, 3, 2
@@ -64,6 +65,7 @@ def _twin(q, k, v, radius, mask, causal):
     return att.scaled_dot_product(q, k, v, full)[0]
 
 
+@pytest.mark.slow_except("0-True")
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("radius", [0, 1, 3, 40])  # 40 >= N = 11: every key
 def test_equals_banded_full_attention_values_and_gradients(rng, causal, radius):
@@ -91,6 +93,7 @@ def test_equals_banded_full_attention_values_and_gradients(rng, causal, radius):
         np.testing.assert_allclose(a, b_, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q_len,k_len", [(5, 9), (9, 5)])
 def test_unequal_lengths_and_general_masks(rng, q_len, k_len):
     b, h, d, r = 2, 3, 4, 2
@@ -109,6 +112,7 @@ def test_unequal_lengths_and_general_masks(rng, q_len, k_len):
         )
 
 
+@pytest.mark.slow
 def test_self_attention_layer_equals_banded_multi_head(rng):
     b, t, m, heads, r = 2, 10, 8, 2, 2
     params = jax.tree.map(
@@ -149,6 +153,7 @@ def test_memory_and_flops_grow_with_r_times_n_not_n_squared(rng):
     assert 1.8 < wide / f1 < 2.4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("per_row", [False, True])
 def test_rolling_cache_decoding_equals_causal_window_attention(rng, per_row):
     """Token by token through a cache of r+1 slots == the whole sequence at once."""

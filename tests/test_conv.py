@@ -47,6 +47,7 @@ def test_conv1d_matches_float64_loop(rng, width, causal):
         conv.conv1d(params, jnp.ones((2, 7, di + 1)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width,causal", [(3, False), (3, True), (4, True)])
 def test_conv1d_and_its_gradients_match_torch(rng, width, causal):
     """torch.nn.functional.conv1d over [b, i, t] with w [o, i, K]; causal = left pad K-1."""
@@ -75,6 +76,7 @@ def test_conv1d_and_its_gradients_match_torch(rng, width, causal):
     np.testing.assert_allclose(g_x, tx.grad.numpy().transpose(0, 2, 1), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_conv1d_gradients_numerically(rng):
     params = random_conv(rng, 3, 4, 3)
     x = jnp.asarray(rng.normal(size=(2, 5, 3)), jnp.float32)
@@ -89,6 +91,7 @@ def test_conv1d_gradients_numerically(rng):
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [1, 2, 3, 5])
 def test_step_form_equals_causal_sequence_form(rng, width):
     """Stepping conv1d_step from the empty buffer through x equals conv1d(x, causal=True),
@@ -111,6 +114,7 @@ def test_step_form_equals_causal_sequence_form(rng, width):
         conv.conv1d_step(params, conv.init_buffer(params, b), x)
 
 
+@pytest.mark.slow
 def test_glu_block_is_the_formula_and_its_step_form_matches(rng):
     b, t, d, width = 2, 6, 4, 3
     params = conv.init_glu_block(jax.random.PRNGKey(3), d, width, dropout_rate=0.2)

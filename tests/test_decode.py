@@ -273,6 +273,7 @@ def test_finished_hypotheses_are_never_pushed_out():
             np.testing.assert_array_equal(tokens[b], seq)
 
 
+@pytest.mark.slow
 def test_large_beam_finds_exhaustive_optimum(batch):
     src, src_len = batch
     v, max_len, alpha = 7, 4, 0.6
@@ -292,6 +293,7 @@ def test_large_beam_finds_exhaustive_optimum(batch):
     np.testing.assert_allclose(ex_scores, scores, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_pad_bos_unk_are_never_generated(batch):
     """A toy biased towards pad, bos and unk: their raw logits win, yet neither decoder
     emits them (pad only as filler after eos)."""
@@ -328,6 +330,7 @@ def _cached_step(p, memory, state, tokens):
     return logits, dict(new, cache=append(state["cache"], kv, kv))
 
 
+@pytest.mark.slow
 def test_kv_cache_overflow_raises(batch):
     src, src_len = batch
     _, params = make_toy(6, eos_bias=-5.0)  # eos improbable: every step runs

@@ -82,6 +82,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c.values())))
 def test_kv_steps_equal_the_full_pass(rng, case):
     """The KV-cache step equals the full pass at every position, for every encoding and
@@ -102,6 +103,7 @@ def test_kv_steps_equal_the_full_pass(rng, case):
     assert all(int(c.length) == T and not bool(c.overflow) for c in caches)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES[:5], ids=lambda c: "-".join(map(str, c.values())))
 def test_stack_equals_prefix_rerun(rng, case):
     """The full pass equals the unmasked prefix re-run at every position (the twin builds
@@ -115,6 +117,7 @@ def test_stack_equals_prefix_rerun(rng, case):
     )
 
 
+@pytest.mark.slow
 def test_encodings_and_norms_change_the_function(rng):
     """Each option reaches the stack: on the same parameters every encoding, every norm and
     the residual switch give a different output (so no option is silently ignored)."""
@@ -137,6 +140,7 @@ def _keep_rows(new, old, keep):
     return [jax.tree.map(pick, n, o) for n, o in zip(new, old)]
 
 
+@pytest.mark.slow
 def test_step_per_row_positions_and_overflow(rng):
     """Rows at different positions (per-row cache lengths) step as the full pass at those
     positions; past the capacity the added encoding has no row: NaN, never a clamped row."""
@@ -161,6 +165,7 @@ def test_step_per_row_positions_and_overflow(rng):
     assert np.isnan(np.asarray(y)).all() and all(bool(c.overflow) for c in caches)
 
 
+@pytest.mark.slow
 def test_stack_is_causal_and_its_gradients_match_the_twin(rng):
     params, x = _params(1), _x(rng)
     x2 = x.at[:, 3].add(1.0)  # a change at position 3 reaches only positions >= 3

@@ -125,6 +125,7 @@ def test_every_subpackage_loads_from_the_root(name):
         anatomy.no_such_subpackage  # noqa: B018
 
 
+@pytest.mark.slow
 def test_sharding_imports_no_training_and_its_moved_names_still_resolve():
     """anatomy.sharding loads without anatomy.train; the sharded steps it used to hold
     (now anatomy.train.sharded) still resolve from it, lazily, for older callers."""

@@ -68,6 +68,7 @@ def _forms(transition):
     return [f for f in FORMS if not (transition == "matrix" and f == "chunked")]
 
 
+@pytest.mark.slow_except("decay per head, dense b")
 @pytest.mark.parametrize("name", list(CASES))
 def test_every_form_equals_a_float64_loop_values_and_gradients(name):
     a, b, q, transition = CASES[name]

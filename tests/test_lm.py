@@ -67,6 +67,7 @@ def _tokens(seed=0, t=T):
     return jnp.asarray(np.random.default_rng(seed).integers(0, V, size=(B, t)), jnp.int32)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family,fields", VARIANTS, ids=IDS)
 def test_step_by_step_equals_the_full_pass_and_is_causal(family, fields):
     model = lm.build_lm(config(family, **fields), V)
@@ -91,6 +92,7 @@ def test_step_by_step_equals_the_full_pass_and_is_causal(family, fields):
     assert float(jnp.abs(changed[:, 4:] - full[:, 4:]).max()) > 1e-4
 
 
+@pytest.mark.slow
 def test_layers_partition_the_stack_and_give_per_layer_gradient_norms():
     for family, fields in (VARIANTS[1], VARIANTS[-3], VARIANTS[-1]):
         model = lm.build_lm(config(family, **fields), V)
@@ -110,6 +112,7 @@ def test_layers_partition_the_stack_and_give_per_layer_gradient_norms():
         assert all(np.isfinite(norms)) and min(norms) > 0
 
 
+@pytest.mark.slow
 def test_token_nll_equals_a_loop_and_apply_is_readout_of_hidden():
     model = lm.build_lm(config("attention", positions="alibi"), V)
     params, tokens = _moved(model, 2), _tokens(2)
@@ -152,6 +155,7 @@ def _greedy(model, params, prompt, n):
     [("attention", {"positions": "rope"}), ("recurrent", {"residual": True, "layer_norm": True})],
     ids=["attention-rope", "recurrent-lstm"],
 )
+@pytest.mark.slow
 def test_learns_a_tiny_language_and_decodes_it_step_by_step(family, fields):
     """Two cyclic sequences (a counter up from 4 and one down): after training on their
     windows, prompting with three tokens of either continues it greedily, token by token
@@ -170,6 +174,7 @@ def test_learns_a_tiny_language_and_decodes_it_step_by_step(family, fields):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mixer", mixers.RECURRENT)
 def test_an_lm_of_every_recurrent_mixer_learns_the_tiny_language(mixer):
     """One layer of the mixer (its short conv as the registry gives it), no MLP, 120 Adam

@@ -201,6 +201,7 @@ def twin_attention(p, xs):
 TWINS = {name: globals()[f"twin_{name}"] for name in mixers.NAMES}
 
 
+@pytest.mark.slow_except("mingru")
 @pytest.mark.parametrize("name", mixers.NAMES)
 def test_every_form_equals_the_papers_float64_loop_values_and_gradients(name):
     mixer = build(name)
@@ -241,6 +242,7 @@ def _steps(mixer, params, x, state):
     return jnp.swapaxes(ys, 0, 1), state
 
 
+@pytest.mark.slow_except("rglru")
 @pytest.mark.parametrize("name", mixers.NAMES)
 def test_decoding_step_by_step_equals_the_full_pass_and_a_state_carries_over(name):
     """With the short conv: step by step == apply (KV-cache style); for the recurrent

@@ -31,6 +31,7 @@ def rope_complex(x, positions, base=10000.0, scale=1.0):
     return np.concatenate([z.real, z.imag], axis=-1)
 
 
+@pytest.mark.slow
 def test_rope_equals_complex_twin(rng):
     x = rng.normal(size=(B, T, H, D))
     pos = rng.integers(0, 3000, size=(B, T))
@@ -165,6 +166,7 @@ def test_check_positions_names_field_and_choices():
 # --- one Encoding per stack ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_encoding_says_what_each_choice_adds_rotates_and_biases(rng):
     """added / added_at (the input rows), attention (rotary, bias) for a whole sequence and
     step_attention for one cache step, which is that sequence's row at the step's position."""

@@ -222,6 +222,7 @@ def test_crossover_is_where_its_slow_twin_sees_the_curves_cross(rng):
         probes.crossover(x[::-1], a, b)
 
 
+@pytest.mark.slow
 def test_receptive_field_is_the_support_its_slow_twin_finds():
     taps = jnp.array([0.5, -1.0, 2.0])  # a 3-tap 'valid' convolution; twice: 5 positions
 

@@ -36,6 +36,7 @@ def test_a_loop_counts_trips_times_its_body_and_an_unknown_trip_count_is_an_erro
         compiled_critical_path(lambda x: jax.lax.while_loop(lambda c: c.sum() < 1e3, jnp.exp, x), X)
 
 
+@pytest.mark.slow
 def test_associative_scan_depth_grows_by_a_constant_per_doubling():
     depth = []
     for n in (16, 32, 64, 128):

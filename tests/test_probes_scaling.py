@@ -439,6 +439,7 @@ def test_gpu_target_without_the_plugin_says_why():
     assert "core_count: 132" in gpu_target.target_config("H100 SXM")
 
 
+@pytest.mark.slow
 def test_gpu_programs_subprocess_reports_unavailable(tmp_path):
     """experiments/scaling/gpu_programs.py through its subprocess with this Python (no
     plugin): it answers 'not available' with the reason, and no texts."""

@@ -102,6 +102,7 @@ def data():
 # -------------------------------------------------------------------------- cells
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_cell_matches_numpy_float64(name, data, rng):
     params, _ = data
@@ -246,6 +247,7 @@ def test_scan_matches_python_loop_and_hoist_matches_plain(name, data):
     np.testing.assert_allclose(ys_r, ys_f[:, ::-1], rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["lstm", "gru"])
 def test_padding_equals_each_sequence_alone(name, data):
     """Padding content must not leak: fill the padding with large noise, compare to unpadded runs."""
@@ -287,6 +289,7 @@ def test_bidirectional_is_forward_concat_backward(data):
         assert np.all(np.asarray(ys[b, n:]) == 0.0)
 
 
+@pytest.mark.slow
 def test_jit_equals_no_jit(data):
     """jax.jit against the same function run op by op: under jax.disable_jit the scan is a
     Python loop of eager steps, so the two results come from different programs."""
@@ -299,6 +302,7 @@ def test_jit_equals_no_jit(data):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["rnn", "lstm", "gru_paper"])
 def test_gradients_check_grads(name):
     """Reverse-mode (order 1 and 2) vs finite differences, in float64 so FD is accurate."""

@@ -48,6 +48,7 @@ def fused_runner(hoist, run_fused=run_lstm):
     return lambda p, x, c0, n, r: run_fused(p, x, carry0=c0, lengths=n, reverse=r, hoist=hoist)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fused_hoist", [True, False])
 @pytest.mark.parametrize("use_lengths", [False, True])
 @pytest.mark.parametrize("reverse", [False, True])
@@ -76,6 +77,7 @@ def check_fused_equals_plain(data, cell, run_fused, use_lengths, reverse, fused_
         assert np.all(np.asarray(got[1])[1, 3:] == 0.0)  # d xs
 
 
+@pytest.mark.slow
 def test_fused_lstm_default_carry_and_jit(data):
     params, xs, _, g, _ = data
     final, ys = jax.jit(lambda p, x: run_lstm(p, x))(params, xs)
@@ -100,6 +102,7 @@ def gru_data():
     return params, f(B, T, D), f(B, H), (f(B, T, H), f(B, H)), jnp.asarray([7, 3, 5])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fused_hoist", [True, False])
 @pytest.mark.parametrize("use_lengths", [False, True])
 @pytest.mark.parametrize("reverse", [False, True])
@@ -107,6 +110,7 @@ def test_fused_gru_equals_the_plain_path(gru_data, use_lengths, reverse, fused_h
     check_fused_equals_plain(gru_data, "gru", run_gru, use_lengths, reverse, fused_hoist)
 
 
+@pytest.mark.slow
 def test_fused_gru_default_carry_and_jit(gru_data):
     params, xs, _, g, _ = gru_data
     final, ys = jax.jit(lambda p, x: run_gru(p, x))(params, xs)

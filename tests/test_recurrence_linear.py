@@ -93,6 +93,7 @@ def np_qrnn(p, xs, c0, xw_prev0):
     return hs
 
 
+@pytest.mark.slow
 def test_mingru_mamba_qrnn_match_float64_loops():
     xs = inputs(0)
     p = random_params("mingru", 1)
@@ -119,6 +120,7 @@ def test_mingru_mamba_qrnn_match_float64_loops():
 # ------------------------------------------- parallel == sequential, values and gradients
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_associative_scan_equals_sequential_scan_values_and_gradients(name):
     params, xs = random_params(name, 10), jnp.asarray(inputs(11))
@@ -199,6 +201,7 @@ def test_sru_cell_form_keeps_the_layer_and_bidirectional_runs():
 # --------------------------------------------------- serial depth of the compiled program
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ("mingru", "mamba"))
 def test_compiled_serial_depth_scan_has_t_steps_associative_scan_none(name):
     params, xs = random_params(name, 40), jnp.asarray(inputs(41))

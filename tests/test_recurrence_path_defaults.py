@@ -45,6 +45,7 @@ def test_a_nonsense_path_in_a_translator_config_is_a_bad_input_naming_it():
         build_model("rnnsearch", dict(cell="gru_paper", vjp="fused"), 17, 17)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cell", rec.FUSED_CELLS)
 def test_run_vjp_fused_equals_autodiff_and_rejects_what_it_cannot_do(cell):
     rng = np.random.default_rng(3)
@@ -84,6 +85,7 @@ def _batch(rng, b=4, s=7, t=6, v=17):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["rnnenc", "rnnsearch"])
 def test_translators_give_the_same_loss_gradients_and_decoding_on_every_path(name):
     """The slow twin: hoisted autodiff; every other path within float rounding of it."""

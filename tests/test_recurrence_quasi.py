@@ -38,6 +38,7 @@ def gates():
     return f, z, c0
 
 
+@pytest.mark.slow
 def test_associative_scan_matches_sequential_and_numpy(gates):
     f, z, c0 = gates
     par = rec.quasi_recurrence(f, z, c0, lengths=LENGTHS)

@@ -87,6 +87,7 @@ def flax_params(module, carry, x, ours, mapping):
     return fp
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", [nn.LSTMCell, nn.OptimizedLSTMCell])
 def test_lstm_cell_vs_flax(cls, data):
     """flax params: input kernels ii/if/ig/io [D, H] (no bias), hidden hi/hf/hg/ho [H, H] + bias.

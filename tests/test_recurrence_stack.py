@@ -192,6 +192,7 @@ def test_plain_stack_equals_torch_values_and_gradients(cell):
             np.testing.assert_allclose(g["b_h"], grad("bias_hh"), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_residual_layer_norm_gradients_are_the_derivative():
     """check_grads (float64, tiny shapes) through residual + LayerNorm + lengths."""
     rng = np.random.default_rng(3)
@@ -202,6 +203,7 @@ def test_residual_layer_norm_gradients_are_the_derivative():
         check_grads(f, (params, jnp.asarray(x)), order=1, modes=("rev",))
 
 
+@pytest.mark.slow
 def test_init_axes_dropout_and_bad_input():
     key = jax.random.key(0)
     params = stack.init_stack(key, "gru", D, H, 2, residual=True, layer_norm=True)
@@ -235,6 +237,7 @@ def test_init_axes_dropout_and_bad_input():
 # --- reverse, one step at a time, bidirectional --------------------------------------------
 
 
+@pytest.mark.slow
 def test_reverse_reads_each_sequence_backwards_within_its_length():
     """run_stack(reverse=True) == the stack over the within-length reversed input, reversed
     back; its carries are run(reverse=True)'s for a one-layer stack."""

@@ -133,6 +133,7 @@ def bag():
     registry.unregister("bag")
 
 
+@pytest.mark.slow
 def test_a_registered_model_trains_in_rnn_vs_attn(bag, tmp_path):
     from experiments import rnn_vs_attn
     from experiments.configs.rnn_vs_attn import get_config

@@ -11,6 +11,7 @@ from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model, rnnenc_mixer
 
 
+@pytest.mark.slow
 def test_a_stack_continued_from_its_states_equals_one_pass(rng):
     """[a; b] in one pass equals a (stopped at each row's length) then b from a's states:
     rows of a shorter than its width are padded with noise the state must not read."""

@@ -190,6 +190,7 @@ def test_incremental_decoding_equals_teacher_forcing_and_padding_is_invisible(na
     np.testing.assert_allclose(pad, full, **tol)  # padding (and what it holds) changes nothing
 
 
+@pytest.mark.slow
 def test_transformer_decode_state_is_per_row_and_flags_overflow(batch):
     """Two rows at different positions (states built apart, concatenated along the batch
     axis) step exactly as each alone and as the teacher-forced pass at those positions;
@@ -225,6 +226,7 @@ def test_transformer_decode_state_is_per_row_and_flags_overflow(batch):
     assert bool(any_overflow(state)) and np.isnan(np.asarray(logits)).all()
 
 
+@pytest.mark.slow
 def test_dropout_needs_rng_and_changes_training_logits(batch):
     name, cfg = next(v for v in VARIANTS if v[1].get("dropout_rate", 0.0) > 0)
     model = build_model(name, cfg, V, V)
@@ -281,6 +283,7 @@ def trained():
     return batch, out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(TINY))
 def test_overfits_and_decodes_its_targets(trained, name):
     batch, models = trained
@@ -359,6 +362,7 @@ def test_large_beam_finds_the_exhaustive_optimum(name):
 # ---------------------------------------------------------------- positions, norms, deep encoders
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("positions", ["learned", "rope", "alibi"])
 def test_transformer_positions_train_and_decode_step_by_step(positions):
     """Each encoding trains (teacher forcing), and greedy decoding through the KV cache picks
@@ -382,6 +386,7 @@ def test_transformer_positions_train_and_decode_step_by_step(positions):
         np.testing.assert_array_equal(tokens, batch["tgt_out"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("positions", ["rope", "alibi", "learned"])
 def test_transformer_overflow_is_nan_for_every_encoding(batch, positions):
     model = build_model("transformer", dict(SMALL_TF, positions=positions), V, V)

@@ -19,6 +19,7 @@ VARIANTS = [(m, c) for m in SIZES for c in LINEAR]
 IDS = [f"{m}-{c}" for m, c in VARIANTS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,cell", VARIANTS, ids=IDS)
 def test_overfits_a_tiny_batch_and_decodes_it_back(name, cell):
     batch = overfit_batch()

@@ -182,6 +182,7 @@ def _layers_loss(params, x, lengths):
     return jnp.mean(hs**2), hs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [(2, 4)])
 def test_layers_sharded_equal_single_device(layer_inputs, shape):
     params, x, lengths, ((l0, h0), g0) = layer_inputs

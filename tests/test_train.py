@@ -231,6 +231,7 @@ def test_train_writes_metrics_and_resumes(tmp_path):
     assert [r["step"] for r in train.read_metrics(str(tmp_path))][-1] == 40
 
 
+@pytest.mark.slow
 def test_logged_learning_rate_is_the_one_that_trains(tmp_path):
     """metrics.jsonl's learning_rate at step s: the optax schedule of make_optimizer at s
     (config_schedule), equal to the plain-Python twin; warmup then linear decay."""
@@ -249,6 +250,7 @@ def test_logged_learning_rate_is_the_one_that_trains(tmp_path):
 # ---------------------------------------------------------------------------- fingerprints
 
 
+@pytest.mark.slow
 def test_resume_with_another_config_stops_naming_the_fields(tmp_path):
     from anatomy.fingerprint import FingerprintMismatchError, run_fingerprint
 
@@ -318,6 +320,7 @@ def test_checkpoint_without_fingerprint_is_refused(tmp_path):
 TIMING = ("wall_time", "tokens_per_second", "valid_seconds")
 
 
+@pytest.mark.slow
 def test_validation_is_recorded_and_leaves_training_unchanged(tmp_path):
     """eval_every adds finite valid_* scalars to the log records at its steps and the end; the
     parameters and every training number are exactly those of a run without validation."""
@@ -374,6 +377,7 @@ def nan_run(tmp_path_factory):
     return workdir, str(err.value)
 
 
+@pytest.mark.slow
 def test_nan_stops_run_and_names_step_and_checkpoint(nan_run):
     workdir, msg = nan_run
     ckpt = train.Checkpointer(os.path.join(workdir, "checkpoints"))
@@ -432,6 +436,7 @@ def _child(workdir, delay):
     train.train(bigram_model(), lambda s: batches(s, delay=delay), c, workdir)
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_matches_uninterrupted(tmp_path):
     killed = str(tmp_path / "killed")
     code = (

@@ -151,6 +151,7 @@ def test_time_budget_stops_and_checkpoints(tmp_path):
     assert train.Checkpointer(str(tmp_path / "checkpoints")).steps() == [1]
 
 
+@pytest.mark.slow
 def test_time_budget_lays_the_schedule_over_the_budget(tmp_path, monkeypatch):
     """A real translator under max_train_seconds with an injected clock: it stops at the first
     step that ends at or past the budget (num_steps is no cap), each step trains at the
