@@ -17,6 +17,16 @@ _FLAG = "--xla_force_host_platform_device_count=8"
 if _FLAG not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _FLAG).strip()
 
+# XLA:CPU's backend (LLVM) at optimisation level 0 in every test process and every process a
+# test starts (launch.py runs, the tour's kernel): the suite's programs are tiny and compiling
+# them is most of its time (tests/test_seq2seq.py and test_lm.py on one worker beside a
+# training run: 432 s at the default level, 282 s at 0). The level changes how fast the
+# machine code runs, not which HLO program is compiled nor what it computes, so every
+# equivalence and every tolerance holds as at the default level; no test compares a digit
+# with a committed result made at the default level. An XLA_FLAGS that sets the level wins.
+if "xla_backend_optimization_level" not in os.environ["XLA_FLAGS"]:
+    os.environ["XLA_FLAGS"] += " --xla_backend_optimization_level=0"
+
 # JAX's persistent compilation cache, shared by both xdist workers and every process a test
 # starts (launch.py runs, the tour's kernel inherit the environment): most of this suite's time
 # is XLA compiling the same tiny programs in several processes. A cached executable is the

@@ -5,7 +5,6 @@ Regenerate the committed copy with `python notebooks/build.py --execute`.
 """
 
 import importlib.util
-import os
 import pathlib
 import re
 
@@ -97,14 +96,12 @@ def shortened(nb):
 
 
 @pytest.mark.slow
-def test_tour_executes_top_to_bottom(tmp_path, monkeypatch):
+def test_tour_executes_top_to_bottom(tmp_path):
     """The whole tour in a fresh python3 kernel, in a scratch directory, its training loops
     shortened; nbclient raises CellExecutionError (with the cell's traceback) on the first
-    failing cell. The kernel compiles at XLA's backend optimisation level 0: the tour's
-    programs are small and most of their time was compiling them (measured alone, from a cold
-    compilation cache: 105.7 s at the default level, 75.1 s at 0); this test reads no value
-    that the level could change (the committed notebook is executed at the default level)."""
-    flags = os.environ.get("XLA_FLAGS", "")
-    monkeypatch.setenv("XLA_FLAGS", f"{flags} --xla_backend_optimization_level=0".strip())
+    failing cell. The kernel inherits the suite's XLA_FLAGS (conftest: backend optimisation
+    level 0; the tour alone, from a cold compilation cache: 105.7 s at the default level,
+    75.1 s at 0); this test reads no value that the level could change (the committed
+    notebook is executed at the default level)."""
     nb = build.execute(shortened(build.build()), cwd=str(tmp_path), timeout=build.CELL_TIMEOUT)
     assert _check_outputs(nb) >= 9
