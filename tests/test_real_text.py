@@ -102,6 +102,20 @@ def test_real_text_presets():
         assert t[field].to_dict() == g[field].to_dict(), field  # gettext_enfr's recipe
 
 
+@pytest.mark.parametrize("preset", ["gettext_enfr_seeds", "ted_pten"])
+def test_every_model_with_learned_positions_reaches_the_longest_decoding(preset):
+    """The decoding budget of the longest source is its padded length plus extra_len
+    (anatomy.train.decode_ids); a learned position table shorter than that stops the run at
+    its decoding (ConvS2S's 256 rows did, under gettext_enfr_seeds)."""
+    c = get_config(preset)
+    e = c.eval
+    budget = -(-c.data.max_len // e.len_multiple) * e.len_multiple + e.extra_len
+    for name in c.models:
+        m = c.model[name]
+        if "max_positions" in m and m.get("positions", "learned") == "learned":
+            assert m.max_positions >= budget, (name, m.max_positions, budget)
+
+
 # ---------------------------------------------------------------- tiny end-to-end runs
 
 STEPS = 3

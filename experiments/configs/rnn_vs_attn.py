@@ -320,6 +320,9 @@ def _real_text(c):
     c.eval.select_per_bucket = 20
     c.eval.extra_len = 48  # French runs longer than English, in pieces too
     c.eval.len_multiple = 64  # 4 padded source lengths up to 256: fewer decoder compilations
+    # ConvS2S's learned position tables must reach the longest decoding budget (a padded
+    # source of max_len plus extra_len): 256 rows stopped gettext_enfr_seeds at its decoding
+    c.model.convs2s.max_positions = c.data.max_len + c.eval.extra_len
 
 
 def _gettext_enfr(c):
