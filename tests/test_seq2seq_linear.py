@@ -24,11 +24,17 @@ IDS = [f"{m}-{c}" for m, c in VARIANTS]
 def test_overfits_a_tiny_batch_and_decodes_it_back(name, cell):
     batch = overfit_batch()
     model = build_model(name, dict(SIZES[name], cell=cell), V, V)
-    # lr 2e-2: measured, rnnsearch-mamba at 1e-2 stalls at loss 0.03 (one wrong token) for
-    # 300-600 steps (its Δ starts at 1e-3..1e-1: little memory until Δ grows); 4e-4 at 2e-2
+    # Two learning rates, the second tried only if the first stalls: rnnsearch-mamba can sit
+    # on a plateau of one wrong token for hundreds of steps (its Δ starts at 1e-3..1e-1: little
+    # memory until Δ grows), and which rate reaches it turns on rounding (measured, 300
+    # steps: at XLA's default level 1e-2 stalls at 0.038 and 2e-2 reaches 4e-4; at backend
+    # optimisation level 0, the suite's, 2e-2 stalls at 0.069 and 1e-2 reaches 1e-3)
     _, first = train_translator(model, batch, steps=0, lr=2e-2)  # the loss at init
-    params, last = train_translator(model, batch, steps=300, lr=2e-2)
-    assert float(last) < 0.05 and float(first) / float(last) > 40, (float(first), float(last))
+    for lr in (2e-2, 1e-2):
+        params, last = train_translator(model, batch, steps=300, lr=lr)
+        if float(last) < 0.05:
+            break
+    assert float(last) < 0.05 and float(first) / float(last) > 40, (lr, float(first), float(last))
     t_len = batch["tgt_out"].shape[1]
     tokens = decode.greedy(model, params, batch["src"], batch["src_len"], t_len)
     np.testing.assert_array_equal(tokens, batch["tgt_out"])
