@@ -500,8 +500,8 @@ show_committed("scaling.png")
 # catalogs (`/usr/share/locale/fr/LC_MESSAGES/*.mo`: git, coreutils, apt, ... translated by
 # people) are a real English→French corpus with no download: `anatomy/data/catalogs.py` reads
 # them, `python launch.py --experiment=rnn_vs_attn --preset=gettext_enfr` trains the three
-# models on it. Its recipe is toy_wmt's carried over (the real-text sweeps are not run yet),
-# and one seed judges nothing by the rule, so its verdicts read "not shown" beside toy_wmt's.
+# models on it. Its recipe is toy_wmt's carried over (the real-text sweeps are not run yet);
+# the verdicts read its three-seed run with ConvS2S (`--preset=gettext_enfr_seeds`).
 # Tests: `tests/test_real_text.py`, `tests/test_data_toy.py`.
 
 # %%
@@ -536,7 +536,9 @@ for name, pred in readers.items():
 # The committed runs (`python launch.py --experiment=recall`, `--experiment=copy`,
 # `--experiment=crossover`) train each mixer on MQAR and on copying, and time every form
 # against N: recall against state bytes (Based's frontier), copying past the training length
-# (Jelassi et al.), and where a recurrence overtakes attention on this CPU.
+# (Jelassi et al.), and where a recurrence overtakes attention on this CPU. The last one goes
+# back to the chapter's own experiment: RNNenc with an mLSTM's matrix state in place of its
+# vector, no attention (`python launch.py --experiment=rnnenc_state`).
 
 # %%
 committed_block("chapter/recall")
@@ -545,6 +547,8 @@ committed_block("chapter/copy")
 show_committed("copy_length.png")
 committed_block("chapter/crossover")
 show_committed("crossover.png")
+committed_block("chapter/rnnenc_state")
+show_committed("rnnenc_state.png")
 
 # %% [markdown]
 # ## 15. The chapter's closing table, measured
