@@ -92,15 +92,21 @@ MOCK_LAUNCH = (
 )
 
 
-def launch_together(tmp_path_factory, runs, root, timeout=600):
+def launch_together(tmp_path_factory, runs, root, timeout=600, env=None):
     """Start every run at once, `python *argv --workdir=<tmp>/run` from `root` (runs: {name:
-    argv after the interpreter}), wait for all; {name: (workdir, returncode, stdout, stderr)}."""
+    argv after the interpreter}) in environment `env` (None: this process's), wait for all;
+    {name: (workdir, returncode, stdout, stderr)}."""
     procs = {}
     for name, argv in runs.items():
         wd = tmp_path_factory.mktemp(name)
         out, err = open(wd / "stdout.txt", "w"), open(wd / "stderr.txt", "w")
         args = [sys.executable, *argv, f"--workdir={wd / 'run'}"]
-        procs[name] = (wd, subprocess.Popen(args, cwd=root, stdout=out, stderr=err), out, err)
+        procs[name] = (
+            wd,
+            subprocess.Popen(args, cwd=root, env=env, stdout=out, stderr=err),
+            out,
+            err,
+        )
     done = {}
     for name, (wd, proc, out, err) in procs.items():
         proc.wait(timeout=timeout)

@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from conftest import ROOT
+from conftest import DEFAULT_LEVEL_ENV, ROOT
 from helpers import MOCK_LAUNCH, launch_together, locale_dir
 
 from anatomy.probes.claims import FAILS, HOLDS, MISSING, NOT_SHOWN
@@ -176,6 +176,7 @@ def runs(tmp_path_factory):
             "ted": ["-c", MOCK_LAUNCH, "24", *base("ted_pten")],
         },
         ROOT,
+        env=DEFAULT_LEVEL_ENV,  # decoding up to 320 pieces a sentence: run time, not compiling
     )
 
 

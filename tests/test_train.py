@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import FAKE_DEVICES_ENV
 from helpers import (
     BIGRAM_B,
     BIGRAM_L,
@@ -443,7 +444,8 @@ def test_resume_after_sigkill_matches_uninterrupted(tmp_path):
         "import sys; sys.path.insert(0, {tests!r}); import test_train; "
         "test_train._child({wd!r}, {delay})"
     )
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    # on the 8 fake devices of this process's reference run: a data-parallel checkpoint, resumed
+    env = dict(FAKE_DEVICES_ENV, PYTHONPATH=ROOT)
     cmd = lambda delay: [
         sys.executable,
         "-c",
