@@ -161,6 +161,14 @@ def render_convs2s(doc: dict) -> str:
     )
 
 
+def _sweep_steps(res: dict) -> str:
+    """'N steps per run', or the range where a grid sets each setting's steps (equal cost)."""
+    steps = sorted({row[res["header"].index("steps")] for row in res["rows"]})
+    if len(steps) <= 1:
+        return f"{res['num_steps']} steps per run"
+    return f"{steps[0]} to {steps[-1]} steps per run (each setting's: the steps column)"
+
+
 def render_sweep(doc: dict) -> str:
     """Every (setting, model) of the equal-budget sweep, scored on the validation split."""
     res = doc["result"]
@@ -180,7 +188,7 @@ def render_sweep(doc: dict) -> str:
             outputs.markdown_table(keep, rows),
             "",
             f"Scored on the {res['split']} split ({res['sentences_per_bucket']} sentences per "
-            f"length bucket), {res['num_steps']} steps per run, one seed."
+            f"length bucket), {_sweep_steps(res)}, one seed."
             + (
                 f" Chosen jointly (the best mean valid BLEU over the models, for what they "
                 f"share): {res['chosen_jointly']}."
@@ -792,6 +800,7 @@ RENDERERS = {
     "recipe_sweep/transformer_2000": ("recipe_sweep/transformer_2000", render_sweep),
     "recipe_sweep/transformer_2000b": ("recipe_sweep/transformer_2000b", render_sweep),
     "recipe_sweep/transformer_arch": ("recipe_sweep/transformer_arch", render_sweep),
+    "recipe_sweep/gettext_vocab": ("recipe_sweep/gettext_vocab", render_sweep),
     "chapter/bottleneck": ("rnn_vs_attn/default", render_chapter_bottleneck),
     "chapter/equal_time": ("rnn_vs_attn/equal_time", quote("rnn_vs_attn/equal_time", " ")),
     "chapter/complexity": ("complexity/default", render_chapter_complexity),
