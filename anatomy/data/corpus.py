@@ -341,7 +341,8 @@ def load_corpus(config=None, workdir=None):
     Vocabularies are saved to workdir (src_vocab.txt / tgt_vocab.txt, shared_vocab.txt or
     *_spm.model) with vocab_fingerprint.json, and reused on the next call with the same workdir
     and the same data config; another config stops with FingerprintMismatchError naming the
-    fields. report['filtered'][split]: pairs over max_len (never trained on or scored).
+    fields. report['filtered'][split]: pairs over max_len (never trained on, nor in a
+    teacher-forced loss; BLEU decodes the test split whole: Corpus.test_by_bucket).
     """
     base = default_config()
     if config is not None:
@@ -382,7 +383,8 @@ def load_corpus(config=None, workdir=None):
 def corpus_report(corpus):
     """What was left out of a corpus, for results.json: per file the lines skipped by kind with
     their first line numbers, training lines repeating a held-out pair, and per split the
-    pairs filtered for length (over max_len: never trained on, never scored)."""
+    pairs filtered for length (over max_len: never trained on, nor in a teacher-forced loss;
+    the test split's BLEU decodes them too)."""
     files = corpus.report.get("files", {})
     out = {
         "skipped": {
@@ -428,7 +430,8 @@ def describe_corpus_report(summary):
         )
     filtered = summary["filtered_for_length"]
     text += (
-        f" Pairs over max_len={summary['max_len']} (filtered, never truncated): "
+        f" Pairs over max_len={summary['max_len']} (left out of training and of the"
+        " teacher-forced losses, never truncated; BLEU decodes every test pair): "
         + ", ".join(f"{split} {n}" for split, n in filtered.items())
         + "."
     )
