@@ -99,7 +99,8 @@ def chapter(results) -> list[Claim]:
             move.expected,
             measured,
             verdict,
-            f"{label}; {why}; attention still ahead: {back.verdict} ({back.measured})",
+            f"{label}{' against' if first.verdict == HOLDS else ':'} {why}; "
+            f"attention still ahead: {back.verdict} ({back.measured})",
             id="rnnenc_state/bigger_state",
         )
     ]
