@@ -801,6 +801,10 @@ RENDERERS = {
     "recipe_sweep/transformer_2000b": ("recipe_sweep/transformer_2000b", render_sweep),
     "recipe_sweep/transformer_arch": ("recipe_sweep/transformer_arch", render_sweep),
     "recipe_sweep/gettext_vocab": ("recipe_sweep/gettext_vocab", render_sweep),
+    "recipe_sweep/gettext_budget_sp2000_shared": (
+        "recipe_sweep/gettext_budget_sp2000_shared",
+        render_sweep,
+    ),
     "chapter/bottleneck": ("rnn_vs_attn/default", render_chapter_bottleneck),
     "chapter/equal_time": ("rnn_vs_attn/equal_time", quote("rnn_vs_attn/equal_time", " ")),
     "chapter/complexity": ("complexity/default", render_chapter_complexity),

@@ -501,8 +501,8 @@ show_committed("scaling.png")
 # people) are a real English→French corpus with no download: `anatomy/data/catalogs.py` reads
 # them, `python launch.py --experiment=rnn_vs_attn --preset=gettext_enfr` trains the three
 # models on it. Its vocabulary is chosen on its validation split, its learning rates are
-# toy_wmt's carried over (the real-text learning-rate grid has not finished); the verdicts read
-# its three-seed run with ConvS2S (`--preset=gettext_enfr_seeds`).
+# toy_wmt's carried over (the real-text learning-rate grid's choices are not run yet); the
+# verdicts read its three-seed run with ConvS2S (`--preset=gettext_enfr_seeds`).
 # Tests: `tests/test_real_text.py`, `tests/test_data_toy.py`.
 
 # %%
