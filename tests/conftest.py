@@ -18,7 +18,7 @@ if _FLAG not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _FLAG).strip()
 
 # XLA:CPU's backend (LLVM) at optimisation level 0 in every test process and every process a
-# test starts (launch.py runs, the tour's kernel): the suite's programs are tiny and compiling
+# test starts (launch.py runs, the tour's kernel; not those given DEFAULT_LEVEL_ENV below): the suite's programs are tiny and compiling
 # them is most of its time (tests/test_seq2seq.py and test_lm.py on one worker beside a
 # training run: 432 s at the default level, 282 s at 0). The level changes the machine code,
 # not the HLO program: values agree to rounding (LLVM fuses fewer multiply-adds at 0), so every
@@ -51,9 +51,9 @@ import jax  # noqa: E402  (after the flag, on purpose)
 # devices every launched training step is an 8-way data-parallel program on 2 cores
 # (rnn_vs_attn's quick preset from a cold compilation cache: 79 s on 8, 53 s on 1; its
 # checkpoints save 8 shards of every array). Sharded training is tested in process
-# (test_sharding_models, test_elastic_resume, test_distributed), and through launch.py on a
-# mesh by the tests that ask for one (FAKE_DEVICES_ENV: this process's own XLA flags, for a
-# child whose numbers a test compares with this process's).
+# (test_sharding_models, test_elastic_resume, test_distributed); no launch.py run in the suite
+# trains on a mesh now. FAKE_DEVICES_ENV is this process's own XLA flags, for a child whose
+# numbers a test compares with this process's (test_train's sigkill resume).
 jax.devices()
 FAKE_DEVICES_ENV = dict(os.environ)
 os.environ["XLA_FLAGS"] = " ".join(f for f in os.environ["XLA_FLAGS"].split() if f != _FLAG)
