@@ -102,6 +102,25 @@ def test_real_text_presets():
         assert t[field].to_dict() == g[field].to_dict(), field  # gettext_enfr's recipe
 
 
+def test_real_text_recipe_is_the_committed_grids_choice():
+    """Each model's peak LR and warmup in the real-text presets are the setting the committed
+    gettext_budget_sp2000_shared grid chose for it on the validation split, at the presets'
+    vocabulary and steps (a re-run grid that chooses otherwise fails here until they move)."""
+    doc = json.loads((ROOT / "results/recipe_sweep/gettext_budget_sp2000_shared.json").read_text())
+    res = doc["result"]
+    c = get_config("gettext_enfr_seeds")
+    assert res["num_steps"] == c.train.num_steps
+    assert set(res["chosen"]) == set(c.models)
+    for model, setting in res["chosen"].items():
+        lr, warmup = setting.removeprefix("lr").split("_wu")
+        r = c.train_by_model[model]
+        assert (r.learning_rate, r.warmup_steps) == (float(lr), int(warmup)), model
+    header, rows = res["header"], res["rows"]
+    overrides = {row[header.index("overrides")] for row in rows}
+    assert all(f"data.vocab_size={c.data.vocab_size}," in o for o in overrides)
+    assert all(f"data.shared_vocab={c.data.shared_vocab}," in o for o in overrides)
+
+
 @pytest.mark.parametrize("preset", ["gettext_enfr_seeds", "ted_pten"])
 def test_every_model_with_learned_positions_reaches_the_longest_decoding(preset):
     """The decoding budget of a source is its padded length plus extra_len

@@ -24,9 +24,8 @@ Presets (`--config=experiments/configs/rnn_vs_attn.py:NAME`):
                       800 steps per model (the 15-minute budget of the three-model run on 2
                       cores), each model's beam and length penalty chosen on the validation
                       split, the vocabulary by recipe_sweep's gettext_vocab screen (on the
-                      validation split). The learning-rate recipe is NOT chosen on real text:
-                      toy_wmt's laid over 800 steps (_real_text says which part is which, and
-                      what recipe_sweep's gettext_budget_sp2000_shared grid chose).
+                      validation split), each model's warmup by its gettext_budget_sp2000_shared
+                      grid (_real_text says what is chosen on real text and what is not).
   gettext_enfr_seeds  the same with ConvS2S and 3 seeds (about 4x the time).
   ted_pten            the same recipe on TED talks Portuguese -> English through tfds (needs a
                       network the first run).
@@ -293,18 +292,23 @@ def get_config(preset=None):
     return c
 
 
+# Each model's warmup steps on real text at 800 steps, chosen on the validation split by
+# recipe_sweep's gettext_budget_sp2000_shared grid (its results/recipe_sweep/ file).
+REAL_TEXT_WARMUP = {"rnnenc": 400, "rnnsearch": 50, "transformer": 400, "convs2s": 50}
+
+
 def _real_text(c):
     """What the real-text presets share. Chosen on the validation split: each model's beam
     and length penalty (eval.decode_grid, anatomy.train.select_decoding); the vocabulary, one
     shared 2,000-piece sentencepiece model, by recipe_sweep's gettext_vocab screen (the best
     mean valid BLEU of the four models against 1,000 shared and 2,000 per language, at equal
-    cost: results/recipe_sweep/gettext_vocab.json). NOT chosen on real text: the model sizes
-    (the defaults above) and every model's learning-rate recipe (toy_wmt's, chosen by its
-    'budget' sweep, laid over this run's steps: peak 6e-3, warmup a fifth of the steps). The
-    gettext_budget_sp2000_shared grid (results/recipe_sweep/gettext_budget_sp2000_shared.json)
-    keeps the peak for every model and chose warmups of 400 (rnnenc, transformer) and 50
-    (rnnsearch, convs2s) steps; the committed real-text results were made with this recipe,
-    so it stays until they are run again with the grid's. The steps are what fits the
+    cost: results/recipe_sweep/gettext_vocab.json); each model's learning-rate recipe, by
+    recipe_sweep's gettext_budget_sp2000_shared grid at this vocabulary and these steps
+    (toy_wmt's peak LR x warmup settings, the same four for every model:
+    results/recipe_sweep/gettext_budget_sp2000_shared.json): every model kept toy_wmt's peak,
+    6e-3, and the warmup split them, 400 steps for RNNenc and the Transformer, 50 for RNNsearch
+    and ConvS2S. NOT chosen on real text: the model sizes (the defaults above) and the
+    curriculum (toy_wmt's phases laid over these steps). The steps are what fits the
     15-minute budget of the three-model run on 2 cores: recipe_sweep.budget_steps."""
     c.data.vocab = "sentencepiece"
     c.data.vocab_size = 2000  # the gettext_vocab screen's choice (shared, 2,000 pieces)
@@ -315,12 +319,15 @@ def _real_text(c):
     steps = recipe_sweep.budget_steps(c.data.vocab_size)
     c.train.num_steps = steps
     c.train.eval_every = 200  # validation 4 times (the last on the last step)
-    # toy_wmt's recipe laid over these steps, as the gettext_vocab screen lays it: peak LR
-    # 6e-3 (train_by_model, as above), warmup a fifth of the steps (400 of 2,000 on toy_wmt),
-    # each curriculum phase a tenth (200 of 2,000)
+    # The peak LR stays toy_wmt's 6e-3 (train_by_model, as above): the grid chose it for every
+    # model. The warmups are the grid's; a model it did not train (rnnenc_mixer) keeps toy_wmt's
+    # laid over these steps, a fifth of them (400 of 2,000 on toy_wmt).
     for name in c.train_by_model:
         if c.train_by_model[name].warmup_steps is not None:
             c.train_by_model[name].warmup_steps = steps // 5
+    for name, warmup in REAL_TEXT_WARMUP.items():
+        c.train_by_model[name].warmup_steps = warmup
+    # toy_wmt's curriculum laid over these steps: each phase a tenth (200 of 2,000)
     c.curriculum.phases = ((steps // 10, 16), (steps // 10, 32))
     c.eval.decode_grid = ((1, 0.0), (4, 0.6), (4, 1.0))  # greedy; beam 4 at alpha 0.6 / 1.0
     c.eval.select_per_bucket = 20
