@@ -500,8 +500,8 @@ show_committed("scaling.png")
 # catalogs (`/usr/share/locale/fr/LC_MESSAGES/*.mo`: git, coreutils, apt, ... translated by
 # people) are a real English→French corpus with no download: `anatomy/data/catalogs.py` reads
 # them, `python launch.py --experiment=rnn_vs_attn --preset=gettext_enfr` trains the three
-# models on it. Its vocabulary is chosen on its validation split, its learning rates are
-# toy_wmt's carried over (the real-text learning-rate grid's choices are not run yet); the
+# models on it. Its vocabulary and each model's warmup are chosen on its validation split
+# (recipe_sweep's gettext_vocab and gettext_budget_sp2000_shared grids); the
 # verdicts read its three-seed run with ConvS2S (`--preset=gettext_enfr_seeds`).
 # Tests: `tests/test_real_text.py`, `tests/test_data_toy.py`.
 
