@@ -15,7 +15,7 @@ from anatomy.errors import BadInputError
 from experiments import context_length, record
 from experiments.configs.context_length import get_config
 from experiments.context_length import claims, models, plots, task
-from experiments.context_length.claims import FAILS, HOLDS, NOT_SHOWN
+from experiments.context_length.claims import FAILS, HOLDS, UNDECIDED
 
 K, V, P_NEW, A = 9, 7, 0.3, 3
 TASK = (K, V, P_NEW, A)
@@ -298,12 +298,12 @@ def test_learned_needs_both_the_loss_and_retrieval_at_l():
     # the loss: excess 0.1 at L closes 1 − 0.1/1.079 = 90.7% (above the bar 0.9): 0.2, 81%
     assert verdict(excess=(0.09, 0, 0, 0)) == HOLDS
     assert verdict(excess=(0.2, 0, 0, 0)) == FAILS
-    assert verdict(excess=(0.1079, 0, 0, 0)) == NOT_SHOWN  # the interval straddles 0.9
+    assert verdict(excess=(0.1079, 0, 0, 0)) == UNDECIDED  # the interval straddles 0.9
     # retrieval at L, mean over k: the bar is 1/8 + (7/8)/2 = 0.5625
     assert verdict(within=0.6) == HOLDS
     assert verdict(within=0.5) == FAILS
-    assert verdict(within=[0.9, 0.9, 0.2]) == NOT_SHOWN  # one seed fails: the interval is wide
-    assert verdict(excess=[GOOD, GOOD]) == NOT_SHOWN  # two seeds are too few
+    assert verdict(within=[0.9, 0.9, 0.2]) == UNDECIDED  # one seed fails: the interval is wide
+    assert verdict(excess=[GOOD, GOOD]) == UNDECIDED  # two seeds are too few
 
 
 def test_task_shortcut_both_sides():
@@ -319,12 +319,12 @@ def test_press_sinusoidal_judged_per_seed():
 
     assert verdict(BLOWN) == HOLDS  # the rise from L to 2L: 0.48 >= 0.05
     assert verdict(GOOD) == FAILS  # no rise
-    assert verdict((0.02, 0.07, 0, 0)) == NOT_SHOWN  # a rise of exactly the tolerance
+    assert verdict((0.02, 0.07, 0, 0)) == UNDECIDED  # a rise of exactly the tolerance
     # the mean passes (rise 0.2), one seed does not (0.0): not shown, where the rule of the
     # mean said "holds"
     seeds = [(0.02, 0.32, 0, 0), (0.02, 0.02, 0, 0), (0.02, 0.32, 0, 0)]
-    assert verdict(seeds) == NOT_SHOWN
-    assert verdict(BLOWN, within=0.1) == NOT_SHOWN  # it did not learn the task at L
+    assert verdict(seeds) == UNDECIDED
+    assert verdict(BLOWN, within=0.1) == UNDECIDED  # it did not learn the task at L
 
 
 def test_press_alibi_both_sides():
@@ -333,8 +333,8 @@ def test_press_alibi_both_sides():
 
     assert verdict(GOOD) == HOLDS
     assert verdict((0.02, 0.02, 0.02, 0.2)) == FAILS  # flat to 4L, not to 8L
-    assert verdict((0.02, 0.02, 0.07, 0.02)) == NOT_SHOWN  # straddles at 4L
-    assert verdict(UNLEARNED) == NOT_SHOWN
+    assert verdict((0.02, 0.02, 0.07, 0.02)) == UNDECIDED  # straddles at 4L
+    assert verdict(UNLEARNED) == UNDECIDED
 
 
 def _extension(**overrides):
@@ -365,30 +365,30 @@ def test_extension_fails_on_each_of_its_parts():
     # the control, plain RoPE with the same fine-tune, retrieves beyond L as well
     assert verdict(rope_ft=_model(far=0.88)) == FAILS
     # an advantage of 0.1 on average over seeds (0.1, 0.094, 0.106): the interval straddles it
-    assert verdict(rope_ft=_model(far=[0.798, 0.806, 0.796])) == NOT_SHOWN
+    assert verdict(rope_ft=_model(far=[0.798, 0.806, 0.796])) == UNDECIDED
     # it loses retrieval within the window of L (the interpolated model's failure)
     assert verdict(rope_pi_ft=_model(window=0.3)) == FAILS
     # its loss at 4L rises over RoPE's at L
     assert verdict(rope_pi_ft=_model(excess=(0.02, 0.02, 0.5, 0.5))) == FAILS
     assert verdict(rope_pi_ft=_model(far=0.3)) == FAILS  # no retrieval beyond L
     assert verdict(rope_pi_ft=_model(params=101)) == FAILS  # not RoPE's parameters
-    assert verdict(rope=_model(excess=UNLEARNED)) == NOT_SHOWN  # RoPE did not learn
-    assert verdict(rope_ft=_model(far=[0.3, 0.3, 0.95])) == NOT_SHOWN  # one seed is level
+    assert verdict(rope=_model(excess=UNLEARNED)) == UNDECIDED  # RoPE did not learn
+    assert verdict(rope_ft=_model(far=[0.3, 0.3, 0.95])) == UNDECIDED  # one seed is level
 
 
 def test_extension_is_any_of_its_instances():
     both_fail = _extension(rope_ft=_model(far=0.95))
     assert _v(both_fail, "extension") == FAILS
     one_not_shown = _extension(rope_ft=_model(far=0.95), rope_ntk_ft=_model(far=[0.2, 0.2, 0.99]))
-    assert _v(one_not_shown, "extension/ntk") == NOT_SHOWN
-    assert _v(one_not_shown, "extension") == NOT_SHOWN
+    assert _v(one_not_shown, "extension/ntk") == UNDECIDED
+    assert _v(one_not_shown, "extension") == UNDECIDED
 
 
 def test_lstm_beyond_needs_an_lstm_that_learned():
     assert _v(_extension(lstm_ft=_model(far=0.9)), "lstm_beyond") == FAILS  # it reads past L
-    assert _v(_extension(lstm_ft=_model(far=0.175)), "lstm_beyond") == NOT_SHOWN  # straddles
+    assert _v(_extension(lstm_ft=_model(far=0.175)), "lstm_beyond") == UNDECIDED  # straddles
     # an LSTM that never learned the task at L cannot show that it cannot use more
-    assert _v(_extension(lstm=_model(excess=UNLEARNED, within=0.1)), "lstm_beyond") == NOT_SHOWN
+    assert _v(_extension(lstm=_model(excess=UNLEARNED, within=0.1)), "lstm_beyond") == UNDECIDED
 
 
 def test_the_chapter_claim_is_the_weakest_of_its_halves():
@@ -399,7 +399,7 @@ def test_the_chapter_claim_is_the_weakest_of_its_halves():
     assert _v(lstm_fails, "extension") == HOLDS
     assert _v(lstm_fails, "context_extension") == FAILS
     lstm_unlearned = _extension(lstm=_model(excess=UNLEARNED, within=0.1))
-    assert _v(lstm_unlearned, "context_extension") == NOT_SHOWN
+    assert _v(lstm_unlearned, "context_extension") == UNDECIDED
     ext_fails = _extension(rope_ft=_model(far=0.95))
     assert _v(ext_fails, "context_extension") == FAILS
     no_lstm = _extension()
@@ -421,7 +421,7 @@ def test_generalisation_gaps_are_paired_by_seed_and_skip_models_that_did_not_lea
     rope = [(0.02, 0, 0.5 + j * 50, 0) for j in JITTER]
     res = _results(none=_model(shared), rope=_model(rope))
     assert _v(res, "nope") == HOLDS
-    assert _v(_results(none=_model(UNLEARNED), rope=_model(BLOWN)), "nope") == NOT_SHOWN
+    assert _v(_results(none=_model(UNLEARNED), rope=_model(BLOWN)), "nope") == UNDECIDED
 
 
 def test_claim_ids_are_unique_and_named_for_the_experiment():
@@ -437,7 +437,7 @@ def test_every_claim_is_not_shown_with_fewer_than_three_seeds():
         m["value_loss_by_position"] = m["value_loss_by_position"][:1]
         m["probe"] = [[accs[:1] for accs in at] for at in m["probe"]]
     for c in claims.table(res) + claims.chapter(res):
-        assert c.verdict in (NOT_SHOWN, probes.REPORTED), c.id
+        assert c.verdict in (UNDECIDED, probes.REPORTED), c.id
 
 
 # --- the plots: one look per model --------------------------------------------------------------

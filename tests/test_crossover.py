@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from anatomy.probes.claims import FAILS, HOLDS, NOT_SHOWN
+from anatomy.probes.claims import FAILS, HOLDS, UNDECIDED
 from experiments import record
 from experiments.crossover import claims
 
@@ -54,13 +54,13 @@ def test_crossover_claims_hold_and_fail_on_both_sides():
     for cid in ("crossover/headline", "crossover/lstm_serial", "crossover/scan_serial",
                 "crossover/assoc_serial", "crossover/attention_serial", "crossover/memory"):  # fmt: skip
         assert good[cid] == HOLDS, cid
-    assert good["crossover/fla_anchor"] == NOT_SHOWN  # a published figure: never a verdict
+    assert good["crossover/fla_anchor"] == UNDECIDED  # a published figure: never a verdict
     point, interval, _ = claims.crossing(record.stored(fake()), "gated_deltanet")
     assert 1024 < point < 4096 and interval.lo <= point <= interval.hi
     # never slower: the crossing is below the measured lengths, not inside them
     assert verdicts(fake(gdn=(1e-4,) * 4))["crossover/headline"] == FAILS
     # never faster: no crossing to measure
-    assert verdicts(fake(gdn=(1.0,) * 4))["crossover/headline"] == NOT_SHOWN
+    assert verdicts(fake(gdn=(1.0,) * 4))["crossover/headline"] == UNDECIDED
     assert verdicts(fake(lstm_steps=[n for n in NS]))["crossover/lstm_serial"] == FAILS
     assert verdicts(fake(chunk_steps=[2 * n for n in NS]))["crossover/scan_serial"] == FAILS
     r = fake()

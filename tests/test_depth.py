@@ -34,7 +34,7 @@ from experiments.depth import (
 from experiments.depth import lm as depth_lm
 
 CAVEAT, FAILS, HOLDS = probes.CAVEAT, probes.FAILS, probes.HOLDS
-NOT_SHOWN, MISSING = probes.NOT_SHOWN, probes.MISSING
+UNDECIDED, MISSING = probes.UNDECIDED, probes.MISSING
 UNIGRAM = 3.0
 TOL = claims.STACK_TOL
 LINEAR = {1: 2.40, 2: 2.38, 4: 2.34, 8: 2.26, 16: 2.10}  # the same gain per layer: steady
@@ -136,7 +136,7 @@ def test_stacks_is_judged_on_each_side_of_its_tolerance():
     outside = {**LINEAR, 16: _seeds(LINEAR[8] + TOL + 0.008)}  # Δ ≈ [+0.023, +0.033]
     assert verdict(f, fake({"pre": outside})) == FAILS
     straddles = {**LINEAR, 16: _seeds(LINEAR[8] + TOL, spread=0.01)}
-    assert verdict(f, fake({"pre": straddles})) == NOT_SHOWN
+    assert verdict(f, fake({"pre": straddles})) == UNDECIDED
     assert verdict(f, fake({"pre": WORSE_AT_8})) == FAILS
 
 
@@ -147,7 +147,7 @@ def test_a_failed_seed_is_scored_at_the_unigram_loss():
     at_unigram = {**LINEAR, 16: [UNIGRAM - claims.FAIL_MARGIN / 2] * 3}
     assert verdict(f, fake({"pre": at_unigram})) == FAILS
     one_nan = {**LINEAR, 4: [2.34, float("nan"), 2.34]}  # one of three: not shown either way
-    assert verdict(f, fake({"pre": one_nan})) == NOT_SHOWN
+    assert verdict(f, fake({"pre": one_nan})) == UNDECIDED
     diverged = {**LINEAR, 8: [48.2, 931.0, float("inf")]}  # capped: the interval stays finite
     row = f(fake({"pre": diverged}))
     assert row.verdict == FAILS and "3/3 failed at L=8" in row.detail
@@ -155,9 +155,9 @@ def test_a_failed_seed_is_scored_at_the_unigram_loss():
 
 def test_a_depth_that_never_learned_shows_neither_stacking_nor_breaking():
     dead = {d: [UNIGRAM] * 3 for d in LINEAR}
-    assert verdict(claims.pre_ln_stacks, fake({"pre": dead})) == NOT_SHOWN
-    assert verdict(claims.no_residual_breaks, fake({"no_residual": dead})) == NOT_SHOWN
-    assert verdict(claims.steady_gain, fake({"pre": dead})) == NOT_SHOWN
+    assert verdict(claims.pre_ln_stacks, fake({"pre": dead})) == UNDECIDED
+    assert verdict(claims.no_residual_breaks, fake({"no_residual": dead})) == UNDECIDED
+    assert verdict(claims.steady_gain, fake({"pre": dead})) == UNDECIDED
 
 
 def test_breaks_by_8_on_each_side_of_its_tolerance_and_not_past_8():
@@ -173,7 +173,7 @@ def test_breaks_by_8_on_each_side_of_its_tolerance_and_not_past_8():
     below = {**CONCAVE, 8: _seeds(CONCAVE[4] + TOL - 0.008)}
     assert verdict(f, fake({"no_residual": below})) == FAILS
     straddles = {**CONCAVE, 8: _seeds(CONCAVE[4] + TOL, spread=0.01)}
-    assert verdict(f, fake({"no_residual": straddles})) == NOT_SHOWN
+    assert verdict(f, fake({"no_residual": straddles})) == UNDECIDED
     assert verdict(claims.no_layernorm_breaks, fake({"no_layernorm": WORSE_AT_8})) == HOLDS
 
 
@@ -183,7 +183,7 @@ def test_post_ln_needs_warmup_is_both_of_its_parts():
     assert verdict(f, fake()) == FAILS  # both stack: warmup was not needed here
     assert verdict(f, fake({"post": WORSE_AT_8, "post_warmup": WORSE_AT_8})) == FAILS
     straddles = {**CONCAVE, 8: _seeds(CONCAVE[4] + TOL, spread=0.01)}
-    assert verdict(f, fake({"post": WORSE_AT_8, "post_warmup": straddles})) == NOT_SHOWN
+    assert verdict(f, fake({"post": WORSE_AT_8, "post_warmup": straddles})) == UNDECIDED
 
 
 def _steady(ratio, spread=0.001):
@@ -206,7 +206,7 @@ def test_steady_gain_is_judged_per_layer_on_each_side_of_each_edge():
     assert verdict(f, fake({"pre": _steady(lo * 0.8)})) == FAILS
     assert verdict(f, fake({"pre": _steady(hi * 0.9)})) == HOLDS
     assert verdict(f, fake({"pre": _steady(hi * 1.1)})) == FAILS
-    assert verdict(f, fake({"pre": _steady(lo, spread=0.01)})) == NOT_SHOWN
+    assert verdict(f, fake({"pre": _steady(lo, spread=0.01)})) == UNDECIDED
     plateau = {**LINEAR, 16: LINEAR[8]}  # the last layers gain nothing
     assert verdict(f, fake({"pre": plateau})) == FAILS
 
@@ -221,7 +221,7 @@ def test_plain_lstm_degrades_only_counts_past_a_few_layers():
     dead_from_4 = {1: 2.3, 2: 2.6, 4: UNIGRAM, 8: UNIGRAM, 16: UNIGRAM}
     assert verdict(f, fake({"lstm": dead_from_4})) == HOLDS  # L=8 against L=1: still broken
     shallow = {d: x for d, x in WORSE_AT_8.items() if d <= claims.FEW_LAYERS}
-    assert verdict(f, fake({"lstm": shallow})) == NOT_SHOWN
+    assert verdict(f, fake({"lstm": shallow})) == UNDECIDED
 
 
 def test_plain_lstm_stacks_up_to_4_layers_is_gnmts_other_half():
@@ -252,7 +252,7 @@ def test_xiong_exponents_are_judged_with_their_interval_on_each_side_of_each_edg
     assert verdict(pre, fake(exponents={"pre": -0.5 - tol - 0.03})) == FAILS
     # the run: a point 0.141 inside 0 ± 0.15 whose interval crosses the edge
     wide = fake(exponents={"post": 0.141, "pre": -0.36}, spread=0.3)
-    assert verdict(post, wide) == verdict(pre, wide) == NOT_SHOWN
+    assert verdict(post, wide) == verdict(pre, wide) == UNDECIDED
     assert "straddles" in post(wide).detail
     # the right direction is a claim of its own, never a caveat on the exponents (before:
     # 'holds with a caveat' for these exponents)
@@ -261,10 +261,10 @@ def test_xiong_exponents_are_judged_with_their_interval_on_each_side_of_each_edg
     assert verdict(claims.xiong_direction, off) == HOLDS
     assert verdict(claims.xiong_direction, fake(exponents={"post": 0.0, "pre": 0.1})) == FAILS
     close = fake(exponents={"post": 0.0, "pre": -0.05}, spread=0.3)
-    assert verdict(claims.xiong_direction, close) == NOT_SHOWN
+    assert verdict(claims.xiong_direction, close) == UNDECIDED
     nan = fake()
     nan["variants"]["pre"]["depths"]["4"]["init_grad_xiong"][0] = None
-    assert verdict(pre, nan) == NOT_SHOWN
+    assert verdict(pre, nan) == UNDECIDED
 
 
 def test_deepnorm_exponent_is_reported_with_its_interval():
@@ -300,7 +300,7 @@ def test_stackability_is_the_weakest_of_its_parts_and_a_caveat_only_by_name():
     assert verdict(v, fake({"lstm": WORSE_AT_8})) == FAILS  # the residual was not needed
     assert verdict(v, fake({**rnn_fails, "pre": WORSE_AT_8})) == FAILS
     shallow_lstm = {d: x for d, x in WORSE_AT_8.items() if d <= claims.FEW_LAYERS}
-    assert verdict(v, fake({**fixed, "lstm": shallow_lstm})) == NOT_SHOWN
+    assert verdict(v, fake({**fixed, "lstm": shallow_lstm})) == UNDECIDED
 
 
 def test_a_variant_not_run_is_missing_not_judged():
@@ -312,9 +312,9 @@ def test_a_variant_not_run_is_missing_not_judged():
 
 
 def test_some_is_a_disjunction_of_parts():
-    assert claims.some([FAILS, HOLDS, NOT_SHOWN]) == HOLDS
+    assert claims.some([FAILS, HOLDS, UNDECIDED]) == HOLDS
     assert claims.some([FAILS, FAILS]) == FAILS
-    assert claims.some([FAILS, NOT_SHOWN]) == NOT_SHOWN
+    assert claims.some([FAILS, UNDECIDED]) == UNDECIDED
     assert claims.some([]) == MISSING
 
 

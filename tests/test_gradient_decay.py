@@ -11,7 +11,7 @@ from anatomy import probes
 from experiments.gradient_decay import claims
 from experiments.gradient_decay import plots as gradient_plots
 
-H, F, N = probes.HOLDS, probes.FAILS, probes.NOT_SHOWN
+H, F, N = probes.HOLDS, probes.FAILS, probes.UNDECIDED
 REF = "rnn saturating orthogonal σ=1"
 D = 100  # the injected fit distance
 LO, HI = 10 ** (-1 / D), 10 ** (1 / D)  # attention's 'direct' range, per step

@@ -12,7 +12,7 @@ from experiments import long_range as lr
 from experiments.configs.long_range import get_config
 from experiments.long_range import claims, readers
 
-H, F, N, M = probes.HOLDS, probes.FAILS, probes.NOT_SHOWN, probes.MISSING
+H, F, N, M = probes.HOLDS, probes.FAILS, probes.UNDECIDED, probes.MISSING
 BAR = claims.recall_bar(1 / 8)  # 0.5625
 KS = [1, 4, 8, 32]
 

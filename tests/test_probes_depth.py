@@ -65,4 +65,4 @@ def test_log_depth_verdicts():
     assert _linear(2.0, 0, 0.999, 0.9) == probes.FAILS  # ~linear depth
     assert _linear(2.0, 0, 0.90, 0.3) == probes.FAILS  # not log-shaped
     assert _linear(1.0, 0, 0.999, 0.3) == probes.FAILS  # scan not 2/token
-    assert _linear(float("nan"), 0, 0.999, 0.3) == probes.NOT_SHOWN  # not measurable
+    assert _linear(float("nan"), 0, 0.999, 0.3) == probes.UNDECIDED  # not measurable

@@ -10,7 +10,7 @@ import pytest
 from conftest import DEFAULT_LEVEL_ENV, ROOT
 from helpers import MOCK_LAUNCH, launch_together, locale_dir
 
-from anatomy.probes.claims import FAILS, HOLDS, MISSING, NOT_SHOWN
+from anatomy.probes.claims import FAILS, HOLDS, MISSING, UNDECIDED
 from experiments.configs.rnn_vs_attn import get_config
 from experiments.rnn_vs_attn import claims, seeds
 
@@ -44,10 +44,10 @@ def test_retention_holds_fails_or_is_not_shown_by_the_interval():
     assert inside.verdict == HOLDS and inside.id == "rnn_vs_attn/retention"
     assert verdict([0.40, 0.42, 0.44]).verdict == FAILS  # q 0.8-0.88
     straddle = verdict([0.05, 0.25, 0.45])  # q 0.1-0.9
-    assert straddle.verdict == NOT_SHOWN and "straddles the edge 0.5" in straddle.detail
-    assert verdict([0.1, 0.1], search[:2]).verdict == NOT_SHOWN  # two seeds judge nothing
+    assert straddle.verdict == UNDECIDED and "straddles the edge 0.5" in straddle.detail
+    assert verdict([0.1, 0.1], search[:2]).verdict == UNDECIDED  # two seeds judge nothing
     zero = verdict([0.1, 0.1, 0.1], [(20.0, 30.0, 0.0, 40.0)] * 3)  # RNNsearch kept nothing
-    assert zero.verdict == NOT_SHOWN and "non-finite" in zero.detail
+    assert zero.verdict == UNDECIDED and "non-finite" in zero.detail
     assert claims.retention(_results(rnnenc=_enc([0.1] * 3))).verdict == MISSING
 
 
@@ -74,9 +74,9 @@ def test_transformer_wins_by_the_interval_of_its_paired_difference():
     assert ahead.verdict == HOLDS and "minus rnnsearch's" in ahead.detail  # the best RNN
     assert "chrF difference 2" in ahead.detail
     assert verdict([-2.1, -2.0, -1.9]).verdict == FAILS
-    assert verdict([-3.0, 1.0, 3.0]).verdict == NOT_SHOWN
+    assert verdict([-3.0, 1.0, 3.0]).verdict == UNDECIDED
     one = _results(rnnsearch=rnn[:1], transformer=rnn[:1])
-    assert claims.transformer_wins(one).verdict == NOT_SHOWN
+    assert claims.transformer_wins(one).verdict == UNDECIDED
     assert claims.transformer_wins(_results(transformer=rnn)).verdict == MISSING
     conv = _results(rnnsearch=rnn, transformer=rnn, convs2s=weak)
     assert "against convs2s: 5" in claims.transformer_wins(conv).detail

@@ -179,7 +179,7 @@ def test_claims_are_cited_by_id_and_combined_by_verdict():
         claims.by_id([bare])
     with pytest.raises(ValueError, match="shares id 'x/direct'"):
         claims.by_id([c, c])
-    H, C, F, N, M = probes.HOLDS, probes.CAVEAT, probes.FAILS, probes.NOT_SHOWN, probes.MISSING
+    H, C, F, N, M = probes.HOLDS, probes.CAVEAT, probes.FAILS, probes.UNDECIDED, probes.MISSING
     assert claims.weakest([H, H]) == H and claims.weakest([H, C]) == C
     assert claims.weakest([C, N, H]) == N and claims.weakest([N, F, M]) == F
     assert claims.weakest([]) == M
@@ -207,7 +207,7 @@ def test_exponent_verdict_on_both_sides_of_each_edge():
     assert verdict((1.0 + tol, 1.0)) == verdict((1.0 - tol, 1.0)) == probes.HOLDS
     assert verdict((1.0 + tol + 1e-6, 1.0)) == verdict((1.0 - tol - 1e-6, 1.0)) == probes.FAILS
     assert verdict((1.02, 1.0), (2.25, 2.0)) == probes.FAILS
-    assert verdict((float("nan"), 1.0)) == verdict((None, 1.0)) == probes.NOT_SHOWN
+    assert verdict((float("nan"), 1.0)) == verdict((None, 1.0)) == probes.UNDECIDED
     c = exponents.exponent_claim("x/e", "attention O(N²·d)", 2.04, 2.0, "N")
     assert (c.expected, c.measured, c.verdict) == ("N^(2 ± 0.15)", "N^2.040", probes.HOLDS)
 
@@ -249,10 +249,10 @@ def test_speedup_is_judged_against_the_chapters_range_with_its_interval():
     assert par.speedup(_parallelism(2.0, 0, ratio=hi * 1.1)).verdict == probes.FAILS
     assert par.speedup(_parallelism(2.0, 0, ratio=0.5)).verdict == probes.FAILS
     wide = par.speedup(_parallelism(2.0, 0, ratio=lo, spread=0.2))
-    assert wide.verdict == probes.NOT_SHOWN and "straddles the edge 5" in wide.detail
+    assert wide.verdict == probes.UNDECIDED and "straddles the edge 5" in wide.detail
     other_n = _parallelism(2.0, 0)
     other_n["analysis"]["ratio_n"] = 64
-    assert par.speedup(other_n).verdict == probes.NOT_SHOWN  # a run that cannot measure it
+    assert par.speedup(other_n).verdict == probes.UNDECIDED  # a run that cannot measure it
     assert par.wall_clock(_parallelism(2.0, 0, ratio=0.5)).id == "parallelism/wall_clock"
 
 
@@ -275,7 +275,7 @@ def test_steps_verdict_has_both_sides():
     for slope in (0.5, 1.5, 2.0 + 2 * tol, 0.0):
         for claim in (par.distance, par.parallel_training):
             assert claim(_parallelism(slope, 0)).verdict == probes.FAILS, (slope, claim)
-    assert par.distance(_parallelism(float("nan"), 0)).verdict == probes.NOT_SHOWN
+    assert par.distance(_parallelism(float("nan"), 0)).verdict == probes.UNDECIDED
     assert par.distance(_parallelism(4.0, 0)).verdict == probes.FAILS  # 2N forward, N claimed
     assert par.distance(_parallelism(2.0, 1)).verdict == probes.FAILS  # a loop in attention
     # one core: the LSTM's busy cores against 1 ± ONE_CORE_TOL
@@ -286,13 +286,13 @@ def test_steps_verdict_has_both_sides():
     busy["analysis"]["load_average_before_after"] = [11.2, 6.3]
     for claim in (par.one_core, par.busy_margin, par.parallel_training):
         c = claim(busy)
-        assert c.verdict == probes.NOT_SHOWN and "loaded" in c.detail, claim
+        assert c.verdict == probes.UNDECIDED and "loaded" in c.detail, claim
 
 
 def test_long_range_row_is_the_weakest_of_its_halves():
     long_range = {r.property: r for r in report_rows.ROWS}["long-range dependency"]
     assert long_range.claims == ("gradient_decay/decay", "long_range/recall")
-    H, F, N = probes.HOLDS, probes.FAILS, probes.NOT_SHOWN
+    H, F, N = probes.HOLDS, probes.FAILS, probes.UNDECIDED
     assert probes.weakest([H, F]) == F and probes.weakest([H, N]) == N
 
 
@@ -313,10 +313,10 @@ def test_quality_cost_is_judged_over_seeds():
     assert verdict(parts(_seeds(90, 90.5, 89.5), cheap, rnn, secs), True)[0] == probes.FAILS
     # a level that straddles the tie edge over seeds: not shown
     noisy = _seeds(97.0, 93.0, 96.5)
-    assert verdict(parts(noisy, cheap, rnn, secs), True)[0] == probes.NOT_SHOWN
+    assert verdict(parts(noisy, cheap, rnn, secs), True)[0] == probes.UNDECIDED
     # one seed, or nothing learned: not shown
-    assert verdict(parts([97.0], [200.0], [96.5], [300.0]), True)[0] == probes.NOT_SHOWN
-    assert verdict(parts(level, cheap, rnn, secs), False)[0] == probes.NOT_SHOWN
+    assert verdict(parts([97.0], [200.0], [96.5], [300.0]), True)[0] == probes.UNDECIDED
+    assert verdict(parts(level, cheap, rnn, secs), False)[0] == probes.UNDECIDED
 
 
 def _bottleneck(enc, attn_short, attn_long):
@@ -335,8 +335,8 @@ def test_bottleneck_verdict_needs_rnnenc_to_learn_then_fall():
     assert _bottleneck((learned, _seeds(5, 6, 4)), short, flat) == probes.HOLDS
     # the floor: an RNNenc that never learned shows no bottleneck
     low = _seeds(floor - 5, floor - 4, floor - 6)
-    assert _bottleneck((low, _seeds(0, 0.5, 0.2)), short, flat) == probes.NOT_SHOWN
-    assert _bottleneck(([90.0], [5.0]), {"t": [99.0]}, {"t": [95.0]}) == probes.NOT_SHOWN
+    assert _bottleneck((low, _seeds(0, 0.5, 0.2)), short, flat) == probes.UNDECIDED
+    assert _bottleneck(([90.0], [5.0]), {"t": [99.0]}, {"t": [95.0]}) == probes.UNDECIDED
     # learned, but did not fall: the drop's interval lies below its edge
     stays = _seeds(90 - drop + 5, 90 - drop + 6, 90 - drop + 4)
     assert _bottleneck((learned, stays), short, flat) == probes.FAILS
@@ -349,7 +349,7 @@ def test_bottleneck_verdict_needs_rnnenc_to_learn_then_fall():
     assert _bottleneck((learned, _seeds(5, 6, 4)), short, collapsed) == probes.FAILS
     # a drop that straddles its edge over seeds: not shown
     edge = _seeds(90 - drop - 10, 90 - drop + 10, 90 - drop)
-    assert _bottleneck((learned, edge), short, flat) == probes.NOT_SHOWN
+    assert _bottleneck((learned, edge), short, flat) == probes.UNDECIDED
 
 
 def test_bottleneck_row_says_why_it_is_not_shown():
@@ -365,13 +365,13 @@ def test_bottleneck_row_says_why_it_is_not_shown():
         }
     }
     claim = rnn_vs_attn_claims.bottleneck(results)
-    assert claim.verdict == probes.NOT_SHOWN
+    assert claim.verdict == probes.UNDECIDED
     assert "RNNenc's learning of short sentences is not shown" in claim.detail
     assert "3 seed(s)" in claim.detail
 
 
 def test_the_verdict_rules_name_not_shown():
-    assert probes.NOT_SHOWN in probes.VERDICTS and probes.NOT_SHOWN in report.verdict_rules()
+    assert probes.UNDECIDED in probes.VERDICTS and probes.UNDECIDED in report.verdict_rules()
 
 
 def test_unknown_experiment_and_preset_are_clear_errors(tmp_path):
@@ -451,8 +451,8 @@ def test_parallel_work_verdict_has_both_sides():
     assert complexity_claims.parallel_work_verdict(1.0, 2.0, [1.0, 2.0, 4.0], ns) == probes.FAILS
     assert complexity_claims.parallel_work_verdict(1.5, 1.5, [1.0, 1.0, 1.0], ns) == probes.FAILS
     nan = float("nan")
-    assert complexity_claims.parallel_work_verdict(nan, 1.0, [1.0] * 3, ns) == probes.NOT_SHOWN
-    assert complexity_claims.parallel_work_verdict(1.0, 1.0, [1.0], [64]) == probes.NOT_SHOWN
+    assert complexity_claims.parallel_work_verdict(nan, 1.0, [1.0] * 3, ns) == probes.UNDECIDED
+    assert complexity_claims.parallel_work_verdict(1.0, 1.0, [1.0], [64]) == probes.UNDECIDED
 
 
 def test_linear_work_row_judges_complexity_parallel_work():

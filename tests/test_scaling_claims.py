@@ -14,7 +14,7 @@ import math
 import ml_collections
 import pytest
 
-from anatomy.probes import FAILS, HOLDS, NOT_SHOWN
+from anatomy.probes import FAILS, HOLDS, UNDECIDED
 from anatomy.probes.claims import Range
 from experiments.scaling import applied, check, claims
 
@@ -122,7 +122,7 @@ def test_model_check_must_need_each_term():
     missed = inert + [_check_row("rnnsearch", 1.0, 0.3, {}, "memory")]  # 0.3x: a miss of 3.3x
     assert _by_id(claims.model_claims(missed, HW))["model_cpu"].verdict == FAILS
     two_rounds = [_check_row("lstm", 1.0, 1.1, {}, "memory", rounds=2)]
-    assert _by_id(claims.model_claims(two_rounds, HW))["model_cpu"].verdict == NOT_SHOWN
+    assert _by_id(claims.model_claims(two_rounds, HW))["model_cpu"].verdict == UNDECIDED
 
 
 def _estimate_row(ratio, variants):
@@ -148,10 +148,10 @@ def _estimate_row(ratio, variants):
 def test_speed_ratio_is_an_estimate_and_far_outside_is_not_agreement():
     cfg = ml_collections.ConfigDict({"headline": "H100 SXM", "precision": "bfloat16"})
     _, far = claims.speed_ratio_claim(cfg, _estimate_row(264.0, [127.0, 306.0]))
-    assert far.verdict == NOT_SHOWN and "an estimate" in far.detail  # it was a caveat
+    assert far.verdict == UNDECIDED and "an estimate" in far.detail  # it was a caveat
     assert "above the claimed range" in far.detail and "12.7x its upper edge" in far.detail
     _, inside = claims.speed_ratio_claim(cfg, _estimate_row(7.0, [6.0, 8.0]))
-    assert inside.verdict == NOT_SHOWN and "above" not in inside.detail  # inside: still not shown
+    assert inside.verdict == UNDECIDED and "above" not in inside.detail  # inside: still not shown
     _, below = claims.speed_ratio_claim(cfg, _estimate_row(1.5, [1.2, 2.0]))
     assert "below the claimed range" in below.detail
 
@@ -233,16 +233,16 @@ def test_time_to_loss_on_both_sides_of_the_range(tmp_path):
     above = _time_claim(tmp_path, seeds(3.0))
     assert above.verdict == FAILS and "above" in above.detail
     across = _time_claim(tmp_path, seeds(1.0))  # [0.125, 0.286]: straddles 1/4
-    assert across.verdict == NOT_SHOWN and "straddles the edge 0.25" in across.detail
+    assert across.verdict == UNDECIDED and "straddles the edge 0.25" in across.detail
     one = _time_claim(tmp_path, seeds(0.85, n=1))
-    assert one.verdict == NOT_SHOWN and "1 seed" in one.detail  # the committed result today
+    assert one.verdict == UNDECIDED and "1 seed" in one.detail  # the committed result today
 
 
 def test_near_linear_is_not_shown():
     results = {"applied": {"scale_out": []}}
     cfg = ml_collections.ConfigDict({**CFG.to_dict(), "applied": {"headline": "H100 SXM"}})
     _, c = claims.near_linear_claim(cfg, results)
-    assert c.verdict == NOT_SHOWN and "nothing here runs on more than one device" in c.detail
+    assert c.verdict == UNDECIDED and "nothing here runs on more than one device" in c.detail
     results["applied"]["scale_out"] = [
         {
             "family": "transformer",
@@ -254,7 +254,7 @@ def test_near_linear_is_not_shown():
         }
     ]
     _, c = claims.near_linear_claim(cfg, results)
-    assert c.verdict == NOT_SHOWN and c.measured.startswith("0.9875")
+    assert c.verdict == UNDECIDED and c.measured.startswith("0.9875")
 
 
 def test_ranges_are_the_chapters():

@@ -39,7 +39,7 @@ def parallel_work_verdict(scan_exponent, assoc_exponent, ratios, n_grid) -> str:
     is not what it should be), and the assoc/scan FLOP ratio grows no faster than log2 N over
     the grid, ratio[-1]/ratio[0] <= log2 N_max / log2 N_min (one-sided). Whether the log factor
     is spent (assoc_exponent above the scan's) is what the claim allows, said in its detail.
-    Non-finite or missing numbers: not measurable (NOT_SHOWN).
+    Non-finite or missing numbers: not measurable (UNDECIDED).
     """
     ok = len(ratios) >= 2 and len(ratios) == len(n_grid) and min(n_grid, default=0) >= 2
     growth = ratios[-1] / ratios[0] if ok and ratios[0] else None

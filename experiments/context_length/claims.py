@@ -46,8 +46,8 @@ from anatomy.probes.claims import (
     FAILS,
     HOLDS,
     MISSING,
-    NOT_SHOWN,
     REPORTED,
+    UNDECIDED,
     Claim,
     Interval,
     Range,
@@ -235,13 +235,13 @@ def composite(cid, claim, parts, detail="") -> Claim:
 def any_of(verdicts) -> str:
     """One verdict for a claim that holds when one of its instances holds ("changing the
     encoding extends the context": by interpolation, or by a raised base): HOLDS if one
-    holds, FAILS if every one fails, MISSING if there are none, else NOT_SHOWN."""
+    holds, FAILS if every one fails, MISSING if there are none, else UNDECIDED."""
     verdicts = list(verdicts)
     if not verdicts:
         return MISSING
     if HOLDS in verdicts:
         return HOLDS
-    return FAILS if all(v == FAILS for v in verdicts) else NOT_SHOWN
+    return FAILS if all(v == FAILS for v in verdicts) else UNDECIDED
 
 
 def learned(results, name) -> Claim:
@@ -268,14 +268,14 @@ def learned(results, name) -> Claim:
 
 
 def gated(results, names, claim: Claim) -> Claim:
-    """`claim`, or NOT_SHOWN when one of `names` did not learn the task at L (the reason
+    """`claim`, or UNDECIDED when one of `names` did not learn the task at L (the reason
     named): a model that did not learn cannot show what the claim is about."""
     off = [(m, learned(results, m).verdict) for m in names]
     off = [f"{m} did not learn the task at L ({v})" for m, v in off if v != HOLDS]
     if not off:
         return claim
     return dataclasses.replace(
-        claim, verdict=NOT_SHOWN, detail="; ".join([*off, claim.detail]).strip("; ")
+        claim, verdict=UNDECIDED, detail="; ".join([*off, claim.detail]).strip("; ")
     )
 
 
@@ -497,7 +497,7 @@ def _gap_claim(results, own, others, claim, cid) -> list[Claim]:
             claim,
             f"gaps (rise to {nf}) below every other's by ≥ {GAP_MARGIN:g} nats",
             "—",
-            NOT_SHOWN,
+            UNDECIDED,
             f"no other model learned the task at L: nothing to compare ({note})",
             id=cid,
         )
@@ -578,7 +578,7 @@ def rules() -> list[str]:
         f"* A model learned the task at L when, on the last quarter of L, its loss closes ≥ "
         f"{LEARNED_FRACTION:g} of the gap from log V to the oracle, and its retrieval at L (mean "
         "over k) is well above chance (context_length/learned/<name>). A claim about a "
-        f"model that did not is {NOT_SHOWN!r}. A reader of the first 3L/4 tokens fails that "
+        f"model that did not is {UNDECIDED!r}. A reader of the first 3L/4 tokens fails that "
         "bar (context_length/task_shortcut).",
         f"* Well above chance: accuracy ≥ 1/V + {ABOVE_CHANCE:g}·(1 − 1/V); at chance: ≤ 1/V + "
         f"{AT_CHANCE_MARGIN:g}. Retrieval within the window of L: the probe at ft_factor·L over "

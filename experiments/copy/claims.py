@@ -27,7 +27,7 @@ import numpy as np
 
 from anatomy.probes.claims import (
     MISSING,
-    NOT_SHOWN,
+    UNDECIDED,
     Claim,
     Range,
     exact,
@@ -148,7 +148,7 @@ def chapter(results) -> list[Claim]:
     parts += [c for i, c in by.items() if i.startswith("copy/gap/")]
     verdict = weakest(p.verdict for p in parts)
     if not any(i.startswith("copy/gap/") for i in by):
-        verdict = NOT_SHOWN if verdict != MISSING else verdict
+        verdict = UNDECIDED if verdict != MISSING else verdict
     return [
         Claim(
             "a fixed state copies worse than attention at matched parameters",

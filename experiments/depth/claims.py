@@ -48,8 +48,8 @@ those verdicts, never a second judgement of the same numbers:
                                   (the residual is what makes it stack), depth/steady_gain and
                                   depth/lstm_plain_degrades. When every part holds and
                                   residual + LayerNorm make the LSTM stack as well
-                                  (depth/lstm_residual_ln_stacks holds), it holds with that
-                                  named caveat: the RNN's problem is the plain stack's.
+                                  (depth/lstm_residual_ln_stacks holds), its detail says
+                                  so: the RNN's problem is the plain stack's.
 """
 
 from __future__ import annotations
@@ -60,12 +60,11 @@ import math
 import numpy as np
 
 from anatomy.probes.claims import (
-    CAVEAT,
     FAILS,
     HOLDS,
     MISSING,
-    NOT_SHOWN,
     REPORTED,
+    UNDECIDED,
     Claim,
     Range,
     bootstrap_interval,
@@ -235,22 +234,22 @@ def bottom_over_top(results, name) -> tuple[int, float] | None:
 
 def some(verdicts) -> str:
     """One verdict for a claim that any one of its parts shows (some depth breaks): HOLDS when
-    a part holds, FAILS when every part fails, NOT_SHOWN otherwise; MISSING for no part."""
+    a part holds, FAILS when every part fails, UNDECIDED otherwise; MISSING for no part."""
     vs = list(verdicts)
     if not vs:
         return MISSING
     if HOLDS in vs:
         return HOLDS
-    return FAILS if all(v == FAILS for v in vs) else NOT_SHOWN
+    return FAILS if all(v == FAILS for v in vs) else UNDECIDED
 
 
 def _parts(items, rng, fmt) -> tuple[list[str], list[str], list[str]]:
     """(verdicts, measured pieces, reasons) of intervals against `rng`; items: (head...,
-    interval, why not): a part with a reason why not is NOT_SHOWN for that reason."""
+    interval, why not): a part with a reason why not is UNDECIDED for that reason."""
     verdicts, shown, why = [], [], []
     for item in items:
         *head, interval, why_not = item
-        v, reason = (NOT_SHOWN, why_not) if why_not else judge(interval, rng)
+        v, reason = (UNDECIDED, why_not) if why_not else judge(interval, rng)
         verdicts.append(v)
         shown.append(f"{fmt(*head)} {interval}")
         if reason:
@@ -304,7 +303,7 @@ def stacks(results, name, limit=None) -> tuple[str, str, str]:
     """(measured, verdict, detail): Δ(L) ≤ STACK_TOL at every L (≤ limit) of the grid."""
     items = [c for c in changes(results, name) if limit is None or c[0] <= limit]
     if not items:
-        return "one depth only", NOT_SHOWN, "no depth to compare"
+        return "one depth only", UNDECIDED, "no depth to compare"
     verdicts, shown, why = _parts(items, STACKS, _delta)
     detail = "; ".join(x for x in (*why, _failed(results, name), _lrs(results, name)) if x)
     return "Δ: " + "; ".join(shown), weakest(verdicts), detail
@@ -314,7 +313,7 @@ def breaks(results, name, above=1, limit=None) -> tuple[str, str, str]:
     """(measured, verdict, detail): Δ(L) ≥ STACK_TOL at some above < L (≤ limit)."""
     items = [c for c in changes(results, name) if c[0] > above and (limit is None or c[0] <= limit)]
     if not items:
-        return "no depth in the range", NOT_SHOWN, ""
+        return "no depth in the range", UNDECIDED, ""
     verdicts, shown, why = _parts(items, BREAKS, _delta)
     detail = "; ".join(x for x in (*why, _failed(results, name), _lrs(results, name)) if x)
     return "Δ: " + "; ".join(shown), some(verdicts), detail
@@ -410,10 +409,10 @@ def post_ln_warmup(results):
 def steady_gain(results):
     steps = gains(results, "pre")
     if len(steps) < 2:
-        return "fewer than two steps of the grid", NOT_SHOWN, ""
+        return "fewer than two steps of the grid", UNDECIDED, ""
     verdicts, shown, why = _parts(steps, GAIN, _step)
     ratio = steadiness(results, "pre")
-    v, reason = (NOT_SHOWN, steps[0][-1]) if steps[0][-1] else judge(ratio, STEADY)
+    v, reason = (UNDECIDED, steps[0][-1]) if steps[0][-1] else judge(ratio, STEADY)
     depths, x = depths_of(results, "pre"), losses(results, "pre")
     doubling = [
         f"{_step(a, b)} {t_interval(x[:, j - 1] - x[:, j])}"
@@ -574,16 +573,13 @@ def stackability(results, judged=None) -> Claim:
     measured += f"; LSTM + residual + LN stacks: {by[RESCUE].verdict}"
     weak = [text for (i, text), v in zip(STACKABILITY_PARTS, parts) if v == verdict]
     detail = "" if verdict == HOLDS else f"weakest: {', '.join(weak)}"
-    caveat = ""
     if verdict == HOLDS and by[RESCUE].verdict == HOLDS:
-        verdict = CAVEAT
-        caveat = (
+        detail = (
             "residual + LayerNorm make the LSTM stack too (depth/lstm_residual_ln_stacks "
             "holds; GNMT, RNMT+): the RNN's problem is the plain stack's, and the "
             "Transformer's tools fix it"
         )
-        detail = caveat
-    return Claim(claim, expected, measured, verdict, detail, id="depth/stackability", caveat=caveat)
+    return Claim(claim, expected, measured, verdict, detail, id="depth/stackability")
 
 
 def chapter(results) -> list[Claim]:

@@ -31,8 +31,8 @@ from __future__ import annotations
 from anatomy.probes.claims import (
     HOLDS,
     MISSING,
-    NOT_SHOWN,
     REPORTED,
+    UNDECIDED,
     Claim,
     Range,
     judge,
@@ -89,7 +89,7 @@ def reaches(results, name: str) -> list:
 
 
 def _not_shown(cid, claim, expected, measured, why) -> Claim:
-    return Claim(claim, expected, measured, NOT_SHOWN, why, id=cid)
+    return Claim(claim, expected, measured, UNDECIDED, why, id=cid)
 
 
 def learned(results, name: str) -> tuple[bool, str]:

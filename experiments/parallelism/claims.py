@@ -27,8 +27,8 @@ import numpy as np
 from anatomy.probes import fit_power_law
 from anatomy.probes.claims import (
     MISSING,
-    NOT_SHOWN,
     REPORTED,
+    UNDECIDED,
     Claim,
     Interval,
     Range,
@@ -156,7 +156,7 @@ def speedup(results) -> Claim:
             claim,
             str(rng),
             f"measured at N={n0}",
-            NOT_SHOWN,
+            UNDECIDED,
             f"the claim is at N = {SPEEDUP_N}: this run cannot measure it",
             id=cid,
         )
@@ -407,7 +407,7 @@ def judged_unless_loaded(results, cid, claim, got, rng, why) -> Claim:
     """A busy-core claim by the one rule, or 'not shown' naming the load when other processes
     competed for the cores (busy cores then measure the contention, not the program)."""
     if loaded(results):
-        return Claim(claim, str(rng), str(got), NOT_SHOWN, f"{loaded(results)}; {why}", id=cid)
+        return Claim(claim, str(rng), str(got), UNDECIDED, f"{loaded(results)}; {why}", id=cid)
     return judged(cid, claim, got, rng, why)
 
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from anatomy.probes.claims import (
     MISSING,
-    NOT_SHOWN,
+    UNDECIDED,
     Claim,
     Range,
     bootstrap_interval,
@@ -229,7 +229,7 @@ def hybrid(results) -> Claim:
 
     interval = bootstrap_interval(rows, closed)
     if not np.isfinite(interval.point):
-        return Claim(claim, str(rng), str(interval), NOT_SHOWN,
+        return Claim(claim, str(rng), str(interval), UNDECIDED,
                      f"no gap between {r} and attention to close", id=cid)  # fmt: skip
     return judged(cid, claim, interval, rng, f"{h} against {r} and {ats[0]}")
 

@@ -20,7 +20,6 @@ import os
 from anatomy import paths
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import (
-    CAVEAT,
     HOLDS,
     MISSING,
     VERDICTS,
@@ -84,7 +83,6 @@ def row_claim(row: Row, claims: dict[str, Claim]) -> Claim:
         "; ".join(c.measured for c in parts),
         verdict,
         "; ".join(c.detail for c in parts if c.detail),
-        caveat="; ".join(c.caveat for c in parts if c.caveat) if verdict == CAVEAT else "",
     )
 
 

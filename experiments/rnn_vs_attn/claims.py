@@ -23,7 +23,7 @@ from anatomy.errors import BadInputError
 from anatomy.probes.claims import (
     HOLDS,
     MISSING,
-    NOT_SHOWN,
+    UNDECIDED,
     Claim,
     Range,
     judge,
@@ -35,7 +35,7 @@ from anatomy.seq2seq import registry
 from experiments.outputs import format_number
 
 # The ranges each claim gives its quantities, stated before any run (BLEU points, over seeds):
-ENC_SHORT_FLOOR = 40.0  # RNNenc learned: BLEU on the shortest bucket >= this, else NOT_SHOWN
+ENC_SHORT_FLOOR = 40.0  # RNNenc learned: BLEU on the shortest bucket >= this, else UNDECIDED
 ENC_DROP = 25.0  # the bottleneck: RNNenc falls by >= this from the shortest to the longest bucket
 BLEU_GAP = 10.0  # ... and scores >= this below every attention model on the longest bucket
 FLAT_RATIO = 0.8  # every attention model keeps >= this fraction of its shortest-bucket BLEU
@@ -97,11 +97,11 @@ def bottleneck_parts(enc_short, enc_long, attn_short: dict, attn_long: dict) -> 
 
 
 def bottleneck_verdict(parts: dict) -> tuple[str, str]:
-    """(verdict, reason) of bottleneck_parts: NOT_SHOWN unless RNNenc's short-bucket BLEU holds
+    """(verdict, reason) of bottleneck_parts: UNDECIDED unless RNNenc's short-bucket BLEU holds
     its floor (else the run cannot show a collapse); then the weakest of the other parts."""
     learned, why = judge(*parts["learned"])
     if learned != HOLDS:
-        return NOT_SHOWN, f"RNNenc's learning of short sentences is not shown ({why})"
+        return UNDECIDED, f"RNNenc's learning of short sentences is not shown ({why})"
     judged_parts = {k: judge(*v) for k, v in parts.items() if k != "learned"}
     verdict = weakest(v for v, _ in judged_parts.values())
     weak = [f"{k}: {why}" for k, (v, why) in judged_parts.items() if v == verdict and why]
@@ -124,9 +124,9 @@ def quality_parts(t_bleu, t_seconds, rnn_bleu, rnn_seconds) -> dict:
 
 
 def quality_cost_verdict(parts: dict, learned: bool) -> tuple[str, str]:
-    """(verdict, reason): NOT_SHOWN when no model learned (MIN_BLEU), else the weakest part."""
+    """(verdict, reason): UNDECIDED when no model learned (MIN_BLEU), else the weakest part."""
     if not learned:
-        return NOT_SHOWN, f"no model reached {MIN_BLEU:g} BLEU"
+        return UNDECIDED, f"no model reached {MIN_BLEU:g} BLEU"
     judged_parts = {k: judge(*v) for k, v in parts.items()}
     verdict = weakest(v for v, _ in judged_parts.values())
     return verdict, "; ".join(f"{k}: {why}" for k, (v, why) in judged_parts.items() if why)

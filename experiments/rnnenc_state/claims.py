@@ -19,7 +19,7 @@ The thresholds are rnn_vs_attn's (the bottleneck's own): imported, never copied.
 
 from __future__ import annotations
 
-from anatomy.probes.claims import HOLDS, MISSING, NOT_SHOWN, Claim, Range, judged, t_interval
+from anatomy.probes.claims import HOLDS, MISSING, UNDECIDED, Claim, Range, judged, t_interval
 from experiments.rnn_vs_attn.claims import BLEU_GAP, ENC_SHORT_FLOOR
 
 ATTENTION = "rnnsearch"  # the attention translator the variants are measured against
@@ -86,7 +86,7 @@ def chapter(results) -> list[Claim]:
     first, move, back = learned(results, label), moves(results, label), behind(results, label)
     claim = "a matrix state without attention moves RNNenc's collapse on long sentences"
     if first.verdict != HOLDS:
-        verdict, why = NOT_SHOWN, f"its learning of short sentences is not shown ({first.measured})"
+        verdict, why = UNDECIDED, f"its learning of short sentences is not shown ({first.measured})"
     else:
         verdict, why = move.verdict, move.detail
     _, long = _ends(results)

@@ -39,8 +39,8 @@ import ml_collections
 import numpy as np
 
 from anatomy.probes.claims import (
-    NOT_SHOWN,
     REPORTED,
+    UNDECIDED,
     Claim,
     Interval,
     Range,
@@ -623,7 +623,7 @@ def chapter(results) -> list[Claim]:
             "every part of scaling/" + ", scaling/".join(STRUCTURE_IDS) + " in its range",
             "; ".join(f"{c.claim.split(':')[0]}: {c.measured}" for c in parts[2:5])
             + ("; not in this run: " + ", ".join(missing) if missing else ""),
-            weakest([c.verdict for c in parts] + ([NOT_SHOWN] if missing else [])),
+            weakest([c.verdict for c in parts] + ([UNDECIDED] if missing else [])),
             "exact counts read from the programs compiled for "
             f"{_config(results).devices} fake devices (never timed)",
             id="scaling/structure",
