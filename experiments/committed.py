@@ -57,3 +57,12 @@ def load(name: str) -> dict:
         )
     with open(result_path(name)) as f:
         return json.load(f)
+
+
+def pilot(experiment: str) -> dict | None:
+    """The committed design-seed pilot of `experiment` (results/<experiment>/pilot.json: its
+    `pilot` preset, run on seeds disjoint from the judged ones), its "result"; None when none
+    is committed. A claim sizes its run from it (anatomy.probes.claims.power_from) and prints
+    the pilot's effect and spread beside its verdict."""
+    name = f"{experiment}/pilot"
+    return load(name)["result"] if exists(name) else None
