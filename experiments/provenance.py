@@ -55,8 +55,18 @@ def device_kind() -> str | None:
 _ISA_LEVELS = (("avx512f", "AVX512"), ("avx2", "AVX2"), ("avx", "AVX"), ("sse4_2", "SSE4_2"))
 
 
+def _cap(flags: str) -> str | None:
+    """The ISA an `--xla_cpu_max_isa=` in XLA_FLAGS caps XLA:CPU at (upper case), or None."""
+    for part in flags.split():
+        if part.startswith("--xla_cpu_max_isa="):
+            return part.split("=", 1)[1].upper()
+    return None
+
+
 def cpu() -> dict:
-    """The CPU the numbers were computed on: {'model', 'isa', 'xla_flags'}. XLA:CPU compiles
+    """The CPU the numbers were computed on: {'model', 'isa', 'host_isa', 'xla_flags'}: isa is
+    the instruction set XLA:CPU compiled for (the host's widest, host_isa, unless XLA_FLAGS
+    caps it with --xla_cpu_max_isa at a narrower one). XLA:CPU compiles
     for the host's instruction set (its widest vector unit, unless XLA_FLAGS caps it with
     --xla_cpu_max_isa), and the compiled program's float rounding follows it: the same
     config and seed give the same digits on the same ISA, and different digits after a few
@@ -74,10 +84,22 @@ def cpu() -> dict:
                     flags = set(value.split())
     except OSError:  # not Linux: the platform string still says the architecture
         pass
-    isa = next((name for flag, name in _ISA_LEVELS if flag in flags), None)
+    host = next((name for flag, name in _ISA_LEVELS if flag in flags), None)
     if model is None:
         model = platform.processor() or None
-    return {"model": model, "isa": isa, "xla_flags": os.environ.get("XLA_FLAGS", "")}
+    xla_flags = os.environ.get("XLA_FLAGS", "")
+    cap, order = _cap(xla_flags), [name for _, name in _ISA_LEVELS]
+    isa = host
+    if cap in order and (host is None or order.index(cap) > order.index(host)):
+        isa = cap
+    return {"model": model, "isa": isa, "host_isa": host, "xla_flags": xla_flags}
+
+
+def isa_text(prov: dict | None) -> str:
+    """'AVX512' (the instruction set a result's digits were computed with, from its
+    provenance), or 'an unrecorded instruction set' for a run that did not record it."""
+    c = (prov or {}).get("cpu") or {}
+    return c.get("isa") or "an unrecorded instruction set"
 
 
 def provenance(extra: dict | None = None) -> dict:

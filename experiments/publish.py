@@ -86,7 +86,7 @@ def _made_by(doc: dict) -> str:
     p = _prov(setup) or doc["result"].get("provenance") or doc.get("saved_by", {})
     load = p.get("loadavg") or [float("nan")]
     after = p.get("loadavg_after") or [float("nan")]
-    bits = [f"{p.get('cpus', '?')} cores ({p.get('device_kind', '?')})"]
+    bits = [f"{p.get('cpus', '?')} cores ({p.get('device_kind', '?')}, {provenance.isa_text(p)})"]
     bits.append(f"1-minute load {f(float(load[0]))} before, {f(float(after[0]))} after")
     if p.get("wall_seconds") is not None:
         bits.append(f"{f(float(p['wall_seconds']))} s wall clock")
@@ -600,7 +600,8 @@ def render_hero(doc: dict) -> str:
         f"decoder sees only the encoder's last state, scores {by('rnnenc', '1-10')} on sources "
         f"of 1-10 tokens and {by('rnnenc', '61+')} on 61+; RNNsearch (Bahdanau attention) "
         f"{by('rnnsearch', '61+')} and the Transformer {by('transformer', '61+')} on 61+ "
-        f"({_source(doc)}; Bahdanau et al. 2015, Fig. 2, is the same shape at paper scale)."
+        f"({_source(doc)}, computed with {provenance.isa_text(_prov(doc['result']['setup']))}; "
+        "Bahdanau et al. 2015, Fig. 2, is the same shape at paper scale)."
     )
 
 
@@ -614,8 +615,10 @@ def render_quickstart(doc: dict) -> str:
         f"It prints a progress line per logging interval for each model (loss, tokens/s, the "
         f"time left), then its tables; its committed run ({_source(doc)}) took "
         f"{prov.get('wall_seconds', float('nan')) / 60:.0f} minutes on the project's 2-core "
-        f"machine (load {f(load)}) and gave test BLEU {bleu}. The same seed gives the same "
-        "digits on the same CPU instruction set (the run records its CPU)."
+        f"machine (load {f(load)}) and gave test BLEU {bleu}, computed with "
+        f"{provenance.isa_text(prov)}. The same seed gives the same digits on the same "
+        "instruction set; another (an AVX2-only host, or `--xla_cpu_max_isa`) rounds "
+        "differently and moves the last digits."
     )
 
 

@@ -137,6 +137,7 @@ def holds(condition) -> str:
 # ------------------------------------------------------------------ the one verdict rule
 
 LEVEL = 0.95  # every interval in the project: two-sided, at this level
+MAX_TIMING_LOAD = 2.0  # no timing verdict from a run whose 1-minute load exceeded this
 MIN_SEEDS = 3  # an interval over fewer values than this judges nothing
 BOOTSTRAP_MIN = 8  # a percentile bootstrap over fewer values is about [min, max]
 
@@ -407,6 +408,20 @@ def judge(interval: Interval, rng: Range, *, min_n: int = MIN_SEEDS) -> tuple[st
     )
 
 
+def under_load(loads, cores: int | None = None) -> str:
+    """Why a timing cannot be judged ('' when it can): a 1-minute load average above
+    MAX_TIMING_LOAD before or after the run means other work shared the cores, so a wall
+    time or a busy-core count measures the contention, not the program."""
+    high = [float(x) for x in (loads or []) if finite(x) and float(x) > MAX_TIMING_LOAD]
+    if not high:
+        return ""
+    on = f" on {cores} cores" if cores else ""
+    return (
+        f"timed at a 1-minute load of {max(high):.1f}{on} (above {MAX_TIMING_LOAD:g}): the "
+        "time measures the contention, not the program; a run on an idle machine decides it"
+    )
+
+
 def judged(
     cid: str,
     claim: str,
@@ -415,6 +430,7 @@ def judged(
     detail: str = "",
     *,
     precondition: tuple[bool, str] | None = None,
+    undecided: str = "",
     power: Power | None = None,
 ) -> Claim:
     """The Claim `cid` of `interval` against `rng` by the one rule: expected is the range,
@@ -422,9 +438,13 @@ def judged(
 
     precondition: (ok, why): when not ok, the verdict is DID_NOT_LEARN and `why` (in words,
     with the number that failed it: "the Transformer did not learn the task: best BLEU 8.9 <
-    10") is the reason; the measurement is still shown. power: what sized the run."""
+    10") is the reason; the measurement is still shown. undecided: a reason this run cannot
+    judge the claim whatever its interval (`under_load`): UNDECIDED with that reason. power:
+    what sized the run."""
     if precondition is not None and not precondition[0]:
         verdict, reason = DID_NOT_LEARN, precondition[1]
+    elif undecided:
+        verdict, reason = UNDECIDED, undecided
     else:
         verdict, reason = judge(interval, rng)
     return Claim(

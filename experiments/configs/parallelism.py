@@ -21,7 +21,7 @@ def get_config(preset=None):
     c.n_ratio = 512  # N at which the LSTM/attention time ratio is reported (the chapter's 5-10x)
     c.chunk_block_k = 32  # key block of chunked attention, whose serial steps are counted per N
     c.warmup = 2  # untimed calls before timing (compilation, caches)
-    c.repeats = 5  # timed calls; the median is reported
+    c.repeats = 11  # timed calls per (model, N): t intervals over them, medians reported
     if preset == "quick":
         c.batch = 2
         c.d = 32
@@ -29,7 +29,7 @@ def get_config(preset=None):
         c.n_ratio = 64
         c.chunk_block_k = 16
         c.warmup = 1
-        c.repeats = 2
+        c.repeats = 3
     elif preset not in (None, ""):
         raise ValueError(f"unknown preset {preset!r}; choose 'quick' or none")
     return c
