@@ -699,6 +699,16 @@ def render_closing() -> str:
     return table
 
 
+def sized_by(c) -> str:
+    """What sized the run behind claim `c`, for docs/chapter.md: its power (the range's
+    source, the design-seed pilot's effect and spread, the seeds the verdict used; what an
+    exact count or an estimate is), or that no pilot sized it."""
+    return c.power or (
+        "no design-seed pilot committed for this claim: its interval is over the run's own "
+        "seeds or programs"
+    )
+
+
 def render_claim(anchor: str):
     """docs/chapter.md's section of one scorecard entry: each part's verdict, range, interval
     and reason, the results it reads, and its plots."""
@@ -716,6 +726,7 @@ def render_claim(anchor: str):
                 f"- *{label}* — **{c.verdict}**. {c.claim}: expected {c.expected}; measured "
                 f"{c.measured}.{detail}"
             )
+            lines.append(f"  - *Sized by*: {sized_by(c)}.")
         lines += ["", "Read from " + ", ".join(f"`{s}`" for s in scorecard.sources(entry)) + "."]
         lines += [""] + [f"![{img}](img/{img})" for img in entry.images]
         return "\n".join(lines)

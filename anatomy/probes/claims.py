@@ -454,8 +454,17 @@ def judged(
         verdict,
         "; ".join(x for x in (reason, detail) if x),
         id=cid,
-        power=power.text() if power is not None else "",
+        power=power.text() if power is not None else _unsized(interval),
     )
+
+
+def _unsized(interval: Interval) -> str:
+    """The power text of a claim without a pilot: what an exact count or an estimate is."""
+    if interval.method == "exact":
+        return "a deterministic count: no seeds, no spread to size"
+    if interval.method == "estimate":
+        return "an estimate for hardware not here: nothing to size"
+    return ""
 
 
 def judged_parts(
