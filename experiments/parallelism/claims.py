@@ -33,15 +33,18 @@ from anatomy.probes.claims import (
     UNDECIDED,
     Claim,
     Interval,
+    Power,
     Range,
     exact,
     finite,
     holds,
     judged,
+    power_from,
     t_interval,
     under_load,
     weakest,
 )
+from experiments import committed
 
 STEPS_TOL = 1e-6  # loop trips per token from the compiled HLO are exact counts: only the
 # fit's float rounding is allowed
@@ -55,6 +58,43 @@ SPEEDUP_RANGE = (5.0, 10.0)  # the chapter's wall-clock claim: attention 5-10x f
 SPEEDUP_N = 512  # ... at N = 512 (two-sided: far faster is a finding, not agreement)
 CORES_MARGIN = 0.1  # parallel training: attention keeps at least this many more cores busy
 TIMING = "timing repeats"  # what a timing interval is over (the repeats of one run)
+PILOT = "results/parallelism/pilot.json"
+SOURCES = {
+    "speedup": "the chapter's figure for GPUs (5-10x at N = 512), two-sided",
+    "busy": f"derived: attention's N positions are parallel work the LSTM's step lacks, so it "
+    f"keeps more cores busy; ≥ {CORES_MARGIN:g} of a core is the smallest difference this "
+    f"run's 2 cores resolve (one-sided)",
+}
+
+
+def _power(results, values_of, rng: Range, source: str, scale: str = "linear") -> Power | None:
+    """The Power of a timed claim from the committed pilot's per-repeat values
+    (`values_of(pilot results)`), against this run's repeats; None without a pilot."""
+    pilot = committed.pilot("parallelism")
+    if pilot is None:
+        return None
+    try:
+        values = values_of(pilot)
+    except (KeyError, StopIteration, TypeError):
+        return None
+    n = results["config"]["repeats"]
+    return power_from(values, rng, seeds=n, source=source, pilot=PILOT, scale=scale)
+
+
+def _busy_diff(results) -> np.ndarray:
+    """Busy cores attention − LSTM at N0, per timing repeat (the r-th call of each)."""
+    n0 = results["analysis"]["ratio_n"]
+    attn, lstm = _busy(results, "attention", n0), _busy(results, "lstm", n0)
+    n = min(len(attn), len(lstm))
+    return attn[:n] - lstm[:n]
+
+
+def _time_ratio(results) -> np.ndarray:
+    """LSTM / attention wall time at N0, per timing repeat."""
+    n0 = results["analysis"]["ratio_n"]
+    num, den = _times(results, "lstm", n0), _times(results, "attention", n0)
+    n = min(len(num), len(den))
+    return np.asarray(num[:n]) / np.asarray(den[:n])
 
 
 def _times(results, layer, n) -> np.ndarray:
@@ -163,6 +203,7 @@ def speedup(results) -> Claim:
         f"LSTM / attention fwd+bwd wall time at N={n0} on {_cores(results)} cores "
         f"({a['device_kind']}), not a GPU",
         undecided=loaded(results),
+        power=_power(results, _time_ratio, rng, SOURCES["speedup"], scale="log"),
     )
 
 
@@ -363,7 +404,7 @@ def busy_margin(results) -> Claim:
     n0 = results["analysis"]["ratio_n"]
     claim = "attention keeps more cores busy than the LSTM"
     rng = Range.at_least(CORES_MARGIN, f"≥ {CORES_MARGIN:g} more busy cores (one-sided)")
-    lstm, attn = _busy(results, "lstm", n0), _busy(results, "attention", n0)
+    lstm = _busy(results, "lstm", n0)
     if lstm is None:
         return Claim(
             claim,
@@ -372,10 +413,12 @@ def busy_margin(results) -> Claim:
             MISSING,
             id="parallelism/busy_margin",
         )
-    n = min(len(attn), len(lstm))
-    got = t_interval(attn[:n] - lstm[:n], over=TIMING)
+    got = t_interval(_busy_diff(results), over=TIMING)
     why = f"busy cores = process CPU / wall, per call (the r-th of each), at N={n0}"
-    return judged_unless_loaded(results, "parallelism/busy_margin", claim, got, rng, why)
+    power = _power(results, _busy_diff, rng, SOURCES["busy"])
+    return judged(
+        "parallelism/busy_margin", claim, got, rng, why, undecided=loaded(results), power=power
+    )
 
 
 def parallel_training(results) -> Claim:
