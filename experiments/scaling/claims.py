@@ -49,6 +49,7 @@ from anatomy.probes.claims import (
     judge,
     judged,
     t_interval,
+    under_load,
     weakest,
 )
 from experiments.parallelism.claims import SPEEDUP_N, SPEEDUP_RANGE
@@ -323,7 +324,10 @@ def _within(check_rows, variant: str = "model") -> int:
     return int(sum(miss(_predicted(r, variant), r["measured_s"]) <= MODEL_TOL for r in check_rows))
 
 
-def model_claims(check_rows, hw: dict) -> list[tuple[str, Claim]]:
+def model_claims(check_rows, hw: dict, loads=()) -> list[tuple[str, Claim]]:
+    """The cost model's check on this CPU (timed: undecided under load, `loads` the run's
+    1-minute load before and after)."""
+    loaded = under_load(loads)
     worst = max(check_rows, key=lambda r: miss(r["predicted_s"], r["measured_s"]))
     n = len(check_rows)
     out = [
@@ -340,6 +344,7 @@ def model_claims(check_rows, hw: dict) -> list[tuple[str, Claim]]:
                 f"within {MODEL_TOL:g}x, predicted / measured "
                 f"{min(r['ratio'] for r in check_rows):.2f}-{max(r['ratio'] for r in check_rows):.2f}, "
                 f"worst {worst['family']} N={worst['n']} ({worst['ratio']:.2f}x)",
+                undecided=loaded,
             ),
         )
     ]
@@ -372,6 +377,7 @@ def model_claims(check_rows, hw: dict) -> list[tuple[str, Claim]]:
                     + (f" ({', '.join(dominated)})" if dominated else "")
                     + with_it
                     + (f"; {lat}" if term == "latency" else ""),
+                    undecided=loaded,
                 ),
             )
         )
@@ -583,7 +589,9 @@ def table(results) -> list[Claim]:
     """Every claim of the run, judged from its results.json."""
     cfg, checked, a = _config(results), results["check"]["rows"], results["applied"]
     pairs = structure_claims(cfg, results["structure"])
-    pairs += model_claims(checked, results["check"]["hardware"])
+    pairs += model_claims(
+        checked, results["check"]["hardware"], results.get("load_average_before_after") or ()
+    )
     pairs.append(speed_ratio_claim(cfg.applied, a["layer_estimates"]))
     pairs += time_to_loss_claims(cfg.applied, a["steps_to_loss"], a["time_to_loss"])
     pairs.append(near_linear_claim(cfg, results))
