@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 from anatomy import paths
-from anatomy.probes.claims import claims_markdown, rule_text
+from anatomy.probes.claims import MAX_TIMING_LOAD, claims_markdown, rule_text
 from experiments import committed, outputs, provenance, record
 from experiments.committed import ROOT, load, result_path
 from experiments.report import scorecard
@@ -554,9 +554,11 @@ def _image_link(img: str, prefix: str) -> str:
 
 
 def render_scorecard(prefix: str = "docs/") -> str:
-    """The chapter's claims on one screen (experiments/report/scorecard.py): each claim, its
-    verdict here (the weakest of its parts, each part's own verdict beside it when there are
-    several), the plot that shows it, the experiment and the wall time of its committed run."""
+    """The chapter's claims on one screen (experiments/report/scorecard.py): first what a 2-core
+    CPU shows (generated from the rows' verdicts), then each claim, what it reads, its verdict
+    here (the weakest of its parts, each part's own verdict beside it when there are several),
+    why (or what would decide it), the plot that shows it, and the committed run behind it
+    (its command, wall time and the load it ran under)."""
     rows = []
     for i, e in enumerate(scorecard.ENTRIES, 1):
         verdict, parts = scorecard.verdicts(e)
@@ -572,14 +574,31 @@ def render_scorecard(prefix: str = "docs/") -> str:
             [
                 str(i),
                 f"[{e.claim}]({prefix}chapter.md#{e.anchor})",
+                e.corpus,
                 f"**{verdict}**{each}",
+                scorecard.why(e),
                 ", ".join(_image_link(img, prefix) for img in e.images[:2]),
-                "; ".join(f"`{n}` {scorecard.run_time(n)}" for n in names),
+                "; ".join(f"`{scorecard.run_of(n)}` {scorecard.run_time(n)}" for n in names),
             ]
         )
-    return outputs.markdown_table(
-        ["#", "the chapter says", "verdict here", "plot", "experiment (its committed run)"], rows
+    table = outputs.markdown_table(
+        [
+            "#",
+            "the chapter says",
+            "read from",
+            "verdict here",
+            "why, or what would decide it",
+            "plot",
+            "committed run (wall time, load)",
+        ],
+        rows,
     )
+    load = (
+        "*Load* is the machine's 1-minute load average when the run started (2 cores: 1 means "
+        f"one core busy on average); no timing is judged from a run whose load exceeded "
+        f"{MAX_TIMING_LOAD:g}."
+    )
+    return "\n".join([*scorecard.what_a_cpu_shows(), "", table, "", load])
 
 
 def experiment_line(name: str) -> str:
