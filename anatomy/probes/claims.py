@@ -409,16 +409,25 @@ def judge(interval: Interval, rng: Range, *, min_n: int = MIN_SEEDS) -> tuple[st
 
 
 def under_load(loads, cores: int | None = None) -> str:
-    """Why a timing cannot be judged ('' when it can): a 1-minute load average above
-    MAX_TIMING_LOAD before or after the run means other work shared the cores, so a wall
-    time or a busy-core count measures the contention, not the program."""
-    high = [float(x) for x in (loads or []) if finite(x) and float(x) > MAX_TIMING_LOAD]
+    """Why a timing cannot be judged ('' when it can): `loads` = (1-minute load average
+    before the run, after it). Before the run it must be at most MAX_TIMING_LOAD (other work
+    was running); after it, at most MAX_TIMING_LOAD + 1 (the run's own threads keep up to two
+    cores busy, so its own load reads about 2; more means other work joined). A loaded run's
+    wall time or busy-core count measures the contention, not the program."""
+    vals = [float(x) if finite(x) else math.nan for x in list(loads or [])[:2]]
+    before = vals[0] if vals else math.nan
+    after = vals[1] if len(vals) > 1 else math.nan
+    high = []
+    if finite(before) and before > MAX_TIMING_LOAD:
+        high.append(f"a 1-minute load of {before:.1f} before it")
+    if finite(after) and after > MAX_TIMING_LOAD + 1:
+        high.append(f"{after:.1f} after it")
     if not high:
         return ""
     on = f" on {cores} cores" if cores else ""
     return (
-        f"timed at a 1-minute load of {max(high):.1f}{on} (above {MAX_TIMING_LOAD:g}): the "
-        "time measures the contention, not the program; a run on an idle machine decides it"
+        f"timed at {' and '.join(high)}{on} (other work shared the cores): the time measures "
+        "the contention, not the program; a run on an idle machine decides it"
     )
 
 
