@@ -38,7 +38,8 @@ PROCESS = [
         "what else ran on the machine",
         re.compile(
             r"(?i)\bother (?:jobs|agents|people)\b|\bSIGSTOP\b|\bheavy lock\b|"
-            r"\btest suite (?:ran )?beside\b|\bshared with other\b"
+            r"\b(?:the test suite|tests) (?:ran )?beside\b|\bshared with other\b|"
+            r"\ban earlier job\b"
         ),
     ),
     ("a lock file", re.compile(r"(?i)\bflock\b|[\w/.-]+\.lock\b")),
@@ -51,7 +52,10 @@ _NUMBER = r"(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|fiftee
 # a time typed by hand: '1,080 seconds', '~200 s', 'a one-minute run', 'four times the
 # one-seed run's time'; near 'budget' or 'target' it is a design figure, not a measurement
 TIMES = [
-    re.compile(rf"(?i)(?<![\w.])~?{_NUMBER}[\s-]+(?:ms|s|secs?|seconds?|mins?|minutes?|hours?)\b"),
+    re.compile(  # not the '1-minute load average' a run records
+        rf"(?i)(?<![\w.])~?{_NUMBER}[\s-]+(?:ms|s|secs?|seconds?|mins?|minutes?|hours?)\b"
+        r"(?![\s-]+load)"
+    ),
     re.compile(r"(?i)\b(?:twice|\w+ times) the [\w\s'-]{0,40}?\btime\b"),
 ]
 _DESIGN = re.compile(r"(?i)budget|target")
@@ -114,7 +118,7 @@ def test_the_checkers_find_process_talk_and_typed_times():
         "the 15-minute budget's run",
         "<!-- cite -->0.48 ms at 1K<!-- /cite -->",
         "<!-- results:t -->took 14 minutes<!-- /results:t -->",
-        "in minutes, not epochs; a few minutes each",
+        "in minutes, not epochs; a few minutes each; the 1-minute load average",
     ):
         assert typed_times(text) == [], text
 
