@@ -1,8 +1,8 @@
 """`python tests/without_torch.py SCRIPT ARGS...`: run SCRIPT as on an install without torch.
 
-torch is the test extra's independent reference (the twins in benchmarks/peers*.py); the
-library, launch.py and every experiment run on `pip install -c constraints.txt -e .` alone.
-conftest.launch runs every launch.py command of the suite through this file, so a module that
+torch is the test extra's independent reference (the twins in benchmarks/peers.py and
+benchmarks/peers_mixers.py); the library, launch.py and every experiment run on
+`pip install -c constraints.txt -e .` alone. conftest.launch runs every launch.py command of the suite through this file, so a module that
 imports torch on the way to an experiment fails the suite as it would fail a user's install:
 `import torch` (and any torch.*) raises ModuleNotFoundError, as for a package not installed,
 whatever is on sys.path. (A None in sys.modules would not do: libraries that probe for torch,
