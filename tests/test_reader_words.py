@@ -38,7 +38,8 @@ PROCESS = [
         "what else ran on the machine",
         re.compile(
             r"(?i)\bother (?:jobs|agents|people)\b|\bSIGSTOP\b|\bheavy lock\b|"
-            r"\b(?:the test suite|tests) (?:ran )?beside\b|\bshared with other\b|"
+            r"\b(?:the test suite|tests) (?:ran beside|beside|shared the cores)|"
+            r"\bshared with other\b|"
             r"\ban earlier job\b"
         ),
     ),
@@ -96,6 +97,7 @@ def test_the_checkers_find_process_talk_and_typed_times():
         "with other agents' jobs starting": "who else worked",
         "made on this session's host": "who else worked",
         "the test suite beside it for its first minutes": "what else ran on the machine",
+        "while the test suite shared the cores": "what else ran on the machine",
         "`flock /work/locks/heavy.lock python -m benchmarks.mixers`": "a lock file",
         "--config.applied.gpu_python=/work/venvs/cuda/bin/python": "a path on one machine",
     }
