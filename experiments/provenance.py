@@ -13,6 +13,9 @@ import subprocess
 from experiments.outputs import jsonable
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# launch.py saves the command line of a run in its workdir under this name: {"command",
+# "experiment", "preset", "config", "overrides"} (translate reads it to say how to train more)
+COMMAND_FILE = "command.json"
 
 
 def _git(*args: str) -> str | None:
@@ -221,3 +224,26 @@ def provenance_line(p: dict | None) -> str:
         f"{p['wall_seconds']:.0f} s" if isinstance(p.get("wall_seconds"), (int, float)) else None,
     ]
     return "Run: " + "; ".join(x for x in parts if x) + "."
+
+
+def of_result(result: dict) -> dict:
+    """The provenance a result's run recorded: results.json's own, or rnn_vs_attn's
+    (under "setup"); {} where it recorded none."""
+    return result.get("provenance") or (result.get("setup") or {}).get("provenance") or {}
+
+
+def run_time(result: dict) -> str:
+    """How long the run of a result took, in one phrase: '13.9 min (load 0.7)' from its wall
+    clock and the 1-minute load when it started; for a run that recorded no wall clock (the
+    older recipe_sweep grids), its table's training seconds summed, a lower bound ('≥ 98.1
+    min of training; no wall clock recorded'); '—' where it recorded neither."""
+    prov = of_result(result)
+    if isinstance(prov.get("wall_seconds"), (int, float)):
+        load = (prov.get("loadavg") or [float("nan")])[0]
+        return f"{prov['wall_seconds'] / 60:.1f} min (load {load:.1f})"
+    header, rows = result.get("header") or [], result.get("rows") or []
+    if "train s" in header and rows:
+        i = header.index("train s")
+        seconds = sum(r[i] for r in rows if isinstance(r[i], (int, float)))
+        return f"≥ {seconds / 60:.1f} min of training; no wall clock recorded"
+    return "—"

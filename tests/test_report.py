@@ -7,6 +7,7 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import launch
 from helpers import gradient_decay_results, long_range_results, per_seed
 
 from anatomy import probes
@@ -503,13 +504,15 @@ def test_decode_exponent_zero_must_be_earned():
     assert abs(f["kv_cache"]["flops_n_dependent"]["exponent"] - 1.0) < 1e-9
 
 
-def test_the_closing_table_from_the_committed_results_runs_nothing(tmp_path, capsys):
+def test_the_closing_table_from_the_committed_results_runs_nothing(tmp_path):
     """--preset=committed judges results/ as committed (experiments.committed.VERDICTS_FROM),
-    says which file each row reads, and runs no experiment."""
+    says which file each row reads, and runs no experiment: the README's command, through
+    launch.py on an install without torch (conftest.launch)."""
     from experiments import committed
 
-    results = report.run(report_config.get_config("committed"), str(tmp_path))
-    assert "report: running" not in capsys.readouterr().out
+    out = launch("--experiment=report", "--preset=committed", f"--workdir={tmp_path}")
+    assert "report: running" not in out.stdout
+    results = json.loads((tmp_path / "results.json").read_text())
     for name, src in results["sources"].items():
         path = f"results/{committed.VERDICTS_FROM[name]}.json"
         assert src["results_json"] == path
