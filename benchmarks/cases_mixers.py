@@ -19,16 +19,15 @@ forward + backward program would hold more than ``MAX_BYTES`` (XLA's memory anal
 anything runs) is left out at that N and reported as such.
 """
 
+import importlib.util
+
 import jax
 import numpy as np
-import torch
 
 from anatomy import mixers
 from anatomy import recurrence as rec
-from benchmarks import peers
 from benchmarks.cases import _jax_impl, _torch_impl
 from benchmarks.inputs import f32, fill, jitter, shapes
-from benchmarks.peers_mixers import PEERS, torch_leaves, torch_params
 from benchmarks.protocol import Case
 
 MAX_BYTES = 3 * 2**30  # a program above this (temp + output) is not run on this machine
@@ -69,7 +68,11 @@ def mixer_case(name, batch, n, d_model, rng, forms=None, max_bytes=MAX_BYTES):
             left_out[form] = "over memory"
             continue
         impls[form] = _fwdbwd_only(impl)
-    if name in PEERS:  # the torch twin written from the paper, on the same weights
+    if _have_torch() and name in _peers().PEERS:  # the torch twin from the paper, same weights
+        import torch
+
+        from benchmarks.peers_mixers import PEERS, torch_leaves, torch_params
+
         tp = torch_params(params["mix"])
         t_impl = _torch_impl(
             lambda x_: PEERS[name](
@@ -96,6 +99,12 @@ def lstm_case(batch, n, d_model, rng):
     g = f32(rng.normal(size=(batch, n, d_model)))
     run = lambda p_, x_: rec.run("lstm", p_, x_, hoist=False, vjp="fused")[1]
     impls = {"anatomy": _fwdbwd_only(_jax_impl(run, p, x, g, note="fused VJP, hoist=False"))}
+    if not _have_torch():  # the torch reference is skipped without torch (it is only a peer)
+        return Case("lstm", f"B={batch} N={n} m={d_model}", impls, {})
+    import torch
+
+    from benchmarks import peers
+
     t_mod = torch.nn.LSTM(d_model, d_model, batch_first=True)
     t_mod.load_state_dict(peers.torch_rnn_state(p))
     t_impl = _torch_impl(
@@ -106,6 +115,21 @@ def lstm_case(batch, n, d_model, rng):
     )
     impls["torch"] = t_impl._replace(passes={"fwdbwd": t_impl.passes["fwdbwd"]})
     return Case("lstm", f"B={batch} N={n} m={d_model}", impls, {})
+
+
+def _have_torch() -> bool:
+    """torch is a reference peer, not a dependency of the experiments: without it the torch
+    twins are skipped (the JAX forms are timed as before)."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _peers():
+    from benchmarks import peers_mixers
+
+    return peers_mixers
 
 
 PRESETS = {  # batch, lengths, width

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from anatomy.probes.claims import FAILS, HOLDS, UNDECIDED
+from anatomy.probes.claims import FAILS, HOLDS, NEEDS_ACCELERATOR, UNDECIDED
 from experiments import record
 from experiments.crossover import claims
 
@@ -54,7 +54,7 @@ def test_crossover_claims_hold_and_fail_on_both_sides():
     for cid in ("crossover/headline", "crossover/lstm_serial", "crossover/scan_serial",
                 "crossover/assoc_serial", "crossover/attention_serial", "crossover/memory"):  # fmt: skip
         assert good[cid] == HOLDS, cid
-    assert good["crossover/fla_anchor"] == UNDECIDED  # a published figure: never a verdict
+    assert good["crossover/fla_anchor"] == NEEDS_ACCELERATOR  # a published figure: never a verdict
     point, interval, _ = claims.crossing(record.stored(fake()), "gated_deltanet")
     assert 1024 < point < 4096 and interval.lo <= point <= interval.hi
     # never slower: the crossing is below the measured lengths, not inside them

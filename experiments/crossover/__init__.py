@@ -17,7 +17,7 @@ time, the compiled program's peak memory (XLA's memory analysis of the very prog
 and its serial steps (the trip counts of its while loops, probes.hlo_sequential_steps) and
 critical path (probes.hlo_critical_path). A program over the benchmark's MAX_BYTES is left
 out at that N. The claims (claims.py) read where each recurrence's time curve crosses
-attention's (probes.crossover), with a bootstrap interval over the timing rounds.
+attention's (probes.crossover), with its interval over the timing rounds.
 """
 
 import numpy as np
