@@ -104,7 +104,10 @@ def attention_every_n(results) -> Claim:
         return Claim(claim, f"≥ {SOLVED:g} at every N", "—", MISSING, id=cid)
     entry = _contenders(results, "lengths")[names[0]]
     rng = Range.at_least(SOLVED, f"≥ {SOLVED:g} at every N")
-    parts = [(n, t_interval(acc)) for n, acc in zip(lens["seq_lens"], entry["accuracy"])]
+    parts = [
+        (n, t_interval(acc, bounds=(0.0, 1.0)))
+        for n, acc in zip(lens["seq_lens"], entry["accuracy"])
+    ]
     verdicts = [(n, *judge(i, rng)) for n, i in parts]
     worst_n, worst = min(parts, key=lambda p: p[1].point)
     verdict = weakest(v for _, v, _ in verdicts)
