@@ -244,14 +244,28 @@ def _parts_of(c: Claim) -> list[tuple[str, str]] | None:
     return None
 
 
+def _words(name: str) -> str:
+    """A part id as words: 'attention_within' -> 'attention within'."""
+    return name.replace("_", " ")
+
+
 def measured_clause(c: Claim, most: int = 110) -> str:
     """What a claim measured, in one clause; for a composite, only the parts that give it its
-    verdict ('steady gain per layer: does not hold here'), not the first of its parts."""
+    verdict ('steady gain per layer: does not hold here'), not the first of its parts, and
+    (where its detail holds each part's measurement, 'copy/attention_within: 0.85 [...]')
+    what those parts measured."""
     parts = _parts_of(c)
     if parts is None:
         return _clause(c.measured, most=most)
     names = [name for name, v in parts if v == c.verdict]
-    return f"{', '.join(names)}: {c.verdict}"
+    said = f"{', '.join(_words(n) for n in names)}: {c.verdict}"
+    segments = re.split(r"; (?=[a-z_]+/[a-z_/]+: )", c.detail or "")
+    shown = []
+    for seg in segments:
+        head, sep, body = seg.partition(": ")
+        if sep and "/" in head and head.split("/", 1)[1] in names:
+            shown.append(f"{_words(head.split('/', 1)[1])} {_clause(body, most=most)}")
+    return said + (f" ({'; '.join(shown)})" if shown else "")
 
 
 def reason(label: str, c: Claim | None) -> str:
@@ -264,10 +278,10 @@ def reason(label: str, c: Claim | None) -> str:
         return f"{label}: {_clause(c.measured)}, a cost model's figure for hardware not here"
     if c.verdict == DID_NOT_LEARN:
         return f"{label}: {_clause(c.detail)}"
+    if _parts_of(c) is not None:  # a composite: the parts that decide it
+        return f"{label}: {measured_clause(c, most=90)}"
     if c.verdict == UNDECIDED:
         return f"{label}: {_clause(c.measured, most=90)}; {_clause(c.detail, 2)}"
-    if _parts_of(c) is not None:  # a composite: the parts that decide it
-        return f"{label}: {measured_clause(c)}"
     if c.verdict == FAILS:
         why = _clause(c.detail, most=90)
         return f"{label}: {_clause(c.measured, most=110)} against {c.expected}" + (
