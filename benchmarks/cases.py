@@ -10,11 +10,8 @@ only; a multiply-add is 2 FLOPs); forward+backward = 3 x forward (two matmuls pe
 in the backward pass).
 """
 
-import functools
-
 import flax.linen as nn
 import jax
-import jax.numpy as jnp
 import numpy as np
 import torch
 
@@ -23,44 +20,8 @@ from anatomy import recurrence as rec
 from anatomy.recurrence.fused import run_gru, run_lstm
 from benchmarks import peers
 from benchmarks.inputs import f32, fill, shapes
+from benchmarks.jax_impl import jax_impl as _jax_impl
 from benchmarks.protocol import Case, layer_impl, one_thread
-
-
-def _jax_impl(f, params, x, g, note=""):
-    """f(params, x) -> out. Jitted forward, and jitted grads of <out, g> w.r.t. (x, params)."""
-    params, x, g = jax.device_put((params, x, g))  # NumPy -> device once, not per call
-    fwd_j = jax.jit(f)
-    grad_j = jax.jit(jax.grad(lambda x_, p_: jnp.vdot(f(p_, x_), g), argnums=(0, 1)))
-
-    @jax.jit
-    def fused_j(p_, x_):  # output and input gradient of <f, g> in one program
-        out, vjp = jax.vjp(lambda z: f(p_, z), x_)
-        return out, vjp(g)[0]
-
-    def quick():
-        out, dx = fused_j(params, x)
-        return {"out": out, "dx": dx}
-
-    @functools.cache
-    def compiled(mode):  # the exact programs fwd / fwdbwd run, compiled once for both below
-        return (fwd_j.lower(params, x) if mode == "fwd" else grad_j.lower(x, params)).compile()
-
-    def memory(mode):
-        from benchmarks.memory import compiled_bytes
-
-        return compiled_bytes(compiled(mode))
-
-    def hlo(mode):  # its optimised HLO, for the probes that read a compiled program
-        return compiled(mode).as_text()
-
-    return layer_impl(
-        lambda: jax.block_until_ready(fwd_j(params, x)),
-        lambda: jax.block_until_ready(grad_j(x, params)),
-        note,
-        quick=quick,
-        memory=memory,
-        hlo=hlo,
-    )
 
 
 def _torch_impl(f, module_params, xs, g, note="", fwd_only=False):

@@ -24,7 +24,6 @@ from typing import NamedTuple
 
 import jax
 import numpy as np
-import torch
 
 from benchmarks import timing
 
@@ -47,6 +46,9 @@ class Impl(NamedTuple):
       call itself (torch sides, benchmarks/memory.py).
     hlo: optional pass -> the optimised HLO text of the very program that pass times (JAX
       sides), for the probes that read a compiled program (serial steps, depth).
+
+    torch is imported only where a torch side is run or compared (this module imports
+    without it: a JAX-only experiment needs no torch).
     """
 
     passes: dict
@@ -89,6 +91,8 @@ def _one_thread_call(fn):
     """fn run with torch.set_num_threads(1) for the call."""
 
     def call():
+        import torch
+
         n = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
@@ -117,7 +121,7 @@ def one_thread(impl):
 
 def to_numpy(a):
     """A JAX array, torch tensor or number -> float64 NumPy."""
-    if isinstance(a, torch.Tensor):
+    if hasattr(a, "detach"):  # a torch tensor (torch itself is not imported for this)
         a = a.detach().numpy()
     return np.asarray(a, np.float64)
 
