@@ -14,7 +14,7 @@ and, for Mamba-2 and gated DeltaNet, 'torch': a twin written from the paper's eq
 the same N for softmax attention ('anatomy' dense, 'anatomy chunked': the online
 softmax of anatomy/attention/chunked.py) and the LSTM (recurrence.run on the translators'
 default path, and torch.nn.LSTM). The pass timed is 'fwdbwd': the gradients of <y, g> w.r.t.
-the input and every parameter (benchmarks/jax_impl.py). torch is imported only where a
+the input and every parameter (benchmarks/cases.py: _jax_impl). torch is imported only where a
 torch twin is built (twin=True, the default; the crossover experiment builds none and runs
 without torch installed). A form whose compiled
 forward + backward program would hold more than ``MAX_BYTES`` (XLA's memory analysis, before
@@ -26,8 +26,8 @@ import numpy as np
 
 from anatomy import mixers
 from anatomy import recurrence as rec
+from benchmarks.cases import _jax_impl
 from benchmarks.inputs import f32, fill, jitter, shapes
-from benchmarks.jax_impl import jax_impl as _jax_impl
 from benchmarks.protocol import Case
 
 TORCH_TWINS = ("mamba2", "gated_deltanet")  # benchmarks/peers_mixers.PEERS' mixers

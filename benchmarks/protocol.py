@@ -16,8 +16,13 @@ What an implementation's check() returns, by kind of case:
     decoding     'tokens' (must be identical)
 Arrays and trees are compared norm-wise, rel = ||a - ref|| / ||ref|| over every leaf the
 reference maps onto at once (float32 on every side: the difference is rounding only).
+
+torch is imported only where a torch implementation is run (a one-thread call) or its
+tensors are read: the JAX-only cases (the mixers' forms, crossover's contenders) go through
+this protocol on an install without torch.
 """
 
+import sys
 import time
 from collections.abc import Callable
 from typing import NamedTuple
@@ -46,9 +51,6 @@ class Impl(NamedTuple):
       call itself (torch sides, benchmarks/memory.py).
     hlo: optional pass -> the optimised HLO text of the very program that pass times (JAX
       sides), for the probes that read a compiled program (serial steps, depth).
-
-    torch is imported only where a torch side is run or compared (this module imports
-    without it: a JAX-only experiment needs no torch).
     """
 
     passes: dict
@@ -121,7 +123,8 @@ def one_thread(impl):
 
 def to_numpy(a):
     """A JAX array, torch tensor or number -> float64 NumPy."""
-    if hasattr(a, "detach"):  # a torch tensor (torch itself is not imported for this)
+    torch = sys.modules.get("torch")  # a torch tensor exists only where torch was imported
+    if torch is not None and isinstance(a, torch.Tensor):
         a = a.detach().numpy()
     return np.asarray(a, np.float64)
 
