@@ -9,20 +9,21 @@ torch twins), read here, not rewritten. Presets: default (the judged run, seed 0
 only), 'quick' (tests). The wall time of a run is in its results.json
 (provenance.wall_seconds).
 
-The lengths start at 32, below where FLOP counts put the crossing on a CPU (a few times chunk +
-head size: claims.py's docstring), and end at 4096: dense attention's program holds 1.6 GB
+The lengths start at 8, below where FLOP counts put every recurrence's crossing on a CPU (gated
+DeltaNet's a few times chunk + head size, the diagonal recurrences' a few dozen: claims.py's
+docstring; the range allows a factor 4 below it), and end at 4096: dense attention's program holds 1.6 GB
 there and 6.4 GB at 8K (over the benchmark's MAX_BYTES of 3 GiB).
 """
 
 import ml_collections
 
 PRESETS = ("", "quick", "pilot")
-LENGTHS = (32, 64, 128, 256, 512, 1024, 2048, 4096)
+LENGTHS = (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 
 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()
-    c.lengths = LENGTHS  # N, every power of 2 from 32 to 4096
+    c.lengths = LENGTHS  # N, every power of 2 from 8 to 4096
     c.batch = 1  # sequences per call (the benchmark's)
     c.d_model = 64  # width (the benchmark's; knobs per mixer: cases_mixers.KNOBS; 4 heads of 16)
     # the recurrent mixers, each in its default form on this backend (form_defaults)
