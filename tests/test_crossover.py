@@ -133,6 +133,11 @@ def test_a_resample_without_a_crossing_is_censored_and_never_drawn():
 def test_a_timing_under_load_or_over_too_few_rounds_decides_nothing():
     loaded = verdicts(fake(others=[0.01, 0.01, 1.3, 0.01]))  # another process took a core
     assert loaded["crossover/headline"] == UNDECIDED
+    busy = fake()
+    busy["load_before_after"] = [2.4, 2.5]  # the 1-minute load before the run over the rule's 2
+    assert verdicts(busy)["crossover/headline"] == UNDECIDED
+    busy["load_before_after"] = [0.5, 2.1]  # its own two threads read about 2 after it
+    assert verdicts(busy)["crossover/headline"] == HOLDS
     assert loaded["crossover/lstm_serial"] == HOLDS  # a count from the program: no timing
     few = fake()
     for e in few["contenders"].values():

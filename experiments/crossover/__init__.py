@@ -40,7 +40,7 @@ from anatomy.probes.depth import hlo_critical_path
 from anatomy.recurrence.form_defaults import default_form
 from benchmarks import timing
 from benchmarks.cases_mixers import MAX_BYTES, lstm_case, mixer_case
-from experiments import record
+from experiments import provenance, record
 from experiments.crossover import claims, plots
 from experiments.progress import Progress
 
@@ -147,13 +147,18 @@ def measure(cfg):
 def run(config, workdir):
     """Measure, write results.json, the plot, report.md."""
     started = record.start(NAME, config, workdir)
+    before = provenance.load_average()
     contenders_, others = measure(config)
+    after = provenance.load_average()
     results = {
         "config": config.to_dict(),
         "lengths": [int(n) for n in config.lengths],
         "max_bytes": MAX_BYTES,
         # cores other processes kept busy while each N was timed (None: no /proc/stat)
         "others_cores": others,
+        # the 1-minute load before and after the timings (claims: under_load), and the cores
+        "load_before_after": [x[0] if x else None for x in (before, after)],
+        "cores": timing.n_cores(),
         "contenders": contenders_,
     }
     results["plots"] = plots.draw(record.stored(results), workdir)

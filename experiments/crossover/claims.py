@@ -7,8 +7,9 @@ table(results):
                              percentile bootstrap over those rounds (a resample without a
                              crossing is censored beyond the lengths measured); the range,
                              stated by the FLOP counts before any timing: [¼, 4] × N_f
-                             (`expected_range`; not judged while another process kept more
-                             than OTHERS_MAX cores busy)
+                             (`expected_range`; not judged from a run whose 1-minute load
+                             exceeded the rule's (under_load: 2 before it, 3 after), nor
+                             while other processes kept more than OTHERS_MAX cores busy)
     crossover/headline       the same for HEADLINE (gated DeltaNet, flash-linear-attention's
                              own comparison against FlashAttention-2)
     crossover/lstm_serial    the LSTM's compiled forward + backward takes 2N serial steps (N
@@ -74,6 +75,7 @@ from anatomy.probes.claims import (
     judge,
     judged,
     power_from,
+    under_load,
     weakest,
 )
 from experiments.exponents import exponent_verdict
@@ -226,6 +228,9 @@ def overtakes(results, mixer, cid=None, pilot=None) -> Claim:
         return Claim(claim, str(rng), measured, verdict, f"{why}; {where}", id=cid,
                      power=power.text() if power else "")  # fmt: skip
 
+    loaded = under_load(results.get("load_before_after"), results.get("cores"))
+    if loaded:
+        return undecided_or_fails(UNDECIDED, str(interval), loaded)
     load = busy(results)
     if load is not None and load[0] > OTHERS_MAX:
         return undecided_or_fails(UNDECIDED, str(interval),
