@@ -202,9 +202,10 @@ def test_quick_crossover_times_every_contender_from_the_benchmark_cases(quick_re
                 continue
             assert len(e["rounds_s"][i]) == res["config"]["rounds"] and e["memory_bytes"][i] > 0
             assert e["flops"][i] > 0, (label, n)
-    # dense attention's FLOPs grow as N^2, a chunked scan's as N: read from XLA's counts
+    # dense attention's FLOPs grow as N^2, the LSTM's as N: read from the compiled programs
+    # (not a chunked scan's: at the quick lengths its chunk, min(64, N), grows with N too)
     grow = lambda label: np.log(c[label]["flops"][1] / c[label]["flops"][0])
-    assert grow(claims.DENSE) > grow("gated_deltanet") + 0.5
+    assert grow(claims.DENSE) > grow("lstm") + 0.5
     # the LSTM's program loops once per step each way: read from the compiled HLO
     assert c["lstm"]["serial_steps"] == [2 * n for n in res["lengths"]]
     assert len(res["others_cores"]) == len(res["lengths"])
