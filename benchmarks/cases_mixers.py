@@ -15,11 +15,13 @@ the same N for softmax attention ('anatomy' dense, 'anatomy chunked': the online
 softmax of anatomy/attention/chunked.py) and the LSTM (recurrence.run on the translators'
 default path, and torch.nn.LSTM). The pass timed is 'fwdbwd': the gradients of <y, g> w.r.t.
 the input and every parameter (benchmarks/cases.py: _jax_impl). torch is imported only where a
-torch twin is built (twin=True, the default; the crossover experiment builds none and runs
-without torch installed). A form whose compiled
+torch twin is built (twin=True, the default, and torch installed: without it the twins are
+skipped, the JAX forms timed as before; the crossover experiment builds none). A form whose compiled
 forward + backward program would hold more than ``MAX_BYTES`` (XLA's memory analysis, before
 anything runs) is left out at that N and reported as such.
 """
+
+import importlib.util
 
 import jax
 import numpy as np
@@ -54,7 +56,7 @@ def _fwdbwd_only(impl):
 def mixer_case(name, batch, n, d_model, rng, forms=None, max_bytes=MAX_BYTES, twin=True):
     """One Case: mixer ``name`` at width d_model over [batch, n, d_model], its forms (all, or
     ``forms``) as implementations labelled by form; max_bytes None: no sizing (tiny shapes);
-    twin: also the torch twin ('torch') where one exists (imports torch).
+    twin: also the torch twin ('torch') where one exists and torch is installed (imports it).
     Returns (case, reference: the first form that fits, {form: 'over memory'} left out)."""
     knobs = dict(KNOBS[name])
     if name == "mamba2":
@@ -70,7 +72,9 @@ def mixer_case(name, batch, n, d_model, rng, forms=None, max_bytes=MAX_BYTES, tw
             left_out[form] = "over memory"
             continue
         impls[form] = _fwdbwd_only(impl)
-    if twin and name in TORCH_TWINS:  # the torch twin written from the paper, same weights
+    if (
+        twin and _have_torch() and name in TORCH_TWINS
+    ):  # the torch twin written from the paper, same weights
         import torch
 
         from benchmarks.cases import _torch_impl
@@ -102,7 +106,7 @@ def lstm_case(batch, n, d_model, rng, twin=True):
     g = f32(rng.normal(size=(batch, n, d_model)))
     run = lambda p_, x_: rec.run("lstm", p_, x_, hoist=False, vjp="fused")[1]
     impls = {"anatomy": _fwdbwd_only(_jax_impl(run, p, x, g, note="fused VJP, hoist=False"))}
-    if not twin:
+    if not (twin and _have_torch()):  # the torch reference is only a peer: skipped without it
         return Case("lstm", f"B={batch} N={n} m={d_model}", impls, {})
     import torch
 
@@ -119,6 +123,15 @@ def lstm_case(batch, n, d_model, rng, twin=True):
     )
     impls["torch"] = t_impl._replace(passes={"fwdbwd": t_impl.passes["fwdbwd"]})
     return Case("lstm", f"B={batch} N={n} m={d_model}", impls, {})
+
+
+def _have_torch() -> bool:
+    """torch is a reference peer, not a dependency of the experiments: without it the torch
+    twins are skipped (the JAX forms are timed as before)."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except ModuleNotFoundError:
+        return False
 
 
 PRESETS = {  # batch, lengths, width

@@ -142,7 +142,12 @@ def test_a_timing_under_load_or_over_too_few_rounds_decides_nothing():
     few = fake()
     for e in few["contenders"].values():
         e["rounds_s"] = [r[:5] for r in e["rounds_s"]]
-    assert verdicts(few)["crossover/headline"] == UNDECIDED  # a bootstrap needs >= 8 rounds
+    # below 8 rounds no bootstrap: each round's own crossing and their t interval (log scale)
+    _, interval, _ = claims.crossing(record.stored(few), "gated_deltanet")
+    assert interval.n == 5 and interval.method != "bootstrap"
+    slow = few["contenders"]["gated_deltanet"]["rounds_s"]
+    slow[-1][0] *= 10  # one round never crosses: its crossing is beyond the lengths
+    assert verdicts(few)["crossover/headline"] == UNDECIDED
 
 
 def test_a_range_reaching_below_the_shortest_length_decides_nothing():

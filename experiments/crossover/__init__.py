@@ -19,7 +19,7 @@ runs: XLA's own cost analysis counts it once) and peak memory (XLA's memory anal
 serial steps (the trip counts of its while loops, probes.hlo_sequential_steps) and critical
 path (probes.hlo_critical_path). A program over the benchmark's MAX_BYTES is left out at that
 N. The claims (claims.py) read where each recurrence's time curve crosses attention's
-(probes.crossover), with a bootstrap interval over the timing rounds, against the range the
+(probes.crossover), with its interval over the timing rounds, against the range the
 two programs' FLOP counts give it.
 
 Gated DeltaNet's chunked form once timed 0.03-8.6 s a call for the same work: its triangular

@@ -4,8 +4,10 @@ table(results):
     crossover/<mixer>        <mixer> (default form) overtakes dense attention in training
                              time where the two programs' FLOP counts put the crossing: N*
                              from the medians over the timing rounds, its interval a
-                             percentile bootstrap over those rounds (a resample without a
-                             crossing is censored beyond the lengths measured); the range,
+                             percentile bootstrap over those rounds from 8 of them (a
+                             resample without a crossing is censored beyond the lengths
+                             measured; below 8, each round's own crossing and their t
+                             interval on a log scale); the range,
                              stated by the FLOP counts before any timing: [¼, 4] × N_f
                              (`expected_range`; not judged from a run whose 1-minute load
                              exceeded the rule's (under_load: 2 before it, 3 after), nor
@@ -64,6 +66,7 @@ import numpy as np
 from anatomy.probes import crossover as cross
 from anatomy.probes import fit_power_law
 from anatomy.probes.claims import (
+    BOOTSTRAP_MIN,
     FAILS,
     MISSING,
     UNDECIDED,
@@ -75,6 +78,7 @@ from anatomy.probes.claims import (
     judge,
     judged,
     power_from,
+    t_interval,
     under_load,
     weakest,
 )
@@ -152,8 +156,12 @@ def round_crossings(results, mixer, against=DENSE):
 
 
 def crossing(results, mixer, against=DENSE):
-    """(N* from the medians or None, the bootstrap Interval over the timing rounds, lengths).
-    A resample with no crossing inside the lengths is censored (+inf: beyond them)."""
+    """(N* from the medians or None, its Interval over the timing rounds, lengths).
+
+    With BOOTSTRAP_MIN rounds or more, a percentile bootstrap of the medians' crossing (rounds
+    resampled together; a resample with no crossing inside the lengths is censored: +inf,
+    beyond them); with fewer, each round's own crossing and their t interval on a log scale (a
+    round that never crosses makes it non-finite: the claim is then undecided)."""
     ns, idx = _common(results, against, mixer)
     if len(ns) < 2:
         return None, None, ns
@@ -168,8 +176,9 @@ def crossing(results, mixer, against=DENSE):
     point = cross(
         ns, [c[against]["median_s"][i] for i in idx], [c[mixer]["median_s"][i] for i in idx]
     )
-    if a.shape[0] < 8:  # too few rounds for a bootstrap (claims.BOOTSTRAP_MIN)
-        return point, None, ns
+    if a.shape[0] < BOOTSTRAP_MIN:  # each round's own crossing, a t interval on a log scale
+        each = [math.inf if x is None else x for x in (cross(ns, ra, rb) for ra, rb in zip(a, b))]
+        return point, t_interval(each, over="timing rounds", scale="log"), ns
     interval = bootstrap_interval(np.concatenate([a, b], axis=1), stat, over="timing rounds")
     return point, interval, ns
 
@@ -212,10 +221,6 @@ def overtakes(results, mixer, cid=None, pilot=None) -> Claim:
     ratio = rate_ratio(results, mixer, near=point)
     if ratio:
         where += f"; ρ (attention's FLOP rate over its) {ratio[1]:.2g} at N = {ratio[0]}"
-    if interval is None:
-        return Claim(claim, str(rng), "—" if point is None else f"{point:.0f}", UNDECIDED,
-                     "fewer than 8 timing rounds: a bootstrap needs 8 or more; 11 or more "
-                     f"would decide it; {where}", id=cid)  # fmt: skip
     power = None
     if pilot and mixer in pilot.get("contenders", {}):
         values = [v for v in round_crossings(pilot, mixer) if finite_pos(v)]
@@ -396,8 +401,9 @@ def rules() -> list[str]:
     return [
         "* crossover: N* is where a recurrence's forward + backward time curve crosses dense "
         "attention's (log-log interpolation between measured lengths, probes.crossover); its "
-        "interval is a percentile bootstrap over the timing rounds (a resample without a "
-        "crossing is censored beyond the lengths); the claim is that N* lies within "
+        "interval is over the timing rounds (a percentile bootstrap from 8 rounds, a resample "
+        "without a crossing censored beyond the lengths; below 8, each round's own crossing and "
+        "their t interval on a log scale); the claim is that N* lies within "
         f"[{RATE_BAND[0]:g}, {RATE_BAND[1]:g}] times N_f, where the two programs' FLOP counts "
         "(loop trips counted) cross. Serial steps are exact counts read from the compiled programs. "
         f"FLA's published GB200 crossover (~{FLA_CROSSOVER}) is an estimate for that machine, "
