@@ -32,7 +32,10 @@ from benchmarks.cases import _jax_impl
 from benchmarks.inputs import f32, fill, jitter, shapes
 from benchmarks.protocol import Case
 
-TORCH_TWINS = ("mamba2", "gated_deltanet")  # benchmarks/peers_mixers.PEERS' mixers
+TORCH_TWINS = (
+    "mamba2",
+    "gated_deltanet",
+)  # the mixers benchmarks/peers_mixers.py has a PEERS twin of
 MAX_BYTES = 3 * 2**30  # a program above this (temp + output) is not run on this machine
 # The sizes every mixer is benchmarked at: width m, heads, per-head widths (the same state
 # budget order for the matrix-state mixers: 4 heads x 16 x 16).

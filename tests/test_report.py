@@ -298,7 +298,7 @@ def test_steps_verdict_has_both_sides():
 
 def test_long_range_row_is_the_weakest_of_its_halves():
     long_range = {r.property: r for r in report_rows.ROWS}["long-range dependency"]
-    assert long_range.claims == ("gradient_decay/gradients", "long_range/recall")
+    assert long_range.claims == ("gradient_decay/decay", "long_range/recall")
     H, F, N = probes.HOLDS, probes.FAILS, probes.UNDECIDED
     assert probes.weakest([H, F]) == F and probes.weakest([H, N]) == N
 

@@ -96,7 +96,7 @@ def test_model_and_predictions_recorded(results):
     assert {f"scaling/{i}" for i in want} <= set(verdicts)
     # an estimate is never a verdict; one seed of rnn_vs_attn judges nothing
     for cid in ("speed_ratio_accelerator", "time_to_loss_accelerator", "near_linear"):
-        assert verdicts[f"scaling/{cid}"] == probes.UNDECIDED
+        assert verdicts[f"scaling/{cid}"] == probes.NEEDS_ACCELERATOR
     assert "an estimate" in report and "The cost model's terms, on and off" in report
     # the quick preset compiles nothing for a GPU, and says so
     assert res["applied"]["gpu_programs"]["available"] is False

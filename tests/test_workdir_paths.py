@@ -281,6 +281,15 @@ def jax_tree_size(tree):
 # os.makedirs, os.path.exists ... in launch.py, anatomy/ or experiments/ fails the scan: a
 # workdir goes through anatomy.paths (etils.epath), so that gs:// works.
 NOT_A_WORKDIR = {
+    (
+        "experiments/crossover/__init__.py",
+        "_cpu_seconds",
+        "open",
+    ): "/proc/stat (the CPU's counters)",
+    ("experiments/crossover/gdn_probe.py", "_switches", "glob.glob"): "/proc (context switches)",
+    ("experiments/crossover/gdn_probe.py", "_switches", "open"): "/proc (context switches)",
+    ("experiments/crossover/gdn_probe.py", "main", "open"): "the probe's own --out file",
+    ("experiments/crossover/gdn_probe.py", "openblas", "glob.glob"): "scipy's installed libraries",
     ("launch.py", "<module>", "pathlib.Path"): "this checkout (the experiments' configs)",
     ("anatomy/paths.py", "absolute", "os.path.abspath"): "its local branch",
     ("anatomy/data/corpus.py", "_sha256", "open"): "the user's corpus files (data config)",

@@ -24,8 +24,8 @@ two programs' FLOP counts give it.
 
 Gated DeltaNet's chunked form once timed 0.03-8.6 s a call for the same work: its triangular
 solve ran in LAPACK (scipy's OpenBLAS) with its own threads beside XLA's. It is now matmuls
-inside XLA (anatomy/recurrence/deltanet.py: unit_lower_inverse); GATED_DELTANET.md has the
-measurements (experiments/crossover/gdn_probe.py re-makes them).
+inside XLA (anatomy/recurrence/deltanet.py: unit_lower_inverse);
+experiments/crossover/GATED_DELTANET.md has the measurements (experiments/crossover/gdn_probe.py re-makes them).
 """
 
 import os

@@ -1,9 +1,9 @@
-"""Why gated DeltaNet's chunked timings did not track its work (GATED_DELTANET.md), measured.
+"""Why gated DeltaNet's chunked timings did not track its work (experiments/crossover/GATED_DELTANET.md), measured.
 
     python -m experiments.crossover.gdn_probe --lengths 256,1024,4096 --rounds 11 --out f.json
     python -m experiments.crossover.gdn_probe ... --burn 2   (beside 2 busy-looping processes)
 
-Per N, the crossover's own case (benchmarks/cases_mixers.mixer_case, width 64, 4 heads,
+Per N, the crossover's own case (benchmarks/cases_mixers.py (mixer_case), width 64, 4 heads,
 forward + backward) in three variants, interleaved round by round:
 
     trsm, OpenBLAS 2 threads   the former chunked form: T applied by

@@ -24,11 +24,10 @@ table(results), the experiment's own claims (results.json's "table", report.md's
     gradient_decay/clipping                        the raw gradient grows >= EXPLODE_FACTOR
                                                    over the T grid; clipping bounds it
 chapter(results), what the chapter quotes, each the weakest of its parts:
-    gradient_decay/decay       the saturating
+    gradient_decay/decay       the report's long-range row (its gradient half): the saturating
                                tanh RNN's gradient falls more than DECAY_FACTOR-fold over the
                                fit distance; attention's does not (gradient_decay/attention_direct)
-    gradient_decay/gradients   the scorecard's and the closing table's gradient row (the
-                               long-range row's gradient half): every Pascanu bound, attention's
+    gradient_decay/gradients   the scorecard's gradient row: every Pascanu bound, attention's
                                direct path and every gate easing decay
 """
 

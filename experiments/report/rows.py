@@ -68,7 +68,7 @@ ROWS = (
         "long-range dependency",
         "decays",
         "direct",
-        ("gradient_decay/gradients", "long_range/recall"),  # the scorecard's row 1 parts
+        ("gradient_decay/decay", "long_range/recall"),
         ("gradient_decay", "long_range"),
     ),
     Row(
