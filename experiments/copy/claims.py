@@ -85,7 +85,7 @@ def attention_within(results) -> Claim:
     rng = Range.at_least(COPIED, f"exact match ≥ {COPIED:g} at l = L = {n}")
     if a is None or n not in results["lengths"]:
         return Claim(claim, str(rng), "—", MISSING, id=cid)
-    return judged(cid, claim, t_interval(_at(results, a, n)), rng, a)
+    return judged(cid, claim, t_interval(_at(results, a, n), bounds=(0.0, 1.0)), rng, a)
 
 
 def _gap(results, a, other, length):
@@ -100,7 +100,7 @@ def gap(results, name) -> Claim:
     a = _attention(results)
     if a is None:
         return Claim(claim, str(rng), "—", MISSING, id=cid)
-    return judged(cid, claim, t_interval(_gap(results, a, name, n)), rng)
+    return judged(cid, claim, t_interval(_gap(results, a, name, n), bounds=(-1.0, 1.0)), rng)
 
 
 def longer(results) -> Claim:
@@ -112,7 +112,8 @@ def longer(results) -> Claim:
     if a is None or not fixed or n2 not in results["lengths"]:
         return Claim(claim, str(rng), "—", MISSING, id=cid)
     best = max(fixed, key=lambda m: np.mean(_at(results, m, n2)))
-    return judged(cid, claim, t_interval(_gap(results, a, best, n2)), rng, f"best: {best}")
+    gaps = t_interval(_gap(results, a, best, n2), bounds=(-1.0, 1.0))
+    return judged(cid, claim, gaps, rng, f"best: {best}")
 
 
 def bound(results) -> Claim:
