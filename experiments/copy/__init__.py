@@ -4,28 +4,35 @@ Task (task.py): '$ s | s .' over an alphabet of A symbols; every contender is tr
 strings of 1 .. L symbols and tested at lengths up to 8L on exact match (every symbol and the
 final '.'), at a matched parameter count (each contender's width chosen so that its parameter
 count comes closest to target_params: recall/models.matched). Contenders, trained from
-scratch per seed on the same batches: softmax attention (RoPE, and NoPE), the LSTM, and the
-recurrent mixers of anatomy.mixers, built as recall builds them (2 layers, no MLP, the same
-short conv in front of every mixer).
+scratch per seed on the same batches: softmax attention (RoPE; NoPE; Hard-ALiBi heads,
+Jelassi et al.'s length-generalising encodings), the LSTM, and the recurrent mixers of
+anatomy.mixers, built as recall builds them (2 layers, no MLP, the same short conv in front of
+every mixer).
 
 Drawn beside each fixed-state model: Jelassi et al.'s bound l* = b / log2 A (task.state_bound),
 b the bits of its state. The readers without copying (position only, a bag of the string's
 symbols) and the one with it are scored on the same test strings: the bar is out of reach
-without copying. The 'lr_grid' preset trains every contender at every rate of a small grid on
-the design seed, scored on the validation strings only (mean exact match over the tested
-lengths up to L); the default's config holds the rates it chose. Claims: claims.py.
+without copying. The 'lr_grid' preset trains every contender at every rate of a grid on the
+design seed, scored on the validation strings only (mean exact match over the tested lengths
+up to L, ties broken by the lower validation loss): each contender its own rate, written into
+the default's config. The 'pilot' preset is the default on design seeds: the effect and seed
+spread each claim's seeds are sized from (claims.py reads it from results/copy/pilot.json).
+Claims: claims.py.
 """
 
+import functools
 import time
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+import optax
 
 from anatomy.probes.claims import claims_markdown, rule_text
 from experiments import record
 from experiments.copy import claims, plots, task
 from experiments.progress import Progress
-from experiments.recall import choose, models, train
+from experiments.recall import models, train
 from experiments.recall.task import queries
 
 NAME = "copy"
@@ -66,6 +73,32 @@ def measure(model, params, cfg, held):
     return exact, symbols
 
 
+@functools.cache
+def _loss_sums(model, options=()):
+    def run(params, tokens, row, at, answer, mask):
+        logits = train.logits_at(model, params, tokens, row, at).astype(jnp.float32)
+        ce = optax.softmax_cross_entropy_with_integer_labels(logits, answer)  # [P]
+        return jnp.sum(ce * mask), jnp.sum(mask)
+
+    return jax.jit(run, compiler_options=dict(options) or None)
+
+
+def valid_loss(model, params, cfg, held):
+    """The mean cross-entropy (nats) over every labelled position of `held` (the lr grid's
+    tie-break between rates that copy equally often)."""
+    run, total, count = _loss_sums(model, train.compiler_options(cfg.xla_opt_level)), 0.0, 0.0
+    chunk = int(cfg.eval_chunk)
+    for data in held:
+        tokens, labels = np.asarray(data.tokens), np.asarray(data.labels)
+        size = chunk * int((labels != task.IGNORE).sum(1).max())
+        for i in range(0, tokens.shape[0], chunk):
+            q = queries(labels[i : i + chunk], size)
+            ce, n = run(params, tokens[i : i + chunk], q.row, q.at, q.answer,
+                        q.mask.astype(np.float32))  # fmt: skip
+            total, count = total + float(ce), count + float(n)
+    return total / count
+
+
 def fit(spec, cfg, seed, learning_rate):
     """(model, params, losses, seconds): the matched contender `spec` trained on a seed's
     batches."""
@@ -79,7 +112,8 @@ def fit(spec, cfg, seed, learning_rate):
 
 
 def rate(cfg, name):
-    return float(cfg.learning_rate[models.family_of(name)])
+    """Contender `name`'s peak learning rate: each its own (the lr grid's choice)."""
+    return float(cfg.learning_rate[name])
 
 
 def readers(cfg):
@@ -144,23 +178,38 @@ def run_all(cfg, split_seed):
 
 def lr_grid(cfg):
     """Every contender at every rate of cfg.lr_grid on the design seeds, scored on the
-    validation strings (mean exact match over the tested lengths up to L)."""
+    validation strings (mean exact match over the tested lengths up to L, and the mean loss
+    there); each contender's chosen rate (`choose`)."""
     within = [int(n) for n in cfg.test_lengths if int(n) <= int(cfg.train_max)]
     held = held_out(cfg, cfg.valid_seed, within)
     rates = [float(r) for r in cfg.lr_grid]
-    valid = {}
+    valid, loss = {}, {}
     progress = Progress(NAME, len(contenders(cfg)) * len(rates) * len(cfg.seeds))
     for name, spec in contenders(cfg).items():
-        valid[name] = []
+        valid[name], loss[name] = [], []
         for lr in rates:
-            scores = []
+            scores, losses = [], []
             for seed in cfg.seeds:
                 progress.step(f"{name} learning rate {lr:g} seed {seed}")
                 model, params, _, _ = fit(spec, cfg, seed, lr)
                 scores.append(float(np.mean(measure(model, params, cfg, held)[0])))
+                losses.append(valid_loss(model, params, cfg, held))
             valid[name].append(float(np.mean(scores)))
-    return {"rates": rates, "lengths": within, "valid_exact": valid,
-            "chosen": choose(valid, rates)}  # fmt: skip
+            loss[name].append(float(np.mean(losses)))
+    return {"rates": rates, "lengths": within, "valid_exact": valid, "valid_loss": loss,
+            "chosen": choose(valid, loss, rates)}  # fmt: skip
+
+
+def choose(valid, loss, rates):
+    """{contender: rate}: each contender's rate with the highest validation exact match, a
+    tie (equal exact match, e.g. every string copied) broken by the lower validation loss (a
+    non-finite loss, a diverged run, never wins)."""
+    out = {}
+    for name, exact in valid.items():
+        ls = [x if np.isfinite(x) else np.inf for x in loss[name]]
+        best = max(range(len(rates)), key=lambda i: (exact[i], -ls[i]))
+        out[name] = rates[best]
+    return out
 
 
 def run(config, workdir):
@@ -175,6 +224,7 @@ def run(config, workdir):
         )
     results["lengths"] = [int(n) for n in config.test_lengths]
     results["train_max"] = int(config.train_max)
+    results["longer"] = str(config.longer)  # the attention contender copy/longer reads
     results["readers"] = readers(config)
     results["contenders"] = run_all(config, config.test_seed)
     results["plots"] = plots.draw(record.stored(results), workdir)
