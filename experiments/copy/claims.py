@@ -90,16 +90,70 @@ def _pilot(pilot):
     return committed.pilot("copy") if pilot is None else pilot
 
 
-def _power(pilot, values_of, rng, seeds, source):
-    """Power from the pilot's per-seed values (values_of(pilot)); None without a pilot, or
-    when the pilot lacks what the claim reads."""
-    if not pilot:
-        return None
-    try:
-        values = values_of(pilot)
-    except (KeyError, ValueError, TypeError):
-        return None
-    return power_from(values, rng, seeds=seeds, source=source, pilot=PILOT)
+def _gap(results, a, other, length):
+    return [x - y for x, y in zip(_at(results, a, length), _at(results, other, length))]
+
+
+def _best_fixed(results, length):
+    """The fixed-state contender with the highest mean exact match at `length`."""
+    return max(_fixed(results), key=lambda m: np.mean(_at(results, m, length)))
+
+
+def quantities(results) -> dict:
+    """{claim id: (values_of, Range, source)} of every judged claim sized from the pilot:
+    values_of(r) gives the claim's per-seed values in a results dict r (the run's or the
+    pilot's), the Range they are judged against, and where the range comes from."""
+    n, a = results["train_max"], _attention(results)
+    out = {}
+    if a is None or n not in results["lengths"]:
+        return out
+    out["copy/attention_within"] = (
+        lambda r: _at(r, a, n),
+        Range.at_least(COPIED, f"exact match ≥ {COPIED:g} at l = L = {n}"),
+        COPIED_SOURCE,
+    )
+    for m in _fixed(results):
+        out[f"copy/gap/{m}"] = (
+            lambda r, m=m: _gap(r, a, m, n),
+            Range.at_least(MARGIN, f"attention − {m} ≥ {MARGIN:g} at l = {n}"),
+            MARGIN_SOURCE,
+        )
+    n2, b = 2 * n, results.get("longer")
+    if b in results["contenders"] and _fixed(results) and n2 in results["lengths"]:
+        out["copy/longer"] = (
+            lambda r: _gap(r, b, _best_fixed(r, n2), n2),
+            Range.at_least(MARGIN, f"attention − the best fixed state ≥ {MARGIN:g} at l = {n2}"),
+            MARGIN_SOURCE,
+        )
+    return out
+
+
+def sizing(pilot, seeds) -> dict:
+    """{claim id: Power} of every judged claim at `seeds` judged seeds, from the pilot's
+    per-seed values (how the default's seeds were chosen; each claim prints its own)."""
+    return {
+        cid: power_from(f(pilot), rng, seeds=seeds, source=source, pilot=PILOT)
+        for cid, (f, rng, source) in quantities(pilot).items()
+    }
+
+
+def _judge(results, cid, claim, pilot, bounds, detail="", precondition=None) -> Claim:
+    """The claim `cid` of quantities(results) by the one rule, its power from the pilot."""
+    spec = quantities(results).get(cid)
+    if spec is None:
+        rng = "—"
+        return Claim(claim, rng, "—", MISSING, id=cid)
+    values_of, rng, source = spec
+    values = values_of(results)
+    power = None
+    if pilot:
+        try:
+            power = power_from(values_of(pilot), rng, seeds=len(values), source=source,
+                               pilot=PILOT)  # fmt: skip
+        except (KeyError, ValueError, TypeError):  # the pilot lacks what the claim reads
+            power = None
+    return judged(cid, claim, t_interval(values, bounds=bounds), rng, detail,
+                  precondition=precondition, power=power)  # fmt: skip
 
 
 def _learned(results, name):
@@ -120,7 +174,7 @@ def needs_copying(results) -> Claim:
         return Claim(claim, "—", "—", MISSING, f"L = {n} is not a tested length", id=cid)
     i = results["lengths"].index(n)
     expected = (
-        f"at l = L = {n}: position-only and bag readers < {COPIED:g}; the copier ≥ {COPIED:g}"
+        f"at l = L = {n}: position-only and bag readers ≤ {COPIED:g}; the copier ≥ {COPIED:g}"
     )
     without = max(r["position"][i], r["bag"][i])
     return needs_ability(cid, claim, expected, without, r["copy"][i], COPIED,
@@ -128,35 +182,20 @@ def needs_copying(results) -> Claim:
 
 
 def attention_within(results, pilot=None) -> Claim:
-    cid, claim = "copy/attention_within", "attention copies strings as long as it was trained on"
-    a, n = _attention(results), results["train_max"]
-    rng = Range.at_least(COPIED, f"exact match ≥ {COPIED:g} at l = L = {n}")
-    if a is None or n not in results["lengths"]:
-        return Claim(claim, str(rng), "—", MISSING, id=cid)
-    values = _at(results, a, n)
-    power = _power(_pilot(pilot), lambda p: _at(p, a, n), rng, len(values), COPIED_SOURCE)
-    return judged(cid, claim, t_interval(values, bounds=(0, 1)), rng, a, power=power)
-
-
-def _gap(results, a, other, length):
-    return [x - y for x, y in zip(_at(results, a, length), _at(results, other, length))]
+    claim = "attention copies strings as long as it was trained on"
+    a = _attention(results)
+    return _judge(results, "copy/attention_within", claim, _pilot(pilot), (0, 1), a or "")
 
 
 def gap(results, name, pilot=None) -> Claim:
-    n = results["train_max"]
-    cid = f"copy/gap/{name}"
     claim = f"at l = L, attention copies more often than {name} (matched parameters)"
-    rng = Range.at_least(MARGIN, f"attention − {name} ≥ {MARGIN:g} at l = {n}")
-    a = _attention(results)
-    if a is None or n not in results["lengths"]:
-        return Claim(claim, str(rng), "—", MISSING, id=cid)
-    values = _gap(results, a, name, n)
-    power = _power(_pilot(pilot), lambda p: _gap(p, a, name, n), rng, len(values), MARGIN_SOURCE)
+    cid, a = f"copy/gap/{name}", _attention(results)
+    if a is None:
+        return _judge(results, cid, claim, None, (-1, 1))
     shortest = results["lengths"][0]
     short = float(np.mean(_at(results, name, shortest)))
     detail = f"{name} at the shortest length l = {shortest}: {short:.3f}"
-    return judged(cid, claim, t_interval(values, bounds=(-1, 1)), rng, detail,
-                  precondition=_learned(results, a), power=power)  # fmt: skip
+    return _judge(results, cid, claim, _pilot(pilot), (-1, 1), detail, _learned(results, a))
 
 
 def longer(results, pilot=None) -> Claim:
@@ -165,22 +204,11 @@ def longer(results, pilot=None) -> Claim:
         "beyond the training lengths, attention with a length-generalising encoding (NoPE or "
         "Hard-ALiBi heads) copies more often than any fixed state"
     )
-    n2 = 2 * results["train_max"]
-    rng = Range.at_least(MARGIN, f"attention − the best fixed state ≥ {MARGIN:g} at l = {n2}")
-    a, fixed = results.get("longer"), _fixed(results)
-    if a not in results["contenders"] or not fixed or n2 not in results["lengths"]:
-        return Claim(claim, str(rng), "—", MISSING, id=cid)
-    best = max(fixed, key=lambda m: np.mean(_at(results, m, n2)))
-    values = _gap(results, a, best, n2)
-
-    def pilot_gap(p):
-        rival = max(_fixed(p), key=lambda m: np.mean(_at(p, m, n2)))
-        return _gap(p, a, rival, n2)
-
-    power = _power(_pilot(pilot), pilot_gap, rng, len(values), MARGIN_SOURCE)
-    detail = f"{a} against the best fixed state at l = {n2}, {best}"
-    return judged(cid, claim, t_interval(values, bounds=(-1, 1)), rng, detail,
-                  precondition=_learned(results, a), power=power)  # fmt: skip
+    if cid not in quantities(results):
+        return _judge(results, cid, claim, None, (-1, 1))
+    a, n2 = results["longer"], 2 * results["train_max"]
+    detail = f"{a} against the best fixed state at l = {n2}, {_best_fixed(results, n2)}"
+    return _judge(results, cid, claim, _pilot(pilot), (-1, 1), detail, _learned(results, a))
 
 
 def bound(results) -> Claim:
