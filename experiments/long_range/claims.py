@@ -2,9 +2,9 @@
 
 Every accuracy is measured once per seed (results.json: models[m]["accuracy"][k][seed]) and
 judged by the one rule (anatomy.probes.claims): its 95% t interval over the seeds inside the
-claim's range holds, outside does not hold, straddling an edge (or fewer than 3 seeds) is not
-shown. A claim that needs a model to have learned the task is not shown when that model's
-accuracy at the nearest k does not hold the recall bar.
+claim's range holds, outside does not hold, straddling an edge (or fewer than 3 seeds) is
+undecided. A claim that needs a model to have learned the task reads "did not learn" when that
+model's accuracy at the nearest k does not hold the recall bar.
 
 The recall bar: accuracy >= 1/V + ABOVE_CHANCE·(1 − 1/V) (0.5625 for V = 8): a model at chance
 recalls nothing, and neither reader without recall (readers.py: by position, by unigram
@@ -29,6 +29,7 @@ chapter(results), what the chapter's report quotes:
 from __future__ import annotations
 
 from anatomy.probes.claims import (
+    DID_NOT_LEARN,
     HOLDS,
     MISSING,
     REPORTED,
@@ -89,7 +90,8 @@ def reaches(results, name: str) -> list:
 
 
 def _not_shown(cid, claim, expected, measured, why) -> Claim:
-    return Claim(claim, expected, measured, UNDECIDED, why, id=cid)
+    """A claim whose model did not learn the task: DID_NOT_LEARN, `why` in words."""
+    return Claim(claim, expected, measured, DID_NOT_LEARN, why, id=cid)
 
 
 def learned(results, name: str) -> tuple[bool, str]:
@@ -187,7 +189,7 @@ def _reach_text(results, name) -> str:
 
 def gated_reach(results) -> list[Claim]:
     """The LSTM's reach minus the plain RNN's, per seed, >= GATED_STEPS grid steps (both
-    needed: else no claim; the LSTM must have learned: else not shown)."""
+    needed: else no claim; the LSTM must have learned: else did not learn)."""
     if "rnn" not in results["models"] or "lstm" not in results["models"]:
         return []
     cid, claim = "long_range/gated_reach", "gated recurrence reaches further than the vanilla RNN"
@@ -208,7 +210,7 @@ def gated_reach(results) -> list[Claim]:
 
 def linear_recall(results) -> list[Claim]:
     """minGRU / Mamba (gates from x only, computed in parallel over time): reach minus the
-    LSTM's, per seed, >= 0 (the LSTM must have learned: else not shown)."""
+    LSTM's, per seed, >= 0 (the LSTM must have learned: else did not learn)."""
     models = results["models"]
     if "lstm" not in models:
         return []
@@ -237,7 +239,7 @@ def linear_recall(results) -> list[Claim]:
 
 def conv_field(results) -> list[Claim]:
     """The causal conv stack: the recall bar inside its field F = 1 + L·(K-1) (the gate:
-    else not shown), at chance (<= 1/V + AT_CHANCE_MARGIN) at every k beyond it."""
+    else did not learn), at chance (<= 1/V + AT_CHANCE_MARGIN) at every k beyond it."""
     if "conv" not in results["models"]:
         return []
     cfg, chance, ks = results["config"], results["chance"], results["k_grid"]
@@ -255,11 +257,8 @@ def conv_field(results) -> list[Claim]:
     inside = [k for k in ks if k < f]
     beyond = [k for k in ks if k >= f]
     if not inside or not beyond:
-        return [
-            _not_shown(
-                cid, claim, expected, measured, "k_grid does not straddle the receptive field"
-            )
-        ]
+        why = "k_grid does not straddle the receptive field: a grid across it would decide it"
+        return [Claim(claim, expected, measured, UNDECIDED, why, id=cid)]
     inside_parts = {
         f"k={k}": (t_interval(accuracies(results, "conv", k)), bar_range(chance)) for k in inside
     }
@@ -352,8 +351,8 @@ def rules() -> list[str]:
         f"* Recall (accuracy over seeds): the recall bar is 1/V + {ABOVE_CHANCE:g}·(1 − 1/V), "
         "above every reader without recall (by position, by unigram counts); at the largest k "
         f"the Transformer holds the bar and is ≥ the best other model − {RECALL_MARGIN}; "
-        "not shown when it does not hold the bar at the nearest k.",
+        "did not learn when it does not hold the bar at the nearest k.",
         "* Reach (a model's farthest k at the bar, in steps of the k grid, per seed): the LSTM's "
-        f"minus the RNN's ≥ {GATED_STEPS}; minGRU's and Mamba's minus the LSTM's ≥ 0; not shown "
+        f"minus the RNN's ≥ {GATED_STEPS}; minGRU's and Mamba's minus the LSTM's ≥ 0; did not learn "
         "when the LSTM does not hold the bar at the nearest k.",
     ]

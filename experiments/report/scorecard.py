@@ -13,7 +13,16 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from anatomy.probes.claims import MISSING, Claim, weakest
+from anatomy.probes.claims import (
+    DID_NOT_LEARN,
+    FAILS,
+    HOLDS,
+    MISSING,
+    NEEDS_ACCELERATOR,
+    UNDECIDED,
+    Claim,
+    weakest,
+)
 from experiments import committed, record
 
 
@@ -31,6 +40,7 @@ class Entry:
     parts: tuple[tuple[str, str], ...]  # (label, claim id) that measure it
     images: tuple[str, ...]  # docs/img names that show it
     experiment: str  # what to run (python launch.py --experiment=...)
+    corpus: str = ""  # what the measurement reads: a corpus (real or invented), a task, programs
 
     @property
     def anchor(self) -> str:
@@ -46,6 +56,7 @@ ENTRIES = (
         (("gradients", "gradient_decay/gradients"), ("long-range recall", "long_range/recall")),
         ("gradient_decay.png", "long_range.png"),
         "gradient_decay, long_range",
+        "random sequences, a synthetic recall task",
     ),
     Entry(
         "The fixed-vector bottleneck",
@@ -53,6 +64,7 @@ ENTRIES = (
         (("bottleneck", "rnn_vs_attn/bottleneck"),),
         ("bleu_by_length.png", "attention_rnnsearch.png", "attention_transformer.png"),
         "rnn_vs_attn --preset=seeds",
+        "toy_wmt (invented language)",
     ),
     Entry(
         "Serial steps",
@@ -60,6 +72,7 @@ ENTRIES = (
         (("serial steps", "parallelism/distance"), ("parallel", "parallelism/parallel_training")),
         ("parallelism.png",),
         "parallelism",
+        "compiled programs; timed on random inputs",
     ),
     Entry(
         "Cost per layer",
@@ -72,6 +85,7 @@ ENTRIES = (
         ),
         ("complexity.png",),
         "complexity",
+        "compiled programs (FLOP counts)",
     ),
     Entry(
         "Attention memory",
@@ -79,6 +93,7 @@ ENTRIES = (
         (("memory", "attention_memory/memory"),),
         ("attention_memory.png",),
         "attention_memory",
+        "compiled programs (memory)",
     ),
     Entry(
         "Wall clock at N = 512",
@@ -86,6 +101,7 @@ ENTRIES = (
         (("this CPU", "parallelism/wall_clock"), ("a GPU, estimated", "scaling/speed_ratio")),
         ("parallelism.png", "scaling.png"),
         "parallelism, scaling",
+        "timed on random inputs; a cost model",
     ),
     Entry(
         "Decoding a token",
@@ -93,6 +109,7 @@ ENTRIES = (
         (("per token", "decode_cost/per_token"),),
         ("decode_cost.png",),
         "decode_cost",
+        "compiled programs (FLOP counts)",
     ),
     Entry(
         "Quality at a fraction of the cost",
@@ -104,6 +121,7 @@ ENTRIES = (
         ),
         ("valid_loss_vs_time.png",),
         "rnn_vs_attn --preset=seeds, scaling",
+        "toy_wmt (invented language)",
     ),
     Entry(
         "Stackability",
@@ -112,6 +130,7 @@ ENTRIES = (
         (("stackability", "depth/stackability"),),
         ("loss_vs_depth.png", "grad_norms_at_init.png"),
         "depth",
+        "characters of toy_wmt (invented language)",
     ),
     Entry(
         "Context extension",
@@ -122,6 +141,7 @@ ENTRIES = (
         ),
         ("context_length_probe.png", "context_length_extension.png", "context_length_loss.png"),
         "context_length",
+        "a synthetic key-value stream",
     ),
     Entry(
         "Scaling across machines",
@@ -130,6 +150,7 @@ ENTRIES = (
         (("structure", "scaling/structure"), ("near-linear, estimated", "scaling/near_linear")),
         ("scaling.png",),
         "scaling",
+        "compiled programs; a cost model",
     ),
     Entry(
         "Recall against state size",
@@ -138,6 +159,7 @@ ENTRIES = (
         (("MQAR", "recall/fixed_state_today"), ("matrix vs diagonal", "recall/matrix_vs_diagonal")),
         ("recall_frontier.png", "recall_lengths.png"),
         "recall",
+        "MQAR (synthetic)",
     ),
     Entry(
         "Copying",
@@ -145,6 +167,7 @@ ENTRIES = (
         (("copy", "copy/fixed_state_copy"),),
         ("copy_length.png",),
         "copy",
+        "random strings (synthetic)",
     ),
     Entry(
         "Training cost today",
@@ -153,6 +176,7 @@ ENTRIES = (
         (("crossover", "crossover/third_wall"),),
         ("crossover.png",),
         "crossover",
+        "timed on random inputs",
     ),
     Entry(
         "The bottleneck with a matrix state",
@@ -160,6 +184,7 @@ ENTRIES = (
         (("bigger state", "rnnenc_state/bigger_state"),),
         ("rnnenc_state.png",),
         "rnnenc_state",
+        "toy_wmt (invented language)",
     ),
 )
 
@@ -199,3 +224,84 @@ def run_time(name: str) -> str:
         return "—"
     load = (prov.get("loadavg") or [float("nan")])[0]
     return f"{prov['wall_seconds'] / 60:.1f} min (load {load:.1f})"
+
+
+def _clause(text: str, n: int = 1, most: int = 160) -> str:
+    """The first `n` '; '-separated clauses of `text`, cut at a word near `most` characters."""
+    out = "; ".join(text.split("; ")[:n]).strip().rstrip(".")
+    if len(out) > most:
+        out = out[:most].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    return out
+
+
+def reason(label: str, c: Claim | None) -> str:
+    """One clause: why part `label` reads as it does, read from its Claim: what it measured
+    (a claim that holds or does not), the failed precondition (did not learn), the edge and
+    what would decide it (undecided), the estimate (needs an accelerator)."""
+    if c is None:
+        return f"{label}: not measured (no committed result)"
+    if c.verdict == NEEDS_ACCELERATOR:
+        return f"{label}: {_clause(c.measured)}, a cost model's figure for hardware not here"
+    if c.verdict == DID_NOT_LEARN:
+        return f"{label}: {_clause(c.detail)}"
+    if c.verdict == UNDECIDED:
+        return f"{label}: {_clause(c.measured, most=90)}; {_clause(c.detail, 2)}"
+    if c.verdict == FAILS:
+        why = _clause(c.detail, most=90)
+        return f"{label}: {_clause(c.measured, most=110)} against {c.expected}" + (
+            f" ({why})" if why else ""
+        )
+    return f"{label}: {_clause(c.measured, most=110)}"
+
+
+def why(entry: Entry) -> str:
+    """The scorecard's "why / what would decide it" cell: a clause for each part that gives
+    the row its verdict, then each part that needs an accelerator (shown, never capping)."""
+    verdict, parts = verdicts(entry)
+    deciding = [(lab, c) for lab, c in parts if (c.verdict if c else MISSING) == verdict]
+    beside = [(lab, c) for lab, c in parts if c is not None and c.verdict == NEEDS_ACCELERATOR]
+    shown = deciding + [p for p in beside if p not in deciding]
+    return "; ".join(reason(lab, c) for lab, c in shown)
+
+
+def run_of(name: str) -> str:
+    """The command behind an experiment's verdicts: 'rnn_vs_attn --preset=seeds'."""
+    result = committed.VERDICTS_FROM.get(name, f"{name}/default")
+    experiment, _, preset = result.partition("/")
+    return experiment + ("" if preset in ("", "default") else f" --preset={preset}")
+
+
+def what_a_cpu_shows() -> list[str]:
+    """The lines above the scorecard: which rows hold on this 2-core CPU, which need an
+    accelerator, which went the other way at this budget, which are undecided or did not
+    learn; each read from the rows' verdicts now."""
+    by = {}
+    for i, e in enumerate(ENTRIES, 1):
+        verdict, parts = verdicts(e)
+        by.setdefault(verdict, []).append((i, e))
+        if any(c is not None and c.verdict == NEEDS_ACCELERATOR for _, c in parts):
+            by.setdefault(NEEDS_ACCELERATOR, []).append((i, e))
+
+    def rows(verdict):
+        return ", ".join(f"{e.heading.lower()} ({i})" for i, e in by.get(verdict, []))
+
+    out = []
+    if by.get(HOLDS):
+        out.append(f"- **Holds on this 2-core CPU**: {rows(HOLDS)}.")
+    if by.get(NEEDS_ACCELERATOR):
+        out.append(
+            f"- **Needs an accelerator** (a GPU or many-machine figure: the CPU's measurement "
+            f"and a labelled cost-model estimate side by side, never a verdict): "
+            f"{rows(NEEDS_ACCELERATOR)}."
+        )
+    if by.get(FAILS):
+        fails = []
+        for i, e in by[FAILS]:
+            verdict, parts = verdicts(e)
+            lab, c = next((lab, c) for lab, c in parts if c is not None and c.verdict == FAILS)
+            fails.append(f"{e.heading.lower()} ({i}: {_clause(c.measured, most=110)})")
+        out.append(f"- **Went the other way at this budget**: {'; '.join(fails)}.")
+    for verdict, words in ((UNDECIDED, "Undecided"), (DID_NOT_LEARN, "Did not learn")):
+        if by.get(verdict):
+            out.append(f"- **{words}** (the row says what would decide it): {rows(verdict)}.")
+    return out

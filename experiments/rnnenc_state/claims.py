@@ -19,7 +19,15 @@ The thresholds are rnn_vs_attn's (the bottleneck's own): imported, never copied.
 
 from __future__ import annotations
 
-from anatomy.probes.claims import HOLDS, MISSING, UNDECIDED, Claim, Range, judged, t_interval
+from anatomy.probes.claims import (
+    DID_NOT_LEARN,
+    HOLDS,
+    MISSING,
+    Claim,
+    Range,
+    judged,
+    t_interval,
+)
 from experiments.rnn_vs_attn.claims import BLEU_GAP, ENC_SHORT_FLOOR
 
 ATTENTION = "rnnsearch"  # the attention translator the variants are measured against
@@ -86,7 +94,10 @@ def chapter(results) -> list[Claim]:
     first, move, back = learned(results, label), moves(results, label), behind(results, label)
     claim = "a matrix state without attention moves RNNenc's collapse on long sentences"
     if first.verdict != HOLDS:
-        verdict, why = UNDECIDED, f"its learning of short sentences is not shown ({first.measured})"
+        verdict, why = (
+            DID_NOT_LEARN,
+            f"{label} did not learn short sentences: {first.measured} ({first.verdict})",
+        )
     else:
         verdict, why = move.verdict, move.detail
     _, long = _ends(results)
