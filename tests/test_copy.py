@@ -179,17 +179,52 @@ def test_the_lr_choice_breaks_ties_by_validation_loss():
 # --- the committed choices the default's config holds ---------------------------------------
 
 
+def test_the_grid_is_merged_from_runs_over_disjoint_rates():
+    a = {"rates": [1e-3, 1e-2], "lengths": [4], "valid_exact": {"x": [0.5, 0.9], "y": [0.9, 0.9]},
+         "valid_loss": {"x": [1.0, 0.5], "y": [0.2, 0.1]}}  # fmt: skip
+    b = {"rates": [1e-1], "lengths": [4], "valid_exact": {"x": [0.95], "y": [0.0]},
+         "valid_loss": {"x": [0.4], "y": [float("nan")]}}  # fmt: skip
+    g = copy.merged_grid(b, a)
+    assert g["rates"] == [1e-3, 1e-2, 1e-1]
+    assert g["valid_exact"] == {"x": [0.5, 0.9, 0.95], "y": [0.9, 0.9, 0.0]}
+    assert g["chosen"] == {"x": 1e-1, "y": 1e-2}
+    with pytest.raises(ValueError, match="overlap"):
+        copy.merged_grid(a, a)
+
+
+GRID_RUNS = ("copy/lr_grid", "copy/lr_grid_top")  # the grid, then its added top rate
+
+
 def test_each_rate_is_the_committed_grids_choice_and_none_sits_on_its_edge():
-    grid = committed.load("copy/lr_grid")["result"]["lr_grid"]
+    runs = [committed.load(name)["result"] for name in GRID_RUNS]
+    grid = copy.merged_grid(*(r["lr_grid"] for r in runs))
     assert grid["rates"] == list(copy_config.GRID)
     assert grid["chosen"] == copy_config.RATES
     cfg = copy_config.get_config()
-    assert dict(cfg.learning_rate) == copy_config.RATES and set(cfg.contenders) == set(
-        grid["chosen"]
-    )
-    assert cfg.steps == committed.load("copy/lr_grid")["result"]["config"]["steps"] >= 2400
+    assert dict(cfg.learning_rate).items() <= copy_config.RATES.items()
+    assert set(copy_config.CONTENDERS) == set(grid["chosen"])
+    # the same tuning budget for every rate: the design seed, the default's steps and task
+    for r in runs:
+        c = r["config"]
+        assert list(c["seeds"]) == [copy_config.DESIGN_SEED] and c["steps"] == cfg.steps >= 2400
+        for field in ("alphabet", "train_max", "target_params", "batch", "warmup", "valid_seed"):
+            assert c[field] == cfg[field], field
     edges = (min(grid["rates"]), max(grid["rates"]))
     assert not [n for n, r in grid["chosen"].items() if r in edges]
+
+
+def test_the_optimizer_shared_across_seeds_trains_as_a_fresh_one():
+    """copy.fit shares one optimizer (one compiled step) per rate and schedule; its twin, a
+    fresh optax optimizer per fit, gives the same losses."""
+    cfg = copy_config.get_config("quick")
+    spec = copy.contenders(cfg)["lstm"]
+    _, _, shared, _ = copy.fit(spec, cfg, 0, 3e-3)
+    model = copy.models.build(spec, cfg, copy._vocab(cfg))
+    opt = copy.train.optimizer(3e-3, cfg.warmup, cfg.steps, cfg.weight_decay)
+    options = copy.train.compiler_options(cfg.xla_opt_level)
+    params = model.init(copy.jax.random.PRNGKey(0))
+    _, fresh = copy.train.fit(params, model, copy.batches(cfg, 0), opt, options)
+    assert shared == fresh
 
 
 def test_the_seeds_are_sized_from_the_committed_pilot():

@@ -99,11 +99,19 @@ def valid_loss(model, params, cfg, held):
     return total / count
 
 
+@functools.cache
+def _optimizer(learning_rate, warmup, steps, weight_decay):
+    """One optimizer per (rate, schedule): equal models then share one compiled training step
+    (train._train_step is cached by model and optimizer), compiled once per contender, not
+    once per seed. The same function either way: only the compiling is saved."""
+    return train.optimizer(learning_rate, warmup, steps, weight_decay)
+
+
 def fit(spec, cfg, seed, learning_rate):
     """(model, params, losses, seconds): the matched contender `spec` trained on a seed's
     batches."""
     model = models.build(spec, cfg, _vocab(cfg))
-    opt = train.optimizer(learning_rate, cfg.warmup, cfg.steps, cfg.weight_decay)
+    opt = _optimizer(float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay))
     params = model.init(jax.random.PRNGKey(int(seed)))
     t0 = time.time()
     options = train.compiler_options(cfg.xla_opt_level)
@@ -129,6 +137,15 @@ def readers(cfg):
         out["bag"].append(task.bag_reader(d.tokens, d.labels, d.lengths, cfg.alphabet))
     return {k: [float(task.exact(p, d.labels).mean()) for p, d in zip(v, held)]
             for k, v in out.items()}  # fmt: skip
+
+
+CURVE_BLOCK = 100  # steps per point of the recorded training-loss curve
+
+
+def _blocks(losses):
+    x = np.asarray(losses, dtype=np.float64)
+    n = len(x) // CURVE_BLOCK * CURVE_BLOCK
+    return [float(v) for v in x[:n].reshape(-1, CURVE_BLOCK).mean(1)] if n else [float(x.mean())]
 
 
 def contenders(cfg):
@@ -171,6 +188,8 @@ def run_all(cfg, split_seed):
             "exact": [list(x) for x in zip(*(e for e, _ in measured))],  # [length][seed]
             "symbol_accuracy": [list(x) for x in zip(*(s for _, s in measured))],
             "final_train_loss": [r[2][-1] for r in runs],
+            # [seed][block]: the mean training loss over each CURVE_BLOCK steps (a plateau?)
+            "train_loss_curve": [_blocks(r[2]) for r in runs],
             "train_seconds": [r[3] for r in runs],
         }
     return out
@@ -198,6 +217,27 @@ def lr_grid(cfg):
             loss[name].append(float(np.mean(losses)))
     return {"rates": rates, "lengths": within, "valid_exact": valid, "valid_loss": loss,
             "chosen": choose(valid, loss, rates)}  # fmt: skip
+
+
+def merged_grid(*grids):
+    """One grid from lr_grid results run over disjoint rates on the same design seed, steps
+    and validation strings (results/copy/lr_grid.json and lr_grid_top.json: the top rate was
+    added once the mLSTM chose the old top edge), rates ascending, each contender's choice
+    re-made over every rate (`choose`)."""
+    names = list(grids[0]["valid_exact"])
+    rows = sorted((
+        (r, g["valid_exact"][m][i], g["valid_loss"][m][i], m)
+        for g in grids
+        for m in names
+        for i, r in enumerate(g["rates"])
+    ), key=lambda row: row[0])  # fmt: skip
+    rates = sorted({r for r, *_ in rows})
+    if len(rows) != len(rates) * len(names):
+        raise ValueError(f"the grids overlap or lack a contender: rates {rates}, {names}")
+    valid = {m: [v for r, v, _, n in rows if n == m] for m in names}
+    loss = {m: [x for r, _, x, n in rows if n == m] for m in names}
+    return {"rates": rates, "lengths": grids[0]["lengths"], "valid_exact": valid,
+            "valid_loss": loss, "chosen": choose(valid, loss, rates)}  # fmt: skip
 
 
 def choose(valid, loss, rates):
