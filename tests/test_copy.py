@@ -218,7 +218,7 @@ def test_the_optimizer_shared_across_seeds_trains_as_a_fresh_one():
     fresh optax optimizer per fit, gives the same losses."""
     cfg = copy_config.get_config("quick")
     spec = copy.contenders(cfg)["lstm"]
-    _, _, shared, _ = copy.fit(spec, cfg, 0, 3e-3)
+    _, _, shared, *_ = copy.fit(spec, cfg, 0, 3e-3)
     model = copy.models.build(spec, cfg, copy._vocab(cfg))
     opt = copy.train.optimizer(3e-3, cfg.warmup, cfg.steps, cfg.weight_decay)
     options = copy.train.compiler_options(cfg.xla_opt_level)

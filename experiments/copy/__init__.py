@@ -108,15 +108,15 @@ def _optimizer(learning_rate, warmup, steps, weight_decay):
 
 
 def fit(spec, cfg, seed, learning_rate):
-    """(model, params, losses, seconds): the matched contender `spec` trained on a seed's
-    batches."""
+    """(model, params, losses, seconds, cpu_seconds): the matched contender `spec` trained on
+    a seed's batches (wall clock and this process's CPU time, compiling included)."""
     model = models.build(spec, cfg, _vocab(cfg))
     opt = _optimizer(float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay))
     params = model.init(jax.random.PRNGKey(int(seed)))
-    t0 = time.time()
+    t0, c0 = time.time(), time.process_time()
     options = train.compiler_options(cfg.xla_opt_level)
     params, losses = train.fit(params, model, batches(cfg, seed), opt, options)
-    return model, params, losses, time.time() - t0
+    return model, params, losses, time.time() - t0, time.process_time() - c0
 
 
 def rate(cfg, name):
@@ -181,7 +181,7 @@ def run_all(cfg, split_seed):
         for seed in cfg.seeds:
             progress.step(f"{name} seed {seed}")
             runs.append(fit(spec, cfg, seed, rate(cfg, name)))
-        measured = [measure(m, p, cfg, held) for m, p, _, _ in runs]
+        measured = [measure(m, p, cfg, held) for m, p, *_ in runs]
         out[name] = {
             **_describe(name, spec, cfg),
             "learning_rate": rate(cfg, name),
@@ -191,6 +191,8 @@ def run_all(cfg, split_seed):
             # [seed][block]: the mean training loss over each CURVE_BLOCK steps (a plateau?)
             "train_loss_curve": [_blocks(r[2]) for r in runs],
             "train_seconds": [r[3] for r in runs],
+            # CPU seconds (all threads): a run's cost on a loaded machine, where wall is not
+            "train_cpu_seconds": [r[4] for r in runs],
         }
     return out
 
@@ -210,7 +212,7 @@ def lr_grid(cfg):
             scores, losses = [], []
             for seed in cfg.seeds:
                 progress.step(f"{name} learning rate {lr:g} seed {seed}")
-                model, params, _, _ = fit(spec, cfg, seed, lr)
+                model, params, *_ = fit(spec, cfg, seed, lr)
                 scores.append(float(np.mean(measure(model, params, cfg, held)[0])))
                 losses.append(valid_loss(model, params, cfg, held))
             valid[name].append(float(np.mean(scores)))
