@@ -236,7 +236,8 @@ def test_the_seeds_are_sized_from_the_committed_pilot():
     cfg = copy_config.get_config()
     assert pilot is not None and set(pilot["config"]["seeds"]).isdisjoint(cfg.seeds)
     assert pilot["config"]["steps"] == cfg.steps and len(cfg.seeds) >= 5
-    powers = claims.sizing(record.stored(pilot), len(cfg.seeds))
+    # sized as the judged run reads it: copy/longer on the encoding the config chose
+    powers = claims.sizing(record.stored(dict(pilot, longer=cfg.longer)), len(cfg.seeds))
     assert set(powers) >= {"copy/attention_within", "copy/longer"}
     for cid, p in powers.items():
         assert p.resolves or cid in copy_config.UNSIZED, (cid, p.text())
@@ -257,3 +258,17 @@ def test_quick_copy_writes_every_contender_at_matched_size(quick_report):
     assert res["contenders"]["attention"]["bound"] is None
     assert sorted(res["plots"]) == sorted(p.name for p in workdir.glob("*.png"))
     assert "copy/fixed_state_copy" in record.claims_of("copy", res)
+
+
+@pytest.mark.slow
+def test_runs_in_worker_processes_equal_runs_here():
+    """run_all's fast path (cfg.workers processes) gives every number its slow twin (each
+    (contender, seed) in this process, one after another) gives."""
+    cfg = copy_config.get_config("quick")
+    cfg.seeds = (0, 1)
+    here = copy.run_all(cfg, cfg.test_seed)
+    cfg.workers = 2
+    there = copy.run_all(cfg, cfg.test_seed)
+    for name, entry in here.items():
+        for key in ("exact", "symbol_accuracy", "final_train_loss", "train_loss_curve"):
+            assert there[name][key] == entry[key], (name, key)

@@ -20,11 +20,14 @@ spread each claim's seeds are sized from (claims.py reads it from results/copy/p
 Claims: claims.py.
 """
 
+import concurrent.futures
 import functools
+import multiprocessing
 import time
 
 import jax
 import jax.numpy as jnp
+import ml_collections
 import numpy as np
 import optax
 
@@ -172,21 +175,55 @@ def _describe(name, spec, cfg):
     }
 
 
+def _one(job):
+    """One (contender, seed) of run_all, self-contained so a worker process can run it:
+    (exact, symbols, losses, seconds, cpu_seconds)."""
+    cfg_dict, spec, seed, lr, split_seed = job
+    cfg = ml_collections.ConfigDict(cfg_dict)
+    model, params, losses, seconds, cpu = fit(spec, cfg, seed, lr)
+    exact, symbols = measure(model, params, cfg, held_out(cfg, split_seed))
+    return exact, symbols, losses, seconds, cpu
+
+
+def _map(fn, jobs, workers, progress):
+    """[fn(job)] in order, in `workers` processes (spawned: JAX does not survive a fork), or
+    here when workers <= 1. Each job is independent and its own numbers: the same either way
+    (tests/test_copy.py runs both)."""
+    labels = [label for label, _ in jobs]
+    jobs = [job for _, job in jobs]
+    if int(workers) <= 1:
+        out = []
+        for label, job in zip(labels, jobs):
+            progress.step(label)
+            out.append(fn(job))
+        return out
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(int(workers), mp_context=ctx) as pool:
+        futures = [pool.submit(fn, job) for job in jobs]
+        for label, future in zip(labels, futures):
+            progress.step(label)
+            future.result()
+        return [f.result() for f in futures]
+
+
 def run_all(cfg, split_seed):
-    held = held_out(cfg, split_seed)
+    """{contender: its entry}: every contender on every seed, each (contender, seed) an
+    independent job, cfg.workers of them at once (the machine's cores)."""
+    specs = contenders(cfg)
+    jobs = [
+        (f"{name} seed {seed}", (cfg.to_dict(), spec, int(seed), rate(cfg, name), split_seed))
+        for name, spec in specs.items()
+        for seed in cfg.seeds
+    ]
+    done = iter(_map(_one, jobs, cfg.get("workers", 1), Progress(NAME, len(jobs))))
     out = {}
-    progress = Progress(NAME, len(contenders(cfg)) * len(cfg.seeds))
-    for name, spec in contenders(cfg).items():
-        runs = []
-        for seed in cfg.seeds:
-            progress.step(f"{name} seed {seed}")
-            runs.append(fit(spec, cfg, seed, rate(cfg, name)))
-        measured = [measure(m, p, cfg, held) for m, p, *_ in runs]
+    for name, spec in specs.items():
+        runs = [next(done) for _ in cfg.seeds]
         out[name] = {
             **_describe(name, spec, cfg),
             "learning_rate": rate(cfg, name),
-            "exact": [list(x) for x in zip(*(e for e, _ in measured))],  # [length][seed]
-            "symbol_accuracy": [list(x) for x in zip(*(s for _, s in measured))],
+            "exact": [list(x) for x in zip(*(r[0] for r in runs))],  # [length][seed]
+            "symbol_accuracy": [list(x) for x in zip(*(r[1] for r in runs))],
             "final_train_loss": [r[2][-1] for r in runs],
             # [seed][block]: the mean training loss over each CURVE_BLOCK steps (a plateau?)
             "train_loss_curve": [_blocks(r[2]) for r in runs],
@@ -197,26 +234,40 @@ def run_all(cfg, split_seed):
     return out
 
 
+def _grid_one(job):
+    """One (contender, rate, seed) of lr_grid, self-contained for a worker process: (the mean
+    validation exact match over the lengths up to L, the mean validation loss there)."""
+    cfg_dict, spec, seed, lr = job
+    cfg = ml_collections.ConfigDict(cfg_dict)
+    within = [int(n) for n in cfg.test_lengths if int(n) <= int(cfg.train_max)]
+    held = held_out(cfg, cfg.valid_seed, within)
+    model, params, *_ = fit(spec, cfg, seed, lr)
+    return float(np.mean(measure(model, params, cfg, held)[0])), valid_loss(
+        model, params, cfg, held
+    )
+
+
 def lr_grid(cfg):
     """Every contender at every rate of cfg.lr_grid on the design seeds, scored on the
     validation strings (mean exact match over the tested lengths up to L, and the mean loss
-    there); each contender's chosen rate (`choose`)."""
+    there); each contender's chosen rate (`choose`). cfg.workers runs at once."""
     within = [int(n) for n in cfg.test_lengths if int(n) <= int(cfg.train_max)]
-    held = held_out(cfg, cfg.valid_seed, within)
     rates = [float(r) for r in cfg.lr_grid]
+    specs = contenders(cfg)
+    jobs = [
+        (f"{name} learning rate {lr:g} seed {seed}", (cfg.to_dict(), spec, int(seed), lr))
+        for name, spec in specs.items()
+        for lr in rates
+        for seed in cfg.seeds
+    ]
+    done = iter(_map(_grid_one, jobs, cfg.get("workers", 1), Progress(NAME, len(jobs))))
     valid, loss = {}, {}
-    progress = Progress(NAME, len(contenders(cfg)) * len(rates) * len(cfg.seeds))
-    for name, spec in contenders(cfg).items():
+    for name in specs:
         valid[name], loss[name] = [], []
-        for lr in rates:
-            scores, losses = [], []
-            for seed in cfg.seeds:
-                progress.step(f"{name} learning rate {lr:g} seed {seed}")
-                model, params, *_ = fit(spec, cfg, seed, lr)
-                scores.append(float(np.mean(measure(model, params, cfg, held)[0])))
-                losses.append(valid_loss(model, params, cfg, held))
-            valid[name].append(float(np.mean(scores)))
-            loss[name].append(float(np.mean(losses)))
+        for _ in rates:
+            runs = [next(done) for _ in cfg.seeds]
+            valid[name].append(float(np.mean([r[0] for r in runs])))
+            loss[name].append(float(np.mean([r[1] for r in runs])))
     return {"rates": rates, "lengths": within, "valid_exact": valid, "valid_loss": loss,
             "chosen": choose(valid, loss, rates)}  # fmt: skip
 
