@@ -299,7 +299,8 @@ def choose(valid, loss, rates):
     non-finite loss, a diverged run, never wins)."""
     out = {}
     for name, exact in valid.items():
-        ls = [x if np.isfinite(x) else np.inf for x in loss[name]]
+        # a diverged run's loss: NaN, or None once stored in results.json
+        ls = [np.inf if x is None or not np.isfinite(x) else x for x in loss[name]]
         best = max(range(len(rates)), key=lambda i: (exact[i], -ls[i]))
         out[name] = rates[best]
     return out
