@@ -756,6 +756,29 @@ def render_claim(anchor: str):
 AFTER = ("recall", "copy", "rnnenc_state", "crossover")  # after the Transformer (issue 34)
 
 
+# what each experiment after the Transformer measures (the README's table; its verdicts and
+# reasons are the scorecard's, generated)
+AFTER_MEASURES = {
+    "recall": "multi-query associative recall (Zoology's MQAR) against state bytes",
+    "copy": "copying strings past the training length (Jelassi et al. 2024)",
+    "crossover": "training time, memory and serial steps against N, every mixer on this CPU",
+    "rnnenc_state": "RNNenc with an mLSTM's matrix state in place of its vector",
+}
+
+
+def render_after() -> str:
+    """The README's table of the experiments after the Transformer: what each measures, its
+    scorecard row's verdict and the reason for it (scorecard.why), judged now from the
+    committed results."""
+    rows = []
+    for name, measures in AFTER_MEASURES.items():
+        entry = next(e for e in scorecard.ENTRIES if e.experiment == name)
+        verdict, _ = scorecard.verdicts(entry)
+        rows.append([f"`{name}`", measures, f"**{verdict}**", scorecard.why(entry)])
+    head = ["experiment", "what it measures", "verdict", "why, or what would decide it"]
+    return outputs.markdown_table(head, rows)
+
+
 def table_of(module: str, fn: str):
     """A renderer of one table an experiment's report draws (`module`.`fn`(results)) from the
     committed result, then where it is from."""
@@ -802,6 +825,7 @@ RENDERERS = {
     "scorecard": (None, render_scorecard),
     "experiments": (None, render_experiments),
     "chapter/closing": (None, render_closing),
+    "after": (None, render_after),
     "rule": (None, lambda: rule_text()),
     **{f"chapter/claim/{e.anchor}": (None, render_claim(e.anchor)) for e in scorecard.ENTRIES},
     "rnn_vs_attn/default": ("rnn_vs_attn/default", render_default),
@@ -857,10 +881,6 @@ RENDERERS = {
     "chapter/context": ("context_length/default", quote("context_length/context_extension")),
     "context_length/default": ("context_length/default", claims_table()),
     **{f"{n}/default": (f"{n}/default", claims_table()) for n in AFTER},
-    "chapter/recall": ("recall/default", quote("recall/fixed_state_today")),
-    "chapter/copy": ("copy/default", quote("copy/fixed_state_copy")),
-    "chapter/rnnenc_state": ("rnnenc_state/default", quote("rnnenc_state/bigger_state")),
-    "chapter/crossover": ("crossover/default", quote("crossover/third_wall")),
     # Zoology's and Based's findings beside recall's claims, point by point
     "recall/papers": ("recall/default", table_of("experiments.recall.plots", "comparison")),
     "recall/frontier": ("recall/default", table_of("experiments.recall.plots", "frontier_table")),

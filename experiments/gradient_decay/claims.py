@@ -27,7 +27,7 @@ chapter(results), what the chapter quotes, each the weakest of its parts:
     gradient_decay/decay       the report's long-range row (its gradient half): the saturating
                                tanh RNN's gradient falls more than DECAY_FACTOR-fold over the
                                fit distance; attention's does not (gradient_decay/attention_direct)
-    gradient_decay/gradients   docs/chapter.md's gradient row: every Pascanu bound, attention's
+    gradient_decay/gradients   the scorecard's gradient row: every Pascanu bound, attention's
                                direct path and every gate easing decay
 """
 

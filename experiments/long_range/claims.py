@@ -43,6 +43,7 @@ from anatomy.probes.claims import (
 )
 
 # The ranges, stated before any run:
+ACC = (0.0, 1.0)  # an accuracy interval is clipped at its bounds (and marked)
 ABOVE_CHANCE = 0.5  # the recall bar: 1/V + this·(1 − 1/V), the way from chance to perfect
 RECALL_MARGIN = 0.02  # "level with": accuracy minus the other model's >= −this
 AT_CHANCE_MARGIN = 0.05  # "at chance": accuracy <= 1/V + this (the eval's noise is ~0.005)
@@ -98,7 +99,7 @@ def learned(results, name: str) -> tuple[bool, str]:
     """(whether `name` holds the recall bar at the nearest k by the rule, the measured text):
     a model that did not learn the task cannot show how far it recalls."""
     near = min(results["k_grid"])
-    acc = t_interval(accuracies(results, name, near))
+    acc = t_interval(accuracies(results, name, near), bounds=ACC)
     verdict, why = judge(acc, bar_range(results["chance"]))
     return verdict == HOLDS, f"{name} at k={near}: {acc}" + (f" ({why})" if why else "")
 
@@ -116,16 +117,19 @@ def task_needs_recall(results) -> list[Claim]:
         return [Claim(claim, expected, "—", MISSING, "the run scored no reader", id=cid)]
     below = Range.at_most(bar, f"< the recall bar {bar:.4g}")
     parts = {
-        f"{name} k={k}": (t_interval(accuracies(results, name, k)), below)
+        f"{name} k={k}": (t_interval(accuracies(results, name, k), bounds=ACC), below)
         for name in readers
         for k in results["k_grid"]
     }
     worst = {
-        name: max(results["k_grid"], key=lambda k: t_interval(accuracies(results, name, k)).point)
+        name: max(
+            results["k_grid"],
+            key=lambda k: t_interval(accuracies(results, name, k), bounds=ACC).point,
+        )
         for name in readers
     }
     measured = ", ".join(
-        f"{name} at most {t_interval(accuracies(results, name, k))} (k={k})"
+        f"{name} at most {t_interval(accuracies(results, name, k), bounds=ACC)} (k={k})"
         for name, k in worst.items()
     )
     return [judged_parts(cid, claim, expected, parts, measured)]
@@ -138,8 +142,8 @@ def accuracy(results) -> list[Claim]:
         Claim(
             f"{name}: accuracy k={near} -> k={far}",
             "decays (recurrent) / flat (attention)",
-            f"{t_interval(accuracies(results, name, near))} -> "
-            f"{t_interval(accuracies(results, name, far))}",
+            f"{t_interval(accuracies(results, name, near), bounds=ACC)} -> "
+            f"{t_interval(accuracies(results, name, far), bounds=ACC)}",
             REPORTED,
             id=f"long_range/accuracy/{name}",
         )
@@ -253,14 +257,17 @@ def conv_field(results) -> list[Claim]:
         chance + AT_CHANCE_MARGIN, f"≤ {chance + AT_CHANCE_MARGIN:.3f} (at chance)"
     )
     expected = f"k < {f}: {bar_range(chance)}; k ≥ {f}: {flat}"
-    measured = ", ".join(f"k={k}: {t_interval(accuracies(results, 'conv', k))}" for k in ks)
+    measured = ", ".join(
+        f"k={k}: {t_interval(accuracies(results, 'conv', k), bounds=ACC)}" for k in ks
+    )
     inside = [k for k in ks if k < f]
     beyond = [k for k in ks if k >= f]
     if not inside or not beyond:
         why = "k_grid does not straddle the receptive field: a grid across it would decide it"
         return [Claim(claim, expected, measured, UNDECIDED, why, id=cid)]
     inside_parts = {
-        f"k={k}": (t_interval(accuracies(results, "conv", k)), bar_range(chance)) for k in inside
+        f"k={k}": (t_interval(accuracies(results, "conv", k), bounds=ACC), bar_range(chance))
+        for k in inside
     }
     if any(judge(*p)[0] != HOLDS for p in inside_parts.values()):
         return [
@@ -272,7 +279,9 @@ def conv_field(results) -> list[Claim]:
                 "the conv stack did not learn recall inside its field",
             )
         ]
-    parts = {f"k={k}": (t_interval(accuracies(results, "conv", k)), flat) for k in beyond}
+    parts = {
+        f"k={k}": (t_interval(accuracies(results, "conv", k), bounds=ACC), flat) for k in beyond
+    }
     return [judged_parts(cid, claim, expected, parts, measured)]
 
 
@@ -293,7 +302,8 @@ def recall(results) -> Claim:
     far, chance = max(results["k_grid"]), results["chance"]
     claim = next(iter(attention_recall(results)), None)
     accs = ", ".join(
-        f"{n} {t_interval(accuracies(results, n, far)).point:.2f}" for n in results["models"]
+        f"{n} {t_interval(accuracies(results, n, far), bounds=ACC).point:.2f}"
+        for n in results["models"]
     )
     recalled = claim is not None and claim.verdict == HOLDS
     return Claim(

@@ -77,7 +77,7 @@ def _power(results, values_of, rng: Range, source: str, scale: str = "linear") -
         values = values_of(pilot)
     except (KeyError, StopIteration, TypeError):
         return None
-    n = results["config"]["repeats"]
+    n = (results.get("config") or {}).get("repeats") or len(values_of(results))
     return power_from(values, rng, seeds=n, source=source, pilot=PILOT, scale=scale)
 
 

@@ -20,6 +20,7 @@ from anatomy.probes.claims import (
     MISSING,
     NEEDS_ACCELERATOR,
     UNDECIDED,
+    VERDICTS,
     Claim,
     weakest,
 )
@@ -234,6 +235,39 @@ def _clause(text: str, n: int = 1, most: int = 160) -> str:
     return out
 
 
+def _parts_of(c: Claim) -> list[tuple[str, str]] | None:
+    """A composite claim's parts [(name, verdict)], read from its measured text ('pre-LN
+    stacks: holds; steady gain per layer: does not hold here'); None for a single claim."""
+    pairs = [s.strip().rsplit(": ", 1) for s in c.measured.split(";")]
+    if len(pairs) > 1 and all(len(p) == 2 and p[1] in VERDICTS for p in pairs):
+        return [(name, v) for name, v in pairs]
+    return None
+
+
+def _words(name: str) -> str:
+    """A part id as words: 'attention_within' -> 'attention within'."""
+    return name.replace("_", " ")
+
+
+def measured_clause(c: Claim, most: int = 110) -> str:
+    """What a claim measured, in one clause; for a composite, only the parts that give it its
+    verdict ('steady gain per layer: does not hold here'), not the first of its parts, and
+    (where its detail holds each part's measurement, 'copy/attention_within: 0.85 [...]')
+    what those parts measured."""
+    parts = _parts_of(c)
+    if parts is None:
+        return _clause(c.measured, most=most)
+    names = [name for name, v in parts if v == c.verdict]
+    said = f"{', '.join(_words(n) for n in names)}: {c.verdict}"
+    segments = re.split(r"; (?=[a-z_]+/[a-z_/]+: )", c.detail or "")
+    shown = []
+    for seg in segments:
+        head, sep, body = seg.partition(": ")
+        if sep and "/" in head and head.split("/", 1)[1] in names:
+            shown.append(f"{_words(head.split('/', 1)[1])} {_clause(body, most=most)}")
+    return said + (f" ({'; '.join(shown)})" if shown else "")
+
+
 def reason(label: str, c: Claim | None) -> str:
     """One clause: why part `label` reads as it does, read from its Claim: what it measured
     (a claim that holds or does not), the failed precondition (did not learn), the edge and
@@ -244,6 +278,8 @@ def reason(label: str, c: Claim | None) -> str:
         return f"{label}: {_clause(c.measured)}, a cost model's figure for hardware not here"
     if c.verdict == DID_NOT_LEARN:
         return f"{label}: {_clause(c.detail)}"
+    if _parts_of(c) is not None:  # a composite: the parts that decide it
+        return f"{label}: {measured_clause(c, most=90)}"
     if c.verdict == UNDECIDED:
         return f"{label}: {_clause(c.measured, most=90)}; {_clause(c.detail, 2)}"
     if c.verdict == FAILS:
@@ -299,7 +335,7 @@ def what_a_cpu_shows() -> list[str]:
         for i, e in by[FAILS]:
             verdict, parts = verdicts(e)
             lab, c = next((lab, c) for lab, c in parts if c is not None and c.verdict == FAILS)
-            fails.append(f"{e.heading.lower()} ({i}: {_clause(c.measured, most=110)})")
+            fails.append(f"{e.heading.lower()} ({i}: {lab}: {measured_clause(c)})")
         out.append(f"- **Went the other way at this budget**: {'; '.join(fails)}.")
     for verdict, words in ((UNDECIDED, "Undecided"), (DID_NOT_LEARN, "Did not learn")):
         if by.get(verdict):

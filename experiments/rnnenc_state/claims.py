@@ -44,7 +44,7 @@ def learned(results, label) -> Claim:
     return judged(
         f"rnnenc_state/learned/{label}",
         f"{label} learned short sentences",
-        t_interval(v["bleu_by_length"][short]),
+        t_interval(v["bleu_by_length"][short], bounds=(0.0, 100.0)),
         Range.at_least(ENC_SHORT_FLOOR, f"BLEU {short} ≥ {ENC_SHORT_FLOOR:g}"),
     )
 
@@ -101,7 +101,7 @@ def chapter(results) -> list[Claim]:
     else:
         verdict, why = move.verdict, move.detail
     _, long = _ends(results)
-    own = t_interval(results["variants"][label]["bleu_by_length"][long])
+    own = t_interval(results["variants"][label]["bleu_by_length"][long], bounds=(0.0, 100.0))
     refs = [f"{n} {_mean(b['bleu_by_length'][long]):.1f}" for n, b in results["baselines"].items()]
     measured = "; ".join([f"{label} BLEU {long} {own}", *refs])
     return [

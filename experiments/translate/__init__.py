@@ -22,7 +22,6 @@ preset, never the toy corpus's. It writes nothing, and a workdir that is not the
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 
@@ -78,9 +77,8 @@ def train_command(workdir, name=None):
     saved = _saved_command(workdir)
     if saved.get("experiment") == "rnn_vs_attn":
         preset, config = saved.get("preset") or "", saved.get("config") or ""
-        own = not config or os.path.normpath(config).endswith(
-            os.path.join("experiments", "configs", "rnn_vs_attn.py")
-        )
+        # the config's own file (a string the command recorded, not a workdir path)
+        own = not config or config.replace("\\", "/").endswith("experiments/configs/rnn_vs_attn.py")
         if own:
             parts += [f"--preset={preset}"] if preset else []
         else:
