@@ -791,18 +791,26 @@ def table_of(module: str, fn: str):
 
 
 def render_rates(doc: dict) -> str:
-    """The peak learning rate each family of a recall / copy run trained at, from the run's own
-    config, and where it came from: the experiment's committed 'lr_grid' choice, or (none
-    committed) the grid's middle for every family, the same tuning budget (none) for each."""
+    """The peak learning rate each contender (recall: each family) of a recall / copy run
+    trained at, from the run's own config, and where it came from: the experiment's committed
+    'lr_grid' choice (copy: its two grids over disjoint rates read as one), or (none committed)
+    the grid's middle for every family, the same tuning budget (none) for each."""
     from experiments.configs.recall import GRID
 
     name = doc["name"].split("/")[0]
     config = doc["result"]["config"]
     specs = config["frontier"]["contenders"] if "frontier" in config else config["contenders"]
-    families = dict.fromkeys(spec.split(":")[0] for spec in specs)
-    rates = ", ".join(f"{fam} {config['learning_rate'][fam]:g}" for fam in families)
-    if committed.exists(f"{name}/lr_grid"):
-        how = f"each family's choice of `results/{name}/lr_grid.json` (validation set)"
+    lr = config["learning_rate"]
+    if all(spec in lr for spec in specs):  # a rate per contender (copy)
+        rates = ", ".join(f"{spec} {lr[spec]:g}" for spec in specs)
+    else:  # a rate per family (recall)
+        families = dict.fromkeys(spec.split(":")[0] for spec in specs)
+        rates = ", ".join(f"{fam} {lr[fam]:g}" for fam in families)
+    grids = [g for g in (f"{name}/lr_grid", f"{name}/lr_grid_top") if committed.exists(g)]
+    if grids:
+        files = " and ".join(f"`results/{g}.json`" for g in grids)
+        one = ", read as one grid" if len(grids) > 1 else ""
+        how = f"each one's choice of {files}{one} (validation set, design seed)"
     else:
         how = f"no `lr_grid` result committed: every family at the grid's middle rate ({GRID[1]:g})"
     return f"Peak learning rates: {rates}; {how} ({_source(doc)})."

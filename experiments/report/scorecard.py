@@ -235,36 +235,74 @@ def _clause(text: str, n: int = 1, most: int = 160) -> str:
     return out
 
 
+# a verdict, longest first so that "does not hold here" is never read as "holds"
+_VERDICT = "|".join(re.escape(v) for v in sorted(VERDICTS, key=len, reverse=True))
+
+
+def _segments(text: str) -> list[tuple[str, str]]:
+    """'a: x; b/c: y (z; w)' -> [('a', 'x'), ('b/c', 'y (z; w)')]: split at each '; ' that
+    opens a new 'part id: ' (not at a '; ' inside a part's own text)."""
+    out = []
+    for seg in re.split(r"; (?=[A-Za-z0-9_/]+: )", text or ""):
+        head, sep, body = seg.partition(": ")
+        if sep:
+            out.append((head.strip(), body.strip()))
+    return out
+
+
 def _parts_of(c: Claim) -> list[tuple[str, str]] | None:
-    """A composite claim's parts [(name, verdict)], read from its measured text ('pre-LN
-    stacks: holds; steady gain per layer: does not hold here'); None for a single claim."""
+    """A composite claim's parts [(name, verdict)]; None for a single claim. Read from its
+    measured text ('pre-LN stacks: holds; steady gain per layer: does not hold here'), or,
+    where that holds the parts' measurements, from its detail ('copy/gap/mamba2: undecided
+    (the interval straddles the edge 0.2)')."""
     pairs = [s.strip().rsplit(": ", 1) for s in c.measured.split(";")]
     if len(pairs) > 1 and all(len(p) == 2 and p[1] in VERDICTS for p in pairs):
         return [(name, v) for name, v in pairs]
-    return None
+    parts = []
+    for head, body in _segments(c.detail):
+        m = re.fullmatch(rf"({_VERDICT})(?: \((.*)\))?", body, re.S)
+        if "/" not in head or m is None:
+            return None
+        parts.append((head.split("/", 1)[1], m.group(1)))
+    return parts if len(parts) > 1 else None
 
 
 def _words(name: str) -> str:
-    """A part id as words: 'attention_within' -> 'attention within'."""
-    return name.replace("_", " ")
+    """A part id as words: 'attention_within' -> 'attention within', 'gap/mamba2' -> 'gap
+    mamba2'."""
+    return name.replace("_", " ").replace("/", " ")
 
 
 def measured_clause(c: Claim, most: int = 110) -> str:
     """What a claim measured, in one clause; for a composite, only the parts that give it its
-    verdict ('steady gain per layer: does not hold here'), not the first of its parts, and
-    (where its detail holds each part's measurement, 'copy/attention_within: 0.85 [...]')
-    what those parts measured."""
+    verdict ('steady gain per layer: does not hold here'), not the first of its parts, then
+    what those parts measured (from its detail, 'crossover/headline: 342 [...]', or its
+    measured text, 'gap/mamba2: 0.18 [...]') and why each reads as it does."""
     parts = _parts_of(c)
     if parts is None:
         return _clause(c.measured, most=most)
     names = [name for name, v in parts if v == c.verdict]
     said = f"{', '.join(_words(n) for n in names)}: {c.verdict}"
-    segments = re.split(r"; (?=[a-z_]+/[a-z_/]+: )", c.detail or "")
+    values, whys = {}, {}
+    for head, body in _segments(c.detail):
+        if "/" not in head:
+            continue
+        name = head.split("/", 1)[1]
+        m = re.fullmatch(rf"({_VERDICT})(?: \((.*)\))?", body, re.S)
+        if m is None:
+            values[name] = body  # the detail holds the part's measurement
+        elif m.group(2):
+            whys[name] = m.group(2)  # the detail holds the part's verdict and its reason
+    for name, body in _segments(c.measured):
+        if body not in VERDICTS:
+            values.setdefault(name, body)
     shown = []
-    for seg in segments:
-        head, sep, body = seg.partition(": ")
-        if sep and "/" in head and head.split("/", 1)[1] in names:
-            shown.append(f"{_words(head.split('/', 1)[1])} {_clause(body, most=most)}")
+    for name in names:
+        said_here = [_clause(values[name], most=most)] if name in values else []
+        if name in whys:
+            said_here.append(_clause(whys[name], 2, most=most + 70))
+        if said_here:
+            shown.append(f"{_words(name)} {': '.join(said_here)}")
     return said + (f" ({'; '.join(shown)})" if shown else "")
 
 
