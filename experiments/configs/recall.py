@@ -72,7 +72,7 @@ LR_GRID = (3e-3, 1e-2, 3e-2, 1e-1)  # the peak rates 'lr_grid' tries for every f
 GRID = (1e-3, 3e-3, 1e-2)  # copy's grid (experiments/configs/copy.py reads it); not recall's
 # {family: peak rate}: the choice of the committed lr_grid run (results/recall/lr_grid.json);
 # tests/test_recall.py checks these against it. A family without one takes DEFAULT_RATE.
-LEARNING_RATE = {}
+LEARNING_RATE = {"attention": 0.03, "linear_attention": 0.03, "mamba": 0.01, "hybrid": 0.03}
 DEFAULT_RATE = 1e-2
 FAMILIES = ("attention", "mlstm", "rglru", "hybrid", "linear_attention", "mamba2", "mamba",
             "mingru", "gated_deltanet", "lstm")  # fmt: skip
