@@ -290,6 +290,20 @@ def test_accuracy_intervals_are_clipped_at_one():
     assert "(the bound)" in c["recall/attention_every_n"].measured
 
 
+def test_accuracy_differences_are_clipped_at_their_bounds():
+    """A difference of two accuracies lies in [-1, 1]: a wide t interval over seeds that
+    disagree (a bimodal learner) is clipped there and marked, never printed as 1.991."""
+    r = fake()
+    front = r["frontier"]["contenders"]
+    front[BIG]["accuracy"] = [[[0.95, 0.05, 0.95]] * 3 for _ in NS]
+    front[SMALL]["accuracy"] = [[[0.05, 0.95, 0.05]] * 3 for _ in NS]
+    c = {c.id: c for c in claims.table(record.stored(r), pilot=None)}
+    measured = c["recall/grows_with_state"].measured
+    assert "(the bound)" in measured, measured
+    lo, hi = (float(x) for x in measured.split("[")[1].split("]")[0].replace(" (the bound)", "").split(","))
+    assert lo == -1.0 and hi == 1.0
+
+
 def test_power_is_read_from_the_pilot():
     """Each judged claim prints the pilot's effect and spread against its edge."""
     pilot = record.stored(fake(mid=(0.62, 0.41, 0.18)))

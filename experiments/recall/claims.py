@@ -65,6 +65,7 @@ LEARNED = 1.5  # the learned-recall gate: accuracy × K at the smallest K of the
 MARGIN = 0.05  # "grows" / "falls" / "beats": a difference of at least this accuracy, stated
 # before the run: about 10 standard errors of one model's accuracy on the held-out set
 # (256 examples × K >= 4 queries per (N, K)), so the set's sampling never makes it
+DIFF = (-1.0, 1.0)  # a difference of two accuracies lies here: its interval is clipped to it
 MOST = 0.5  # "closes most of the gap": (hybrid − recurrent) / (attention − recurrent) >= this
 # (most = more than half, by definition)
 MATCH = 0.1  # "equal state bytes": within this relative difference
@@ -244,7 +245,7 @@ def grows(results, family, pilot=None) -> Claim:
     if len(ok) < 2:
         sweep = sweeps[family]
         return judged(
-            cid, claim, t_interval(_difference(results, sweep[-1], sweep[0])), rng,
+            cid, claim, t_interval(_difference(results, sweep[-1], sweep[0]), bounds=DIFF), rng,
             f"{sweep[-1]} − {sweep[0]}",
             precondition=(False, f"fewer than two of {family}'s states learned recall; "
                           + gate(results, out)[1]),
@@ -258,7 +259,7 @@ def grows(results, family, pilot=None) -> Claim:
     return judged(
         cid,
         claim,
-        t_interval(_difference(results, large, small)),
+        t_interval(_difference(results, large, small), bounds=DIFF),
         rng,
         "; ".join(
             x
@@ -312,7 +313,7 @@ def falls_with_k(results, pilot=None) -> Claim:
     return judged(
         cid,
         claim,
-        t_interval(_k_drop(results, name)),
+        t_interval(_k_drop(results, name), bounds=DIFF),
         rng,
         f"{name} ({_bytes(_contenders(results)[name]):,} B), N={n}, K={ks[0]}→{ks[-1]}",
         precondition=gate(results, [name]),
@@ -331,7 +332,7 @@ def attention_flat_in_k(results, pilot=None) -> Claim:
     return judged(
         cid,
         claim,
-        t_interval(_k_drop(results, name)),
+        t_interval(_k_drop(results, name), bounds=DIFF),
         rng,
         f"{name}, N={n}, K={ks[0]}→{ks[-1]}",
         power=_power(pilot, lambda p: _k_drop(p, _attention(p)), rng, results,
@@ -363,7 +364,7 @@ def matrix_vs_diagonal(results, pilot=None) -> Claim:
     if not pairs:
         return Claim(claim, str(rng), "—", MISSING, "no pair of equal state bytes", id=cid)
     c = _contenders(results)
-    parts = [(m, d, t_interval(_difference(results, m, d))) for m, d in pairs]
+    parts = [(m, d, t_interval(_difference(results, m, d), bounds=DIFF)) for m, d in pairs]
     ok, why = gate(results, sorted({x for m, d in pairs for x in (m, d)}))
     verdicts = [judge(i, rng) for _, _, i in parts]
     verdict = DID_NOT_LEARN if not ok else weakest(v for v, _ in verdicts)
@@ -432,7 +433,7 @@ def hybrid(results, pilot=None) -> Claim:
     ok, why = gate(results, [r])
     if closed is None and ok:
         gaps = _difference(results, a, r)
-        return Claim(claim, str(rng), f"attention − {r}: {t_interval(gaps)}", UNDECIDED,
+        return Claim(claim, str(rng), f"attention − {r}: {t_interval(gaps, bounds=DIFF)}", UNDECIDED,
                      f"no gap between {r} and attention to close (a seed's gap < {MARGIN:g})",
                      id=cid)  # fmt: skip
     interval = t_interval(closed if closed is not None else [np.nan])
