@@ -343,15 +343,28 @@ def test_deepnorm_exponent_is_reported_with_its_interval():
 def test_stackability_is_the_weakest_of_its_parts_and_says_the_lstm_beside_it():
     v = claims.stackability
     row = v(fake())
-    assert row.verdict == HOLDS and "lstm_residual_ln_stacks holds" in row.detail
+    assert row.verdict == HOLDS and "LSTM + residual + LN stacks holds (GNMT" in row.detail
     assert "pre-LN − that LSTM" in row.detail
-    assert "lstm_residual_ln_stacks" not in v(fake({"lstm_residual_ln": WORSE_AT_8})).detail
+    assert "stacks does not hold here" in v(fake({"lstm_residual_ln": WORSE_AT_8})).detail
     assert verdict(v, fake({"no_residual": STEADY})) == FAILS  # the residual was not needed
     assert verdict(v, fake({"pre": DIMINISHING})) == FAILS  # steady per doubling is a part
     assert verdict(v, fake({"lstm": STEADY})) == FAILS  # the plain RNN stacked
     shallow = {d: x for d, x in WORSE_AT_8.items() if d <= claims.FEW_LAYERS}
     assert verdict(v, fake({"lstm": shallow})) == UNDECIDED
     assert verdict(v, fake({"no_residual": None})) == MISSING
+
+
+def test_the_scorecards_reason_for_stackability_gives_the_deciding_parts_numbers():
+    """Row 9's reason names the part that decides it and what that part measured (before:
+    'stackability: steady gain per layer: does not hold here', no number)."""
+    from experiments.report import scorecard
+
+    row = claims.stackability(fake({"pre": DIMINISHING}))
+    assert row.verdict == FAILS
+    said = scorecard.reason("stackability", row)
+    assert said.startswith("stackability: steady gain per doubling: does not hold here ("), said
+    assert any(ch.isdigit() for ch in said.split("(", 1)[1]), said
+    assert "pre-LN stacks" not in said  # a part that holds does not decide it
 
 
 def test_lstm_against_transformer_is_reported_with_a_paired_interval():

@@ -954,6 +954,21 @@ RESCUE = "depth/lstm_residual_ln_stacks"
 VERSUS = "depth/lstm_vs_transformer"
 
 
+def _deciding(c: Claim) -> str:
+    """What the sub-parts that decide claim `c` measured, each with its reason ('g(4→8) vs
+    g(1→2), ≥ 1/2 -0.09 [-0.093, -0.087] (95% t, 5 seeds): below the range's lower edge 0'):
+    claim_of's measured holds 'label interval' per part, its detail 'label: reason' for the
+    parts that gave the verdict."""
+    reasons = [seg.split(": ", 1) for seg in c.detail.split("; ") if ": " in seg]
+    shown = [
+        f"{seg}: {why}"
+        for seg in c.measured.split("; ")
+        for label, why in reasons
+        if seg.startswith(label + " ")
+    ]
+    return "; ".join(shown) or c.measured
+
+
 def stackability(results, judged=None) -> Claim:
     """The chapter's claim: the weakest of its parts (judged: the table's claims, if already
     judged; else those it reads are judged now)."""
@@ -970,19 +985,24 @@ def stackability(results, judged=None) -> Claim:
     )
     expected = "every part holds (the claim is its weakest part)"
     measured = "; ".join(f"{text}: {by[i].verdict}" for i, text in STACKABILITY_PARTS)
-    measured += f"; LSTM + residual + LN stacks: {by[RESCUE].verdict}"
-    weak = [text for (i, text), v in zip(STACKABILITY_PARTS, parts) if v == verdict]
-    detail = [] if verdict == HOLDS else [f"weakest: {', '.join(weak)}"]
+    detail = [f"LSTM + residual + LN stacks {by[RESCUE].verdict}"]
     if by[RESCUE].verdict == HOLDS:
-        detail.append(
-            "residual + LayerNorm make the LSTM stack too (depth/lstm_residual_ln_stacks holds; "
-            "GNMT, RNMT+): the RNN's problem is the plain stack's"
+        detail[0] += (
+            " (GNMT, RNMT+): residual + LayerNorm make the LSTM stack too, the RNN's problem "
+            "is the plain stack's"
         )
     if by[VERSUS].verdict == REPORTED:
         detail.append(
-            f"best loss, pre-LN − that LSTM: {by[VERSUS].measured.split(' = ')[-1]} "
+            f"best loss, pre-LN − that LSTM {by[VERSUS].measured.split(' = ')[-1]} "
             f"({by[VERSUS].detail})"
         )
+    # what the parts that decide the verdict measured, last, one 'stackability/<part>: ...'
+    # each (the scorecard's reason reads them: experiments/report/scorecard.py)
+    detail += [
+        f"stackability/{text.replace(' ', '_')}: {_deciding(by[i])}"
+        for (i, text), v in zip(STACKABILITY_PARTS, parts)
+        if v == verdict and verdict != HOLDS
+    ]
     return Claim(claim, expected, measured, verdict, "; ".join(detail), id="depth/stackability")
 
 
