@@ -47,13 +47,13 @@ PILOT_SEED = 2000  # the pilot's design seeds are PILOT_SEED .. (disjoint from t
 
 # results/depth/lr_grid.json's choice, {variant: {L: peak rate}} (tests/test_depth.py checks it)
 CHOSEN = {
-    "pre": {1: 3e-3, 2: 3e-3, 4: 3e-3, 8: 3e-3},
-    "no_residual": {1: 3e-3, 2: 3e-3, 4: 3e-3, 8: 3e-3},
-    "lstm": {1: 3e-3, 2: 3e-3, 4: 3e-3, 8: 3e-3},
-    "lstm_residual_ln": {1: 3e-3, 2: 3e-3, 4: 3e-3, 8: 3e-3},
+    "pre": {1: 3e-2, 2: 1e-2, 4: 1e-2, 8: 1e-2},
+    "no_residual": {1: 1e-2, 2: 3e-3, 4: 3e-2, 8: 3e-3},  # L = 4, 8: no rate learned (moot)
+    "lstm": {1: 3e-2, 2: 3e-2, 4: 3e-2, 8: 1e-2},
+    "lstm_residual_ln": {1: 3e-2, 2: 1e-2, 4: 1e-2, 8: 1e-2},
     "post": {6: 3e-3},
     "post_warmup": {6: 3e-3},
-    "deepnorm": {6: 3e-3},
+    "deepnorm": {6: 1e-2},
 }
 # the one peak rate of the stability cells, {L: rate}: the largest rate of the grid at which
 # post-LN + warmup's validation loss is within WARM_TOL nats of its best (warmup's use is to
