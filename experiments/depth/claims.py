@@ -1003,7 +1003,12 @@ def stackability(results, judged=None) -> Claim:
         for (i, text), v in zip(STACKABILITY_PARTS, parts)
         if v == verdict and verdict != HOLDS
     ]
-    return Claim(claim, expected, measured, verdict, "; ".join(detail), id="depth/stackability")
+    # sized as the part that decides it was (when every part holds, the first part with a pilot)
+    deciding = [by[i] for (i, _), v in zip(STACKABILITY_PARTS, parts) if v == verdict]
+    power = next((c.power for c in deciding if c.power), "")
+    return Claim(
+        claim, expected, measured, verdict, "; ".join(detail), id="depth/stackability", power=power
+    )
 
 
 def chapter(results) -> list[Claim]:
