@@ -879,6 +879,8 @@ RENDERERS = {
     "chapter/decode_cost": ("decode_cost/default", render_chapter_decode),
     "chapter/stackability": ("depth/default", quote("depth/stackability")),
     "depth/default": ("depth/default", claims_table()),
+    "depth/stability": ("depth/stability", claims_table()),
+    "depth/xiong": ("depth/xiong", claims_table()),
     "chapter/scaling": ("scaling/default", quote("scaling/structure")),
     "chapter/speedup_predicted": ("scaling/default", quote("scaling/speed_ratio", detail=True)),
     "chapter/time_to_loss_predicted": (
@@ -952,6 +954,8 @@ PLOTS = {
             "grad_norms_at_init.png": "grad_norms_at_init.png",
         },
     ),
+    "depth/stability": ("experiments.depth.plots", {"warmup_curves.png": "warmup_curves.png"}),
+    "depth/xiong": ("experiments.depth.plots", {"xiong_exponents.png": "xiong_exponents.png"}),
     "attention_memory/default": (
         "experiments.attention_memory",
         {"attention_memory.png": "attention_memory.png"},

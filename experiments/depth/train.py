@@ -16,11 +16,15 @@ windows it is scored on, and
     loss = loss(params; every window of the split)
 
 and returns the training losses [steps], the gradient norms at init and the split's loss.
-The whole loop is one XLA program (no Python between steps). Runs go one after another: a
-vmap over seeds ran no faster here and compiled a fifth slower; the next (structure, L)'s
-program compiles in a second thread meanwhile (`Compiler`), so on two cores compiling hides
-behind training. NaNs are not stopped: a run that diverges ends with a NaN loss and counts as
-failed (claims.py).
+The whole loop is one XLA program (no Python between steps). XLA:CPU runs these small
+programs on one core, so runs go config.workers at a time, in threads (XLA releases Python's
+lock; a vmap over seeds ran no faster here and compiled a fifth slower); the next (structure,
+L)'s program compiles in another thread meanwhile (`Compiler`). NaNs are not stopped: a run
+that diverges ends with a NaN loss and counts as failed (claims.py).
+
+Xiong's gradient at initialisation alone (`xiong_norms`) is its own small program per
+(variant, L), vmapped over the seeds: model.init and the gradient of each seed's first
+training batch, the same numbers a training run records at its step 0.
 """
 
 from __future__ import annotations
@@ -176,34 +180,118 @@ def _timed(fn, *args):
     return jax.device_get(out), time.perf_counter() - t0
 
 
-def run_group(program: Program, group, cfg, corpus, runs) -> dict:
-    """Every run of every variant of `group` (one structure) on its compiled program.
-
-    runs: {variant name: [Run]}. Returns {variant name: [{'loss' (on the run's split),
-    'losses' [steps], 'init' (grad_norms at the first step: 'layers' [L], 'xiong', 'total'),
-    'seconds'} per run, in order]}.
-    """
-    train_ids = jnp.asarray(corpus.train)
-    split_ids = {s: jnp.asarray(corpus.windows(s)) for s in SPLITS}
-    out = {}
+def _tasks(group, cfg, runs) -> list[tuple]:
+    """[(variant, Run, init key, data key)] of runs ({variant name: [Run]}), in order."""
+    tasks = []
     for v in group:
         todo = runs.get(v.name, [])
         init_keys, data_keys = run_keys(cfg.seed, [r.seed for r in todo])
-        rows = []
-        for r, ik, dk in zip(todo, init_keys, data_keys):
-            params = program.model.init(ik)
-            args = (params, dk, v.warmup, r.lr, jnp.int32(r.steps), train_ids, split_ids[r.split])
-            got, seconds = _timed(program.exe, *args)
-            rows.append(
-                {
-                    "loss": float(got["loss"]),
-                    "losses": np.asarray(got["losses"], np.float64),
-                    "init": {k: np.asarray(x, np.float64) for k, x in got["init"].items()},
-                    "seconds": seconds,
-                }
-            )
-        out[v.name] = rows
+        tasks += [(v, r, ik, dk) for r, ik, dk in zip(todo, init_keys, data_keys)]
+    return tasks
+
+
+def one_run(program: Program, corpus, task) -> dict:
+    """One run (a task of _tasks) on its compiled program: {'loss' (on the run's split),
+    'losses' [steps], 'init' (grad_norms at the first step: 'layers' [L], 'xiong', 'total'),
+    'seconds'}."""
+    variant, r, init_key, data_key = task
+    params = program.model.init(init_key)
+    train_ids = jnp.asarray(corpus.train)
+    windows = jnp.asarray(corpus.windows(r.split))
+    args = (params, data_key, variant.warmup, r.lr, jnp.int32(r.steps), train_ids, windows)
+    got, seconds = _timed(program.exe, *args)
+    return {
+        "loss": float(got["loss"]),
+        "losses": np.asarray(got["losses"], np.float64),
+        "init": {k: np.asarray(x, np.float64) for k, x in got["init"].items()},
+        "seconds": seconds,
+    }
+
+
+def _workers(cfg) -> int:
+    return max(1, int(cfg.get("workers", 1)))
+
+
+def run_group(program: Program, group, cfg, corpus, runs) -> dict:
+    """Every run of every variant of `group` (one structure) on its compiled program,
+    cfg.workers at a time (threads: XLA runs a program without Python's lock, each on one
+    core here; every run's result is the same whichever thread runs it).
+
+    runs: {variant name: [Run]}. Returns {variant name: [one_run's row per run, in order]}.
+    """
+    tasks = _tasks(group, cfg, runs)
+    one = functools.partial(one_run, program, corpus)
+    if _workers(cfg) == 1 or len(tasks) < 2:
+        rows = [one(t) for t in tasks]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(_workers(cfg), "depth-run") as ex:
+            rows = list(ex.map(one, tasks))
+    out = {v.name: [] for v in group}
+    for (v, *_), row in zip(tasks, rows):
+        out[v.name].append(row)
     return out
+
+
+def run_jobs(jobs, xiong_of, cfg, corpus, runs_of, on_compiled=None) -> dict:
+    """Every job's runs, cfg.workers at a time across jobs (no core idles at a job's end):
+    jobs [(L, variants sharing one program)], each program compiled in one compile thread in
+    job order, runs_of(L, group) -> {variant name: [Run]}. Returns {(L, variant name): [rows]}
+    and calls on_compiled(L, group, program) as each program is ready."""
+    out = {}
+    with (
+        concurrent.futures.ThreadPoolExecutor(1, "depth-compile") as compiler,
+        concurrent.futures.ThreadPoolExecutor(_workers(cfg), "depth-run") as pool,
+    ):
+        programs = [
+            compiler.submit(compile_program, g[0], xiong_of(g[0]), cfg, n, corpus) for n, g in jobs
+        ]
+
+        def task(k, t):
+            program = programs[k].result()
+            return one_run(program, corpus, t)
+
+        pending = []
+        for k, (n_layers, group) in enumerate(jobs):
+            for t in _tasks(group, cfg, runs_of(n_layers, group)):
+                pending.append(((n_layers, t[0].name), pool.submit(task, k, t)))
+        for k, (n_layers, group) in enumerate(jobs):
+            if on_compiled is not None:
+                on_compiled(n_layers, group, programs[k].result())
+        for key, future in pending:
+            out.setdefault(key, []).append(future.result())
+    return out
+
+
+def make_xiong_program(model, xiong, cfg):
+    """jit(vmap(seeds)): (init keys [S], data keys [S], train [n]) -> grad_norms of the
+    gradient at initialisation on each seed's first training batch (the batch step 0 of a
+    training run of that seed draws: make_program's gradient at i = 0, without the rest)."""
+    tc = cfg.train
+    loss = functools.partial(lm.loss, model)
+
+    def one(init_key, data_key, train):
+        params = model.init(init_key)
+        batch = data.batch(train, jax.random.fold_in(data_key, 0), tc.batch, tc.length)
+        return grad_norms(model, xiong, jax.grad(loss)(params, batch))
+
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, None)))
+
+
+def xiong_norms(variant, xiong, cfg, n_layers, corpus, seeds) -> tuple[dict, float]:
+    """({'layers' [S, L], 'xiong' [S], 'total' [S]} of the gradient at init of `seeds` at
+    n_layers, the seconds compiling took). Compiled with FAST_COMPILE: the program runs once."""
+    model = lm.build(variant, cfg.model, n_layers, corpus.vocab_size)
+    init_keys, data_keys = run_keys(cfg.seed, seeds)
+    train_ids = jnp.asarray(corpus.train)
+    t0 = time.perf_counter()
+    exe = (
+        make_xiong_program(model, xiong, cfg)
+        .lower(init_keys, data_keys, train_ids)
+        .compile(dict(FAST_COMPILE))
+    )
+    compile_s = time.perf_counter() - t0
+    got = jax.device_get(exe(init_keys, data_keys, train_ids))
+    return {k: np.asarray(x, np.float64) for k, x in got.items()}, compile_s
 
 
 def serial_steps(variant, cfg, n_layers, corpus) -> dict:

@@ -243,7 +243,7 @@ def _segments(text: str) -> list[tuple[str, str]]:
     """'a: x; b/c: y (z; w)' -> [('a', 'x'), ('b/c', 'y (z; w)')]: split at each '; ' that
     opens a new 'part id: ' (not at a '; ' inside a part's own text)."""
     out = []
-    for seg in re.split(r"; (?=[A-Za-z0-9_/]+: )", text or ""):
+    for seg in re.split(r"; (?=[A-Za-z0-9_/-]+: )", text or ""):
         head, sep, body = seg.partition(": ")
         if sep:
             out.append((head.strip(), body.strip()))
@@ -287,7 +287,7 @@ def measured_clause(c: Claim, most: int = 110) -> str:
     for head, body in _segments(c.detail):
         if "/" not in head:
             continue
-        name = head.split("/", 1)[1]
+        name = _words(head.split("/", 1)[1])  # 'depth/steady_gain' names 'steady gain'
         m = re.fullmatch(rf"({_VERDICT})(?: \((.*)\))?", body, re.S)
         if m is None:
             values[name] = body  # the detail holds the part's measurement
@@ -295,9 +295,9 @@ def measured_clause(c: Claim, most: int = 110) -> str:
             whys[name] = m.group(2)  # the detail holds the part's verdict and its reason
     for name, body in _segments(c.measured):
         if body not in VERDICTS:
-            values.setdefault(name, body)
+            values.setdefault(_words(name), body)
     shown = []
-    for name in names:
+    for name in map(_words, names):
         said_here = [_clause(values[name], most=most)] if name in values else []
         if name in whys:
             said_here.append(_clause(whys[name], 2, most=most + 70))
