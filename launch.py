@@ -4,7 +4,9 @@ Thin on purpose: it parses flags, loads the experiment's ml_collections config
 (default `experiments/configs/NAME.py`; a preset by name, `--preset=quick`, or as
 `--config=file.py:quick`; overrides as `--config.field=value`) and calls
 `experiments.NAME.run(config, workdir)`. `python launch.py --list` lists the experiments,
-their presets and the wall time of each committed run.
+their presets and the wall time of each committed run. A run saves its command line in its
+workdir (command.json, experiments.provenance.COMMAND_FILE: translate reads it to say how
+to train a model into that workdir).
 
 Several processes (one per host) run the same command; each joins the job through
 anatomy.distributed.initialize from --coordinator_address / --num_processes / --process_id,
@@ -14,9 +16,13 @@ else (--distributed_auto) the cluster's own detection; with none of them it is o
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import importlib.util
+import json
 import os
 import pathlib
+import shlex
 import sys
 
 from absl import app, flags, logging
@@ -37,7 +43,8 @@ flags.DEFINE_string(
     "workdir",
     None,
     "Output folder, local or a bucket (gs://bucket/run: anatomy/paths.py); default "
-    "runs/<experiment> (runs/<experiment>_<preset> for a preset). Re-using it with "
+    "runs/<experiment> (runs/<experiment>_<preset> for a preset; translate reads "
+    "runs/rnn_vs_attn, where the Quick start trains, and writes nothing). Re-using it with "
     "the same config resumes; another config stops, naming the fields "
     "(anatomy/fingerprint.py): pass a new --workdir to start fresh.",
 )
@@ -95,6 +102,13 @@ def presets_of(name: str) -> tuple[str, ...]:
     return tuple(getattr(module, "PRESETS", ("", "quick")))
 
 
+HELP_FLAGS = ("--help", "--helpshort", "--helpfull", "--helpxml", "-?", "-h")
+
+
+def asks_for_help(argv: list[str]) -> bool:
+    return any(a in HELP_FLAGS for a in argv[1:])
+
+
 def _config_arg(argv: list[str]) -> str | None:
     return next(
         (a.split("=", 1)[1] for a in argv if a.startswith("--config=")),
@@ -106,7 +120,7 @@ def check_command_line(argv: list[str]) -> str | None:
     """What is wrong with the command line before anything parses it, in one line (None: fine):
     a missing or unknown --experiment first (before any --config.FIELD it would explain), an
     unknown --preset, --preset beside a --config file, a config file of another experiment."""
-    if "--list" in argv or "--help" in argv or "--helpfull" in argv:
+    if "--list" in argv or asks_for_help(argv):
         return None
     choices = available_experiments()
     name = _flag_from_argv(argv, "experiment")
@@ -117,9 +131,10 @@ def check_command_line(argv: list[str]) -> str | None:
     preset, config = _flag_from_argv(argv, "preset"), _config_arg(argv)
     if preset is not None and config is not None:
         return "launch.py: give a preset by --preset or in --config=FILE:PRESET, not both"
+    known = ", ".join(p or "'' (default)" for p in presets_of(name))
     if preset is not None and preset not in presets_of(name):
-        known = ", ".join(p or "'' (default)" for p in presets_of(name))
         return f"launch.py: {name} has no preset {preset!r}; its presets: {known}"
+    own = config is None
     if config is not None:
         path = pathlib.Path(config.split(":", 1)[0]).resolve()
         owner = path.stem
@@ -128,6 +143,9 @@ def check_command_line(argv: list[str]) -> str | None:
                 f"launch.py: --config={config} is {owner}'s config, not {name}'s; use "
                 f"--config=experiments/configs/{name}.py (or --preset=NAME)"
             )
+        own = path == (CONFIG_DIR / f"{name}.py").resolve() and ":" not in config
+    if own and preset is None and "" not in presets_of(name):
+        return f"launch.py: {name} has no default; choose a preset: --preset=NAME, one of {known}"
     return None
 
 
@@ -157,30 +175,61 @@ def preset_of(argv: list[str]) -> str:
 
 def default_workdir(name: str, preset: str) -> str:
     """runs/<experiment>, or runs/<experiment>_<preset> for a preset (a workdir refuses a run
-    made by another config, so each preset gets its own)."""
+    made by another config, so each preset gets its own); an experiment that reads another's
+    workdir names it in its config file (DEFAULT_WORKDIR: translate reads runs/rnn_vs_attn)."""
+    module = importlib.import_module(f"experiments.configs.{name}")
+    if getattr(module, "DEFAULT_WORKDIR", None):
+        return module.DEFAULT_WORKDIR
     return os.path.join("runs", name + (f"_{preset}" if preset else ""))
 
 
-def listing() -> str:
-    """The experiments, their presets, and the wall time of each committed run of them
-    (results/<experiment>/<preset or 'default'>.json: the run's own record and its load)."""
-    import json
+def writes_workdir(name: str) -> bool:
+    """False for an experiment that only reads its workdir (its config file's READS_WORKDIR:
+    translate): launch.py then makes no folder and saves no command there."""
+    module = importlib.import_module(f"experiments.configs.{name}")
+    return not getattr(module, "READS_WORKDIR", False)
 
-    lines = ["experiment        preset            committed run (wall clock, 2-core machine)"]
+
+def command_record(argv: list[str], name: str, preset: str) -> dict:
+    """What a workdir's command.json (experiments.provenance.COMMAND_FILE) holds: the command as typed ('python launch.py ...'), the experiment,
+    its preset ('' for the default), the config file when one was named, and the overrides
+    (--config.FIELD=VALUE, in order)."""
+    config = _config_arg(argv)
+    return {
+        "command": shlex.join(["python", "launch.py", *argv[1:]]),
+        "experiment": name,
+        "preset": preset,
+        "config": config.split(":", 1)[0] if config else "",
+        "overrides": [a for a in argv[1:] if a.startswith("--config.")],
+    }
+
+
+def listing() -> str:
+    """The experiments, their presets, and the wall time of every committed run of them
+    (results/<experiment>/<name>.json: the run's own record and its load): a preset's run on
+    the preset's line, a committed run of another config (its command is in the file) on a
+    line of its own, marked *."""
+    from experiments import provenance
+
+    rows = []
     for name in available_experiments():
-        for preset in presets_of(name):
-            path = ROOT / "results" / name / f"{preset or 'default'}.json"
+        stems = {p or "default": p or "(default)" for p in presets_of(name)}
+        results = ROOT / "results" / name
+        for path in sorted(results.glob("*.json")) if results.is_dir() else []:
+            stems.setdefault(path.stem, f"{path.stem} *")
+        for stem, label in stems.items():
+            path = results / f"{stem}.json"
             note = "—"
             if path.exists():
                 result = json.loads(path.read_text())["result"]
-                prov = result.get("provenance") or (result.get("setup") or {}).get("provenance")
-                if prov and prov.get("wall_seconds") is not None:
-                    load = (prov.get("loadavg") or [float("nan")])[0]
-                    note = (
-                        f"{prov['wall_seconds'] / 60:.1f} min (load {load:.1f}), "
-                        f"results/{name}/{path.name}"
-                    )
-            lines.append(f"{name:<17} {preset or '(default)':<17} {note}")
+                note = f"{provenance.run_time(result)}, results/{name}/{path.name}"
+            rows.append((name, label, note))
+    rows.insert(0, ("experiment", "preset", "committed run (wall clock, 2-core machine)"))
+    w0, w1 = (max(len(r[i]) for r in rows) for i in (0, 1))
+    lines = [f"{a:<{w0}}  {b:<{w1}}  {c}" for a, b, c in rows]
+    lines.append(
+        "* a committed run of another config than the presets' (its command is in the file)."
+    )
     lines.append(
         "Run one: python launch.py --experiment=NAME [--preset=PRESET]; every quick preset "
         "is a CI smoke test."
@@ -220,7 +269,13 @@ def main(argv):
     config = _CONFIG.value
     preset = preset_of(sys.argv)
     workdir = FLAGS.workdir or default_workdir(name, preset)
-    paths.makedirs(workdir)
+    if writes_workdir(name):
+        paths.makedirs(workdir)
+        if info.index == 0:  # what made this workdir (translate's advice reads it)
+            from experiments.provenance import COMMAND_FILE
+
+            record = json.dumps(command_record(sys.argv, name, preset), indent=2)
+            paths.write_text(paths.join(workdir, COMMAND_FILE), record + "\n", atomic=True)
     if info.index == 0:
         # on stderr: stdout is the experiment's (translate's one line per input line, the
         # cost estimate a paper-scale run prints first)
@@ -239,29 +294,86 @@ def main(argv):
         # Only the project's bad-input errors (anatomy.errors: an impossible config, a malformed
         # corpus, a NaN loss, a corrupt checkpoint, a workdir trained with another config) are
         # one clear line; any other exception is a bug and keeps its traceback.
+        kept = f"workdir {workdir} keeps what was saved; " if writes_workdir(name) else ""
         sys.exit(
             f"launch.py: {name} stopped: {type(e).__name__}: {e}\n"
-            f"(workdir {workdir} keeps what was saved; --traceback shows where it was raised)"
+            f"({kept}--traceback shows where it was raised)"
         )
+
+
+def _load_config(argv: list[str]):
+    """The ConfigDict that --config=FILE[:PRESET] names (FILE's get_config(PRESET)); None
+    where it cannot be loaded."""
+    spec = _config_arg(argv)
+    if not spec:
+        return None
+    file, _, preset = spec.partition(":")
+    try:
+        loader = importlib.util.spec_from_file_location("_launch_config", file)
+        module = importlib.util.module_from_spec(loader)
+        loader.loader.exec_module(module)
+        return module.get_config(preset) if preset else module.get_config()
+    except Exception:  # explaining an error must not raise another
+        return None
+
+
+def unknown_field(config, path: str) -> str | None:
+    """What is wrong with the dotted config path `path` (an override's field) in one phrase:
+    'unknown field train.num_stepz (did you mean num_steps?)'; None when the field exists."""
+    node, parts = config, path.split(".")
+    for i, part in enumerate(parts):
+        above = ".".join(parts[:i])
+        if not hasattr(node, "keys"):
+            return f"unknown field {path} ({above} is a value, not a group of fields)"
+        keys = list(node.keys())
+        if part not in keys:
+            close = difflib.get_close_matches(part, keys, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"{above or 'the config'} has "
+            hint += "" if close else ", ".join(keys)
+            if i < len(parts) - 1:  # a group that is not there
+                hint = f"no group {'.'.join(parts[: i + 1])}; {hint}"
+            return f"unknown field {path} ({hint})"
+        node = node[part]
+    return None
+
+
+def override_problem(argv: list[str], error: Exception) -> str:
+    """One line for a --config.FIELD=VALUE that config_flags refused: the first field the
+    config does not have, with the closest name it does; else the override and the error's
+    own words (a wrong type)."""
+    overrides = [a for a in argv if a.startswith("--config.")]
+    config = _load_config(argv)
+    for arg in overrides:
+        path = arg[len("--config.") :].split("=", 1)[0]
+        problem = unknown_field(config, path) if config is not None else None
+        if problem:
+            file = (_config_arg(argv) or "").split(":", 1)[0]
+            return f"launch.py: {problem}; the fields are in {os.path.relpath(file)}"
+    words = str(error.args[0]) if error.args else str(error)
+    if isinstance(error, AttributeError) and isinstance(error.__context__, KeyError):
+        words = str(error.__context__.args[0])
+    return f"launch.py: bad config override among {' '.join(overrides)}: {words}"
 
 
 def parse_flags(argv: list[str]) -> list[str]:
     """absl's flag parsing, with a bad flag or config override as one clear line, not a
-    traceback."""
+    traceback; --help (and its kin) print the usage and exit 0."""
     try:
         return FLAGS(argv)
+    except SystemExit as e:  # absl's help flags exit 1 after printing the usage
+        if asks_for_help(argv) and e.code == 1:
+            sys.exit(0)
+        raise
     except flags.Error as e:
         sys.exit(f"launch.py: {e}\nPass --helpfull for the flags.")
     except (AttributeError, KeyError, TypeError, ValueError) as e:
-        overrides = [a for a in argv if a.startswith("--config.")]
-        sys.exit(
-            f"launch.py: bad config override among {overrides}: {e!r} "
-            "(unknown field or wrong type; see the experiment's config file for its fields)"
-        )
+        sys.exit(override_problem(argv, e))
 
 
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
+    if "-h" in sys.argv[1:]:  # absl knows -? and --help; -h is what most tools take
+        sys.argv[sys.argv.index("-h")] = "--help"
     problem = check_command_line(sys.argv)  # before the flags: it is what explains them
     if problem:
         sys.exit(problem)

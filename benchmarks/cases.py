@@ -8,6 +8,10 @@ fixed inputs and weights mapped by benchmarks/peers.py:
 so each call does the same work on every side. FLOPs are counted analytically (matmuls
 only; a multiply-add is 2 FLOPs); forward+backward = 3 x forward (two matmuls per matmul
 in the backward pass).
+
+torch and the twins of benchmarks/peers.py (which import it) are imported by the functions
+that build a torch twin, never at the top: `_jax_impl` is the JAX side of every benchmark,
+crossover's contenders included, and runs on an install without torch.
 """
 
 import functools
@@ -16,12 +20,10 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
-import torch
 
 from anatomy import attention as att
 from anatomy import recurrence as rec
 from anatomy.recurrence.fused import run_gru, run_lstm
-from benchmarks import peers
 from benchmarks.inputs import f32, fill, shapes
 from benchmarks.protocol import Case, layer_impl, one_thread
 
@@ -65,6 +67,8 @@ def _jax_impl(f, params, x, g, note=""):
 
 def _torch_impl(f, module_params, xs, g, note="", fwd_only=False):
     """f(*xs) -> out (torch). Forward under no_grad; grads of <out, g> w.r.t. (*xs, *params)."""
+    import torch
+
     xs_req = [x.detach().clone().requires_grad_(True) for x in xs]
     params = [p for p in module_params if p.requires_grad]
 
@@ -88,6 +92,10 @@ def _flops(fwd):
 
 def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
     """LSTM or GRU layer over [B, T, D]: anatomy (hoist on/off) vs torch.nn vs flax.linen nn.RNN."""
+    import torch
+
+    from benchmarks import peers
+
     if cell not in ("lstm", "gru"):
         raise ValueError(f"rnn_case: cell must be 'lstm' or 'gru', got {cell!r}")
     gates = 4 if cell == "lstm" else 3
@@ -144,6 +152,8 @@ def sdpa_case(batch, n_heads, n, d_head, rng):
     "anatomy chunked" is the online-softmax scan with its default block_k=128 (clipped to N
     when N < 128: one block).
     """
+    import torch
+
     q, k, v = (f32(rng.normal(size=(batch, n, n_heads, d_head))) for _ in range(3))
     g = f32(rng.normal(size=(batch, n, n_heads, d_head)))
     impls = {
@@ -192,11 +202,15 @@ def _draw_layer(rng):
 
 
 def _torch_fastpath(enabled):
+    import torch
+
     torch.backends.mha.set_fastpath_enabled(enabled)
 
 
 def _torch_module_impls(module, x, g):
     """torch standard path (fast path off) and, forward only, torch's eval fast path."""
+    import torch
+
     module.eval()
     xt, gt = torch.from_numpy(np.array(x)), torch.from_numpy(np.array(g))
     is_mha = isinstance(module, torch.nn.MultiheadAttention)
@@ -219,6 +233,10 @@ def _torch_module_impls(module, x, g):
 
 def mha_case(batch, n, d_model, n_heads, rng):
     """Self-attention MHA (projections + attention + output): anatomy vs torch vs flax.linen."""
+    import torch
+
+    from benchmarks import peers
+
     p = fill(shapes(att.init_mha, jax.random.key(1), d_model, n_heads), _draw_layer(rng))
     x, g = (f32(rng.normal(size=(batch, n, d_model))) for _ in range(2))
     impls = {
@@ -248,6 +266,10 @@ def mha_case(batch, n, d_model, n_heads, rng):
 
 def encoder_case(batch, n, d_model, n_heads, d_ff, rng):
     """Post-LN encoder layer, no dropout: anatomy vs torch.nn.TransformerEncoderLayer vs flax.linen."""
+    import torch
+
+    from benchmarks import peers
+
     p = fill(
         shapes(att.init_encoder_layer, jax.random.key(2), d_model, n_heads, d_ff), _draw_layer(rng)
     )

@@ -14,23 +14,28 @@ and, for Mamba-2 and gated DeltaNet, 'torch': a twin written from the paper's eq
 the same N for softmax attention ('anatomy' dense, 'anatomy chunked': the online
 softmax of anatomy/attention/chunked.py) and the LSTM (recurrence.run on the translators'
 default path, and torch.nn.LSTM). The pass timed is 'fwdbwd': the gradients of <y, g> w.r.t.
-the input and every parameter (benchmarks/cases.py's _jax_impl). A form whose compiled
+the input and every parameter (benchmarks/cases.py: _jax_impl). torch is imported only where a
+torch twin is built (twin=True, the default, and torch installed: without it the twins are
+skipped, the JAX forms timed as before; the crossover experiment builds none). A form whose compiled
 forward + backward program would hold more than ``MAX_BYTES`` (XLA's memory analysis, before
 anything runs) is left out at that N and reported as such.
 """
 
+import importlib.util
+
 import jax
 import numpy as np
-import torch
 
 from anatomy import mixers
 from anatomy import recurrence as rec
-from benchmarks import peers
-from benchmarks.cases import _jax_impl, _torch_impl
+from benchmarks.cases import _jax_impl
 from benchmarks.inputs import f32, fill, jitter, shapes
-from benchmarks.peers_mixers import PEERS, torch_leaves, torch_params
 from benchmarks.protocol import Case
 
+TORCH_TWINS = (
+    "mamba2",
+    "gated_deltanet",
+)  # the mixers benchmarks/peers_mixers.py has a PEERS twin of
 MAX_BYTES = 3 * 2**30  # a program above this (temp + output) is not run on this machine
 # The sizes every mixer is benchmarked at: width m, heads, per-head widths (the same state
 # budget order for the matrix-state mixers: 4 heads x 16 x 16).
@@ -51,9 +56,10 @@ def _fwdbwd_only(impl):
     return impl._replace(passes={"fwdbwd": impl.passes["fwdbwd"]})
 
 
-def mixer_case(name, batch, n, d_model, rng, forms=None, max_bytes=MAX_BYTES):
+def mixer_case(name, batch, n, d_model, rng, forms=None, max_bytes=MAX_BYTES, twin=True):
     """One Case: mixer ``name`` at width d_model over [batch, n, d_model], its forms (all, or
-    ``forms``) as implementations labelled by form; max_bytes None: no sizing (tiny shapes).
+    ``forms``) as implementations labelled by form; max_bytes None: no sizing (tiny shapes);
+    twin: also the torch twin ('torch') where one exists and torch is installed (imports it).
     Returns (case, reference: the first form that fits, {form: 'over memory'} left out)."""
     knobs = dict(KNOBS[name])
     if name == "mamba2":
@@ -69,7 +75,14 @@ def mixer_case(name, batch, n, d_model, rng, forms=None, max_bytes=MAX_BYTES):
             left_out[form] = "over memory"
             continue
         impls[form] = _fwdbwd_only(impl)
-    if name in PEERS:  # the torch twin written from the paper, on the same weights
+    if (
+        twin and _have_torch() and name in TORCH_TWINS
+    ):  # the torch twin written from the paper, same weights
+        import torch
+
+        from benchmarks.cases import _torch_impl
+        from benchmarks.peers_mixers import PEERS, torch_leaves, torch_params
+
         tp = torch_params(params["mix"])
         t_impl = _torch_impl(
             lambda x_: PEERS[name](
@@ -84,9 +97,9 @@ def mixer_case(name, batch, n, d_model, rng, forms=None, max_bytes=MAX_BYTES):
     return Case(name, shape, impls, {}), next(iter(impls)), left_out
 
 
-def lstm_case(batch, n, d_model, rng):
+def lstm_case(batch, n, d_model, rng, twin=True):
     """The LSTM layer at the same width: recurrence.run on the translators' CPU default path
-    (fused VJP, hoist off) and torch.nn.LSTM (2 threads), fwdbwd only."""
+    (fused VJP, hoist off) and (twin) torch.nn.LSTM (2 threads), fwdbwd only."""
     bound = d_model**-0.5
     p = fill(
         shapes(rec.init_lstm, jax.random.key(0), d_model, d_model),
@@ -96,6 +109,13 @@ def lstm_case(batch, n, d_model, rng):
     g = f32(rng.normal(size=(batch, n, d_model)))
     run = lambda p_, x_: rec.run("lstm", p_, x_, hoist=False, vjp="fused")[1]
     impls = {"anatomy": _fwdbwd_only(_jax_impl(run, p, x, g, note="fused VJP, hoist=False"))}
+    if not (twin and _have_torch()):  # the torch reference is only a peer: skipped without it
+        return Case("lstm", f"B={batch} N={n} m={d_model}", impls, {})
+    import torch
+
+    from benchmarks import peers
+    from benchmarks.cases import _torch_impl
+
     t_mod = torch.nn.LSTM(d_model, d_model, batch_first=True)
     t_mod.load_state_dict(peers.torch_rnn_state(p))
     t_impl = _torch_impl(
@@ -106,6 +126,15 @@ def lstm_case(batch, n, d_model, rng):
     )
     impls["torch"] = t_impl._replace(passes={"fwdbwd": t_impl.passes["fwdbwd"]})
     return Case("lstm", f"B={batch} N={n} m={d_model}", impls, {})
+
+
+def _have_torch() -> bool:
+    """torch is a reference peer, not a dependency of the experiments: without it the torch
+    twins are skipped (the JAX forms are timed as before)."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except ModuleNotFoundError:
+        return False
 
 
 PRESETS = {  # batch, lengths, width

@@ -16,15 +16,19 @@ What an implementation's check() returns, by kind of case:
     decoding     'tokens' (must be identical)
 Arrays and trees are compared norm-wise, rel = ||a - ref|| / ||ref|| over every leaf the
 reference maps onto at once (float32 on every side: the difference is rounding only).
+
+torch is imported only where a torch implementation is run (a one-thread call) or its
+tensors are read: the JAX-only cases (the mixers' forms, crossover's contenders) go through
+this protocol on an install without torch.
 """
 
+import sys
 import time
 from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
 import numpy as np
-import torch
 
 from benchmarks import timing
 
@@ -89,6 +93,8 @@ def _one_thread_call(fn):
     """fn run with torch.set_num_threads(1) for the call."""
 
     def call():
+        import torch
+
         n = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
@@ -117,7 +123,8 @@ def one_thread(impl):
 
 def to_numpy(a):
     """A JAX array, torch tensor or number -> float64 NumPy."""
-    if isinstance(a, torch.Tensor):
+    torch = sys.modules.get("torch")  # a torch tensor exists only where torch was imported
+    if torch is not None and isinstance(a, torch.Tensor):
         a = a.detach().numpy()
     return np.asarray(a, np.float64)
 

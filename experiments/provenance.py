@@ -13,6 +13,9 @@ import subprocess
 from experiments.outputs import jsonable
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# launch.py saves the command line of a run in its workdir under this name: {"command",
+# "experiment", "preset", "config", "overrides"} (translate reads it to say how to train more)
+COMMAND_FILE = "command.json"
 
 
 def _git(*args: str) -> str | None:
@@ -55,8 +58,18 @@ def device_kind() -> str | None:
 _ISA_LEVELS = (("avx512f", "AVX512"), ("avx2", "AVX2"), ("avx", "AVX"), ("sse4_2", "SSE4_2"))
 
 
+def _cap(flags: str) -> str | None:
+    """The ISA an `--xla_cpu_max_isa=` in XLA_FLAGS caps XLA:CPU at (upper case), or None."""
+    for part in flags.split():
+        if part.startswith("--xla_cpu_max_isa="):
+            return part.split("=", 1)[1].upper()
+    return None
+
+
 def cpu() -> dict:
-    """The CPU the numbers were computed on: {'model', 'isa', 'xla_flags'}. XLA:CPU compiles
+    """The CPU the numbers were computed on: {'model', 'isa', 'host_isa', 'xla_flags'}: isa is
+    the instruction set XLA:CPU compiled for (the host's widest, host_isa, unless XLA_FLAGS
+    caps it with --xla_cpu_max_isa at a narrower one). XLA:CPU compiles
     for the host's instruction set (its widest vector unit, unless XLA_FLAGS caps it with
     --xla_cpu_max_isa), and the compiled program's float rounding follows it: the same
     config and seed give the same digits on the same ISA, and different digits after a few
@@ -74,10 +87,22 @@ def cpu() -> dict:
                     flags = set(value.split())
     except OSError:  # not Linux: the platform string still says the architecture
         pass
-    isa = next((name for flag, name in _ISA_LEVELS if flag in flags), None)
+    host = next((name for flag, name in _ISA_LEVELS if flag in flags), None)
     if model is None:
         model = platform.processor() or None
-    return {"model": model, "isa": isa, "xla_flags": os.environ.get("XLA_FLAGS", "")}
+    xla_flags = os.environ.get("XLA_FLAGS", "")
+    cap, order = _cap(xla_flags), [name for _, name in _ISA_LEVELS]
+    isa = host
+    if cap in order and (host is None or order.index(cap) > order.index(host)):
+        isa = cap
+    return {"model": model, "isa": isa, "host_isa": host, "xla_flags": xla_flags}
+
+
+def isa_text(prov: dict | None) -> str:
+    """'AVX512' (the instruction set a result's digits were computed with, from its
+    provenance), or 'an unrecorded instruction set' for a run that did not record it."""
+    c = (prov or {}).get("cpu") or {}
+    return c.get("isa") or "an unrecorded instruction set"
 
 
 def provenance(extra: dict | None = None) -> dict:
@@ -199,3 +224,26 @@ def provenance_line(p: dict | None) -> str:
         f"{p['wall_seconds']:.0f} s" if isinstance(p.get("wall_seconds"), (int, float)) else None,
     ]
     return "Run: " + "; ".join(x for x in parts if x) + "."
+
+
+def of_result(result: dict) -> dict:
+    """The provenance a result's run recorded: results.json's own, or rnn_vs_attn's
+    (under "setup"); {} where it recorded none."""
+    return result.get("provenance") or (result.get("setup") or {}).get("provenance") or {}
+
+
+def run_time(result: dict) -> str:
+    """How long the run of a result took, in one phrase: '13.9 min (load 0.7)' from its wall
+    clock and the 1-minute load when it started; for a run that recorded no wall clock (the
+    older recipe_sweep grids), its table's training seconds summed, a lower bound ('≥ 98.1
+    min of training; no wall clock recorded'); '—' where it recorded neither."""
+    prov = of_result(result)
+    if isinstance(prov.get("wall_seconds"), (int, float)):
+        load = (prov.get("loadavg") or [float("nan")])[0]
+        return f"{prov['wall_seconds'] / 60:.1f} min (load {load:.1f})"
+    header, rows = result.get("header") or [], result.get("rows") or []
+    if "train s" in header and rows:
+        i = header.index("train s")
+        seconds = sum(r[i] for r in rows if isinstance(r[i], (int, float)))
+        return f"≥ {seconds / 60:.1f} min of training; no wall clock recorded"
+    return "—"

@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 from anatomy import paths
-from anatomy.probes.claims import claims_markdown, rule_text
+from anatomy.probes.claims import MAX_TIMING_LOAD, claims_markdown, rule_text
 from experiments import committed, outputs, provenance, record
 from experiments.committed import ROOT, load, result_path
 from experiments.report import scorecard
@@ -86,7 +86,7 @@ def _made_by(doc: dict) -> str:
     p = _prov(setup) or doc["result"].get("provenance") or doc.get("saved_by", {})
     load = p.get("loadavg") or [float("nan")]
     after = p.get("loadavg_after") or [float("nan")]
-    bits = [f"{p.get('cpus', '?')} cores ({p.get('device_kind', '?')})"]
+    bits = [f"{p.get('cpus', '?')} cores ({p.get('device_kind', '?')}, {provenance.isa_text(p)})"]
     bits.append(f"1-minute load {f(float(load[0]))} before, {f(float(after[0]))} after")
     if p.get("wall_seconds") is not None:
         bits.append(f"{f(float(p['wall_seconds']))} s wall clock")
@@ -554,9 +554,11 @@ def _image_link(img: str, prefix: str) -> str:
 
 
 def render_scorecard(prefix: str = "docs/") -> str:
-    """The chapter's claims on one screen (experiments/report/scorecard.py): each claim, its
-    verdict here (the weakest of its parts, each part's own verdict beside it when there are
-    several), the plot that shows it, the experiment and the wall time of its committed run."""
+    """The chapter's claims on one screen (experiments/report/scorecard.py): first what a 2-core
+    CPU shows (generated from the rows' verdicts), then each claim, what it reads, its verdict
+    here (the weakest of its parts, each part's own verdict beside it when there are several),
+    why (or what would decide it), the plot that shows it, and the committed run behind it
+    (its command, wall time and the load it ran under)."""
     rows = []
     for i, e in enumerate(scorecard.ENTRIES, 1):
         verdict, parts = scorecard.verdicts(e)
@@ -572,14 +574,31 @@ def render_scorecard(prefix: str = "docs/") -> str:
             [
                 str(i),
                 f"[{e.claim}]({prefix}chapter.md#{e.anchor})",
+                e.corpus,
                 f"**{verdict}**{each}",
+                scorecard.why(e),
                 ", ".join(_image_link(img, prefix) for img in e.images[:2]),
-                "; ".join(f"`{n}` {scorecard.run_time(n)}" for n in names),
+                "; ".join(f"`{scorecard.run_of(n)}` {scorecard.run_time(n)}" for n in names),
             ]
         )
-    return outputs.markdown_table(
-        ["#", "the chapter says", "verdict here", "plot", "experiment (its committed run)"], rows
+    table = outputs.markdown_table(
+        [
+            "#",
+            "the chapter says",
+            "read from",
+            "verdict here",
+            "why, or what would decide it",
+            "plot",
+            "committed run (wall time, load)",
+        ],
+        rows,
     )
+    load = (
+        "*Load* is the machine's 1-minute load average when the run started (2 cores: 1 means "
+        f"one core busy on average); no timing is judged from a run whose load exceeded "
+        f"{MAX_TIMING_LOAD:g}."
+    )
+    return "\n".join([*scorecard.what_a_cpu_shows(), "", table, "", load])
 
 
 def experiment_line(name: str) -> str:
@@ -600,7 +619,8 @@ def render_hero(doc: dict) -> str:
         f"decoder sees only the encoder's last state, scores {by('rnnenc', '1-10')} on sources "
         f"of 1-10 tokens and {by('rnnenc', '61+')} on 61+; RNNsearch (Bahdanau attention) "
         f"{by('rnnsearch', '61+')} and the Transformer {by('transformer', '61+')} on 61+ "
-        f"({_source(doc)}; Bahdanau et al. 2015, Fig. 2, is the same shape at paper scale)."
+        f"({_source(doc)}, computed with {provenance.isa_text(_prov(doc['result']['setup']))}; "
+        "Bahdanau et al. 2015, Fig. 2, is the same shape at paper scale)."
     )
 
 
@@ -614,8 +634,10 @@ def render_quickstart(doc: dict) -> str:
         f"It prints a progress line per logging interval for each model (loss, tokens/s, the "
         f"time left), then its tables; its committed run ({_source(doc)}) took "
         f"{prov.get('wall_seconds', float('nan')) / 60:.0f} minutes on the project's 2-core "
-        f"machine (load {f(load)}) and gave test BLEU {bleu}. The same seed gives the same "
-        "digits on the same CPU instruction set (the run records its CPU)."
+        f"machine (load {f(load)}) and gave test BLEU {bleu}, computed with "
+        f"{provenance.isa_text(prov)}. The same seed gives the same digits on the same "
+        "instruction set; another (an AVX2-only host, or `--xla_cpu_max_isa`) rounds "
+        "differently and moves the last digits."
     )
 
 
@@ -696,6 +718,16 @@ def render_closing() -> str:
     return table
 
 
+def sized_by(c) -> str:
+    """What sized the run behind claim `c`, for docs/chapter.md: its power (the range's
+    source, the design-seed pilot's effect and spread, the seeds the verdict used; what an
+    exact count or an estimate is), or that no pilot sized it."""
+    return c.power or (
+        "no design-seed pilot committed for this claim: its interval is over the run's own "
+        "seeds or programs"
+    )
+
+
 def render_claim(anchor: str):
     """docs/chapter.md's section of one scorecard entry: each part's verdict, range, interval
     and reason, the results it reads, and its plots."""
@@ -713,6 +745,7 @@ def render_claim(anchor: str):
                 f"- *{label}* — **{c.verdict}**. {c.claim}: expected {c.expected}; measured "
                 f"{c.measured}.{detail}"
             )
+            lines.append(f"  - *Sized by*: {sized_by(c)}.")
         lines += ["", "Read from " + ", ".join(f"`{s}`" for s in scorecard.sources(entry)) + "."]
         lines += [""] + [f"![{img}](img/{img})" for img in entry.images]
         return "\n".join(lines)
@@ -721,6 +754,29 @@ def render_claim(anchor: str):
 
 
 AFTER = ("recall", "copy", "rnnenc_state", "crossover")  # after the Transformer (issue 34)
+
+
+# what each experiment after the Transformer measures (the README's table; its verdicts and
+# reasons are the scorecard's, generated)
+AFTER_MEASURES = {
+    "recall": "multi-query associative recall (Zoology's MQAR) against state bytes",
+    "copy": "copying strings past the training length (Jelassi et al. 2024)",
+    "crossover": "training time, memory and serial steps against N, every mixer on this CPU",
+    "rnnenc_state": "RNNenc with an mLSTM's matrix state in place of its vector",
+}
+
+
+def render_after() -> str:
+    """The README's table of the experiments after the Transformer: what each measures, its
+    scorecard row's verdict and the reason for it (scorecard.why), judged now from the
+    committed results."""
+    rows = []
+    for name, measures in AFTER_MEASURES.items():
+        entry = next(e for e in scorecard.ENTRIES if e.experiment == name)
+        verdict, _ = scorecard.verdicts(entry)
+        rows.append([f"`{name}`", measures, f"**{verdict}**", scorecard.why(entry)])
+    head = ["experiment", "what it measures", "verdict", "why, or what would decide it"]
+    return outputs.markdown_table(head, rows)
 
 
 def table_of(module: str, fn: str):
@@ -735,18 +791,26 @@ def table_of(module: str, fn: str):
 
 
 def render_rates(doc: dict) -> str:
-    """The peak learning rate each family of a recall / copy run trained at, from the run's own
-    config, and where it came from: the experiment's committed 'lr_grid' choice, or (none
-    committed) the grid's middle for every family, the same tuning budget (none) for each."""
+    """The peak learning rate each contender (recall: each family) of a recall / copy run
+    trained at, from the run's own config, and where it came from: the experiment's committed
+    'lr_grid' choice (copy: its two grids over disjoint rates read as one), or (none committed)
+    the grid's middle for every family, the same tuning budget (none) for each."""
     from experiments.configs.recall import GRID
 
     name = doc["name"].split("/")[0]
     config = doc["result"]["config"]
     specs = config["frontier"]["contenders"] if "frontier" in config else config["contenders"]
-    families = dict.fromkeys(spec.split(":")[0] for spec in specs)
-    rates = ", ".join(f"{fam} {config['learning_rate'][fam]:g}" for fam in families)
-    if committed.exists(f"{name}/lr_grid"):
-        how = f"each family's choice of `results/{name}/lr_grid.json` (validation set)"
+    lr = config["learning_rate"]
+    if all(spec in lr for spec in specs):  # a rate per contender (copy)
+        rates = ", ".join(f"{spec} {lr[spec]:g}" for spec in specs)
+    else:  # a rate per family (recall)
+        families = dict.fromkeys(spec.split(":")[0] for spec in specs)
+        rates = ", ".join(f"{fam} {lr[fam]:g}" for fam in families)
+    grids = [g for g in (f"{name}/lr_grid", f"{name}/lr_grid_top") if committed.exists(g)]
+    if grids:
+        files = " and ".join(f"`results/{g}.json`" for g in grids)
+        one = ", read as one grid" if len(grids) > 1 else ""
+        how = f"each one's choice of {files}{one} (validation set, design seed)"
     else:
         how = f"no `lr_grid` result committed: every family at the grid's middle rate ({GRID[1]:g})"
     return f"Peak learning rates: {rates}; {how} ({_source(doc)})."
@@ -769,6 +833,7 @@ RENDERERS = {
     "scorecard": (None, render_scorecard),
     "experiments": (None, render_experiments),
     "chapter/closing": (None, render_closing),
+    "after": (None, render_after),
     "rule": (None, lambda: rule_text()),
     **{f"chapter/claim/{e.anchor}": (None, render_claim(e.anchor)) for e in scorecard.ENTRIES},
     "rnn_vs_attn/default": ("rnn_vs_attn/default", render_default),
@@ -824,10 +889,6 @@ RENDERERS = {
     "chapter/context": ("context_length/default", quote("context_length/context_extension")),
     "context_length/default": ("context_length/default", claims_table()),
     **{f"{n}/default": (f"{n}/default", claims_table()) for n in AFTER},
-    "chapter/recall": ("recall/default", quote("recall/fixed_state_today")),
-    "chapter/copy": ("copy/default", quote("copy/fixed_state_copy")),
-    "chapter/rnnenc_state": ("rnnenc_state/default", quote("rnnenc_state/bigger_state")),
-    "chapter/crossover": ("crossover/default", quote("crossover/third_wall")),
     # Zoology's and Based's findings beside recall's claims, point by point
     "recall/papers": ("recall/default", table_of("experiments.recall.plots", "comparison")),
     "recall/frontier": ("recall/default", table_of("experiments.recall.plots", "frontier_table")),

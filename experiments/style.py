@@ -18,6 +18,7 @@ figure.
 from __future__ import annotations
 
 import math
+import os
 
 # name -> (colour, marker). Recurrent: blues and purples.
 PALETTE = {
@@ -132,3 +133,19 @@ def reference_slope(ax, xs, anchor_y: float, exponent: float, label: str) -> Non
     xs = list(xs)
     ys = [anchor_y * math.pow(x / xs[0], exponent) for x in xs]
     ax.plot(xs, ys, label=label, **REFERENCE)
+
+
+def corpus_label(data: dict) -> str:
+    """The corpus a figure is of, for its title (a reader must not take the invented
+    language's numbers for real text's): 'toy_wmt (invented language)', 'gettext en→fr
+    (real text)', a tfds dataset or a TSV file by name. `data`: the run's data config."""
+    name = data.get("name") or ""
+    if name == "toy_wmt":
+        return "toy_wmt (invented language)"
+    if name == "gettext":
+        return f"gettext en→{(data.get('gettext') or {}).get('lang', '?')} (real text)"
+    if name == "tfds":
+        return f"{data.get('tfds_name', 'tfds')} (real text)"
+    if name == "tsv":
+        return f"{os.path.basename(data.get('train_path') or 'a TSV file')} (your corpus)"
+    return name or "corpus not recorded"

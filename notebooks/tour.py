@@ -542,13 +542,10 @@ for name, pred in readers.items():
 # vector, no attention (`python launch.py --experiment=rnnenc_state`).
 
 # %%
-committed_block("chapter/recall")
+committed_block("after")
 show_committed("recall_frontier.png")
-committed_block("chapter/copy")
 show_committed("copy_length.png")
-committed_block("chapter/crossover")
 show_committed("crossover.png")
-committed_block("chapter/rnnenc_state")
 show_committed("rnnenc_state.png")
 
 # %% [markdown]

@@ -75,10 +75,14 @@ def report_section(workdir, heading="Claims"):
     display(Markdown(re.sub(r"!\[[^]]*\]\([^)]*\)", "", body)))
 
 
-def committed_block(key):
+def block_markdown(key) -> str:
     """A block of the docs as experiments.publish renders it from the committed results
-    (e.g. 'chapter/closing', 'chapter/claim/stackability'), rendered as markdown with its
-    image links dropped."""
+    (e.g. 'chapter/closing', 'chapter/claim/stackability'), its image links dropped."""
     from experiments import publish
 
-    display(Markdown(re.sub(r"!\[[^]]*\]\([^)]*\)", "", publish.render(key))))
+    return re.sub(r"!\[[^]]*\]\([^)]*\)", "", publish.render(key))
+
+
+def committed_block(key):
+    """block_markdown(key), rendered as markdown."""
+    display(Markdown(block_markdown(key)))

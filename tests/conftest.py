@@ -75,11 +75,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def launch(*args, timeout=600, check=True, stdin=None, env=None):
-    """`python launch.py *args` from the repository root, output captured as text.
+    """`python launch.py *args` from the repository root, output captured as text, as on an
+    install without torch (tests/without_torch.py: the README's first install has no test
+    extra, and no experiment may need it; the quick report runs every quick preset so).
 
     check: assert it exited 0, showing the end of its stderr. Returns the CompletedProcess.
     """
-    cmd = [sys.executable, "launch.py", *args]
+    cmd = [sys.executable, str(ROOT / "tests" / "without_torch.py"), "launch.py", *args]
     proc = subprocess.run(
         cmd, cwd=ROOT, input=stdin, env=env, capture_output=True, text=True, timeout=timeout
     )

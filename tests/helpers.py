@@ -399,7 +399,7 @@ def gradient_decay_results(rates, *, distance=100, far_over_near=1.0, clip=None)
     }
     for label, values in rates.items():
         seeds = [{"seed": i, "fit": {"rate": r}} for i, r in enumerate(values)]
-        if label.startswith("rnn "):
+        if label.startswith("rnn ") and "σ=" in label:
             _, regime, w_kind, sigma = label.split(" ")
             s = float(sigma.split("=")[1])
             for e in seeds:

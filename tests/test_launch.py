@@ -36,12 +36,54 @@ def test_every_experiment_is_a_package_with_a_config():
 
 
 def test_unknown_config_field(tmp_path):
-    out = _launch(
-        "--experiment=rnn_vs_attn", "--config.train.no_such_field=3", f"--workdir={tmp_path}"
-    )
+    out = _launch("--experiment=rnn_vs_attn", "--config.train.num_stepz=3", f"--workdir={tmp_path}")
     assert out.returncode != 0
-    assert "no_such_field" in out.stderr and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines()[0] == (
+        "launch.py: unknown field train.num_stepz (did you mean num_steps?); the fields are "
+        "in experiments/configs/rnn_vs_attn.py"
+    ), out.stderr
+    assert "Traceback" not in out.stderr and "KeyError" not in out.stderr
     assert not os.listdir(tmp_path)  # nothing ran
+
+
+def test_an_unknown_field_is_named_with_the_closest_one():
+    import ml_collections
+
+    import launch as cli
+
+    c = ml_collections.ConfigDict({"train": {"num_steps": 1, "seed": 0}, "models": ("a",)})
+    assert cli.unknown_field(c, "train.num_steps") is None
+    assert cli.unknown_field(c, "train.num_stepz") == (
+        "unknown field train.num_stepz (did you mean num_steps?)"
+    )
+    assert cli.unknown_field(c, "trian.seed") == (
+        "unknown field trian.seed (no group trian; did you mean train?)"
+    )
+    assert (
+        cli.unknown_field(c, "train.zzzz") == "unknown field train.zzzz (train has num_steps, seed)"
+    )
+    assert cli.unknown_field(c, "models.x") == (
+        "unknown field models.x (models is a value, not a group of fields)"
+    )
+
+
+def test_help_exits_0_and_a_grid_without_a_preset_is_one_line(tmp_path):
+    """--help prints the usage and exits 0; recipe_sweep has no default grid, so without a
+    preset it names its presets in one line and starts nothing."""
+    for flag in ("--help", "-h"):
+        out = _launch(flag)
+        assert out.returncode == 0 and "--experiment" in out.stdout, (flag, out.stderr)
+    import launch as cli
+
+    out = _launch("--experiment=recipe_sweep", f"--workdir={tmp_path}")
+    line = "launch.py: recipe_sweep has no default; choose a preset: --preset=NAME, one of "
+    assert out.returncode != 0 and out.stderr.strip() == line + ", ".join(
+        cli.presets_of("recipe_sweep")
+    ), out.stderr
+    own = ["launch.py", "--experiment=recipe_sweep", "--config=experiments/configs/recipe_sweep.py"]
+    assert cli.check_command_line(own).startswith(line)
+    assert cli.check_command_line([*own[:2], "--preset=budget"]) is None
+    assert not os.listdir(tmp_path)
 
 
 def test_incomplete_distributed_flags(tmp_path):
@@ -157,8 +199,23 @@ def test_list_shows_every_experiment_and_preset():
     for name in cli.available_experiments():
         for preset in cli.presets_of(name):
             assert re.search(rf"^{name}\s+{re.escape(preset or '(default)')}\s", out.stdout, re.M)
-    # a committed run shows its wall time and the result it is read from
-    assert "results/scaling/default.json" in out.stdout
+    # every committed result is on a line with its time and the file it is read from (a run
+    # that recorded no wall clock: its training time summed, a lower bound)
+    for path in sorted((ROOT / "results").glob("*/*.json")):
+        rel = path.relative_to(ROOT).as_posix()
+        (line,) = [x for x in out.stdout.splitlines() if x.endswith(", " + rel)]
+        assert re.search(r"  (≥ )?\d+\.\d min", line), line
+
+
+def test_a_committed_run_time_from_its_record():
+    from experiments.provenance import run_time
+
+    prov = {"wall_seconds": 834.0, "loadavg": [0.69, 1.0, 1.0]}
+    assert run_time({"provenance": prov}) == "13.9 min (load 0.7)"
+    assert run_time({"setup": {"provenance": prov}}) == "13.9 min (load 0.7)"
+    sweep = {"header": ["setting", "train s"], "rows": [["a", 60.0], ["b", None], ["c", 30.0]]}
+    assert run_time(sweep) == "≥ 1.5 min of training; no wall clock recorded"
+    assert run_time({}) == "—"
 
 
 def test_a_preset_by_name_and_its_own_default_workdir():
@@ -171,3 +228,15 @@ def test_a_preset_by_name_and_its_own_default_workdir():
     assert cli.default_workdir("depth", "quick") == os.path.join("runs", "depth_quick")
     assert cli.default_workdir("depth", "") == os.path.join("runs", "depth")
     assert cli.preset_of(["launch.py", "--config=experiments/configs/depth.py:quick"]) == "quick"
+    # translate reads where the Quick start trains and makes no folder of its own
+    assert cli.default_workdir("translate", "") == os.path.join("runs", "rnn_vs_attn")
+    assert not cli.writes_workdir("translate") and cli.writes_workdir("depth")
+    argv = [*argv, "--config.train.steps=3", "--workdir=w"]
+    assert cli.command_record(argv, "depth", "quick") == {
+        "command": "python launch.py --experiment=depth --preset=quick --config.train.steps=3 "
+        "--workdir=w",
+        "experiment": "depth",
+        "preset": "quick",
+        "config": "",
+        "overrides": ["--config.train.steps=3"],
+    }

@@ -13,6 +13,7 @@ from experiments.configs.long_range import get_config
 from experiments.long_range import claims, readers
 
 H, F, N, M = probes.HOLDS, probes.FAILS, probes.UNDECIDED, probes.MISSING
+D = probes.DID_NOT_LEARN
 BAR = claims.recall_bar(1 / 8)  # 0.5625
 KS = [1, 4, 8, 32]
 
@@ -146,7 +147,7 @@ def test_task_needs_recall_on_both_sides(reader, want):
         ([1.0, 1.0, 1.0, 0.99], H),
         ([1.0, 1.0, 1.0, 0.3], F),  # below the bar at the farthest k
         ([1.0, 1.0, 1.0, per_seed(BAR, 0.1)], N),  # straddles the bar
-        ([0.3, 0.2, 0.2, 0.2], N),  # never learned the task: nothing to show
+        ([0.3, 0.2, 0.2, 0.2], D),  # never learned the task: nothing to show
     ],
 )
 def test_attention_recall_needs_the_bar_and_a_learned_transformer(transformer, want):
@@ -178,7 +179,7 @@ def test_reach_counts_grid_steps_to_the_farthest_k_at_the_bar():
         ([1.0, 1.0, 0.8, 0.15], [1.0, 0.95, 0.3, 0.13], H),  # reach 3 against 2
         ([1.0, 1.0, 0.3, 0.15], [1.0, 0.95, 0.3, 0.13], F),  # level: reach 2 and 2
         ([1.0, 1.0, [0.8, 0.8, 0.3], 0.15], [1.0, 0.95, 0.3, 0.13], N),  # one seed level
-        ([0.3, 0.2, 0.2, 0.2], [1.0, 0.95, 0.3, 0.13], N),  # the LSTM never learned
+        ([0.3, 0.2, 0.2, 0.2], [1.0, 0.95, 0.3, 0.13], D),  # the LSTM never learned
     ],
 )
 def test_gated_reach_on_both_sides(lstm, rnn, want):
@@ -202,7 +203,7 @@ def test_linear_recall_on_both_sides(mingru, want):
 
 def test_linear_recall_is_not_shown_without_an_lstm_that_learned_and_missing_without_models():
     res = _models(lstm=[0.3, 0.2, 0.2, 0.2])
-    assert _verdict(res, "linear_recall") == N
+    assert _verdict(res, "linear_recall") == D
     del res["models"]["mingru"], res["models"]["mamba"]
     assert _verdict(res, "linear_recall") == M
 
@@ -213,7 +214,7 @@ def test_linear_recall_is_not_shown_without_an_lstm_that_learned_and_missing_wit
         ([1.0, 1.0, 0.125, 0.126], H),
         ([1.0, 1.0, 0.4, 0.126], F),  # recalls beyond its field: not a convolution's
         ([1.0, 1.0, per_seed(0.175, 0.03), 0.126], N),  # straddles the at-chance edge
-        ([1.0, 0.3, 0.125, 0.126], N),  # did not learn inside its field
+        ([1.0, 0.3, 0.125, 0.126], D),  # did not learn inside its field
     ],
 )
 def test_conv_field_on_both_sides(conv, want):

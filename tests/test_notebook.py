@@ -68,6 +68,35 @@ def test_committed_notebook_is_the_source_executed():
     assert _check_outputs(committed) >= 9  # the tour's plots are visible on a code host
 
 
+def test_the_committed_tours_blocks_equal_the_docs_blocks_now():
+    """Every committed_block(...) output in the committed notebook is the block as the docs
+    render it now from the committed results (a re-made result or a changed rule makes the
+    tour stale: python notebooks/build.py --execute)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "notebooks"))
+    try:
+        import tourkit
+    finally:
+        sys.path.remove(str(ROOT / "notebooks"))
+    committed = nbformat.read(ROOT / "notebooks" / "tour.ipynb", as_version=4)
+    seen = 0
+    for cell in committed.cells:
+        keys = re.findall(r'^committed_block\("([^"]+)"\)', cell.source, re.M)
+        if cell.cell_type != "code" or not keys:
+            continue
+        shown = [
+            o["data"]["text/markdown"] for o in cell.outputs if "text/markdown" in o.get("data", {})
+        ]
+        assert len(shown) == len(keys), cell.source
+        for key, text in zip(keys, shown):
+            assert text == tourkit.block_markdown(key), (
+                f"the tour's {key!r} is stale: python notebooks/build.py --execute"
+            )
+            seen += 1
+    assert seen >= 5
+
+
 def test_tour_installs_nothing_from_a_placeholder_home():
     """The repository has no public home yet: no install cell, no link to a placeholder owner."""
     text = (ROOT / "notebooks/tour.py").read_text()

@@ -58,8 +58,23 @@ def test_readme_test_command_is_what_ci_runs():
 
 
 def test_the_license_is_declared_and_shipped():
-    """Apache-2.0, as JAX, flax and optax: the LICENSE file and pyproject's SPDX field agree."""
+    """Apache-2.0, as JAX, flax and optax: the LICENSE file and pyproject's SPDX field agree;
+    the copyright line is in NOTICE beside it (Apache-2.0's section 4(d)), shipped with it."""
     project = _pyproject()["project"]
-    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    assert project["license"] == "Apache-2.0"
+    assert project["license-files"] == ["LICENSE", "NOTICE"]
     text = (ROOT / "LICENSE").read_text()
     assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert re.search(r"^Copyright \d{4} The anatomy authors$", (ROOT / "NOTICE").read_text(), re.M)
+
+
+def test_the_citation_file_agrees_with_the_package():
+    """CITATION.cff (Citation File Format 1.2.0: what GitHub's "Cite this repository" reads)
+    has the fields the format requires, and the package's version and licence."""
+    import yaml
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0" and cff["type"] == "software"
+    assert cff["message"] and cff["title"].startswith("anatomy") and cff["authors"]
+    project = _pyproject()["project"]
+    assert cff["version"] == project["version"] and cff["license"] == project["license"]

@@ -4,6 +4,8 @@ and report prose that says what the run measured, not fixed text."""
 import json
 import os
 
+import pytest
+
 from experiments import outputs, provenance
 
 
@@ -69,7 +71,7 @@ def test_a_run_records_the_instruction_set_its_digits_depend_on(monkeypatch):
     different hosts. Every run now records the CPU's model, its ISA and XLA_FLAGS, and the
     run line says them."""
     c = provenance.cpu()
-    assert set(c) == {"model", "isa", "xla_flags"}
+    assert set(c) == {"model", "isa", "host_isa", "xla_flags"}
     if os.path.exists("/proc/cpuinfo"):
         flags = next(
             (line for line in open("/proc/cpuinfo") if line.startswith("flags")), ""
@@ -78,9 +80,55 @@ def test_a_run_records_the_instruction_set_its_digits_depend_on(monkeypatch):
             (n for f, n in (("avx512f", "AVX512"), ("avx2", "AVX2"), ("avx", "AVX")) if f in flags),
             None,
         )
-        assert c["isa"] == want
+        assert c["isa"] == c["host_isa"] == want
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_max_isa=AVX2")
     p = provenance.provenance()
     assert p["cpu"]["xla_flags"] == "--xla_cpu_max_isa=AVX2"
+    if c["host_isa"] in ("AVX512", "AVX2"):  # the cap is the ISA the digits follow
+        assert p["cpu"]["isa"] == "AVX2" and provenance.isa_text(p) == "AVX2"
+    assert provenance.isa_text({}) == "an unrecorded instruction set"
     line = provenance.provenance_line(p)
     assert "--xla_cpu_max_isa=AVX2" in line and (c["model"] or "CPU model") in line
+
+
+_DIGITS = """
+import jax, jax.numpy as jnp, optax
+from anatomy import lm
+cfg = lm.default_config("attention")
+model = lm.build_lm(cfg, 64)
+params = model.init(jax.random.PRNGKey(0))
+tokens = jax.random.randint(jax.random.PRNGKey(1), (4, 32), 0, 64)
+opt = optax.adam(3e-3)
+state = opt.init(params)
+loss = lambda p: lm.token_nll(model, p, tokens).mean()
+@jax.jit
+def step(p, s):
+    value, g = jax.value_and_grad(loss)(p)
+    u, s = opt.update(g, s, p)
+    return optax.apply_updates(p, u), s, value
+for _ in range(20):
+    params, state, value = step(params, state)
+print(repr(float(value)))
+"""
+
+
+@pytest.mark.slow
+def test_the_same_seed_gives_the_same_digits_on_each_instruction_set():
+    """The digits a run prints depend on the instruction set XLA:CPU compiles for, and on
+    nothing else: twenty Adam steps of a small LM, twice with --xla_cpu_max_isa=AVX2 and twice
+    at the host's own ISA, give the same loss to the last digit each time (the quoted digits
+    name their ISA, provenance.isa_text)."""
+    import subprocess
+    import sys
+
+    def run(flags):
+        env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+        out = subprocess.run(
+            [sys.executable, "-c", _DIGITS], env=env, capture_output=True, text=True, check=True
+        )
+        return out.stdout.strip()
+
+    native = os.environ.get("XLA_FLAGS", "").replace("--xla_force_host_platform_device_count=8", "")
+    capped = (native + " --xla_cpu_max_isa=AVX2").strip()
+    assert run(capped) == run(capped)
+    assert run(native) == run(native)

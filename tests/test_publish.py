@@ -1,6 +1,7 @@
 """Every number the README and docs/chapter.md quote is generated from a committed result
 (experiments/publish.py): a block that differs from what its result renders fails here."""
 
+import dataclasses
 import json
 import os
 import re
@@ -139,7 +140,7 @@ def test_real_verdicts_set_each_claim_on_real_text_beside_toy_wmt(monkeypatch):
     assert table[0].endswith("| toy_wmt (3 seeds) | real text (1 seed) |"), table[0]
     wins = next(r for r in table if r.startswith("| the Transformer translates better"))
     # toy: the Transformer 1 BLEU above RNNsearch on every seed; real: one seed judges nothing
-    assert wins.count("**holds**") == 1 and wins.index("**holds**") < wins.index("**not shown")
+    assert wins.count("**holds**") == 1 and wins.index("**holds**") < wins.index("**undecided")
     assert len([r for r in table if r.startswith("| ") and "**" in r]) == 4
 
 
@@ -202,3 +203,54 @@ def test_the_default_command_and_seed_0_of_the_seeds_preset_agree_to_the_digit()
             assert first["steps"] == zero["steps"] and first["tokens"] == zero["tokens"], name
             assert abs(first["bleu"] - zero["bleu"]) <= 1.0, (name, first["bleu"], zero["bleu"])
             assert abs(first["valid_loss"] / zero["valid_loss"] - 1) <= 0.05, name
+
+
+def test_a_composite_whose_detail_holds_its_parts_verdicts_names_the_deciding_part():
+    """Two shapes of a claim made of parts: verdicts in its measured text (depth), or
+    measurements there and each part's verdict and reason in its detail (copy): either way the
+    scorecard's reason names the part that decides the verdict, its number and why."""
+    from anatomy.probes.claims import Claim
+    from experiments.report import scorecard
+
+    c = Claim(
+        "a fixed state copies worse",
+        "—",
+        "attention_within: 0.97 [0.96, 0.98]; gap/mamba2: 0.181 [-0.09, 0.46]",
+        "undecided",
+        "copy/attention_within: holds; copy/gap/mamba2: undecided (the interval straddles "
+        "the edge 0.2; more seeds at this spread cannot clear it)",
+        id="copy/fixed_state_copy",
+    )
+    assert scorecard._parts_of(c) == [("attention_within", "holds"), ("gap/mamba2", "undecided")]
+    said = scorecard.reason("copy", c)
+    assert said.startswith("copy: gap mamba2: undecided (gap mamba2 0.181 [-0.09, 0.46]")
+    assert "straddles the edge 0.2; more seeds" in said and "0.97" not in said
+    # "does not hold here" is never read as "holds"
+    d = dataclasses.replace(c, verdict="does not hold here", detail=c.detail.replace(
+        "undecided (", "does not hold here ("))  # fmt: skip
+    assert scorecard._parts_of(d)[1] == ("gap/mamba2", "does not hold here")
+    # the other shape, and a single claim, read as before
+    e = Claim("x", "—", "pre-LN: holds; steady gain: does not hold here", "does not hold here",
+              "weakest: steady gain")  # fmt: skip
+    assert scorecard.measured_clause(e) == "steady gain: does not hold here"
+    assert scorecard._parts_of(Claim("x", "—", "0.5 [0.4, 0.6]", "holds", "a/b: 1")) is None
+
+
+def test_rates_name_each_contender_where_the_run_set_one_per_contender(monkeypatch):
+    """copy sets a rate per contender (three attentions among them), recall one per family;
+    the block says which grid results chose them."""
+    doc = {"name": "copy/default", "result": {"config": {
+        "contenders": ["attention", "attention:positions=none", "lstm"],
+        "learning_rate": {"attention": 0.01, "attention:positions=none": 0.003, "lstm": 0.01},
+    }}}  # fmt: skip
+    monkeypatch.setattr(publish.committed, "exists", lambda name: name.startswith("copy/lr_"))
+    monkeypatch.setattr(publish, "_source", lambda doc: "`results/copy/default.json`")
+    text = publish.render_rates(doc)
+    assert "attention 0.01, attention:positions=none 0.003, lstm 0.01;" in text
+    assert "`results/copy/lr_grid.json` and `results/copy/lr_grid_top.json`, read as one" in text
+    doc = {"name": "recall/default", "result": {"config": {
+        "frontier": {"contenders": ["attention", "mlstm:n_heads=2", "mlstm:n_heads=4"]},
+        "learning_rate": {"attention": 0.01, "mlstm": 0.003, "rglru": 0.01},
+    }}}  # fmt: skip
+    monkeypatch.setattr(publish.committed, "exists", lambda name: False)
+    assert publish.render_rates(doc).startswith("Peak learning rates: attention 0.01, mlstm 0.003;")

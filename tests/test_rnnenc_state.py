@@ -2,7 +2,7 @@
 
 import json
 
-from anatomy.probes.claims import FAILS, HOLDS, UNDECIDED
+from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS
 from experiments import record
 from experiments.rnnenc_state import claims
 
@@ -35,7 +35,7 @@ def test_rnnenc_state_claims_hold_and_fail_on_both_sides():
     chapter = claims.chapter(record.stored(fake()))[0]
     assert chapter.id == "rnnenc_state/bigger_state" and chapter.verdict == HOLDS
     # a variant that never learned short sentences moves nothing: not shown
-    assert claims.chapter(record.stored(fake(short=10.0)))[0].verdict == UNDECIDED
+    assert claims.chapter(record.stored(fake(short=10.0)))[0].verdict == DID_NOT_LEARN
 
 
 def test_quick_rnnenc_state_trains_through_rnn_vs_attn(quick_report):

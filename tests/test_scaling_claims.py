@@ -14,7 +14,7 @@ import math
 import ml_collections
 import pytest
 
-from anatomy.probes import FAILS, HOLDS, UNDECIDED
+from anatomy.probes import FAILS, HOLDS, NEEDS_ACCELERATOR, UNDECIDED
 from anatomy.probes.claims import Range
 from experiments.scaling import applied, check, claims
 
@@ -148,10 +148,10 @@ def _estimate_row(ratio, variants):
 def test_speed_ratio_is_an_estimate_and_far_outside_is_not_agreement():
     cfg = ml_collections.ConfigDict({"headline": "H100 SXM", "precision": "bfloat16"})
     _, far = claims.speed_ratio_claim(cfg, _estimate_row(264.0, [127.0, 306.0]))
-    assert far.verdict == UNDECIDED and "an estimate" in far.detail  # it was a caveat
+    assert far.verdict == NEEDS_ACCELERATOR and "an estimate" in far.detail
     assert "above the claimed range" in far.detail and "12.7x its upper edge" in far.detail
     _, inside = claims.speed_ratio_claim(cfg, _estimate_row(7.0, [6.0, 8.0]))
-    assert inside.verdict == UNDECIDED and "above" not in inside.detail  # inside: still not shown
+    assert inside.verdict == NEEDS_ACCELERATOR and "above" not in inside.detail
     _, below = claims.speed_ratio_claim(cfg, _estimate_row(1.5, [1.2, 2.0]))
     assert "below the claimed range" in below.detail
 
@@ -238,11 +238,12 @@ def test_time_to_loss_on_both_sides_of_the_range(tmp_path):
     assert one.verdict == UNDECIDED and "1 seed" in one.detail  # the committed result today
 
 
-def test_near_linear_is_not_shown():
+def test_near_linear_needs_an_accelerator():
     results = {"applied": {"scale_out": []}}
     cfg = ml_collections.ConfigDict({**CFG.to_dict(), "applied": {"headline": "H100 SXM"}})
     _, c = claims.near_linear_claim(cfg, results)
-    assert c.verdict == UNDECIDED and "nothing here runs on more than one device" in c.detail
+    assert c.verdict == NEEDS_ACCELERATOR
+    assert "nothing here runs on more than one device" in c.detail
     results["applied"]["scale_out"] = [
         {
             "family": "transformer",
@@ -254,7 +255,7 @@ def test_near_linear_is_not_shown():
         }
     ]
     _, c = claims.near_linear_claim(cfg, results)
-    assert c.verdict == UNDECIDED and c.measured.startswith("0.9875")
+    assert c.verdict == NEEDS_ACCELERATOR and c.measured.startswith("0.9875")
 
 
 def test_ranges_are_the_chapters():

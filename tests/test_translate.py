@@ -2,6 +2,7 @@
 stderr for words outside the vocabulary and for sources longer than any it was trained on."""
 
 import json
+import pathlib
 import re
 import shutil
 
@@ -80,10 +81,71 @@ def test_sentences_flag_keeps_empty_entries_and_known_words_warn_nothing(workdir
 
 
 def test_unknown_model_is_a_clear_error(workdir):
+    """The advice is the workdir's own command (launch.py saved it) for the missing model."""
     from experiments import translate
 
-    with pytest.raises(BadInputError, match=r"No trained model 'luong'.*transformer-30.*first"):
+    saved = json.loads((pathlib.Path(workdir) / "command.json").read_text())
+    assert saved["experiment"] == "rnn_vs_attn" and "--config.train.num_steps=4" in saved["command"]
+    with pytest.raises(
+        BadInputError, match=r"No trained model 'luong'.*transformer-30.*first"
+    ) as e:
         translate.run(_config(model="luong", sentences=KNOWN), workdir)
+    assert (  # its own config file by preset; every override but the models kept
+        "`python launch.py --experiment=rnn_vs_attn --preset=quick --config.train.num_steps=4 "
+        "--config.train.warmup_steps=1 --config.train.eval_every=0 "
+        "--config.train.checkpoint_every=4 --config.eval.max_per_bucket=1 "
+        f"--config.models=\"('luong',)\" --workdir={workdir}`" in str(e.value)
+    ), str(e.value)
+
+
+def test_the_advice_is_the_workdirs_own_preset(tmp_path):
+    """A real-text workdir is told to train with its own preset: from its command.json, else
+    from the preset its results.json recorded; a workdir with neither, the default command."""
+    from experiments.translate import train_command
+
+    wd = tmp_path / "gettext"
+    wd.mkdir()
+    models = "--config.models=\"('rnnsearch',)\""
+    assert train_command(str(wd), "rnnsearch") == (
+        f"python launch.py --experiment=rnn_vs_attn {models} --workdir={wd}"
+    )
+    prov = {"setup": {"provenance": {"preset": "gettext_enfr"}}}
+    (wd / "results.json").write_text(json.dumps(prov))
+    assert train_command(str(wd), "rnnsearch") == (
+        f"python launch.py --experiment=rnn_vs_attn --preset=gettext_enfr {models} --workdir={wd}"
+    )
+    saved = {
+        "experiment": "rnn_vs_attn",
+        "preset": "gettext_enfr_seeds",
+        "config": "",
+        "overrides": ["--config.models=('rnnenc',)", "--config.data.gettext.lang=de"],
+    }
+    (wd / "command.json").write_text(json.dumps(saved))
+    assert train_command(str(wd), "rnnsearch") == (
+        "python launch.py --experiment=rnn_vs_attn --preset=gettext_enfr_seeds "
+        f"--config.data.gettext.lang=de {models} --workdir={wd}"
+    )
+
+
+def test_no_workdir_is_one_line_and_makes_none(tmp_path, monkeypatch):
+    """Without a trained model translate says what to run, and leaves no folder behind: by
+    default it reads where the Quick start trains."""
+    from experiments import translate
+
+    gone = tmp_path / "nope"
+    out = launch(
+        "--experiment=translate", f"--workdir={gone}", f"--config.sentences={KNOWN}", check=False
+    )
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert (
+        f"No trained model: {gone} does not exist; train first: `python launch.py "
+        f"--experiment=rnn_vs_attn --workdir={gone}`" in out.stderr
+    ), out.stderr
+    assert "keeps what was saved" not in out.stderr and not gone.exists()
+    monkeypatch.setattr(translate, "DEFAULT_WORKDIR", str(gone))
+    with pytest.raises(BadInputError, match="Quick start trains into") as e:
+        translate.load_trained(str(gone), "transformer")
+    assert "train first: `python launch.py --experiment=rnn_vs_attn` (" in str(e.value)
 
 
 def test_trained_length_from_the_checkpoint_else_the_vocab_fingerprint(workdir, tmp_path):

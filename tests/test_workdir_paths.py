@@ -158,15 +158,19 @@ def test_paths_local_strings_unchanged(tmp_path):
     assert p.read_bytes() == "é\nb\n".encode() and sorted(os.listdir(p.parent)) == ["f.txt"]
 
 
-def test_writers_same_bytes_local_and_gs(tmp_path, local_gcs, refuse_plain_io):
+def test_writers_same_bytes_local_and_gs(tmp_path, local_gcs, refuse_plain_io, monkeypatch):
     """results.json, report.md, a plot, a fingerprint, metrics (with a resume), a word and a
-    sentencepiece vocabulary: the same bytes in a local workdir and in a gs:// one."""
+    sentencepiece vocabulary: the same bytes in a local workdir and in a gs:// one. (A run's
+    plot footer names its workdir and the load when drawn: held fixed here, the bytes are the
+    writer's.)"""
     import numpy as np
 
     from anatomy import fingerprint
     from anatomy.data import vocab
     from anatomy.train.metrics import MetricsWriter, read_metrics
     from experiments import outputs
+
+    monkeypatch.setattr(outputs, "_drawn_here", lambda workdir: "drawn by a run (footer fixed)")
 
     local = str(tmp_path / "local")
     texts = [f"w{i % 7} w{i % 5} w{i % 3} x{i % 11}" for i in range(200)]
@@ -277,6 +281,15 @@ def jax_tree_size(tree):
 # os.makedirs, os.path.exists ... in launch.py, anatomy/ or experiments/ fails the scan: a
 # workdir goes through anatomy.paths (etils.epath), so that gs:// works.
 NOT_A_WORKDIR = {
+    (
+        "experiments/crossover/__init__.py",
+        "_cpu_seconds",
+        "open",
+    ): "/proc/stat (the CPU's counters)",
+    ("experiments/crossover/gdn_probe.py", "_switches", "glob.glob"): "/proc (context switches)",
+    ("experiments/crossover/gdn_probe.py", "_switches", "open"): "/proc (context switches)",
+    ("experiments/crossover/gdn_probe.py", "main", "open"): "the probe's own --out file",
+    ("experiments/crossover/gdn_probe.py", "openblas", "glob.glob"): "scipy's installed libraries",
     ("launch.py", "<module>", "pathlib.Path"): "this checkout (the experiments' configs)",
     ("anatomy/paths.py", "absolute", "os.path.abspath"): "its local branch",
     ("anatomy/data/corpus.py", "_sha256", "open"): "the user's corpus files (data config)",

@@ -235,6 +235,49 @@ def alibi_bias(slopes, q_positions, k_positions):
     return -slopes[:, None, None] * dist  # [b?, h, q, k]
 
 
+HARD_MASKED = -1e9  # Hard-ALiBi's logit bias outside a head's window (weight exp(-1e9) = 0)
+
+
+def hard_alibi_bias(n_heads, n_hard, q_positions, k_positions, dtype=jnp.float32):
+    """Hard-ALiBi's additive logit bias (Jelassi et al. 2024, "Repeat After Me", section 3;
+    their released hard_alibi_model.py), [h, q, k] or [b, h, q, k]:
+
+        head h < n_hard:  0 where 0 <= qpos - kpos <= h (the h + 1 latest keys, its own
+                          included), HARD_MASKED elsewhere: a hard window of h + 1 tokens
+        head h >= n_hard: 0 everywhere (no positions: NoPE)
+
+    The windowed heads see a fixed number of recent tokens at any length (the local n-gram a
+    copier matches on), the others attend by content alone, so nothing in the model depends
+    on where in a long string a query sits. Positions are absolute, so a cache step passes
+    its query's position and the cached keys' positions (arange(L)).
+
+    Args:
+      n_heads: heads h; n_hard: how many of them (the first) get a window, 0 .. n_heads.
+      q_positions: [q] or [b, q], int. k_positions: [k] or [b, k].
+    Returns:
+      [h, q, k] when both positions are 1-D, else [b, h, q, k]; dtype.
+    """
+    for name, v in (("n_heads", n_heads), ("n_hard", n_hard)):
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 0:
+            raise BadInputError(f"hard_alibi_bias: {name} must be an integer >= 0, got {v!r}")
+    if not 0 <= int(n_hard) <= int(n_heads) or int(n_heads) < 1:
+        raise BadInputError(
+            f"hard_alibi_bias: need 1 <= n_heads and 0 <= n_hard <= n_heads, got {n_heads}, "
+            f"{n_hard}"
+        )
+    q_pos, k_pos = jnp.asarray(q_positions), jnp.asarray(k_positions)
+    if q_pos.ndim not in (1, 2) or k_pos.ndim not in (1, 2):
+        raise BadInputError(
+            f"hard_alibi_bias: positions must be [q] / [b, q] and [k] / [b, k], got "
+            f"{q_pos.shape} and {k_pos.shape}"
+        )
+    dist = (q_pos[..., :, None] - k_pos[..., None, :])[..., None, :, :]  # [b?, 1, q, k]
+    heads = jnp.arange(int(n_heads))[:, None, None]  # [h, 1, 1]
+    inside = (dist >= 0) & (dist <= heads)  # [b?, h, q, k]
+    masked = (heads < int(n_hard)) & ~inside
+    return jnp.where(masked, jnp.asarray(HARD_MASKED, dtype), jnp.asarray(0.0, dtype))
+
+
 # --- one encoding for a stack ---------------------------------------------------------------
 
 

@@ -3,12 +3,17 @@
 Letters: b batch, t positions, m model width, h heads, d head width, L cache capacity.
 
     out = MHA(x, x, causal mask)     [b, t, m]   (anatomy.attention.multi_head_attention,
-                                                  RoPE or ALiBi inside, or no positions)
+                                                  RoPE or ALiBi inside, Hard-ALiBi heads,
+                                                  or no positions)
     step: the KV cache of capacity L, [b, L, h, d] keys and values (kv_cache.py), so the state
     a decoder keeps grows with the length: 2 · L · h · d numbers per layer.
 
 Forms: 'dense' (the [b, h, t, t] weights in memory) and 'chunked' (chunked_attention's
 online softmax, O(t) memory; no ALiBi).
+
+positions: 'rope', 'alibi', 'none' (positions.py), or 'hard_alibi' (Jelassi et al. 2024): the
+first n_heads // 2 heads see hard windows of 1, 2, .. tokens behind them, the others no
+positions (positions.hard_alibi_bias); dense form only, at least 2 heads.
 """
 
 import jax.numpy as jnp
@@ -16,11 +21,12 @@ import jax.numpy as jnp
 from anatomy.attention import kv_cache
 from anatomy.attention.masks import causal_mask
 from anatomy.attention.multihead import cached_self_attention, init_mha, multi_head_attention
-from anatomy.attention.positions import encoding
+from anatomy.attention.positions import encoding, hard_alibi_bias
 from anatomy.errors import BadInputError
 
 ATTENTION_FORMS = ("dense", "chunked")
-POSITIONS = ("rope", "alibi", "none")  # the encodings that act inside attention
+POSITIONS = ("rope", "alibi", "none", "hard_alibi")  # the encodings that act inside attention
+HARD_ALIBI = "hard_alibi"  # the mixer's own: windowed heads beside NoPE heads (module docstring)
 
 
 def check_positions(positions):
@@ -29,7 +35,14 @@ def check_positions(positions):
         raise BadInputError(
             f"attention mixer: positions must be one of {choices}; got {positions!r}"
         )
-    return encoding(positions)
+    return encoding("none" if positions == HARD_ALIBI else positions)
+
+
+def hard_heads(n_heads):
+    """How many heads 'hard_alibi' windows: n_heads // 2 (BadInputError below 2 heads)."""
+    if int(n_heads) < 2:
+        raise BadInputError(f"attention mixer: 'hard_alibi' needs >= 2 heads, got {n_heads}")
+    return int(n_heads) // 2
 
 
 def init_attention(key, d_model, n_heads=4):
@@ -44,9 +57,11 @@ def init_attention(key, d_model, n_heads=4):
 def attention(params, x, *, positions="rope", form="dense"):
     """Causal self-attention over x [b, t, m] -> [b, t, m]."""
     enc = check_positions(positions)
-    t = x.shape[1]
+    t, n_heads = x.shape[1], params["w_q"].shape[1]
     pos = jnp.arange(t)
-    rotary, bias = enc.attention(params["w_q"].shape[1], pos, pos)
+    rotary, bias = enc.attention(n_heads, pos, pos)
+    if positions == HARD_ALIBI:
+        bias = hard_alibi_bias(n_heads, hard_heads(n_heads), pos, pos, x.dtype)
     return multi_head_attention(
         params, x, x, causal_mask(t, t), rotary=rotary, bias=bias, impl=form
     )
@@ -66,6 +81,10 @@ def attention_step(params, cache, x_t, *, positions="rope"):
     """One position x_t [b, m] through the KV cache -> (out [b, m], cache)."""
     enc = check_positions(positions)
     pos = jnp.broadcast_to(cache.length, (x_t.shape[0],))
-    rotary, bias = enc.step_attention(params["w_q"].shape[1], pos, cache.k.shape[1])
+    n_heads = params["w_q"].shape[1]
+    rotary, bias = enc.step_attention(n_heads, pos, cache.k.shape[1])
+    if positions == HARD_ALIBI:
+        slots = jnp.arange(cache.k.shape[1])
+        bias = hard_alibi_bias(n_heads, hard_heads(n_heads), pos[:, None], slots, x_t.dtype)
     out, _, cache = cached_self_attention(params, x_t[:, None], cache, rotary=rotary, bias=bias)
     return out[:, 0], cache

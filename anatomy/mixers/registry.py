@@ -83,7 +83,11 @@ KNOBS = {
     "n_blocks": (1, "RG-LRU gates: block-diagonal with this many blocks"),
     "head_dim": (16, "Mamba-2's head width p (heads = expand · d_model / p)"),
     "d_state": (16, "state size per channel / head (Mamba's N)"),
-    "positions": ("rope", "attention's positions inside it: 'rope', 'alibi' or 'none'"),
+    "positions": (
+        "rope",
+        "attention's positions inside it: 'rope', 'alibi', 'none' or 'hard_alibi' (windowed "
+        "heads beside NoPE ones, Jelassi et al. 2024)",
+    ),
 }
 
 

@@ -46,6 +46,7 @@ from anatomy.probes.claims import (
     power_from,
     seeds_needed,
     t_interval,
+    under_load,
     weakest,
 )
 from anatomy.probes.cost import (
@@ -108,6 +109,7 @@ __all__ = [
     "judged",
     "judged_parts",
     "t_interval",
+    "under_load",
     "weakest",
     "compiled",
     "compiled_sequential_steps",

@@ -137,6 +137,7 @@ def holds(condition) -> str:
 # ------------------------------------------------------------------ the one verdict rule
 
 LEVEL = 0.95  # every interval in the project: two-sided, at this level
+MAX_TIMING_LOAD = 2.0  # no timing verdict from a run whose 1-minute load exceeded this
 MIN_SEEDS = 3  # an interval over fewer values than this judges nothing
 BOOTSTRAP_MIN = 8  # a percentile bootstrap over fewer values is about [min, max]
 
@@ -407,6 +408,29 @@ def judge(interval: Interval, rng: Range, *, min_n: int = MIN_SEEDS) -> tuple[st
     )
 
 
+def under_load(loads, cores: int | None = None) -> str:
+    """Why a timing cannot be judged ('' when it can): `loads` = (1-minute load average
+    before the run, after it). Before the run it must be at most MAX_TIMING_LOAD (other work
+    was running); after it, at most MAX_TIMING_LOAD + 1 (the run's own threads keep up to two
+    cores busy, so its own load reads about 2; more means other work joined). A loaded run's
+    wall time or busy-core count measures the contention, not the program."""
+    vals = [float(x) if finite(x) else math.nan for x in list(loads or [])[:2]]
+    before = vals[0] if vals else math.nan
+    after = vals[1] if len(vals) > 1 else math.nan
+    high = []
+    if finite(before) and before > MAX_TIMING_LOAD:
+        high.append(f"a 1-minute load of {before:.1f} before it")
+    if finite(after) and after > MAX_TIMING_LOAD + 1:
+        high.append(f"{after:.1f} after it")
+    if not high:
+        return ""
+    on = f" on {cores} cores" if cores else ""
+    return (
+        f"timed at {' and '.join(high)}{on} (other work shared the cores): the time measures "
+        "the contention, not the program; a run on an idle machine decides it"
+    )
+
+
 def judged(
     cid: str,
     claim: str,
@@ -415,6 +439,7 @@ def judged(
     detail: str = "",
     *,
     precondition: tuple[bool, str] | None = None,
+    undecided: str = "",
     power: Power | None = None,
 ) -> Claim:
     """The Claim `cid` of `interval` against `rng` by the one rule: expected is the range,
@@ -422,9 +447,13 @@ def judged(
 
     precondition: (ok, why): when not ok, the verdict is DID_NOT_LEARN and `why` (in words,
     with the number that failed it: "the Transformer did not learn the task: best BLEU 8.9 <
-    10") is the reason; the measurement is still shown. power: what sized the run."""
+    10") is the reason; the measurement is still shown. undecided: a reason this run cannot
+    judge the claim whatever its interval (`under_load`): UNDECIDED with that reason. power:
+    what sized the run."""
     if precondition is not None and not precondition[0]:
         verdict, reason = DID_NOT_LEARN, precondition[1]
+    elif undecided:
+        verdict, reason = UNDECIDED, undecided
     else:
         verdict, reason = judge(interval, rng)
     return Claim(
@@ -434,8 +463,17 @@ def judged(
         verdict,
         "; ".join(x for x in (reason, detail) if x),
         id=cid,
-        power=power.text() if power is not None else "",
+        power=power.text() if power is not None else _unsized(interval),
     )
+
+
+def _unsized(interval: Interval) -> str:
+    """The power text of a claim without a pilot: what an exact count or an estimate is."""
+    if interval.method == "exact":
+        return "a deterministic count: no seeds, no spread to size"
+    if interval.method == "estimate":
+        return "an estimate for hardware not here: nothing to size"
+    return ""
 
 
 def judged_parts(

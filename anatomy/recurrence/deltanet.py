@@ -26,7 +26,8 @@ h_t = α_t h_{t-1} + k_t u_tᵀ with u_t = β_t (v_t - α_t h_{t-1}ᵀ k_t), so 
 
     (I + diag(β) A) U = diag(β) V - diag(βγ) K h_0,   A_ts = (γ_t/γ_s) k_t·k_s for s < t
     U = Ũ - W h_0,   Ũ = T (β ⊙ V),  W = T (βγ ⊙ K),  T = (I + diag(β) A)⁻¹  (unit lower
-                     triangular: one triangular solve per chunk and head)
+                     triangular, formed per chunk and head by recursive halving: matmuls
+                     only, as flash-linear-attention forms it; unit_lower_inverse)
     Y = diag(γ) Q h_0 + (Q Kᵀ ⊙ Γ) U,  Γ_ts = γ_t/γ_s for s <= t
     h_C = (γ_C I - K̂ᵀ W) h_0 + K̂ᵀ Ũ,   K̂_s = (γ_C/γ_s) k_s
 
@@ -104,6 +105,30 @@ def gated_deltanet_zero_state(params, batch, dtype=jnp.float32):
     return DeltaNetState(jnp.zeros((batch, h, k, params["w_v"].shape[-1]), dtype))
 
 
+def unit_lower_inverse(n):
+    """(I + N)⁻¹ for N [..., C, C] strictly lower triangular (the UT transform's T), by
+    recursive halving: [[I + Na, 0], [Nc, I + Nb]]⁻¹ = [[Ta, 0], [-Tb Nc Ta, Tb]], the two
+    halves inverted together, so the program is log2(C) levels of batched matmuls
+    (about (2/3) C³ FLOPs), no loop and no call out of XLA.
+
+    Not jax.scipy.linalg.solve_triangular: on CPU that lowers to LAPACK's trsm
+    (lapack_strsm_ffi) in scipy's OpenBLAS, which runs its own thread pool beside XLA's; on
+    2 busy cores its threads wait on each other and one call took 0.03-8.6 s for the same
+    work (experiments/crossover/GATED_DELTANET.md)."""
+    c = n.shape[-1]
+    if c == 1:
+        return jnp.ones_like(n)
+    h = c // 2
+    na, nb, nc = n[..., :h, :h], n[..., h:, h:], n[..., h:, :h]
+    if 2 * h == c:  # equal halves: one recursive call on both, stacked
+        ta, tb = unit_lower_inverse(jnp.stack([na, nb]))
+    else:
+        ta, tb = unit_lower_inverse(na), unit_lower_inverse(nb)
+    off = -(tb @ nc) @ ta
+    top = jnp.concatenate([ta, jnp.zeros(ta.shape[:-1] + (c - h,), n.dtype)], axis=-1)
+    return jnp.concatenate([top, jnp.concatenate([off, tb], axis=-1)], axis=-2)
+
+
 def _chunked(q, k, v, beta, log_alpha, h0, chunk):
     """The UT-transform chunked form (module docstring): (y [b, t, h, v], h_last)."""
     bsz, n_time, n_heads, dk = k.shape
@@ -120,13 +145,10 @@ def _chunked(q, k, v, beta, log_alpha, h0, chunk):
     ratio = jnp.where(incl, jnp.exp(jnp.where(incl, diff, 0.0)), 0.0)  # Γ_ts [.., C, C]
     kk = jnp.einsum("...tk,...sk->...ts", kc, kc)
     strict = jnp.where(t[:, None] > t[None, :], ratio * kk, 0.0)  # A
-    lower = jnp.eye(c, dtype=k.dtype) + bc[..., :, None] * strict  # I + diag(β) A
-    solve = lambda rhs: jax.scipy.linalg.solve_triangular(
-        lower, rhs, lower=True, unit_diagonal=True
-    )
+    t_inv = unit_lower_inverse(bc[..., :, None] * strict)  # T = (I + diag(β) A)⁻¹
     gamma = jnp.exp(gc)  # [b, n, h, C]
-    u_tilde = solve(bc[..., None] * vc)  # Ũ [b, n, h, C, v]
-    w = solve((bc * gamma)[..., None] * kc)  # W [b, n, h, C, k]
+    u_tilde = t_inv @ (bc[..., None] * vc)  # Ũ [b, n, h, C, v]
+    w = t_inv @ ((bc * gamma)[..., None] * kc)  # W [b, n, h, C, k]
     k_hat = jnp.exp(gc[..., -1:] - gc)[..., None] * kc  # K̂ [b, n, h, C, k]
     eye = jnp.eye(dk, dtype=k.dtype)
     m_chunk = gamma[..., -1, None, None] * eye - jnp.einsum("...sk,...sj->...kj", k_hat, w)

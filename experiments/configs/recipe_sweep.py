@@ -1,9 +1,8 @@
 """Config of recipe_sweep: a named grid of rnn_vs_attn override sets, one model, one table.
 
-    python launch.py --experiment=recipe_sweep --config=experiments/configs/recipe_sweep.py:NAME \
-        --workdir=/tmp/sweep/NAME
+    python launch.py --experiment=recipe_sweep --preset=NAME
 
-runs every setting of GRIDS[NAME] (a label and {dotted rnn_vs_attn config path: value}; '{model}'
+(NAME is required: there is no default grid) runs every setting of GRIDS[NAME] (a label and {dotted rnn_vs_attn config path: value}; '{model}'
 in a path is the model being run) for every model of the grid, each as its own rnn_vs_attn run
 in workdir/<label>/<model>/ (a rerun resumes and reuses finished runs), scored on the
 validation split, and writes sweep.md / sweep.json: final train token accuracy, validation
@@ -225,12 +224,12 @@ GRIDS = {
 BASE_PRESETS = {"quick": "quick"} | {g: "gettext_enfr" for g in GRIDS if g.startswith("gettext_")}
 # the grids that start from the defaults before issue 10 (BEFORE_ISSUE10)
 ISSUE10_GRIDS = ("rnnenc_800", "transformer_2000", "transformer_2000b")
-PRESETS = tuple(GRIDS)  # each grid is a preset (none is the default: rnnenc_800)
+PRESETS = tuple(GRIDS)  # each grid is a preset; none is the default
 
 
 def get_config(preset=None):
-    name = preset or "rnnenc_800"
-    if name not in GRIDS:
+    name = preset
+    if name not in GRIDS:  # no default: each grid is a choice (launch.py says so in one line)
         raise ValueError(
             f"Unknown preset {preset!r} for recipe_sweep; choose one of {sorted(GRIDS)}"
         )

@@ -14,12 +14,21 @@ gettext_enfr preset: sentencepiece in and out) takes plain English:
         --workdir=runs/rnn_vs_attn_gettext_enfr --config.model=rnnsearch --config.beam_size=4
 
 One output line per input line (an empty line for an empty one); a warning also names the
-lines longer than any source the model trained on.
+lines longer than any source the model trained on. Without --workdir it reads runs/rnn_vs_attn,
+where `python launch.py --experiment=rnn_vs_attn` trains; a workdir without the model says
+what to run first, from the command the workdir was trained with (its command.json).
 """
+
+import os
 
 import ml_collections
 
 PRESETS = ("",)  # none: translate reads what an rnn_vs_attn run trained
+# Where launch.py points translate without a --workdir: where the README's Quick start
+# (`python launch.py --experiment=rnn_vs_attn`) trains. translate only reads a workdir, so
+# launch.py makes none for it (a mistyped --workdir stays a one-line error, not an empty folder).
+DEFAULT_WORKDIR = os.path.join("runs", "rnn_vs_attn")
+READS_WORKDIR = True
 
 
 def get_config(preset=None):

@@ -4,28 +4,38 @@ Task (task.py): '$ s | s .' over an alphabet of A symbols; every contender is tr
 strings of 1 .. L symbols and tested at lengths up to 8L on exact match (every symbol and the
 final '.'), at a matched parameter count (each contender's width chosen so that its parameter
 count comes closest to target_params: recall/models.matched). Contenders, trained from
-scratch per seed on the same batches: softmax attention (RoPE, and NoPE), the LSTM, and the
-recurrent mixers of anatomy.mixers, built as recall builds them (2 layers, no MLP, the same
-short conv in front of every mixer).
+scratch per seed on the same batches: softmax attention (RoPE; NoPE; Hard-ALiBi heads,
+Jelassi et al.'s length-generalising encodings), the LSTM, and the recurrent mixers of
+anatomy.mixers, built as recall builds them (2 layers, no MLP, the same short conv in front of
+every mixer).
 
 Drawn beside each fixed-state model: Jelassi et al.'s bound l* = b / log2 A (task.state_bound),
 b the bits of its state. The readers without copying (position only, a bag of the string's
 symbols) and the one with it are scored on the same test strings: the bar is out of reach
-without copying. The 'lr_grid' preset trains every contender at every rate of a small grid on
-the design seed, scored on the validation strings only (mean exact match over the tested
-lengths up to L); the default's config holds the rates it chose. Claims: claims.py.
+without copying. The 'lr_grid' preset trains every contender at every rate of a grid on the
+design seed, scored on the validation strings only (mean exact match over the tested lengths
+up to L, ties broken by the lower validation loss): each contender its own rate, written into
+the default's config. The 'pilot' preset is the default on design seeds: the effect and seed
+spread each claim's seeds are sized from (claims.py reads it from results/copy/pilot.json).
+Claims: claims.py.
 """
 
+import concurrent.futures
+import functools
+import multiprocessing
 import time
 
 import jax
+import jax.numpy as jnp
+import ml_collections
 import numpy as np
+import optax
 
 from anatomy.probes.claims import claims_markdown, rule_text
 from experiments import record
 from experiments.copy import claims, plots, task
 from experiments.progress import Progress
-from experiments.recall import choose, models, train
+from experiments.recall import models, train
 from experiments.recall.task import queries
 
 NAME = "copy"
@@ -66,20 +76,55 @@ def measure(model, params, cfg, held):
     return exact, symbols
 
 
+@functools.cache
+def _loss_sums(model, options=()):
+    def run(params, tokens, row, at, answer, mask):
+        logits = train.logits_at(model, params, tokens, row, at).astype(jnp.float32)
+        ce = optax.softmax_cross_entropy_with_integer_labels(logits, answer)  # [P]
+        return jnp.sum(ce * mask), jnp.sum(mask)
+
+    return jax.jit(run, compiler_options=dict(options) or None)
+
+
+def valid_loss(model, params, cfg, held):
+    """The mean cross-entropy (nats) over every labelled position of `held` (the lr grid's
+    tie-break between rates that copy equally often)."""
+    run, total, count = _loss_sums(model, train.compiler_options(cfg.xla_opt_level)), 0.0, 0.0
+    chunk = int(cfg.eval_chunk)
+    for data in held:
+        tokens, labels = np.asarray(data.tokens), np.asarray(data.labels)
+        size = chunk * int((labels != task.IGNORE).sum(1).max())
+        for i in range(0, tokens.shape[0], chunk):
+            q = queries(labels[i : i + chunk], size)
+            ce, n = run(params, tokens[i : i + chunk], q.row, q.at, q.answer,
+                        q.mask.astype(np.float32))  # fmt: skip
+            total, count = total + float(ce), count + float(n)
+    return total / count
+
+
+@functools.cache
+def _optimizer(learning_rate, warmup, steps, weight_decay):
+    """One optimizer per (rate, schedule): equal models then share one compiled training step
+    (train._train_step is cached by model and optimizer), compiled once per contender, not
+    once per seed. The same function either way: only the compiling is saved."""
+    return train.optimizer(learning_rate, warmup, steps, weight_decay)
+
+
 def fit(spec, cfg, seed, learning_rate):
-    """(model, params, losses, seconds): the matched contender `spec` trained on a seed's
-    batches."""
+    """(model, params, losses, seconds, cpu_seconds): the matched contender `spec` trained on
+    a seed's batches (wall clock and this process's CPU time, compiling included)."""
     model = models.build(spec, cfg, _vocab(cfg))
-    opt = train.optimizer(learning_rate, cfg.warmup, cfg.steps, cfg.weight_decay)
+    opt = _optimizer(float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay))
     params = model.init(jax.random.PRNGKey(int(seed)))
-    t0 = time.time()
+    t0, c0 = time.time(), time.process_time()
     options = train.compiler_options(cfg.xla_opt_level)
     params, losses = train.fit(params, model, batches(cfg, seed), opt, options)
-    return model, params, losses, time.time() - t0
+    return model, params, losses, time.time() - t0, time.process_time() - c0
 
 
 def rate(cfg, name):
-    return float(cfg.learning_rate[models.family_of(name)])
+    """Contender `name`'s peak learning rate: each its own (the lr grid's choice)."""
+    return float(cfg.learning_rate[name])
 
 
 def readers(cfg):
@@ -95,6 +140,15 @@ def readers(cfg):
         out["bag"].append(task.bag_reader(d.tokens, d.labels, d.lengths, cfg.alphabet))
     return {k: [float(task.exact(p, d.labels).mean()) for p, d in zip(v, held)]
             for k, v in out.items()}  # fmt: skip
+
+
+CURVE_BLOCK = 100  # steps per point of the recorded training-loss curve
+
+
+def _blocks(losses):
+    x = np.asarray(losses, dtype=np.float64)
+    n = len(x) // CURVE_BLOCK * CURVE_BLOCK
+    return [float(v) for v in x[:n].reshape(-1, CURVE_BLOCK).mean(1)] if n else [float(x.mean())]
 
 
 def contenders(cfg):
@@ -121,46 +175,135 @@ def _describe(name, spec, cfg):
     }
 
 
+def _one(job):
+    """One (contender, seed) of run_all, self-contained so a worker process can run it:
+    (exact, symbols, losses, seconds, cpu_seconds)."""
+    cfg_dict, spec, seed, lr, split_seed = job
+    cfg = ml_collections.ConfigDict(cfg_dict)
+    model, params, losses, seconds, cpu = fit(spec, cfg, seed, lr)
+    exact, symbols = measure(model, params, cfg, held_out(cfg, split_seed))
+    return exact, symbols, losses, seconds, cpu
+
+
+def _map(fn, jobs, workers, progress):
+    """[fn(job)] in order, in `workers` processes (spawned: JAX does not survive a fork), or
+    here when workers <= 1. Each job is independent and its own numbers: the same either way
+    (tests/test_copy.py runs both)."""
+    labels = [label for label, _ in jobs]
+    jobs = [job for _, job in jobs]
+    if int(workers) <= 1:
+        out = []
+        for label, job in zip(labels, jobs):
+            progress.step(label)
+            out.append(fn(job))
+        return out
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(int(workers), mp_context=ctx) as pool:
+        futures = [pool.submit(fn, job) for job in jobs]
+        for label, future in zip(labels, futures):
+            progress.step(label)
+            future.result()
+        return [f.result() for f in futures]
+
+
 def run_all(cfg, split_seed):
-    held = held_out(cfg, split_seed)
+    """{contender: its entry}: every contender on every seed, each (contender, seed) an
+    independent job, cfg.workers of them at once (the machine's cores)."""
+    specs = contenders(cfg)
+    jobs = [
+        (f"{name} seed {seed}", (cfg.to_dict(), spec, int(seed), rate(cfg, name), split_seed))
+        for name, spec in specs.items()
+        for seed in cfg.seeds
+    ]
+    done = iter(_map(_one, jobs, cfg.get("workers", 1), Progress(NAME, len(jobs))))
     out = {}
-    progress = Progress(NAME, len(contenders(cfg)) * len(cfg.seeds))
-    for name, spec in contenders(cfg).items():
-        runs = []
-        for seed in cfg.seeds:
-            progress.step(f"{name} seed {seed}")
-            runs.append(fit(spec, cfg, seed, rate(cfg, name)))
-        measured = [measure(m, p, cfg, held) for m, p, _, _ in runs]
+    for name, spec in specs.items():
+        runs = [next(done) for _ in cfg.seeds]
         out[name] = {
             **_describe(name, spec, cfg),
             "learning_rate": rate(cfg, name),
-            "exact": [list(x) for x in zip(*(e for e, _ in measured))],  # [length][seed]
-            "symbol_accuracy": [list(x) for x in zip(*(s for _, s in measured))],
+            "exact": [list(x) for x in zip(*(r[0] for r in runs))],  # [length][seed]
+            "symbol_accuracy": [list(x) for x in zip(*(r[1] for r in runs))],
             "final_train_loss": [r[2][-1] for r in runs],
+            # [seed][block]: the mean training loss over each CURVE_BLOCK steps (a plateau?)
+            "train_loss_curve": [_blocks(r[2]) for r in runs],
             "train_seconds": [r[3] for r in runs],
+            # CPU seconds (all threads): a run's cost on a loaded machine, where wall is not
+            "train_cpu_seconds": [r[4] for r in runs],
         }
     return out
 
 
-def lr_grid(cfg):
-    """Every contender at every rate of cfg.lr_grid on the design seeds, scored on the
-    validation strings (mean exact match over the tested lengths up to L)."""
+def _grid_one(job):
+    """One (contender, rate, seed) of lr_grid, self-contained for a worker process: (the mean
+    validation exact match over the lengths up to L, the mean validation loss there)."""
+    cfg_dict, spec, seed, lr = job
+    cfg = ml_collections.ConfigDict(cfg_dict)
     within = [int(n) for n in cfg.test_lengths if int(n) <= int(cfg.train_max)]
     held = held_out(cfg, cfg.valid_seed, within)
+    model, params, *_ = fit(spec, cfg, seed, lr)
+    return float(np.mean(measure(model, params, cfg, held)[0])), valid_loss(
+        model, params, cfg, held
+    )
+
+
+def lr_grid(cfg):
+    """Every contender at every rate of cfg.lr_grid on the design seeds, scored on the
+    validation strings (mean exact match over the tested lengths up to L, and the mean loss
+    there); each contender's chosen rate (`choose`). cfg.workers runs at once."""
+    within = [int(n) for n in cfg.test_lengths if int(n) <= int(cfg.train_max)]
     rates = [float(r) for r in cfg.lr_grid]
-    valid = {}
-    progress = Progress(NAME, len(contenders(cfg)) * len(rates) * len(cfg.seeds))
-    for name, spec in contenders(cfg).items():
-        valid[name] = []
-        for lr in rates:
-            scores = []
-            for seed in cfg.seeds:
-                progress.step(f"{name} learning rate {lr:g} seed {seed}")
-                model, params, _, _ = fit(spec, cfg, seed, lr)
-                scores.append(float(np.mean(measure(model, params, cfg, held)[0])))
-            valid[name].append(float(np.mean(scores)))
-    return {"rates": rates, "lengths": within, "valid_exact": valid,
-            "chosen": choose(valid, rates)}  # fmt: skip
+    specs = contenders(cfg)
+    jobs = [
+        (f"{name} learning rate {lr:g} seed {seed}", (cfg.to_dict(), spec, int(seed), lr))
+        for name, spec in specs.items()
+        for lr in rates
+        for seed in cfg.seeds
+    ]
+    done = iter(_map(_grid_one, jobs, cfg.get("workers", 1), Progress(NAME, len(jobs))))
+    valid, loss = {}, {}
+    for name in specs:
+        valid[name], loss[name] = [], []
+        for _ in rates:
+            runs = [next(done) for _ in cfg.seeds]
+            valid[name].append(float(np.mean([r[0] for r in runs])))
+            loss[name].append(float(np.mean([r[1] for r in runs])))
+    return {"rates": rates, "lengths": within, "valid_exact": valid, "valid_loss": loss,
+            "chosen": choose(valid, loss, rates)}  # fmt: skip
+
+
+def merged_grid(*grids):
+    """One grid from lr_grid results run over disjoint rates on the same design seed, steps
+    and validation strings (results/copy/lr_grid.json and lr_grid_top.json: the top rate was
+    added once the mLSTM chose the old top edge), rates ascending, each contender's choice
+    re-made over every rate (`choose`)."""
+    names = list(grids[0]["valid_exact"])
+    rows = sorted((
+        (r, g["valid_exact"][m][i], g["valid_loss"][m][i], m)
+        for g in grids
+        for m in names
+        for i, r in enumerate(g["rates"])
+    ), key=lambda row: row[0])  # fmt: skip
+    rates = sorted({r for r, *_ in rows})
+    if len(rows) != len(rates) * len(names):
+        raise ValueError(f"the grids overlap or lack a contender: rates {rates}, {names}")
+    valid = {m: [v for r, v, _, n in rows if n == m] for m in names}
+    loss = {m: [x for r, _, x, n in rows if n == m] for m in names}
+    return {"rates": rates, "lengths": grids[0]["lengths"], "valid_exact": valid,
+            "valid_loss": loss, "chosen": choose(valid, loss, rates)}  # fmt: skip
+
+
+def choose(valid, loss, rates):
+    """{contender: rate}: each contender's rate with the highest validation exact match, a
+    tie (equal exact match, e.g. every string copied) broken by the lower validation loss (a
+    non-finite loss, a diverged run, never wins)."""
+    out = {}
+    for name, exact in valid.items():
+        # a diverged run's loss: NaN, or None once stored in results.json
+        ls = [np.inf if x is None or not np.isfinite(x) else x for x in loss[name]]
+        best = max(range(len(rates)), key=lambda i: (exact[i], -ls[i]))
+        out[name] = rates[best]
+    return out
 
 
 def run(config, workdir):
@@ -175,6 +318,7 @@ def run(config, workdir):
         )
     results["lengths"] = [int(n) for n in config.test_lengths]
     results["train_max"] = int(config.train_max)
+    results["longer"] = str(config.longer)  # the attention contender copy/longer reads
     results["readers"] = readers(config)
     results["contenders"] = run_all(config, config.test_seed)
     results["plots"] = plots.draw(record.stored(results), workdir)

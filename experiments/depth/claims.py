@@ -23,7 +23,7 @@ table(results), the experiment's own claims (results.json's "table", report.md's
     depth/deepnorm_stacks         DeepNorm stacks
     depth/steady_gain             "a fairly steady gain per layer" (pre-LN): every step's gain
                                   per layer > 0, and the last step's within a factor
-                                  STEADY_FACTOR of the first step's (bootstrap over seeds)
+                                  STEADY_FACTOR of the first step's (t interval over seeds)
     depth/lstm_plain_degrades     the plain LSTM stack breaks at some L > FEW_LAYERS (GNMT)
     depth/lstm_plain_stacks_to_4  ... and stacks up to FEW_LAYERS layers (GNMT: "work well up
                                   to 4 layers")
@@ -36,8 +36,8 @@ table(results), the experiment's own claims (results.json's "table", report.md's
     depth/serial_steps            the forward program's serial steps: L·N for the LSTM stack,
                                   none for the Transformer (exact: read from the program)
     depth/time_per_step           reported, never judged (it moves with the machine's load)
-The exponents: the log-log slope of the mean over seeds of ‖∂loss/∂W^{2,L}‖ at init against
-L, with a bootstrap interval over the 2·seeds init seeds.
+The exponents: each init seed's log-log slope of ‖∂loss/∂W^{2,L}‖ at init against
+L, with a t interval over the 2·seeds init seeds (each seed's own fit).
 
 chapter(results), what the chapter's closing table cites (its 'stackability' row), made of
 those verdicts, never a second judgement of the same numbers:
@@ -67,7 +67,6 @@ from anatomy.probes.claims import (
     UNDECIDED,
     Claim,
     Range,
-    bootstrap_interval,
     holds,
     judge,
     rule_text,
@@ -167,29 +166,25 @@ def gains(results, name) -> list[tuple]:
 
 
 def steadiness(results, name):
-    """Interval (bootstrap over seeds) of the last step's gain per layer over the first's."""
+    """t interval over seeds of the last step's gain per layer over the first's (each seed's own
+    ratio: a percentile bootstrap over a handful of seeds would be only [min, max])."""
     depths, x = depths_of(results, name), losses(results, name)
     first, last = depths[1] - depths[0], depths[-1] - depths[-2]
-
-    def ratio(rows):
-        m = rows.mean(axis=0)
-        g0 = (m[0] - m[1]) / first
-        return ((m[-2] - m[-1]) / last) / g0 if g0 else math.nan
-
-    return bootstrap_interval(x, ratio)
+    g0 = (x[:, 0] - x[:, 1]) / first
+    g1 = (x[:, -2] - x[:, -1]) / last
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(g0 != 0, g1 / g0, np.nan)
+    return t_interval(ratio)
 
 
-def _slope(depths):
-    """rows [seeds, depths] -> the least-squares slope of log(mean over rows) on log L."""
+def _slopes(depths, rows):
+    """rows [seeds, depths] -> each seed's least-squares slope of log(value) on log L (NaN where
+    a value is missing or not positive)."""
     lx = np.log(np.asarray(depths, np.float64))
     lx = lx - lx.mean()
-    scale = float(lx @ lx)
-
-    def slope(rows):
-        m = rows.mean(axis=0)
-        return float(lx @ np.log(m)) / scale if np.all(m > 0) else math.nan
-
-    return slope
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ly = np.where(rows > 0, np.log(np.where(rows > 0, rows, 1.0)), np.nan)
+    return (ly @ lx) / float(lx @ lx)
 
 
 def init_grads(results, name) -> tuple[list[int], np.ndarray]:
@@ -201,22 +196,18 @@ def init_grads(results, name) -> tuple[list[int], np.ndarray]:
 
 
 def exponent(results, name):
-    """The exponent of the last layer's gradient at init against L, with its bootstrap
-    interval over the init seeds (the fit of the mean over the resampled seeds)."""
+    """The exponent of the last layer's gradient at init against L: each init seed's fitted
+    slope, and their t interval over the seeds."""
     depths, g = init_grads(results, name)
-    return bootstrap_interval(g, _slope(depths))
+    return t_interval(_slopes(depths, g), over="init seeds")
 
 
 def exponent_gap(results, a, b):
-    """Interval of a's exponent minus b's, both fitted on the same resampled seed rows."""
+    """t interval of a's exponent minus b's, paired by init seed (the same seed's draws)."""
     da, ga = init_grads(results, a)
     db, gb = init_grads(results, b)
     n = min(len(ga), len(gb))
-    sa, sb = _slope(da), _slope(db)
-    return bootstrap_interval(
-        np.concatenate([ga[:n], gb[:n]], axis=1),
-        lambda rows: sa(rows[:, : len(da)]) - sb(rows[:, len(da) :]),
-    )
+    return t_interval(_slopes(da, ga[:n]) - _slopes(db, gb[:n]), over="init seeds")
 
 
 def bottom_over_top(results, name) -> tuple[int, float] | None:
@@ -604,9 +595,9 @@ def rules() -> list[str]:
         "above, does not hold when every one lies below.",
         f"* Fairly steady gain per layer (pre-LN): every step's gain per added layer > 0, and "
         f"the last step's gain per layer within a factor {STEADY_FACTOR:g} of the first's "
-        "(bootstrap over the seeds); the claim is the weakest of these parts.",
+        "(each seed's ratio, t interval over the seeds); the claim is the weakest of these parts.",
         f"* Xiong's exponents: the log-log slope of the last layer's W^(2,L) gradient norm at "
-        f"init (mean over seeds) against L, with a bootstrap interval over the init seeds: "
+        f"init against L, each init seed's fit, with a t interval over the init seeds: "
         f"post-LN within {XIONG_TOL:g} of 0, pre-LN within {XIONG_TOL:g} of -0.5; the "
         "direction (pre-LN's exponent below post-LN's) is a claim of its own.",
         "* Time per step is reported, never judged.",

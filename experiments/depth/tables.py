@@ -98,7 +98,7 @@ def grid_table(results) -> str:
 
 def grad_table(results) -> str:
     """The last layer's gradient norm at init (mean over seeds) per depth, and its exponent
-    with its bootstrap interval."""
+    with its t interval over the init seeds."""
     depths = _depths(results)
     rows = []
     for name, v in results["variants"].items():
@@ -115,8 +115,8 @@ def grad_table(results) -> str:
         outputs.markdown_table(head, rows)
         + "\n\nTransformer: ‖∂loss/∂W^{2,L}‖, the last block's second FFN weight (Xiong et al. "
         "2020, Theorem 1: exponent 0 post-LN, -1/2 pre-LN); LSTM: the last layer's cell "
-        "parameters (no theorem). The exponent: the log-log slope of the mean over seeds, "
-        "with its 95% bootstrap interval over the init seeds. Layer 1 / layer L: the first "
+        "parameters (no theorem). The exponent: each init seed's log-log slope, with their "
+        "t interval over the init seeds. Layer 1 / layer L: the first "
         "layer's gradient norm over the last's, at the deepest L (below 1: the gradient "
         "shrinks on its way down the stack). Every layer's norm is in results.json "
         "(init_grad_layers) and in grad_norms_at_init.png."

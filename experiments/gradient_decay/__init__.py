@@ -186,11 +186,26 @@ def _attention_norms(cfg):
     return _jit(cfg, norms)
 
 
+def _default_rnn_norms(cfg):
+    """A compiled seed -> ||∂L/∂x_t|| [T] of the tanh RNN at the gated cells' own default
+    initialisation (every weight ~ U(-1/√H, 1/√H), W_hh included: init_rnn), ordinary inputs:
+    the tanh RNN the gates are compared with (the same initialisation, only the gates added)."""
+
+    def norms(seed):
+        params = init_rnn(_keys(seed)["cell"], cfg.d_in, cfg.hidden)
+        xs = _inputs(cfg, seed, cfg.input_scale, jnp.float32)
+        return _cell_norms("rnn", params, xs, _readout(cfg, seed, jnp.float32))
+
+    return _jit(cfg, norms)
+
+
 def other_curves(cfg, progress=None):
-    """LSTM, GRU (ordinary inputs, default inits; and with the carry gate held open) and the
-    causal self-attention stack (each seed's far/near: norm at the farthest distance over
-    the norm at distance 1)."""
+    """The tanh RNN at the gated cells' default initialisation, the LSTM and GRU (ordinary
+    inputs, default inits; and with the carry gate held open) and the causal self-attention
+    stack (each seed's far/near: norm at the farthest distance over the norm at distance 1)."""
     out, say = {}, _say(progress)
+    say(f"{claims.SAME_INIT_RNN}, seeds {list(cfg.seeds)}")
+    out[claims.SAME_INIT_RNN] = _curve(cfg, _default_rnn_norms(cfg))
     for name in ("lstm", "gru"):
         norms = _gated_norms(cfg, name)
         for label, bias in ((name, 0.0), (f"{name} open gate", cfg.open_gate_bias)):
@@ -243,7 +258,7 @@ def run(config, workdir):
         raise BadInputError("gradient_decay: config.seeds is empty; give at least one seed")
     started = record.start("gradient_decay", config, workdir)
     # one line per curve (each over every seed) and per clipping length
-    others = 2 * 2 + 1  # LSTM and GRU, each default and open gate; self-attention
+    others = 1 + 2 * 2 + 1  # the RNN at their init; LSTM, GRU default and open; attention
     total = len(RUNS) * len(config.sigmas) + others + len(config.clip_lengths)
     progress = Progress("gradient_decay", total)
     rnn = rnn_curves(config, progress)

@@ -2,9 +2,9 @@
 
 Every accuracy is measured once per seed (results.json: models[m]["accuracy"][k][seed]) and
 judged by the one rule (anatomy.probes.claims): its 95% t interval over the seeds inside the
-claim's range holds, outside does not hold, straddling an edge (or fewer than 3 seeds) is not
-shown. A claim that needs a model to have learned the task is not shown when that model's
-accuracy at the nearest k does not hold the recall bar.
+claim's range holds, outside does not hold, straddling an edge (or fewer than 3 seeds) is
+undecided. A claim that needs a model to have learned the task reads "did not learn" when that
+model's accuracy at the nearest k does not hold the recall bar.
 
 The recall bar: accuracy >= 1/V + ABOVE_CHANCE·(1 − 1/V) (0.5625 for V = 8): a model at chance
 recalls nothing, and neither reader without recall (readers.py: by position, by unigram
@@ -29,6 +29,7 @@ chapter(results), what the chapter's report quotes:
 from __future__ import annotations
 
 from anatomy.probes.claims import (
+    DID_NOT_LEARN,
     HOLDS,
     MISSING,
     REPORTED,
@@ -42,6 +43,7 @@ from anatomy.probes.claims import (
 )
 
 # The ranges, stated before any run:
+ACC = (0.0, 1.0)  # an accuracy interval is clipped at its bounds (and marked)
 ABOVE_CHANCE = 0.5  # the recall bar: 1/V + this·(1 − 1/V), the way from chance to perfect
 RECALL_MARGIN = 0.02  # "level with": accuracy minus the other model's >= −this
 AT_CHANCE_MARGIN = 0.05  # "at chance": accuracy <= 1/V + this (the eval's noise is ~0.005)
@@ -89,14 +91,15 @@ def reaches(results, name: str) -> list:
 
 
 def _not_shown(cid, claim, expected, measured, why) -> Claim:
-    return Claim(claim, expected, measured, UNDECIDED, why, id=cid)
+    """A claim whose model did not learn the task: DID_NOT_LEARN, `why` in words."""
+    return Claim(claim, expected, measured, DID_NOT_LEARN, why, id=cid)
 
 
 def learned(results, name: str) -> tuple[bool, str]:
     """(whether `name` holds the recall bar at the nearest k by the rule, the measured text):
     a model that did not learn the task cannot show how far it recalls."""
     near = min(results["k_grid"])
-    acc = t_interval(accuracies(results, name, near))
+    acc = t_interval(accuracies(results, name, near), bounds=ACC)
     verdict, why = judge(acc, bar_range(results["chance"]))
     return verdict == HOLDS, f"{name} at k={near}: {acc}" + (f" ({why})" if why else "")
 
@@ -114,16 +117,19 @@ def task_needs_recall(results) -> list[Claim]:
         return [Claim(claim, expected, "—", MISSING, "the run scored no reader", id=cid)]
     below = Range.at_most(bar, f"< the recall bar {bar:.4g}")
     parts = {
-        f"{name} k={k}": (t_interval(accuracies(results, name, k)), below)
+        f"{name} k={k}": (t_interval(accuracies(results, name, k), bounds=ACC), below)
         for name in readers
         for k in results["k_grid"]
     }
     worst = {
-        name: max(results["k_grid"], key=lambda k: t_interval(accuracies(results, name, k)).point)
+        name: max(
+            results["k_grid"],
+            key=lambda k: t_interval(accuracies(results, name, k), bounds=ACC).point,
+        )
         for name in readers
     }
     measured = ", ".join(
-        f"{name} at most {t_interval(accuracies(results, name, k))} (k={k})"
+        f"{name} at most {t_interval(accuracies(results, name, k), bounds=ACC)} (k={k})"
         for name, k in worst.items()
     )
     return [judged_parts(cid, claim, expected, parts, measured)]
@@ -136,8 +142,8 @@ def accuracy(results) -> list[Claim]:
         Claim(
             f"{name}: accuracy k={near} -> k={far}",
             "decays (recurrent) / flat (attention)",
-            f"{t_interval(accuracies(results, name, near))} -> "
-            f"{t_interval(accuracies(results, name, far))}",
+            f"{t_interval(accuracies(results, name, near), bounds=ACC)} -> "
+            f"{t_interval(accuracies(results, name, far), bounds=ACC)}",
             REPORTED,
             id=f"long_range/accuracy/{name}",
         )
@@ -187,7 +193,7 @@ def _reach_text(results, name) -> str:
 
 def gated_reach(results) -> list[Claim]:
     """The LSTM's reach minus the plain RNN's, per seed, >= GATED_STEPS grid steps (both
-    needed: else no claim; the LSTM must have learned: else not shown)."""
+    needed: else no claim; the LSTM must have learned: else did not learn)."""
     if "rnn" not in results["models"] or "lstm" not in results["models"]:
         return []
     cid, claim = "long_range/gated_reach", "gated recurrence reaches further than the vanilla RNN"
@@ -208,7 +214,7 @@ def gated_reach(results) -> list[Claim]:
 
 def linear_recall(results) -> list[Claim]:
     """minGRU / Mamba (gates from x only, computed in parallel over time): reach minus the
-    LSTM's, per seed, >= 0 (the LSTM must have learned: else not shown)."""
+    LSTM's, per seed, >= 0 (the LSTM must have learned: else did not learn)."""
     models = results["models"]
     if "lstm" not in models:
         return []
@@ -237,7 +243,7 @@ def linear_recall(results) -> list[Claim]:
 
 def conv_field(results) -> list[Claim]:
     """The causal conv stack: the recall bar inside its field F = 1 + L·(K-1) (the gate:
-    else not shown), at chance (<= 1/V + AT_CHANCE_MARGIN) at every k beyond it."""
+    else did not learn), at chance (<= 1/V + AT_CHANCE_MARGIN) at every k beyond it."""
     if "conv" not in results["models"]:
         return []
     cfg, chance, ks = results["config"], results["chance"], results["k_grid"]
@@ -251,17 +257,17 @@ def conv_field(results) -> list[Claim]:
         chance + AT_CHANCE_MARGIN, f"≤ {chance + AT_CHANCE_MARGIN:.3f} (at chance)"
     )
     expected = f"k < {f}: {bar_range(chance)}; k ≥ {f}: {flat}"
-    measured = ", ".join(f"k={k}: {t_interval(accuracies(results, 'conv', k))}" for k in ks)
+    measured = ", ".join(
+        f"k={k}: {t_interval(accuracies(results, 'conv', k), bounds=ACC)}" for k in ks
+    )
     inside = [k for k in ks if k < f]
     beyond = [k for k in ks if k >= f]
     if not inside or not beyond:
-        return [
-            _not_shown(
-                cid, claim, expected, measured, "k_grid does not straddle the receptive field"
-            )
-        ]
+        why = "k_grid does not straddle the receptive field: a grid across it would decide it"
+        return [Claim(claim, expected, measured, UNDECIDED, why, id=cid)]
     inside_parts = {
-        f"k={k}": (t_interval(accuracies(results, "conv", k)), bar_range(chance)) for k in inside
+        f"k={k}": (t_interval(accuracies(results, "conv", k), bounds=ACC), bar_range(chance))
+        for k in inside
     }
     if any(judge(*p)[0] != HOLDS for p in inside_parts.values()):
         return [
@@ -273,7 +279,9 @@ def conv_field(results) -> list[Claim]:
                 "the conv stack did not learn recall inside its field",
             )
         ]
-    parts = {f"k={k}": (t_interval(accuracies(results, "conv", k)), flat) for k in beyond}
+    parts = {
+        f"k={k}": (t_interval(accuracies(results, "conv", k), bounds=ACC), flat) for k in beyond
+    }
     return [judged_parts(cid, claim, expected, parts, measured)]
 
 
@@ -294,7 +302,8 @@ def recall(results) -> Claim:
     far, chance = max(results["k_grid"]), results["chance"]
     claim = next(iter(attention_recall(results)), None)
     accs = ", ".join(
-        f"{n} {t_interval(accuracies(results, n, far)).point:.2f}" for n in results["models"]
+        f"{n} {t_interval(accuracies(results, n, far), bounds=ACC).point:.2f}"
+        for n in results["models"]
     )
     recalled = claim is not None and claim.verdict == HOLDS
     return Claim(
@@ -352,8 +361,8 @@ def rules() -> list[str]:
         f"* Recall (accuracy over seeds): the recall bar is 1/V + {ABOVE_CHANCE:g}·(1 − 1/V), "
         "above every reader without recall (by position, by unigram counts); at the largest k "
         f"the Transformer holds the bar and is ≥ the best other model − {RECALL_MARGIN}; "
-        "not shown when it does not hold the bar at the nearest k.",
+        "did not learn when it does not hold the bar at the nearest k.",
         "* Reach (a model's farthest k at the bar, in steps of the k grid, per seed): the LSTM's "
-        f"minus the RNN's ≥ {GATED_STEPS}; minGRU's and Mamba's minus the LSTM's ≥ 0; not shown "
+        f"minus the RNN's ≥ {GATED_STEPS}; minGRU's and Mamba's minus the LSTM's ≥ 0; did not learn "
         "when the LSTM does not hold the bar at the nearest k.",
     ]

@@ -4,7 +4,9 @@ table(results), the experiment's own claims (results.json's "table", report.md's
     parallelism/lstm_steps, attention_steps, chunked_steps   serial loop trips of the compiled
                                                              gradients (exact counts)
     parallelism/speedup, one_core, busy_margin, useful_work  wall time, busy cores, GFLOP/s at N0
-                                                             (intervals over the timing repeats)
+                                                             (t intervals over the timing repeats:
+                                                             a ratio per repeat on a log scale;
+                                                             no timing verdict from a loaded run)
     parallelism/lstm_time, attention_time                    wall-time exponents in N
     parallelism/mingru_scan_steps, mingru_assoc_steps,       the minGRU by jax.lax.scan and by
         assoc_log_depth, scan_linear_depth, scan_over_assoc  associative scan
@@ -31,14 +33,18 @@ from anatomy.probes.claims import (
     UNDECIDED,
     Claim,
     Interval,
+    Power,
     Range,
-    bootstrap_interval,
     exact,
     finite,
     holds,
     judged,
+    power_from,
+    t_interval,
+    under_load,
     weakest,
 )
+from experiments import committed
 
 STEPS_TOL = 1e-6  # loop trips per token from the compiled HLO are exact counts: only the
 # fit's float rounding is allowed
@@ -52,6 +58,43 @@ SPEEDUP_RANGE = (5.0, 10.0)  # the chapter's wall-clock claim: attention 5-10x f
 SPEEDUP_N = 512  # ... at N = 512 (two-sided: far faster is a finding, not agreement)
 CORES_MARGIN = 0.1  # parallel training: attention keeps at least this many more cores busy
 TIMING = "timing repeats"  # what a timing interval is over (the repeats of one run)
+PILOT = "results/parallelism/pilot.json"
+SOURCES = {
+    "speedup": "the chapter's figure for GPUs (5-10x at N = 512), two-sided",
+    "busy": f"derived: attention's N positions are parallel work the LSTM's step lacks, so it "
+    f"keeps more cores busy; ≥ {CORES_MARGIN:g} of a core is the smallest difference this "
+    f"run's 2 cores resolve (one-sided)",
+}
+
+
+def _power(results, values_of, rng: Range, source: str, scale: str = "linear") -> Power | None:
+    """The Power of a timed claim from the committed pilot's per-repeat values
+    (`values_of(pilot results)`), against this run's repeats; None without a pilot."""
+    pilot = committed.pilot("parallelism")
+    if pilot is None:
+        return None
+    try:
+        values = values_of(pilot)
+    except (KeyError, StopIteration, TypeError):
+        return None
+    n = (results.get("config") or {}).get("repeats") or len(values_of(results))
+    return power_from(values, rng, seeds=n, source=source, pilot=PILOT, scale=scale)
+
+
+def _busy_diff(results) -> np.ndarray:
+    """Busy cores attention − LSTM at N0, per timing repeat (the r-th call of each)."""
+    n0 = results["analysis"]["ratio_n"]
+    attn, lstm = _busy(results, "attention", n0), _busy(results, "lstm", n0)
+    n = min(len(attn), len(lstm))
+    return attn[:n] - lstm[:n]
+
+
+def _time_ratio(results) -> np.ndarray:
+    """LSTM / attention wall time at N0, per timing repeat."""
+    n0 = results["analysis"]["ratio_n"]
+    num, den = _times(results, "lstm", n0), _times(results, "attention", n0)
+    n = min(len(num), len(den))
+    return np.asarray(num[:n]) / np.asarray(den[:n])
 
 
 def _times(results, layer, n) -> np.ndarray:
@@ -60,18 +103,10 @@ def _times(results, layer, n) -> np.ndarray:
 
 
 def loaded(results) -> str:
-    """Why busy cores cannot be measured by this run ('' when they can): a 1-minute load
-    average above the core count before or after it means other processes took cores from
-    the timed calls, so CPU time / wall time measures the contention, not the program."""
+    """Why a timing of this run cannot be judged ('' when it can): its 1-minute load average
+    before or after the run above MAX_TIMING_LOAD (anatomy.probes.claims.under_load)."""
     load = results["analysis"].get("load_average_before_after") or []
-    cores = _cores(results)
-    busy = [x for x in load if x is not None and x > cores]
-    if busy:
-        return (
-            f"the machine was loaded (1-minute load {max(busy):.1f} on {cores} cores): busy "
-            "cores measure the contention, not the program"
-        )
-    return ""
+    return under_load(load, _cores(results))
 
 
 def _busy(results, layer, n) -> np.ndarray | None:
@@ -84,20 +119,19 @@ def _busy(results, layer, n) -> np.ndarray | None:
 
 
 def ratio_interval(num: np.ndarray, den: np.ndarray) -> Interval:
-    """median(num) / median(den) and its bootstrap interval over the timing repeats."""
-    both = np.stack([num, den], axis=1)
-    return bootstrap_interval(both, lambda r: np.median(r[:, 0]) / np.median(r[:, 1]), over=TIMING)
+    """num / den per timing repeat (the r-th call of each), and the t interval of their
+    geometric mean over the repeats (a ratio: on a log scale)."""
+    n = min(len(num), len(den))
+    return t_interval(np.asarray(num[:n]) / np.asarray(den[:n]), over=TIMING, scale="log")
 
 
 def exponent_interval(results, layer) -> Interval:
-    """The fitted wall-time exponent in N of `layer` and its bootstrap interval: the repeats
-    resampled (every N's r-th call together), the power law refitted to the medians."""
+    """The wall-time exponent in N of `layer`: the power law fitted to each repeat's times
+    over N (the r-th call at every N), and the t interval of those exponents."""
     rows = results["raw"][layer]
     ns = [r["n"] for r in rows]
     times = np.stack([np.asarray(r["times_s"]) for r in rows], axis=1)  # [repeats, len(ns)]
-    return bootstrap_interval(
-        times, lambda t: fit_power_law(ns, np.median(t, axis=0))["exponent"], over=TIMING
-    )
+    return t_interval([fit_power_law(ns, t)["exponent"] for t in times], over=TIMING)
 
 
 def log_depth_verdict(r2, exponent) -> str:
@@ -168,6 +202,8 @@ def speedup(results) -> Claim:
         rng,
         f"LSTM / attention fwd+bwd wall time at N={n0} on {_cores(results)} cores "
         f"({a['device_kind']}), not a GPU",
+        undecided=loaded(results),
+        power=_power(results, _time_ratio, rng, SOURCES["speedup"], scale="log"),
     )
 
 
@@ -181,7 +217,7 @@ def one_core(results) -> Claim:
             claim, str(rng), "per-call CPU times not recorded", MISSING, id="parallelism/one_core"
         )
     attn = _busy(results, "attention", n0)
-    got = bootstrap_interval(busy[:, None], lambda r: np.median(r), over=TIMING)
+    got = t_interval(busy, over=TIMING)
     why = f"LSTM busy cores at N={n0} (process CPU / wall); attention {np.median(attn):.2f}"
     return judged_unless_loaded(results, "parallelism/one_core", claim, got, rng, why)
 
@@ -201,6 +237,7 @@ def useful_work(results) -> Claim:
         got,
         Range.at_least(1.0, "GFLOP/s attention / LSTM ≥ 1 (one-sided)"),
         "XLA FLOPs of each program over its wall time",
+        undecided=loaded(results),
     )
 
 
@@ -211,12 +248,14 @@ def time_exponents(results) -> list[Claim]:
             "LSTM time grows linearly in N",
             exponent_interval(results, "lstm"),
             Range.around(1.0, TIME_EXPONENT_TOL, f"N^(1 ± {TIME_EXPONENT_TOL:g})"),
+            undecided=loaded(results),
         ),
         judged(
             "parallelism/attention_time",
             "attention time grows faster than linearly in N (its N²·d term)",
             exponent_interval(results, "attention"),
             Range.between(1.0, 2.0, "N^1..2"),
+            undecided=loaded(results),
         ),
     ]
 
@@ -365,7 +404,7 @@ def busy_margin(results) -> Claim:
     n0 = results["analysis"]["ratio_n"]
     claim = "attention keeps more cores busy than the LSTM"
     rng = Range.at_least(CORES_MARGIN, f"≥ {CORES_MARGIN:g} more busy cores (one-sided)")
-    lstm, attn = _busy(results, "lstm", n0), _busy(results, "attention", n0)
+    lstm = _busy(results, "lstm", n0)
     if lstm is None:
         return Claim(
             claim,
@@ -374,10 +413,12 @@ def busy_margin(results) -> Claim:
             MISSING,
             id="parallelism/busy_margin",
         )
-    both = np.stack([attn, lstm], axis=1)
-    got = bootstrap_interval(both, lambda r: np.median(r[:, 0]) - np.median(r[:, 1]), over=TIMING)
-    why = f"busy cores = process CPU / wall, per call, at N={n0}"
-    return judged_unless_loaded(results, "parallelism/busy_margin", claim, got, rng, why)
+    got = t_interval(_busy_diff(results), over=TIMING)
+    why = f"busy cores = process CPU / wall, per call (the r-th of each), at N={n0}"
+    power = _power(results, _busy_diff, rng, SOURCES["busy"])
+    return judged(
+        "parallelism/busy_margin", claim, got, rng, why, undecided=loaded(results), power=power
+    )
 
 
 def parallel_training(results) -> Claim:
@@ -404,11 +445,9 @@ def parallel_training(results) -> Claim:
 
 
 def judged_unless_loaded(results, cid, claim, got, rng, why) -> Claim:
-    """A busy-core claim by the one rule, or 'not shown' naming the load when other processes
+    """A busy-core claim by the one rule, or undecided naming the load when other processes
     competed for the cores (busy cores then measure the contention, not the program)."""
-    if loaded(results):
-        return Claim(claim, str(rng), str(got), UNDECIDED, f"{loaded(results)}; {why}", id=cid)
-    return judged(cid, claim, got, rng, why)
+    return judged(cid, claim, got, rng, why, undecided=loaded(results))
 
 
 def wall_clock(results) -> Claim:
@@ -472,8 +511,9 @@ def rules() -> list[str]:
         f"* Serial steps (exact counts from the compiled HLO): the RNN's 2 loop steps per token "
         f"(forward + backward, ± {STEPS_TOL:g}) and no loop in attention.",
         f"* Wall clock (the chapter: {lo:g}-{hi:g}x at N = {SPEEDUP_N}, for GPUs): the LSTM / "
-        "attention time ratio on this machine, with its bootstrap interval over the timing "
-        f"repeats, against [{lo:g}, {hi:g}].",
+        "attention time ratio on this machine, per timing repeat, its t interval on a log "
+        f"scale, against [{lo:g}, {hi:g}]; no timing is judged from a run whose load exceeded "
+        "2.",
         f"* Parallel training: the serial steps, and attention keeping ≥ {CORES_MARGIN:g} more "
         "cores busy than the LSTM (interval over the timing repeats); the weaker decides.",
         "* Linear recurrences (minGRU): with jax.lax.scan 2 loop steps per token (fwd+bwd, "

@@ -1,25 +1,24 @@
 """recall: where a fixed-size state still bites. Multi-query associative recall (MQAR,
 Zoology's generator: task.py) against the bytes of state a model carries, per family.
 
-Two stages, every contender trained from scratch per seed on the same batches, scored on a
-test set that no choice has seen:
-
-    frontier   every contender (models.py: a family and the knobs that set its state) at one
-               length N, trained on a mixture of K (each batch split evenly), accuracy per K
-               against its state bytes: Based's recall-memory frontier (Arora et al. 2024,
-               Figure 2), attention's KV cache drawn as the state it is
-    lengths    a few contenders at fixed width, one N at a time, each on its mixture of
-               K = N/16, N/8, N/4 (Zoology's Figure 2 pairs K with N alike): accuracy
-               against N (the frontier's runs at its own N)
+Every contender (models.py: a family and the knobs that set its state) trains from scratch
+per seed on the same batches: Based's mixture of lengths (Arora et al. 2024, Figure 2's
+configs), every step holding every N of cfg.mixture.seq_lens, each split evenly over K = N/16,
+N/8, N/4 pairs. Each is then scored at every (N, K) of the mixture on a held-out set no choice
+has seen: accuracy against its state bytes is Based's recall-memory frontier (attention's KV
+cache drawn as the state it is, at each N), accuracy against N is Zoology's Figure 2 at one
+width.
 
 The readers without recall (task.position_reader, task.bag_reader) and the one with it
-(task.lookup_reader) are scored on the frontier's test set: the bar is out of reach without
-recall. The 'lr_grid' preset trains every frontier contender at every rate of a small grid
-on the design seeds and scores it on the validation set only; the rate per family with the
-best mean validation accuracy is what the default's config says (a test compares them).
-The claims, judged on results.json, are in claims.py.
+(task.lookup_reader) are scored on the same held-out set: the bar is out of reach without
+recall. The 'lr_grid' preset trains one contender per family at every rate of a grid on the
+design seeds, scored on the validation set; the rate with the best mean validation accuracy
+per family is what the default's config says (tests/test_recall.py ties them). The 'pilot'
+preset is the default on design seeds, scored on the validation set: the effect and spread
+each claim's power is read from. The claims, judged on results.json, are in claims.py.
 """
 
+import functools
 import time
 
 import jax
@@ -34,9 +33,18 @@ NAME = "recall"
 TITLE = "Recall against state size: MQAR (Zoology), the Based frontier"  # of report.md
 
 
-def batch_size(cfg, seq_len):
-    """Sequences per step at length N: tokens_per_batch / N (at least one per K)."""
-    return max(int(cfg.tokens_per_batch) // int(seq_len), 1)
+def cells(cfg):
+    """[(N, (K, ...))]: every length of the mixture with its K = N/f, f in k_fractions."""
+    return [
+        (int(n), tuple(int(n) // int(f) for f in cfg.mixture.k_fractions))
+        for n in cfg.mixture.seq_lens
+    ]
+
+
+def batch_shape(cfg):
+    """[(N, sequences a step at N)] and the total sequences a step."""
+    per = [(n, int(p) * len(ks)) for (n, ks), p in zip(cells(cfg), cfg.mixture.per_k, strict=True)]
+    return per, sum(b for _, b in per)
 
 
 def _draw(cfg, rng, batch, seq_len, pair_counts):
@@ -47,43 +55,65 @@ def _draw(cfg, rng, batch, seq_len, pair_counts):
     return data
 
 
-def batches(cfg, seed, seq_len, pair_counts):
-    """The training batches of a seed at length N, the same for every contender:
-    (tokens [B, N], Queries)."""
-    rng = np.random.default_rng([int(seed), int(seq_len)])
-    b = batch_size(cfg, seq_len)
-    b -= b % len(pair_counts)
+def batches(cfg, seed):
+    """The training batches of a seed, the same for every contender: per step (tokens,
+    Queries), each a tuple with one part per N of the mixture ([B_N, N] and its queries)."""
+    rng = np.random.default_rng([int(seed), 1])
+    shape, _ = batch_shape(cfg)
     for _ in range(int(cfg.steps)):
-        data = _draw(cfg, rng, max(b, len(pair_counts)), seq_len, pair_counts)
-        yield data.inputs, task.queries(data.labels)
+        toks, qs = [], []
+        for (n, ks), (_, b) in zip(cells(cfg), shape):
+            data = _draw(cfg, rng, b, n, ks)
+            toks.append(data.inputs)
+            qs.append(task.queries(data.labels))
+        yield tuple(toks), tuple(qs)
 
 
-def held_out(cfg, split_seed, seq_len, pair_counts):
-    """[one MQAR per K]: eval_examples each, drawn from split_seed (valid or test)."""
-    rng = np.random.default_rng([int(split_seed), int(seq_len)])
-    return [_draw(cfg, rng, int(cfg.eval_examples), seq_len, (k,)) for k in pair_counts]
+def split_seed(cfg):
+    """The seed of the set the frontier is scored on (cfg.split: 'test' or 'valid')."""
+    if cfg.split not in ("test", "valid"):
+        raise ValueError(f"recall: split must be 'test' or 'valid', got {cfg.split!r}")
+    return int(cfg.test_seed if cfg.split == "test" else cfg.valid_seed)
 
 
-def accuracy(model, params, cfg, held):
-    """[accuracy per K] of a trained model on held-out MQARs (one per K)."""
-    out = []
-    for data in held:
-        options = train.compiler_options(cfg.xla_opt_level)
-        pred = train.predict(params, model, data.inputs, data.labels, int(cfg.eval_chunk), options)
-        out.append(task.accuracy(pred, data.labels))
+def held_out(cfg, seed):
+    """{N: [one MQAR per K]}: eval_examples each at every (N, K), drawn from `seed`."""
+    out = {}
+    for n, ks in cells(cfg):
+        rng = np.random.default_rng([int(seed), n])
+        out[n] = [_draw(cfg, rng, int(cfg.eval_examples), n, (k,)) for k in ks]
     return out
 
 
-def fit(spec, cfg, seed, seq_len, pair_counts, learning_rate):
-    """(model, params, losses, seconds) of contender `spec` trained at N on a seed's batches."""
+def accuracy(model, params, cfg, held):
+    """[N][K] accuracy of a trained model on held-out MQARs ({N: [one per K]})."""
+    options = train.compiler_options(cfg.xla_opt_level)
+    out = []
+    for n in sorted(held):
+        row = []
+        for data in held[n]:
+            pred = train.predict(
+                params, model, data.inputs, data.labels, int(cfg.eval_chunk), options
+            )
+            row.append(task.accuracy(pred, data.labels))
+        out.append(row)
+    return out
+
+
+@functools.cache
+def _optimizer(learning_rate, warmup, steps, weight_decay):
+    # one optimizer object per schedule: the compiled step (cached by it) serves every seed
+    return train.optimizer(learning_rate, warmup, steps, weight_decay)
+
+
+def fit(spec, cfg, seed, learning_rate):
+    """(model, params, losses, seconds) of contender `spec` trained on a seed's batches."""
     model = models.build(spec, cfg, cfg.vocab)
-    opt = train.optimizer(learning_rate, cfg.warmup, cfg.steps, cfg.weight_decay)
+    opt = _optimizer(float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay))
     params = model.init(jax.random.PRNGKey(int(seed)))
     t0 = time.time()
     options = train.compiler_options(cfg.xla_opt_level)
-    params, losses = train.fit(
-        params, model, batches(cfg, seed, seq_len, pair_counts), opt, options
-    )
+    params, losses = train.fit(params, model, batches(cfg, seed), opt, options)
     return model, params, losses, time.time() - t0
 
 
@@ -91,118 +121,86 @@ def rate(cfg, spec):
     return float(cfg.learning_rate[models.family_of(spec)])
 
 
-def readers(cfg):
-    """Accuracy per K of the readers with and without recall, on the frontier's test set."""
-    n, ks = int(cfg.frontier.seq_len), tuple(cfg.frontier.pair_counts)
-    held = held_out(cfg, cfg.test_seed, n, ks)
-    seen = _draw(cfg, np.random.default_rng([int(cfg.valid_seed), 1]),
-                 int(cfg.reader_examples) // len(ks) * len(ks), n, ks)  # fmt: skip
+def readers(cfg, seed):
+    """Accuracy [N][K] of the readers with and without recall on the set drawn from `seed`
+    (the position-only reader counts reader_examples training examples per N)."""
+    held = held_out(cfg, seed)
     out = {"lookup": [], "position": [], "bag": []}
-    for d in held:
-        out["lookup"].append(task.accuracy(task.lookup_reader(d.inputs, d.labels), d.labels))
-        pred = task.position_reader(seen.labels, d.labels)
-        out["position"].append(task.accuracy(pred, d.labels))
-        pred = task.bag_reader(d.inputs, d.labels, cfg.vocab)
-        out["bag"].append(task.accuracy(pred, d.labels))
+    for n, ks in cells(cfg):
+        part = int(cfg.reader_examples) // len(ks) * len(ks)
+        seen = _draw(cfg, np.random.default_rng([int(cfg.valid_seed), n, 1]), part, n, ks)
+        row = {name: [] for name in out}
+        for d in held[n]:
+            row["lookup"].append(task.accuracy(task.lookup_reader(d.inputs, d.labels), d.labels))
+            pred = task.position_reader(seen.labels, d.labels)
+            row["position"].append(task.accuracy(pred, d.labels))
+            row["bag"].append(task.accuracy(task.bag_reader(d.inputs, d.labels, cfg.vocab),
+                                            d.labels))  # fmt: skip
+        for name in out:
+            out[name].append(row[name])
     return out
 
 
-def _describe(spec, cfg, seq_len):
+def describe(spec, cfg):
+    """{family, params, state_bytes [per N]} of contender `spec` (shapes only)."""
     model = models.build(spec, cfg, cfg.vocab)
     params = jax.eval_shape(model.init, jax.random.PRNGKey(0))
     return {
         "family": models.family_of(spec),
         "params": train.count_params(params),
-        "state_bytes": train.state_bytes(model, params, seq_len),
+        "state_bytes": [train.state_bytes(model, params, n) for n, _ in cells(cfg)],
     }
 
 
-def pair_counts(cfg, seq_len):
-    """The K mixture at length N: the frontier's at its N, else N/16, N/8, N/4."""
-    n = int(seq_len)
-    if n == int(cfg.frontier.seq_len):
-        return tuple(int(k) for k in cfg.frontier.pair_counts)
-    return (n // 16, n // 8, n // 4)
-
-
-def point(spec, cfg, seq_len, split_seed, progress=None):
-    """Contender `spec` trained per seed at length N on its K mixture and scored on the split
-    of split_seed: its description, accuracy [K][seed], final losses, seconds."""
-    ks = pair_counts(cfg, seq_len)
-    held = held_out(cfg, split_seed, seq_len, ks)
+def point(spec, cfg, held, learning_rate, progress=None):
+    """Contender `spec` trained per seed on the mixture and scored on `held`: its
+    description, accuracy [N][K][seed], final losses, seconds."""
     runs = []
     for seed in cfg.seeds:
         if progress:
-            progress.step(f"{spec} N={seq_len} seed {seed}")
-        model, params, losses, secs = fit(spec, cfg, seed, seq_len, ks, rate(cfg, spec))
+            progress.step(f"{spec} seed {seed}")
+        model, params, losses, secs = fit(spec, cfg, seed, learning_rate)
         runs.append((accuracy(model, params, cfg, held), losses[-1], secs))
+    acc = np.array([r[0] for r in runs], float)  # [seed, N, K]
     return {
-        **_describe(spec, cfg, seq_len),
-        "learning_rate": rate(cfg, spec),
-        "accuracy": [list(a) for a in zip(*(r[0] for r in runs))],  # [K][seed]
+        **describe(spec, cfg),
+        "learning_rate": float(learning_rate),
+        "accuracy": np.moveaxis(acc, 0, -1).tolist(),  # [N][K][seed]
         "final_train_loss": [r[1] for r in runs],
         "train_seconds": [r[2] for r in runs],
     }
 
 
-def frontier(cfg, split_seed, progress=None):
-    """Every frontier contender at the frontier's N: accuracy [K][seed]."""
-    n = int(cfg.frontier.seq_len)
-    out = {spec: point(spec, cfg, n, split_seed, progress) for spec in cfg.frontier.contenders}
-    return {"seq_len": n, "pair_counts": list(pair_counts(cfg, n)), "contenders": out}
-
-
-def fits(cfg) -> int:
-    """How many models a judged run trains (the frontier's, then the lengths' other N)."""
-    front, n = set(cfg.frontier.contenders), int(cfg.frontier.seq_len)
-    others = sum(
-        int(m) != n or spec not in front
-        for spec in cfg.lengths.contenders
-        for m in cfg.lengths.seq_lens
-    )
-    return len(cfg.seeds) * (len(front) + others)
-
-
-def lengths(cfg, split_seed, front, progress=None):
-    """Each lengths contender at each N on its K mixture (the frontier's runs at its N):
-    accuracy [N][K][seed], the mean over K per seed [N][seed], state bytes [N]."""
-    ns = [int(n) for n in cfg.lengths.seq_lens]
-    out = {}
-    for spec in cfg.lengths.contenders:
-        rows = []
-        for n in ns:
-            same = n == front["seq_len"] and spec in front["contenders"]
-            rows.append(
-                front["contenders"][spec] if same else point(spec, cfg, n, split_seed, progress)
-            )
-        out[spec] = {
-            "family": models.family_of(spec),
-            "accuracy_by_k": [r["accuracy"] for r in rows],  # [N][K][seed]
-            "accuracy": [list(np.mean(r["accuracy"], axis=0)) for r in rows],  # [N][seed]
-            "state_bytes": [r["state_bytes"] for r in rows],
-        }
-    return {"seq_lens": ns, "pair_counts": [list(pair_counts(cfg, n)) for n in ns],
-            "contenders": out}  # fmt: skip
+def frontier(cfg, seed, progress=None):
+    """Every contender scored at every (N, K) on the set drawn from `seed`."""
+    held = held_out(cfg, seed)
+    out = {
+        spec: point(spec, cfg, held, rate(cfg, spec), progress) for spec in cfg.frontier.contenders
+    }
+    return {
+        "seq_lens": [n for n, _ in cells(cfg)],
+        "pair_counts": [list(ks) for _, ks in cells(cfg)],
+        "contenders": out,
+    }
 
 
 def lr_grid(cfg):
-    """Every frontier contender at every rate of cfg.lr_grid on the design seeds, scored on
-    the validation set (mean accuracy over K and seeds); the chosen rate per family."""
-    n, ks = int(cfg.frontier.seq_len), tuple(cfg.frontier.pair_counts)
-    held = held_out(cfg, cfg.valid_seed, n, ks)
+    """Each of cfg.grid_contenders at every rate of cfg.lr_grid on the design seeds, scored on
+    the validation set (mean accuracy over every (N, K) and the seeds); the chosen rate per
+    family, and accuracy [N][K][seed] of every point."""
+    held = held_out(cfg, cfg.valid_seed)
     rates = [float(r) for r in cfg.lr_grid]
-    valid = {}
-    progress = Progress(NAME, len(cfg.frontier.contenders) * len(rates) * len(cfg.seeds))
-    for spec in cfg.frontier.contenders:
-        valid[spec] = []
+    valid, points = {}, {}
+    progress = Progress(NAME, len(cfg.grid_contenders) * len(rates) * len(cfg.seeds))
+    for spec in cfg.grid_contenders:
+        valid[spec], points[spec] = [], []
         for lr in rates:
-            accs = []
-            for seed in cfg.seeds:
-                progress.step(f"{spec} learning rate {lr:g} seed {seed}")
-                model, params, _, _ = fit(spec, cfg, seed, n, ks, lr)
-                accs.append(float(np.mean(accuracy(model, params, cfg, held))))
-            valid[spec].append(float(np.mean(accs)))
-    return {"rates": rates, "valid_accuracy": valid, "chosen": choose(valid, rates)}
+            p = point(spec, cfg, held, lr, progress)
+            valid[spec].append(float(np.mean(p["accuracy"])))
+            points[spec].append(p["accuracy"])
+    return {"rates": rates, "valid_accuracy": valid, "chosen": choose(valid, rates),
+            "accuracy": points, "seq_lens": [n for n, _ in cells(cfg)],
+            "pair_counts": [list(ks) for _, ks in cells(cfg)]}  # fmt: skip
 
 
 def choose(valid, rates):
@@ -212,6 +210,11 @@ def choose(valid, rates):
     for spec, accs in valid.items():
         by_family.setdefault(models.family_of(spec), []).append(accs)
     return {f: rates[int(np.argmax(np.mean(a, axis=0)))] for f, a in by_family.items()}
+
+
+def fits(cfg) -> int:
+    """How many models a judged run trains."""
+    return len(cfg.seeds) * len(cfg.frontier.contenders)
 
 
 def run(config, workdir):
@@ -224,19 +227,20 @@ def run(config, workdir):
         return started.finish(
             results, None, TITLE + " (learning-rate grid)", [("Grid", plots.grid_table(results))]
         )
-    results["readers"] = readers(config)
-    progress = Progress(NAME, fits(config))
-    results["frontier"] = frontier(config, config.test_seed, progress)
-    results["lengths"] = lengths(config, config.test_seed, results["frontier"], progress)
+    seed = split_seed(config)
+    results["readers"] = readers(config, seed)
+    results["frontier"] = frontier(config, seed, Progress(NAME, fits(config)))
     results["plots"] = plots.draw(record.stored(results), workdir)
     plain = record.stored(results)
+    # the pilot is judged without power (it is what power is read from)
+    judge = functools.partial(claims.table, pilot=None) if config.split == "valid" else claims.table
     return started.finish(
         results,
-        claims.table,
-        TITLE,
+        judge,
+        TITLE + (" (pilot, design seeds, validation set)" if config.split == "valid" else ""),
         [
             ("The chapter's claim", claims_markdown(claims.chapter(plain))),
-            ("Frontier: accuracy per K against state bytes", plots.frontier_table(plain)),
+            ("Frontier: accuracy against state bytes", plots.frontier_table(plain)),
             ("Accuracy against N", plots.lengths_table(plain)),
             ("Readers with and without recall", plots.readers_table(plain)),
             ("The papers' figures beside ours", plots.papers(plain)),

@@ -46,106 +46,129 @@ def _by_family(contenders):
     return out
 
 
+def _acc_at(entry, n_index):
+    """Mean accuracy over K and seeds at the N of n_index."""
+    return _mean(entry["accuracy"][n_index])
+
+
 def draw(results, workdir) -> list[str]:
-    """The frontier (accuracy against state bytes, log axis, one curve per family) and accuracy
-    against N and K; returns their file names."""
-    names = []
+    """The frontier (accuracy against state bytes at each N, log axis, one curve per family;
+    attention's KV cache at that N) and accuracy against N and K; returns their file names."""
     front = results["frontier"]
-    c = front["contenders"]
-    fig, (a, b) = outputs.new_figure(1, 2, figsize=(12, 4.5))
-    for family, members in _by_family(c).items():
-        members = sorted(members, key=lambda m: c[m]["state_bytes"])
-        colour, marker = style(family)
-        x = [c[m]["state_bytes"] for m in members]
-        y = [_mean(c[m]["accuracy"]) for m in members]
-        label = family + (" (KV cache at N)" if family in claims.GROWING else "")
-        a.plot(x, y, "-", color=colour, marker=marker, label=label)
-    a.axhline(claims.SOLVED, color="gray", ls=":", lw=1, label=f"solved ({claims.SOLVED:g})")
+    c, ns, ks = front["contenders"], front["seq_lens"], front["pair_counts"]
     r = results["readers"]
-    a.axhline(max(_mean(r["position"]), _mean(r["bag"])), color="gray", ls="--", lw=1,
-              label="best reader without recall")  # fmt: skip
-    a.set_xscale("log", base=2)
-    a.set(
-        xlabel="state bytes (float32, all layers)",
-        ylabel="MQAR accuracy (mean over K)",
-        ylim=(-0.02, 1.02),
-        title=f"recall against state size, N = {front['seq_len']} (Based, Fig. 2)",
-    )
-    a.legend(fontsize=7)
-    ks = front["pair_counts"]
+    fig, axes = outputs.new_figure(1, len(ns), figsize=(4.6 * len(ns), 4.5), squeeze=False)
+    for i, (n, ax) in enumerate(zip(ns, axes[0])):
+        for family, members in _by_family(c).items():
+            members = sorted(members, key=lambda m: c[m]["state_bytes"][i])
+            colour, marker = style(family)
+            x = [c[m]["state_bytes"][i] for m in members]
+            y = [_acc_at(c[m], i) for m in members]
+            label = family + (" (KV cache at N)" if family in claims.GROWING else "")
+            ax.plot(x, y, "-", color=colour, marker=marker, label=label)
+        ax.axhline(claims.SOLVED, color="gray", ls=":", lw=1, label=f"solved ({claims.SOLVED:g})")
+        ax.axhline(max(_mean(r["position"][i]), _mean(r["bag"][i])), color="gray", ls="--",
+                   lw=1, label="best reader without recall")  # fmt: skip
+        ax.set_xscale("log", base=10)
+        ax.set(xlabel="state bytes (float32, all layers)", ylim=(-0.02, 1.02),
+               title=f"N = {n}, K = {', '.join(map(str, ks[i]))}")  # fmt: skip
+        if i == 0:
+            ax.set_ylabel("MQAR accuracy (mean over K)")
+            ax.legend(fontsize=7)
+    fig.suptitle("recall against state size, trained on one mixture of N (Based, Fig. 2)")
+    names = [outputs.save_plot(fig, workdir, "recall_frontier.png")]
+
+    fig, (a, b) = outputs.new_figure(1, 2, figsize=(12, 4.5))
     for name, e in c.items():
         colour, marker = style(e["family"])
-        b.plot(ks, [np.mean(x) for x in e["accuracy"]], "-", color=colour, marker=marker,
+        a.plot(ns, [_acc_at(e, i) for i in range(len(ns))], "-", color=colour, marker=marker,
                label=name, alpha=0.8)  # fmt: skip
+        b.plot(ks[-1], [_mean(x) for x in e["accuracy"][-1]], "-", color=colour,
+               marker=marker, label=name, alpha=0.8)  # fmt: skip
+    a.axhline(claims.SOLVED, color="gray", ls=":", lw=1)
+    a.set_xscale("log", base=2)
+    outputs.grid_ticks(a, ns)
+    a.set(xlabel="sequence length N (K = N/16, N/8, N/4)", ylabel="MQAR accuracy (mean over K)",
+          ylim=(-0.02, 1.02), title="accuracy against N")  # fmt: skip
+    a.legend(fontsize=6)
     b.set_xscale("log", base=2)
-    outputs.grid_ticks(b, ks)
+    outputs.grid_ticks(b, ks[-1])
     b.set(xlabel="key-value pairs K", ylabel="MQAR accuracy", ylim=(-0.02, 1.02),
-          title=f"accuracy against K at N = {front['seq_len']}")  # fmt: skip
-    b.legend(fontsize=6)
-    names.append(outputs.save_plot(fig, workdir, "recall_frontier.png"))
-
-    lens = results["lengths"]
-    if lens["contenders"]:
-        fig, a = outputs.new_figure(figsize=(6, 4.5))
-        for name, e in lens["contenders"].items():
-            colour, marker = style(e["family"])
-            a.plot(lens["seq_lens"], [np.mean(x) for x in e["accuracy"]], "-", color=colour,
-                   marker=marker, label=name)  # fmt: skip
-        a.axhline(claims.SOLVED, color="gray", ls=":", lw=1)
-        a.set_xscale("log", base=2)
-        outputs.grid_ticks(a, lens["seq_lens"])
-        a.set(xlabel="sequence length N (K = N/16, N/8, N/4)", ylabel="MQAR accuracy (mean over K)",
-              ylim=(-0.02, 1.02), title="accuracy against N")  # fmt: skip
-        a.legend(fontsize=7)
-        names.append(outputs.save_plot(fig, workdir, "recall_lengths.png"))
+          title=f"accuracy against K at N = {ns[-1]}")  # fmt: skip
+    names.append(outputs.save_plot(fig, workdir, "recall_lengths.png"))
     return names
 
 
 def frontier_table(results) -> str:
     front = results["frontier"]
-    ks = front["pair_counts"]
-    header = ["contender", "family", "params", "state bytes", "lr"] + [f"K={k}" for k in ks]
+    ns, ks = front["seq_lens"], front["pair_counts"]
+    header = ["contender", "family", "params", "state bytes", "lr", "learned (acc × K)"] + [
+        f"N={n}, K={k}" for n, kk in zip(ns, ks) for k in kk
+    ]
     rows = []
     for name, e in front["contenders"].items():
-        rows.append([name, e["family"], e["params"], e["state_bytes"], e["learning_rate"]]
-                    + [_pm(x) for x in e["accuracy"]])  # fmt: skip
-    return f"N = {front['seq_len']}; mean ± std over seeds.\n\n" + outputs.markdown_table(
-        header, rows
+        b = e["state_bytes"]
+        state = f"{b[0]:,}" if len(set(b)) == 1 else " / ".join(f"{x:,}" for x in b)
+        cells = [_pm(x) for row in e["accuracy"] for x in row]
+        rows.append([name, e["family"], f"{e['params']:,}", state, e["learning_rate"],
+                     f"{claims.recalled(results, name):.2f}"] + cells)  # fmt: skip
+    return (
+        "Every contender trained on one mixture of N; accuracy at each (N, K), mean ± std over "
+        f"seeds. State bytes: at N = {', '.join(map(str, ns))} where they grow with N. Learned: "
+        f"accuracy × K at the smallest K of the smallest N (the gate is {claims.LEARNED:g}; the "
+        "plateau about 1).\n\n" + outputs.markdown_table(header, rows)
     )
 
 
 def lengths_table(results) -> str:
-    lens = results["lengths"]
-    if not lens["contenders"]:
-        return "No lengths stage in this run."
-    header = ["contender"] + [
-        f"N={n}, K={k}" for n, k in zip(lens["seq_lens"], lens["pair_counts"])
+    front = results["frontier"]
+    ns, ks = front["seq_lens"], front["pair_counts"]
+    header = ["contender"] + [f"N={n} (K={', '.join(map(str, k))})" for n, k in zip(ns, ks)]
+    rows = [
+        [name] + [_pm(np.mean(np.asarray(x, float), axis=0)) for x in e["accuracy"]]
+        for name, e in front["contenders"].items()
     ]
-    rows = [[name] + [_pm(x) for x in e["accuracy"]] for name, e in lens["contenders"].items()]
-    return outputs.markdown_table(header, rows)
+    return "Mean over K, mean ± std over seeds.\n\n" + outputs.markdown_table(header, rows)
 
 
 def readers_table(results) -> str:
-    ks = results["frontier"]["pair_counts"]
+    front = results["frontier"]
+    cols = [f"N={n}, K={k}" for n, kk in zip(front["seq_lens"], front["pair_counts"]) for k in kk]
     r = results["readers"]
-    rows = [[name] + r[name] for name in ("lookup", "position", "bag")]
+    rows = [[name] + [f"{x:.3f}" for row in r[name] for x in row]
+            for name in ("lookup", "position", "bag")]  # fmt: skip
     return (
         "lookup: the value that followed the query's key (recall); position: the value most "
         "often asked at that position in training, without the tokens; bag: the most frequent "
         "value token so far, without their order.\n\n"
-        + outputs.markdown_table(["reader"] + [f"K={k}" for k in ks], rows)
+        + outputs.markdown_table(["reader"] + cols, rows)
     )
 
 
 def grid_table(results) -> str:
     g = results["lr_grid"]
     header = ["contender"] + [f"lr {r:g}" for r in g["rates"]]
-    rows = [[name] + accs for name, accs in g["valid_accuracy"].items()]
+    rows = [[name] + [f"{a:.3f}" for a in accs] for name, accs in g["valid_accuracy"].items()]
     chosen = ", ".join(f"{f}: {r:g}" for f, r in g["chosen"].items())
     return (
-        "Validation accuracy (mean over K and design seeds).\n\n"
+        "Validation accuracy (mean over every (N, K) of the mixture and the design seeds).\n\n"
         + outputs.markdown_table(header, rows)
         + f"\n\nChosen per family: {chosen}."
+    )
+
+
+def budget(results) -> str:
+    """This run's training budget beside Zoology's and Based's, in sequences per model."""
+    c = results["config"]
+    f = results["frontier"]
+    seqs = sum(int(p) * len(k) for k, p in zip(f["pair_counts"], c["mixture"]["per_k"]))
+    ours = int(c["steps"]) * seqs
+    return (
+        f"Budget per model: here {ours:,} sequences ({c['steps']} steps of {seqs}), one rate "
+        "per family chosen once on design seeds; Zoology's Figure 2: up to 6.4M per N (100,000 "
+        "examples, 64 epochs, stopped at 0.99 validation accuracy), the best of 4 rates per "
+        "point; Based's Figure 2: 5.76M (180,000 examples of its mixture, 32 epochs), the best "
+        "of 4 rates per point."
     )
 
 
@@ -153,14 +176,18 @@ def papers(results) -> str:
     return (
         comparison(results)
         + "\n\n"
+        + budget(results)
+        + "\n\n"
         + (
-            "Zoology (Arora et al. 2023, Figure 2, best of 4 learning rates, 64 epochs of 100,000 "
-            "examples, V = 8,192): attention solves MQAR at every width 64-512 and N 64-512 "
-            "(K = 4-64 pairs); gated convolutions and diagonal SSMs (H3, Hyena, RWKV) fall as N "
-            "and K grow and need a much larger width to recover. Based (Arora et al. 2024, "
-            "Figure 2): accuracy against recurrent state size draws a frontier, attention at the "
-            "top right with a KV cache that grows with N, sliding-window and linear attention "
-            "trading recall for state along it."
+            "Zoology (Arora et al. 2023, Figure 2, V = 8,192, fillers 0, attention with learned "
+            "positions and no conv): attention solves MQAR at every width 64-512 and N 64-256 "
+            "with K = N/16; gated convolutions and diagonal SSMs (H3, Hyena, RWKV) fall as N "
+            "grows and need a much larger width to recover. Based (Arora et al. 2024, Figure 2, "
+            "V = 8,192, random fillers, a short conv before every mixer): trained on one mixture "
+            "(N = 64 with K = 4; 128 with 8; 256 with 16, 32, 64), tested to N = 1,024; accuracy "
+            "against recurrent state bytes draws a frontier, attention at the top right with a "
+            "KV cache that grows with N, Based, Mamba and sliding-window attention trading "
+            "recall for state along it."
         )
     )
 
@@ -168,19 +195,27 @@ def papers(results) -> str:
 def notes(results) -> str:
     c = results["config"]
     f = results["frontier"]
+    m = c["mixture"]
+    shape = ", ".join(
+        f"{int(p) * len(k)} at N = {n}" for n, k, p in zip(f["seq_lens"], f["pair_counts"],
+                                                        m["per_k"])
+    )  # fmt: skip
+    seqs = sum(int(p) * len(k) for k, p in zip(f["pair_counts"], m["per_k"]))
+    split = "test" if c["split"] == "test" else "validation"
+    seed = c["test_seed"] if c["split"] == "test" else c["valid_seed"]
     return (
         f"MQAR (experiments/recall/task.py, Zoology's generator): V = {c['vocab']}, query gaps "
-        f"with power_a = {c['power_a']}, random fillers = {c['random_non_queries']}. Frontier: "
-        f"N = {f['seq_len']}, each batch split evenly over K = {f['pair_counts']}. Every "
-        f"contender: {c['n_layers']} layers, no MLP, width {c['d_model']} unless its name says "
-        f"otherwise; {c['steps']} AdamW steps of {c['tokens_per_batch']} tokens, warmup "
-        f"{c['warmup']}, cosine decay to 0, weight decay {c['weight_decay']}, clipped at 1; "
-        "the peak learning rate per family in the lr column (the committed lr_grid run's "
-        "choice where there is one, else the grid's middle for every family); "
-        f"seeds {list(c['seeds'])}; "
-        f"{c['eval_examples']} test examples per (N, K), drawn from seed {c['test_seed']} "
-        "(no choice ever read them). State bytes: the floating-point leaves of the model's "
-        "decoding state for one sequence of length N (attention: its KV cache of capacity N)."
+        f"with power_a = {c['power_a']}, random fillers = {c['random_non_queries']}. Training: "
+        f"Based's mixture of lengths, every step {seqs} fresh sequences ({shape}), each N split "
+        f"evenly over K = {f['pair_counts']}; {c['steps']} AdamW steps "
+        f"({int(c['steps']) * seqs:,} sequences per model), warmup {c['warmup']}, cosine decay "
+        f"to 0, weight decay {c['weight_decay']}, clipped at 1. Every contender: "
+        f"{c['n_layers']} layers, no MLP, width {c['d_model']} unless its name says otherwise, "
+        "the short conv in front of every mixer; the peak learning rate per family in the lr "
+        "column (the committed lr_grid run's choice, on the validation set and design seeds); "
+        f"seeds {list(c['seeds'])}; {c['eval_examples']} {split} examples per (N, K), drawn "
+        f"from seed {seed}. State bytes: the floating-point leaves of the model's decoding state "
+        "for one sequence of length N (attention: its KV cache of capacity N)."
     )
 
 

@@ -57,11 +57,24 @@ def logits_at(model, params, tokens, row, at):
     return model.readout(params, h[row, at])  # [P, V]
 
 
-def _loss(model, params, tokens, q):
+def _ce_sum(model, params, tokens, q):
+    """(summed cross-entropy, count) over the asked positions of one batch shape."""
     logits = logits_at(model, params, tokens, q.row, q.at).astype(jnp.float32)  # [P, V]
     ce = optax.softmax_cross_entropy_with_integer_labels(logits, q.answer)  # [P]
     mask = q.mask.astype(jnp.float32)
-    return jnp.sum(ce * mask) / jnp.maximum(jnp.sum(mask), 1.0)
+    return jnp.sum(ce * mask), jnp.sum(mask)
+
+
+def _loss(model, params, tokens, q):
+    """Mean cross-entropy over the asked positions. tokens / q: one batch ([B, T],
+    Queries), or a tuple of them, one per length (a mixture of lengths in one step: every
+    asked position of every part weighs the same)."""
+    if isinstance(tokens, (tuple, list)):
+        parts = [_ce_sum(model, params, t, p) for t, p in zip(tokens, q, strict=True)]
+        total, count = sum(p[0] for p in parts), sum(p[1] for p in parts)
+    else:
+        total, count = _ce_sum(model, params, tokens, q)
+    return total / jnp.maximum(count, 1.0)
 
 
 def compiler_options(opt_level):
@@ -81,7 +94,8 @@ def _train_step(model, opt, options=()):
 
 
 def fit(params, model, batches, opt, options=()):
-    """AdamW over `batches` (an iterable of (tokens [B, T], Queries)); options:
+    """AdamW over `batches` (an iterable of (tokens [B, T], Queries), or of (tuple of tokens,
+    tuple of Queries): one part per length of a mixture); options:
     compiler_options(...). Returns (params, [loss per step])."""
     step, state, losses = _train_step(model, opt, options), opt.init(params), []
     for tokens, q in batches:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 
 from anatomy import paths
 from anatomy.train.loop import NonFiniteLossError
@@ -160,6 +161,7 @@ def run(config, workdir):
         )
     settings = GRIDS[config.grid][3]
     rows, table, out = [], "", {}
+    started, t0 = provenance.provenance(), time.time()  # the load before; the clock
     for label, overrides in settings:
         for model in config.models:
             r = _run_one(config, overrides, model, paths.join(workdir, label, model))
@@ -174,7 +176,12 @@ def run(config, workdir):
                 "rows": rows,
                 "chosen": choose(rows),
                 "chosen_jointly": choose_jointly(rows),
-                "provenance": provenance.provenance(),
+                # as record.finish's: the load before and after, the wall clock so far
+                "provenance": dict(
+                    started,
+                    loadavg_after=provenance.load_average(),
+                    wall_seconds=time.time() - t0,
+                ),
             }
             paths.write_text(  # after every run
                 paths.join(workdir, "sweep.md"),

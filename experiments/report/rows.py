@@ -187,7 +187,7 @@ ROWS = (
     Row(
         "copying a string, at matched parameters",
         "a fixed state falls behind (Jelassi et al.: at most b / log2 A symbols)",
-        "copies, and past the training lengths without positions (NoPE)",
+        "copies, and past the training lengths with NoPE or Hard-ALiBi heads",
         ("copy/fixed_state_copy",),
         ("copy_length",),
     ),

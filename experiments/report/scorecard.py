@@ -13,7 +13,17 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from anatomy.probes.claims import MISSING, Claim, weakest
+from anatomy.probes.claims import (
+    DID_NOT_LEARN,
+    FAILS,
+    HOLDS,
+    MISSING,
+    NEEDS_ACCELERATOR,
+    UNDECIDED,
+    VERDICTS,
+    Claim,
+    weakest,
+)
 from experiments import committed, record
 
 
@@ -31,6 +41,7 @@ class Entry:
     parts: tuple[tuple[str, str], ...]  # (label, claim id) that measure it
     images: tuple[str, ...]  # docs/img names that show it
     experiment: str  # what to run (python launch.py --experiment=...)
+    corpus: str = ""  # what the measurement reads: a corpus (real or invented), a task, programs
 
     @property
     def anchor(self) -> str:
@@ -46,6 +57,7 @@ ENTRIES = (
         (("gradients", "gradient_decay/gradients"), ("long-range recall", "long_range/recall")),
         ("gradient_decay.png", "long_range.png"),
         "gradient_decay, long_range",
+        "random sequences, a synthetic recall task",
     ),
     Entry(
         "The fixed-vector bottleneck",
@@ -53,6 +65,7 @@ ENTRIES = (
         (("bottleneck", "rnn_vs_attn/bottleneck"),),
         ("bleu_by_length.png", "attention_rnnsearch.png", "attention_transformer.png"),
         "rnn_vs_attn --preset=seeds",
+        "toy_wmt (invented language)",
     ),
     Entry(
         "Serial steps",
@@ -60,6 +73,7 @@ ENTRIES = (
         (("serial steps", "parallelism/distance"), ("parallel", "parallelism/parallel_training")),
         ("parallelism.png",),
         "parallelism",
+        "compiled programs; timed on random inputs",
     ),
     Entry(
         "Cost per layer",
@@ -72,6 +86,7 @@ ENTRIES = (
         ),
         ("complexity.png",),
         "complexity",
+        "compiled programs (FLOP counts)",
     ),
     Entry(
         "Attention memory",
@@ -79,6 +94,7 @@ ENTRIES = (
         (("memory", "attention_memory/memory"),),
         ("attention_memory.png",),
         "attention_memory",
+        "compiled programs (memory)",
     ),
     Entry(
         "Wall clock at N = 512",
@@ -86,6 +102,7 @@ ENTRIES = (
         (("this CPU", "parallelism/wall_clock"), ("a GPU, estimated", "scaling/speed_ratio")),
         ("parallelism.png", "scaling.png"),
         "parallelism, scaling",
+        "timed on random inputs; a cost model",
     ),
     Entry(
         "Decoding a token",
@@ -93,6 +110,7 @@ ENTRIES = (
         (("per token", "decode_cost/per_token"),),
         ("decode_cost.png",),
         "decode_cost",
+        "compiled programs (FLOP counts)",
     ),
     Entry(
         "Quality at a fraction of the cost",
@@ -104,6 +122,7 @@ ENTRIES = (
         ),
         ("valid_loss_vs_time.png",),
         "rnn_vs_attn --preset=seeds, scaling",
+        "toy_wmt (invented language)",
     ),
     Entry(
         "Stackability",
@@ -112,6 +131,7 @@ ENTRIES = (
         (("stackability", "depth/stackability"),),
         ("loss_vs_depth.png", "grad_norms_at_init.png"),
         "depth",
+        "characters of toy_wmt (invented language)",
     ),
     Entry(
         "Context extension",
@@ -122,6 +142,7 @@ ENTRIES = (
         ),
         ("context_length_probe.png", "context_length_extension.png", "context_length_loss.png"),
         "context_length",
+        "a synthetic key-value stream",
     ),
     Entry(
         "Scaling across machines",
@@ -130,6 +151,7 @@ ENTRIES = (
         (("structure", "scaling/structure"), ("near-linear, estimated", "scaling/near_linear")),
         ("scaling.png",),
         "scaling",
+        "compiled programs; a cost model",
     ),
     Entry(
         "Recall against state size",
@@ -138,6 +160,7 @@ ENTRIES = (
         (("MQAR", "recall/fixed_state_today"), ("matrix vs diagonal", "recall/matrix_vs_diagonal")),
         ("recall_frontier.png", "recall_lengths.png"),
         "recall",
+        "MQAR (synthetic)",
     ),
     Entry(
         "Copying",
@@ -145,6 +168,7 @@ ENTRIES = (
         (("copy", "copy/fixed_state_copy"),),
         ("copy_length.png",),
         "copy",
+        "random strings (synthetic)",
     ),
     Entry(
         "Training cost today",
@@ -153,6 +177,7 @@ ENTRIES = (
         (("crossover", "crossover/third_wall"),),
         ("crossover.png",),
         "crossover",
+        "timed on random inputs",
     ),
     Entry(
         "The bottleneck with a matrix state",
@@ -160,6 +185,7 @@ ENTRIES = (
         (("bigger state", "rnnenc_state/bigger_state"),),
         ("rnnenc_state.png",),
         "rnnenc_state",
+        "toy_wmt (invented language)",
     ),
 )
 
@@ -199,3 +225,157 @@ def run_time(name: str) -> str:
         return "—"
     load = (prov.get("loadavg") or [float("nan")])[0]
     return f"{prov['wall_seconds'] / 60:.1f} min (load {load:.1f})"
+
+
+def _clause(text: str, n: int = 1, most: int = 160) -> str:
+    """The first `n` '; '-separated clauses of `text`, cut at a word near `most` characters."""
+    out = "; ".join(text.split("; ")[:n]).strip().rstrip(".")
+    if len(out) > most:
+        out = out[:most].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    return out
+
+
+# a verdict, longest first so that "does not hold here" is never read as "holds"
+_VERDICT = "|".join(re.escape(v) for v in sorted(VERDICTS, key=len, reverse=True))
+
+
+def _segments(text: str) -> list[tuple[str, str]]:
+    """'a: x; b/c: y (z; w)' -> [('a', 'x'), ('b/c', 'y (z; w)')]: split at each '; ' that
+    opens a new 'part id: ' (not at a '; ' inside a part's own text)."""
+    out = []
+    for seg in re.split(r"; (?=[A-Za-z0-9_/]+: )", text or ""):
+        head, sep, body = seg.partition(": ")
+        if sep:
+            out.append((head.strip(), body.strip()))
+    return out
+
+
+def _parts_of(c: Claim) -> list[tuple[str, str]] | None:
+    """A composite claim's parts [(name, verdict)]; None for a single claim. Read from its
+    measured text ('pre-LN stacks: holds; steady gain per layer: does not hold here'), or,
+    where that holds the parts' measurements, from its detail ('copy/gap/mamba2: undecided
+    (the interval straddles the edge 0.2)')."""
+    pairs = [s.strip().rsplit(": ", 1) for s in c.measured.split(";")]
+    if len(pairs) > 1 and all(len(p) == 2 and p[1] in VERDICTS for p in pairs):
+        return [(name, v) for name, v in pairs]
+    parts = []
+    for head, body in _segments(c.detail):
+        m = re.fullmatch(rf"({_VERDICT})(?: \((.*)\))?", body, re.S)
+        if "/" not in head or m is None:
+            return None
+        parts.append((head.split("/", 1)[1], m.group(1)))
+    return parts if len(parts) > 1 else None
+
+
+def _words(name: str) -> str:
+    """A part id as words: 'attention_within' -> 'attention within', 'gap/mamba2' -> 'gap
+    mamba2'."""
+    return name.replace("_", " ").replace("/", " ")
+
+
+def measured_clause(c: Claim, most: int = 110) -> str:
+    """What a claim measured, in one clause; for a composite, only the parts that give it its
+    verdict ('steady gain per layer: does not hold here'), not the first of its parts, then
+    what those parts measured (from its detail, 'crossover/headline: 342 [...]', or its
+    measured text, 'gap/mamba2: 0.18 [...]') and why each reads as it does."""
+    parts = _parts_of(c)
+    if parts is None:
+        return _clause(c.measured, most=most)
+    names = [name for name, v in parts if v == c.verdict]
+    said = f"{', '.join(_words(n) for n in names)}: {c.verdict}"
+    values, whys = {}, {}
+    for head, body in _segments(c.detail):
+        if "/" not in head:
+            continue
+        name = head.split("/", 1)[1]
+        m = re.fullmatch(rf"({_VERDICT})(?: \((.*)\))?", body, re.S)
+        if m is None:
+            values[name] = body  # the detail holds the part's measurement
+        elif m.group(2):
+            whys[name] = m.group(2)  # the detail holds the part's verdict and its reason
+    for name, body in _segments(c.measured):
+        if body not in VERDICTS:
+            values.setdefault(name, body)
+    shown = []
+    for name in names:
+        said_here = [_clause(values[name], most=most)] if name in values else []
+        if name in whys:
+            said_here.append(_clause(whys[name], 2, most=most + 70))
+        if said_here:
+            shown.append(f"{_words(name)} {': '.join(said_here)}")
+    return said + (f" ({'; '.join(shown)})" if shown else "")
+
+
+def reason(label: str, c: Claim | None) -> str:
+    """One clause: why part `label` reads as it does, read from its Claim: what it measured
+    (a claim that holds or does not), the failed precondition (did not learn), the edge and
+    what would decide it (undecided), the estimate (needs an accelerator)."""
+    if c is None:
+        return f"{label}: not measured (no committed result)"
+    if c.verdict == NEEDS_ACCELERATOR:
+        return f"{label}: {_clause(c.measured)}, a cost model's figure for hardware not here"
+    if c.verdict == DID_NOT_LEARN:
+        return f"{label}: {_clause(c.detail)}"
+    if _parts_of(c) is not None:  # a composite: the parts that decide it
+        return f"{label}: {measured_clause(c, most=90)}"
+    if c.verdict == UNDECIDED:
+        return f"{label}: {_clause(c.measured, most=90)}; {_clause(c.detail, 2)}"
+    if c.verdict == FAILS:
+        why = _clause(c.detail, most=90)
+        return f"{label}: {_clause(c.measured, most=110)} against {c.expected}" + (
+            f" ({why})" if why else ""
+        )
+    return f"{label}: {_clause(c.measured, most=110)}"
+
+
+def why(entry: Entry) -> str:
+    """The scorecard's "why / what would decide it" cell: a clause for each part that gives
+    the row its verdict, then each part that needs an accelerator (shown, never capping)."""
+    verdict, parts = verdicts(entry)
+    deciding = [(lab, c) for lab, c in parts if (c.verdict if c else MISSING) == verdict]
+    beside = [(lab, c) for lab, c in parts if c is not None and c.verdict == NEEDS_ACCELERATOR]
+    shown = deciding + [p for p in beside if p not in deciding]
+    return "; ".join(reason(lab, c) for lab, c in shown)
+
+
+def run_of(name: str) -> str:
+    """The command behind an experiment's verdicts: 'rnn_vs_attn --preset=seeds'."""
+    result = committed.VERDICTS_FROM.get(name, f"{name}/default")
+    experiment, _, preset = result.partition("/")
+    return experiment + ("" if preset in ("", "default") else f" --preset={preset}")
+
+
+def what_a_cpu_shows() -> list[str]:
+    """The lines above the scorecard: which rows hold on this 2-core CPU, which need an
+    accelerator, which went the other way at this budget, which are undecided or did not
+    learn; each read from the rows' verdicts now."""
+    by = {}
+    for i, e in enumerate(ENTRIES, 1):
+        verdict, parts = verdicts(e)
+        by.setdefault(verdict, []).append((i, e))
+        if any(c is not None and c.verdict == NEEDS_ACCELERATOR for _, c in parts):
+            by.setdefault(NEEDS_ACCELERATOR, []).append((i, e))
+
+    def rows(verdict):
+        return ", ".join(f"{e.heading.lower()} ({i})" for i, e in by.get(verdict, []))
+
+    out = []
+    if by.get(HOLDS):
+        out.append(f"- **Holds on this 2-core CPU**: {rows(HOLDS)}.")
+    if by.get(NEEDS_ACCELERATOR):
+        out.append(
+            f"- **Needs an accelerator** (a GPU or many-machine figure: the CPU's measurement "
+            f"and a labelled cost-model estimate side by side, never a verdict): "
+            f"{rows(NEEDS_ACCELERATOR)}."
+        )
+    if by.get(FAILS):
+        fails = []
+        for i, e in by[FAILS]:
+            verdict, parts = verdicts(e)
+            lab, c = next((lab, c) for lab, c in parts if c is not None and c.verdict == FAILS)
+            fails.append(f"{e.heading.lower()} ({i}: {lab}: {measured_clause(c)})")
+        out.append(f"- **Went the other way at this budget**: {'; '.join(fails)}.")
+    for verdict, words in ((UNDECIDED, "Undecided"), (DID_NOT_LEARN, "Did not learn")):
+        if by.get(verdict):
+            out.append(f"- **{words}** (the row says what would decide it): {rows(verdict)}.")
+    return out

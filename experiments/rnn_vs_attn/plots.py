@@ -19,7 +19,9 @@ BY_LENGTH = {
 }
 
 
-def plot_by_length(models: dict, labels, workdir: str, metric="bleu", unit="tokens") -> str:
+def plot_by_length(
+    models: dict, labels, workdir: str, metric="bleu", unit="tokens", corpus=""
+) -> str:
     """Test BLEU (or chrF) against source length, a line per model (the mean over seeds) and
     the min-max range over seeds as a band."""
     key, what, png = BY_LENGTH[metric]
@@ -40,7 +42,8 @@ def plot_by_length(models: dict, labels, workdir: str, metric="bleu", unit="toke
         xlabel=f"source length ({unit})",
         ylabel=f"test {what}",
         ylim=(0, 100),
-        title=f"{what} against source length (cf. Bahdanau et al. 2015, Fig. 2){band}",
+        title=f"{what} by source length on {corpus or 'its corpus'} "
+        f"(cf. Bahdanau et al. 2015, Fig. 2){band}",
     )
     ax.title.set_fontsize(9)
     ax.legend(fontsize=8)
@@ -69,7 +72,7 @@ def load_note(setup: dict) -> str:
     return f"; load {prov['loadavg'][0]:.1f} -> {after[0]:.1f} on {cores} cores"
 
 
-def plot_curves(models: dict, workdir: str, time_note: str = "") -> list[str]:
+def plot_curves(models: dict, workdir: str, time_note: str = "", corpus="") -> list[str]:
     """loss_vs_steps/time.png (training loss) and valid_loss(_vs_time).png (when validated),
     every seed of every model a line, drawn from results.json's curves alone; time_note is
     added to a time axis's title (load_note)."""
@@ -112,7 +115,8 @@ def plot_curves(models: dict, workdir: str, time_note: str = "") -> list[str]:
                 ylabel=ylabel,
                 yscale="log",
                 title=f"{ylabel} against "
-                + ("steps" if xkey == "step" else "training time" + time_note),
+                + ("steps" if xkey == "step" else "training time" + time_note)
+                + (f", {corpus}" if corpus else ""),
             )
             ax.title.set_fontsize(9)
             ax.legend(fontsize=8)
@@ -120,7 +124,7 @@ def plot_curves(models: dict, workdir: str, time_note: str = "") -> list[str]:
     return names
 
 
-def plot_attention(name, example, workdir) -> str:
+def plot_attention(name, example, workdir, corpus="") -> str:
     src = example["src"].split()
     tgt = example["tgt"].split() + ["</s>"]
     w = np.asarray(example["weights"])
@@ -133,7 +137,8 @@ def plot_attention(name, example, workdir) -> str:
     ax.set(
         xlabel="source position",
         ylabel="target position",
-        title=f"{name}: cross-attention, seed 0, one {len(src)}-token test source",
+        title=f"{name}: cross-attention, seed 0, one {len(src)}-token test source"
+        + (f" of {corpus}" if corpus else ""),
     )
     return outputs.save_plot(fig, workdir, f"attention_{name}.png")
 
@@ -144,13 +149,14 @@ def draw(results: dict, workdir: str) -> list[str]:
     models = results["models"]
     labels = list(next(iter(models.values()))["bleu_by_length"])
     # toy_wmt's words are its tokens; a subword corpus is bucketed by words (Corpus.test_by_bucket)
-    vocab = results.get("setup", {}).get("config", {}).get("data", {}).get("vocab")
-    unit = "words" if vocab == "sentencepiece" else "tokens"
+    data = results.get("setup", {}).get("config", {}).get("data", {})
+    unit = "words" if data.get("vocab") == "sentencepiece" else "tokens"
+    corpus = style.corpus_label(data)  # in every title: toy_wmt's plots and real text's alike
     metrics = ["bleu"] + (["chrf"] if all("chrf_by_length" in r for r in models.values()) else [])
-    pngs = [plot_by_length(models, labels, workdir, m, unit) for m in metrics]
-    pngs += plot_curves(models, workdir, load_note(results.get("setup") or {}))
+    pngs = [plot_by_length(models, labels, workdir, m, unit, corpus) for m in metrics]
+    pngs += plot_curves(models, workdir, load_note(results.get("setup") or {}), corpus)
     return pngs + [
-        plot_attention(name, r["attention_example"], workdir)
+        plot_attention(name, r["attention_example"], workdir, corpus)
         for name, r in models.items()
         if r.get("attention_example")
     ]

@@ -19,7 +19,15 @@ The thresholds are rnn_vs_attn's (the bottleneck's own): imported, never copied.
 
 from __future__ import annotations
 
-from anatomy.probes.claims import HOLDS, MISSING, UNDECIDED, Claim, Range, judged, t_interval
+from anatomy.probes.claims import (
+    DID_NOT_LEARN,
+    HOLDS,
+    MISSING,
+    Claim,
+    Range,
+    judged,
+    t_interval,
+)
 from experiments.rnn_vs_attn.claims import BLEU_GAP, ENC_SHORT_FLOOR
 
 ATTENTION = "rnnsearch"  # the attention translator the variants are measured against
@@ -36,7 +44,7 @@ def learned(results, label) -> Claim:
     return judged(
         f"rnnenc_state/learned/{label}",
         f"{label} learned short sentences",
-        t_interval(v["bleu_by_length"][short]),
+        t_interval(v["bleu_by_length"][short], bounds=(0.0, 100.0)),
         Range.at_least(ENC_SHORT_FLOOR, f"BLEU {short} ≥ {ENC_SHORT_FLOOR:g}"),
     )
 
@@ -86,11 +94,14 @@ def chapter(results) -> list[Claim]:
     first, move, back = learned(results, label), moves(results, label), behind(results, label)
     claim = "a matrix state without attention moves RNNenc's collapse on long sentences"
     if first.verdict != HOLDS:
-        verdict, why = UNDECIDED, f"its learning of short sentences is not shown ({first.measured})"
+        verdict, why = (
+            DID_NOT_LEARN,
+            f"{label} did not learn short sentences: {first.measured} ({first.verdict})",
+        )
     else:
         verdict, why = move.verdict, move.detail
     _, long = _ends(results)
-    own = t_interval(results["variants"][label]["bleu_by_length"][long])
+    own = t_interval(results["variants"][label]["bleu_by_length"][long], bounds=(0.0, 100.0))
     refs = [f"{n} {_mean(b['bleu_by_length'][long]):.1f}" for n, b in results["baselines"].items()]
     measured = "; ".join([f"{label} BLEU {long} {own}", *refs])
     return [

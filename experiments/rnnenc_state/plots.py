@@ -22,6 +22,15 @@ def _all(results):
     return out
 
 
+def _corpus(results) -> str:
+    """The corpus its runs train on: rnn_vs_attn's, of the preset they start from."""
+    from experiments.configs import rnn_vs_attn
+    from experiments.style import corpus_label
+
+    base = rnn_vs_attn.get_config(results["config"].get("base_preset") or None)
+    return corpus_label(base.data.to_dict())
+
+
 def draw(results, workdir) -> list[str]:
     buckets = results["buckets"]
     long = buckets[-1]
@@ -40,7 +49,8 @@ def draw(results, workdir) -> list[str]:
     a.set(xlabel=f"bytes the decoder reads of a {results['config']['memory_length']}-token source",
           ylabel=f"BLEU on {long}", title="RNNenc's bottleneck against state size (open: grows)")  # fmt: skip
     a.legend(fontsize=7)
-    b.set(xlabel="source length (tokens)", ylabel="BLEU", title="BLEU by source length")
+    b.set(xlabel="source length (tokens)", ylabel="BLEU",
+          title=f"BLEU by source length on {_corpus(results)}")  # fmt: skip
     b.tick_params(axis="x", labelrotation=30)
     b.legend(fontsize=7)
     return [outputs.save_plot(fig, workdir, "rnnenc_state.png")]

@@ -25,9 +25,9 @@ scaling/near_linear: not measured here; its figure is an estimate for 8 devices)
 
 Structure claims are exact counts read from compiled programs, each part judged against its
 range and the claim the weakest of its parts. The model's check is an interval over timing
-rounds (a bootstrap of the worst miss). Accelerator figures are estimates, never verdicts: the
-rule says "not shown by this run" and the detail carries the assumptions, the sensitivity to
-each, and how far the estimate lies from the chapter's range.
+rounds (the worst miss of each round, a t interval on a log scale). Accelerator figures are
+estimates, never verdicts: the rule says "needs an accelerator" and the detail carries the
+assumptions, the sensitivity to each, and how far the estimate lies from the chapter's range.
 """
 
 from __future__ import annotations
@@ -44,15 +44,16 @@ from anatomy.probes.claims import (
     Claim,
     Interval,
     Range,
-    bootstrap_interval,
     estimate,
     exact,
     judge,
     judged,
     t_interval,
+    under_load,
     weakest,
 )
 from experiments.parallelism.claims import SPEEDUP_N, SPEEDUP_RANGE
+from experiments.scaling import applied
 from experiments.scaling.applied import mid
 
 DP_BYTES_RTOL = 1e-3  # data parallel: Σ all-reduce bytes within (1 + this) × parameter bytes
@@ -310,28 +311,24 @@ def _predicted(row, variant: str) -> float:
     return row["predicted_s"] if variant == "model" else row["variants"][variant]
 
 
-def _medians(t):
-    """np.median(t, axis=0), by one sort (the bootstrap calls it thousands of times)."""
-    s = np.sort(t, axis=0)
-    n = s.shape[0]
-    return 0.5 * (s[(n - 1) // 2] + s[n // 2])
-
-
 def miss_interval(check_rows, variant: str = "model") -> Interval:
-    """The worst miss over the check's programs (each program's median time against the
-    prediction of `variant`), with its bootstrap interval over timing rounds."""
+    """The worst miss over the check's programs, per timing round (each program's r-th time
+    against the prediction of `variant`), and the t interval of those worst misses over the
+    rounds on a log scale (a ratio)."""
     pred = np.array([_predicted(r, variant) for r in check_rows])
     times = np.array([r["times_s"] for r in check_rows], float).T  # [rounds, programs]
-    return bootstrap_interval(
-        times, lambda t: float(np.max(miss(pred, _medians(t)))), over="timing rounds"
-    )
+    worst = [float(np.max(miss(pred, t))) for t in times]
+    return t_interval(worst, over="timing rounds", scale="log")
 
 
 def _within(check_rows, variant: str = "model") -> int:
     return int(sum(miss(_predicted(r, variant), r["measured_s"]) <= MODEL_TOL for r in check_rows))
 
 
-def model_claims(check_rows, hw: dict) -> list[tuple[str, Claim]]:
+def model_claims(check_rows, hw: dict, loads=()) -> list[tuple[str, Claim]]:
+    """The cost model's check on this CPU (timed: undecided under load, `loads` the run's
+    1-minute load before and after)."""
+    loaded = under_load(loads)
     worst = max(check_rows, key=lambda r: miss(r["predicted_s"], r["measured_s"]))
     n = len(check_rows)
     out = [
@@ -348,6 +345,7 @@ def model_claims(check_rows, hw: dict) -> list[tuple[str, Claim]]:
                 f"within {MODEL_TOL:g}x, predicted / measured "
                 f"{min(r['ratio'] for r in check_rows):.2f}-{max(r['ratio'] for r in check_rows):.2f}, "
                 f"worst {worst['family']} N={worst['n']} ({worst['ratio']:.2f}x)",
+                undecided=loaded,
             ),
         )
     ]
@@ -380,6 +378,7 @@ def model_claims(check_rows, hw: dict) -> list[tuple[str, Claim]]:
                     + (f" ({', '.join(dominated)})" if dominated else "")
                     + with_it
                     + (f"; {lat}" if term == "latency" else ""),
+                    undecided=loaded,
                 ),
             )
         )
@@ -463,9 +462,9 @@ def speed_ratio_claim(cfg, rows) -> tuple[str, Claim] | None:
 
 
 def _time_bounds(seeds):
-    """(point, lo, hi, n) of the seeds' time-ratio brackets: the mean of their middles, the
-    lower edge of the t interval of their lower ends and the upper edge of that of their upper
-    ends (no interval with one seed)."""
+    """(point, lo, hi, n) of the seeds' time-ratio brackets, on a log scale (a ratio): the
+    geometric mean of their middles, the lower edge of the t interval of their lower ends and
+    the upper edge of that of their upper ends (no interval with one seed)."""
     brackets = [
         [s["time_ratio"][0], math.inf if s["time_ratio"][1] is None else s["time_ratio"][1]]
         for s in seeds
@@ -473,9 +472,35 @@ def _time_bounds(seeds):
     ]
     if not brackets:
         return math.nan, math.nan, math.nan, 0
-    point = float(np.mean([mid(b) for b in brackets]))
+    point = float(np.exp(np.mean([np.log(mid(b)) for b in brackets])))
     lows, highs = zip(*brackets)
-    return point, t_interval(lows).lo, t_interval(highs).hi, len(brackets)
+    lo = t_interval(lows, scale="log").lo if min(lows) > 0 else math.nan
+    hi = t_interval(highs, scale="log").hi if all(map(math.isfinite, highs)) else math.inf
+    return point, lo, hi, len(brackets)
+
+
+def _now(cfg, a):
+    """(steps_to_loss, time_to_loss rows) judged now: the steps to the common loss read from
+    rnn_vs_attn's committed result (cfg.results: its three-seed run first) when it is there,
+    so a re-made rnn_vs_attn result is judged without re-making this experiment; each
+    accelerator row's time ratio is that steps ratio × the row's own estimated step ratio.
+    Without the file, what this run stored."""
+    try:
+        steps = applied.steps_to_loss(cfg)
+    except (OSError, KeyError, ValueError):
+        return a["steps_to_loss"], a["time_to_loss"]
+    ratios = [mid(s["steps_ratio"]) for s in steps["seeds"] if "steps_ratio" in s]
+    if not ratios:
+        return steps, a["time_to_loss"]
+    steps_ratio = float(np.exp(np.mean(np.log(ratios))))
+    rows = []
+    for row in a["time_to_loss"]:
+        row = dict(row, steps_ratio=steps_ratio, time_ratio=steps_ratio * row["step_ratio"])
+        row["sensitivity"] = [
+            dict(v, time_ratio=steps_ratio * v["step_ratio"]) for v in row["sensitivity"]
+        ]
+        rows.append(row)
+    return steps, rows
 
 
 def time_to_loss_claims(cfg, steps, ttl) -> list[tuple[str, Claim]]:
@@ -498,7 +523,7 @@ def time_to_loss_claims(cfg, steps, ttl) -> list[tuple[str, Claim]]:
                 "",
                 "the Transformer reaches RNNsearch's validation loss in 1/4-1/10 of its training "
                 "time (Transformer / RNNsearch time to a common loss, on the CPU that trained them)",
-                Interval(point, lo, hi, n, "seeds", "t"),
+                Interval(point, lo, hi, n, "seeds", "t", scale="log"),
                 TIME_TO_LOSS_RANGE,
                 f"from {steps['source']}: the target is the higher of the two validation losses "
                 f"at {steps['target_fraction']:.0%} of their schedules (seed 0: "
@@ -508,8 +533,8 @@ def time_to_loss_claims(cfg, steps, ttl) -> list[tuple[str, Claim]]:
                 f"interpolated); seconds per step measured in those runs (seed 0: Transformer "
                 f"{s0['seconds_per_step']['transformer'] * 1e3:.3g} ms, RNNsearch "
                 f"{s0['seconds_per_step']['rnnsearch'] * 1e3:.3g} ms); per seed, the time ratio "
-                f"lies in {per_seed}; the interval: the t interval of the brackets' lower ends "
-                "to that of their upper ends",
+                f"lies in {per_seed}; the interval: the t interval (log scale) of the brackets' "
+                "lower ends to that of their upper ends",
             ),
         )
     ]
@@ -591,9 +616,11 @@ def table(results) -> list[Claim]:
     """Every claim of the run, judged from its results.json."""
     cfg, checked, a = _config(results), results["check"]["rows"], results["applied"]
     pairs = structure_claims(cfg, results["structure"])
-    pairs += model_claims(checked, results["check"]["hardware"])
+    pairs += model_claims(
+        checked, results["check"]["hardware"], results.get("load_average_before_after") or ()
+    )
     pairs.append(speed_ratio_claim(cfg.applied, a["layer_estimates"]))
-    pairs += time_to_loss_claims(cfg.applied, a["steps_to_loss"], a["time_to_loss"])
+    pairs += time_to_loss_claims(cfg.applied, *_now(cfg.applied, a))
     pairs.append(near_linear_claim(cfg, results))
     return _named(p for p in pairs if p is not None)
 
@@ -649,10 +676,11 @@ def rules() -> list[str]:
         "0); a claim is the weakest of its parts. Near-linear scaling on thousands of devices "
         "is not measured here: its figure is an estimate.",
         f"* The cost model on this CPU: the worst miss max(p/m, m/p) over the check's programs, "
-        f"its bootstrap interval over timing rounds, within {MODEL_TOL:g}x; each term an "
+        f"per timing round, its t interval over the rounds (log scale), within {MODEL_TOL:g}x; "
+        "each term an "
         f"accelerator estimate is made of ({', '.join(ACCELERATOR_TERMS)}) must be needed: "
         f"without it the worst miss must exceed {MODEL_TOL:g}x.",
-        f"* Accelerator figures are estimates (not shown by this run whatever their value), "
+        f"* Accelerator figures are estimates (they need an accelerator, whatever their value), "
         f"printed with their assumptions, their sensitivity to each and where they lie against "
         f"the chapter's range ({SPEED_RANGE} at N = {SPEEDUP_N}; {TIME_TO_LOSS_RANGE} for the "
         "time to a common loss).",

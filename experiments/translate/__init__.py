@@ -12,11 +12,17 @@ warning names it). On stderr, warnings name the source words that are not in the
 longer than any source the model was trained on (the bound is read from the checkpoint's
 fingerprint: data.max_len, data.train_max_src_len, a '<model>-N' limit, toy_wmt's
 toy.max_src_len; else from the workdir's vocab_fingerprint.json).
+
+Without a trained model it says in one line what to run first, read from the workdir's own
+command (launch.py's command.json: the preset, config file and overrides it was trained
+with; else the preset its results.json recorded): a real-text workdir is told its own
+preset, never the toy corpus's. It writes nothing, and a workdir that is not there is not made.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 
 import jax
@@ -28,6 +34,8 @@ from anatomy.data.corpus import VOCAB_FINGERPRINT
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model
 from anatomy.tokens import UNK
+from experiments.configs.translate import DEFAULT_WORKDIR
+from experiments.provenance import COMMAND_FILE
 
 _VOCAB_FILES = [
     ("shared_vocab.txt", "shared_vocab.txt"),
@@ -40,18 +48,78 @@ LEN_MULTIPLE = 32  # decode_ids pads each batch's sources to a multiple of this
 MAX_NAMED = 20  # unknown words named in the warning (then "and N more")
 
 
+def _saved_command(workdir):
+    """The workdir's command.json (launch.py's record of the run that made it), {} if none."""
+    path = paths.join(workdir, COMMAND_FILE)
+    try:
+        return json.loads(paths.read_text(path)) if paths.exists(path) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _recorded_preset(workdir):
+    """The preset the workdir's results.json recorded (an rnn_vs_attn run's setup.provenance),
+    '' for the default, a config of no preset or no results.json."""
+    path = paths.join(workdir, "results.json")
+    try:
+        doc = json.loads(paths.read_text(path)) if paths.exists(path) else {}
+    except (OSError, ValueError):
+        return ""
+    preset = ((doc.get("setup") or {}).get("provenance") or {}).get("preset") or ""
+    return "" if preset in ("default", "custom") else preset
+
+
+def train_command(workdir, name=None):
+    """The command that trains model `name` (all of the config's models: None) into `workdir`
+    the way the workdir was made: its saved command's preset, config file and overrides
+    (--config.models replaced), else the preset its results.json recorded, else the default."""
+    parts = [TRAIN_FIRST]
+    saved = _saved_command(workdir)
+    if saved.get("experiment") == "rnn_vs_attn":
+        preset, config = saved.get("preset") or "", saved.get("config") or ""
+        # the config's own file (a string the command recorded, not a workdir path)
+        own = not config or config.replace("\\", "/").endswith("experiments/configs/rnn_vs_attn.py")
+        if own:
+            parts += [f"--preset={preset}"] if preset else []
+        else:
+            parts.append(shlex.quote(f"--config={config}" + (f":{preset}" if preset else "")))
+        keep = [o for o in saved.get("overrides") or [] if not o.startswith("--config.models=")]
+        parts += [shlex.quote(o) for o in keep]
+    elif _recorded_preset(workdir):
+        parts.append(f"--preset={_recorded_preset(workdir)}")
+    if name is not None:
+        parts.append(f"--config.models=\"('{name}',)\"")
+    return " ".join([*parts, f"--workdir={workdir}"])
+
+
+def _no_workdir(workdir):
+    """The one line for a workdir that is not there: where the Quick start trains, or how to
+    train into the workdir named."""
+    first = TRAIN_FIRST if workdir == DEFAULT_WORKDIR else f"{TRAIN_FIRST} --workdir={workdir}"
+    where = (
+        f"the README's Quick start trains into {DEFAULT_WORKDIR}, translate's default workdir"
+        if workdir == DEFAULT_WORKDIR
+        else f"or pass --workdir=<a workdir rnn_vs_attn trained>; the default is {DEFAULT_WORKDIR}"
+    )
+    return BadInputError(
+        f"No trained model: {workdir} does not exist; train first: `{first}` ({where})"
+    )
+
+
 def _vocabs(workdir):
     for s, t in _VOCAB_FILES:
         if paths.exists(paths.join(workdir, s)) and paths.exists(paths.join(workdir, t)):
             return load_vocab(paths.join(workdir, s)), load_vocab(paths.join(workdir, t))
     raise BadInputError(
         f"No vocabulary files in {workdir} (expected one of {_VOCAB_FILES}): it is not a "
-        f"trained rnn_vs_attn workdir; train one first, e.g. `{TRAIN_FIRST} --workdir={workdir}`"
+        f"trained rnn_vs_attn workdir; train one first, e.g. `{train_command(workdir)}`"
     )
 
 
 def load_trained(workdir, name):
     """(model, params, src_vocab, tgt_vocab) of model `name` trained in an rnn_vs_attn workdir."""
+    if not paths.exists(workdir):
+        raise _no_workdir(workdir)
     mdir = paths.join(workdir, name)
     spec = paths.join(mdir, "model.json")
     if not paths.exists(spec):
@@ -63,7 +131,7 @@ def load_trained(workdir, name):
         )
         raise BadInputError(
             f"No trained model {name!r} in {workdir} (models there: {have}); train it first: "
-            f"`{TRAIN_FIRST} --config.models=\"('{name}',)\" --workdir={workdir}`"
+            f"`{train_command(workdir, name)}`"
         )
     cfg = json.loads(paths.read_text(spec))
     src_vocab, tgt_vocab = _vocabs(workdir)
