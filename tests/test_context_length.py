@@ -263,6 +263,11 @@ SHARED = (
 )
 
 
+def _plain(cfg) -> dict:
+    """A config as a committed results.json holds it (tuples as lists)."""
+    return json.loads(json.dumps(cfg.to_dict()))
+
+
 def test_the_recipes_are_the_committed_grids_choice():
     """Each model's peak rate and each fine-tune's rate in the config are the ones the
     committed lr_grid chose on its design seed, none at an edge of its grid, every model
@@ -273,7 +278,7 @@ def test_the_recipes_are_the_committed_grids_choice():
     assert doc["command"] == "python launch.py --experiment=context_length --preset=lr_grid"
     res, cfg = doc["result"], get_config()
     made = res["config"]
-    assert {f: made[f] for f in SHARED} == {f: cfg.to_dict()[f] for f in SHARED}
+    assert {f: made[f] for f in SHARED} == {f: _plain(cfg)[f] for f in SHARED}
     assert made["seeds"] == list(get_config("lr_grid").seeds)
     assert set(res["pretrain"]) == set(cfg.models)
     for name, g in res["pretrain"].items():
@@ -297,7 +302,7 @@ def test_the_committed_pilot_is_this_run_on_design_seeds():
     assert doc["command"] == "python launch.py --experiment=context_length --preset=pilot"
     made, cfg = doc["result"]["config"], get_config("pilot")
     assert {f: made[f] for f in (*SHARED, "recipe", "ft_learning_rate", "ft_curve")} == {
-        f: cfg.to_dict()[f] for f in (*SHARED, "recipe", "ft_learning_rate", "ft_curve")
+        f: _plain(cfg)[f] for f in (*SHARED, "recipe", "ft_learning_rate", "ft_curve")
     }
     assert made["seeds"] == list(cfg.seeds) and made["eval_seed"] == cfg.eval_seed
 

@@ -47,7 +47,7 @@ TRANSFORMERS = ("sinusoidal", "learned", "rope", "alibi", "none")
 # ties these to it): each pre-trained model's peak rate, and each fine-tune's rate.
 CHOSEN = {"sinusoidal": 3e-3, "learned": 1e-2, "rope": 1e-2, "alibi": 1e-2, "none": 1e-2}
 CHOSEN_LSTM = 1e-2
-CHOSEN_FT = {"rope": 1e-3, "pi": 1e-3, "ntk": 1e-3, "lstm": 1e-3}
+CHOSEN_FT = {"rope": 1e-2, "pi": 1e-2, "ntk": 3e-3, "lstm": 1e-3}
 
 
 def _recipe(learning_rate, steps, warmup):
