@@ -103,8 +103,45 @@ def _probe(ax, results, names, length):
     ax.set(xlabel="distance k of the planted key (tokens)", ylabel="probe accuracy", ylim=(0, 1.05))
 
 
-def _seeds(results) -> str:
-    seeds = len(next(iter(results["models"].values()))["value_loss_by_position"])
+def _curves(ax, results):
+    """The RoPE family's retrieval beyond L at ft_factor·L against the fine-tune steps (mean
+    over seeds, the seeds' spread shaded), beside chance and the bar of 'retrieves'."""
+    far = claims.beyond(results)
+    for name in (claims.CONTROL, *claims.EXTENSIONS.values()):
+        steps, acc = claims.curve(results, name, far)
+        if not steps:
+            continue
+        look = style.line(name)
+        mean = np.nanmean(acc, axis=1)
+        ax.plot(steps, mean, ms=4, label=name, **look)
+        if acc.shape[1] > 1:
+            sd = np.nanstd(acc, axis=1, ddof=1)
+            ax.fill_between(steps, mean - sd, mean + sd, color=look["color"], alpha=0.12, lw=0)
+    style.chance(ax, results["chance"], "chance 1/V")
+    bar = claims.retrieves(results["chance"]).lo
+    ax.axhline(bar, label=f"retrieves ≥ {bar:.2f}", **style.REFERENCE)
+    n, nf = results["train_length"], results["ft_length"]
+    ax.set(
+        xlabel=f"fine-tune steps at {nf // n}L (0: zero-shot)",
+        ylabel=f"retrieval beyond L at N = {nf}",
+        ylim=(0, 1.05),
+    )
+    ax.set_title(
+        f"fine-tune curves: plain RoPE against the extensions ({_seeds(results)} of RoPE; "
+        "shade: ± one s.d. over seeds)",
+        fontsize=9,
+    )
+    ax.legend(fontsize=7)
+
+
+def _seeds(results, name="rope") -> str:
+    """'mean of 8 seeds' (of `name`), or 'mean over each model's seeds (3 to 8)' when the
+    models ran on different numbers of seeds."""
+    models = results["models"]
+    counts = sorted({len(m["value_loss_by_position"]) for m in models.values()})
+    if len(counts) > 1 and name is None:
+        return f"mean over each model's seeds ({counts[0]} to {counts[-1]})"
+    seeds = len(models.get(name, next(iter(models.values())))["value_loss_by_position"])
     return f"mean of {seeds} seed{'' if seeds == 1 else 's'}"
 
 
@@ -115,7 +152,7 @@ def draw(results, workdir) -> list[str]:
     width = results["config"]["position_bin"]
     pre = [m for m, r in results["models"].items() if r["from"] == m]
     ext = [m for m in results["models"] if m not in pre]
-    seeds = _seeds(results)
+    seeds = _seeds(results, None)
 
     fig, (a, b) = outputs.new_figure(1, 2, figsize=(13, 4.8))
     _excess_by_position(a, results, pre, width)
@@ -149,7 +186,8 @@ def draw(results, workdir) -> list[str]:
     axes[2].legend(fontsize=7)
     names.append(outputs.save_plot(fig, workdir, "context_length_probe.png"))
 
-    fig, a = outputs.new_figure(figsize=(9, 4.8))
+    fig, (a, b) = outputs.new_figure(1, 2, figsize=(15, 4.8))
+    _curves(b, results)
     _excess_by_position(a, results, extended, width)
     a.axvline(nf, **MARK)
     a.set_title(

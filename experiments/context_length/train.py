@@ -65,13 +65,18 @@ def _train_step(model, opt, options=()):
     return jax.jit(step, compiler_options=dict(options) or None)
 
 
-def train(params, model, batches, opt, options=()):
+def train(params, model, batches, opt, options=(), at=(), on=None):
     """Adam over `batches` (an iterable of tokens [B, N]) for the LanguageModel `model`;
-    options: compiler_options(...). Returns (params, [loss per step])."""
+    options: compiler_options(...); on(step, params) after each step number in `at` (1 is
+    the first step: a point of a curve along the training). Returns (params, [loss per
+    step])."""
     step, state, losses = _train_step(model, opt, options), opt.init(params), []
-    for tokens in batches:
+    at = {int(s) for s in at}
+    for i, tokens in enumerate(batches, 1):
         params, state, loss = step(params, state, jnp.asarray(tokens))
         losses.append(loss)
+        if i in at:
+            on(i, params)
     return params, [float(x) for x in jax.device_get(losses)]
 
 
