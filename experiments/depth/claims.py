@@ -335,14 +335,14 @@ def pilot_results() -> dict | None:
     return _PILOT["result"]
 
 
-DESIGN = ("seed", "data", "model", "train")  # what a pilot must share with a run it sizes
+SIZED_ON = ("seed", "data", "model", "train")  # what a pilot must share with a run it sizes
 
 
 def _sized_by(pilot, results) -> bool:
     """The pilot was made with the run's data, model and budget (a quick run is not sized by
     the default's pilot)."""
     made, run = pilot.get("config") or {}, results.get("config") or {}
-    return all(k in made and made.get(k) == run.get(k) for k in DESIGN)
+    return all(k in made and made.get(k) == run.get(k) for k in SIZED_ON)
 
 
 def _power(part: Part, results):
