@@ -300,7 +300,10 @@ def test_accuracy_differences_are_clipped_at_their_bounds():
     c = {c.id: c for c in claims.table(record.stored(r), pilot=None)}
     measured = c["recall/grows_with_state"].measured
     assert "(the bound)" in measured, measured
-    lo, hi = (float(x) for x in measured.split("[")[1].split("]")[0].replace(" (the bound)", "").split(","))
+    lo, hi = (
+        float(x)
+        for x in measured.split("[")[1].split("]")[0].replace(" (the bound)", "").split(",")
+    )
     assert lo == -1.0 and hi == 1.0
 
 
