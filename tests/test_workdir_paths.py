@@ -325,8 +325,6 @@ NOT_A_WORKDIR = {
     ("anatomy/data/catalogs.py", "languages", "os.path.isdir"): "the system's locale catalogs",
     ("anatomy/data/catalogs.py", "read_mo", "open"): "a system .mo catalog file",
     ("experiments/depth/__init__.py", "<module>", "os.path.abspath"): "this checkout",
-    ("experiments/depth/__init__.py", "load_grid", "open"): "a committed results/ file",
-    ("experiments/depth/__init__.py", "load_grid", "os.path.exists"): "a committed results/ file",
 }
 STILL_PLAIN: set = set()  # every workdir reader and writer goes through anatomy.paths
 _OS = {"makedirs", "mkdir", "replace", "rename", "remove", "unlink", "listdir", "scandir", "walk"}
