@@ -24,8 +24,9 @@ import operator
 import ml_collections
 
 from anatomy.errors import BadInputError
+from anatomy.params import count_params
 from anatomy.seq2seq import registry
-from anatomy.seq2seq.base import BOS, EOS, PAD, UNK, Translator, count_params
+from anatomy.seq2seq.base import BOS, EOS, PAD, UNK, Translator
 from anatomy.seq2seq.base import freeze as freeze_config
 
 MODELS = registry.SPECS

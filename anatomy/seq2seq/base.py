@@ -44,11 +44,6 @@ class Translator(NamedTuple):
     step: Callable
 
 
-def count_params(params):
-    """Total number of scalars in a parameter pytree (an int)."""
-    return int(sum(x.size for x in jax.tree_util.tree_leaves(params)))
-
-
 def check_choices(name, config, choices):
     """BadInputError unless every `config[field]` is one of `choices[field]`.
 

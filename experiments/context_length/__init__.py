@@ -42,6 +42,7 @@ import jax
 import numpy as np
 
 from anatomy.errors import BadInputError
+from anatomy.params import count_params
 from anatomy.probes.claims import claims_markdown
 from experiments import record
 from experiments.context_length import claims, models, plots, tables, task, train
@@ -246,7 +247,7 @@ def run_seed(cfg, seed, held, progress=None):
             "spec": spec,
             "stage": stage,
             "from": source,
-            "params": train.count_params(params),
+            "params": count_params(params),
             "train_loss": losses[-1] if losses else None,
             **measure(params, model, cfg, held),
         }

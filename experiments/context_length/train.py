@@ -14,10 +14,6 @@ import optax
 from anatomy import lm
 
 
-def count_params(tree):
-    return int(sum(np.prod(x.shape) for x in jax.tree_util.tree_leaves(tree)))
-
-
 @functools.cache
 def optimizer(learning_rate, warmup, steps):
     """Adam, clipped at global norm 1, linear warmup then cosine decay to a tenth. One object

@@ -31,6 +31,7 @@ import ml_collections
 import numpy as np
 import optax
 
+from anatomy.params import count_params
 from anatomy.probes.claims import claims_markdown, rule_text
 from experiments import record
 from experiments.copy import claims, plots, task
@@ -169,7 +170,7 @@ def _describe(name, spec, cfg):
         "spec": spec,
         "family": models.family_of(name),
         "d_model": models.parse(spec)[1]["d_model"],
-        "params": train.count_params(params),
+        "params": count_params(params),
         "state_bytes": state,  # [length]: the state after '$ s | s .' of that length
         "bound": task.state_bound(8 * state[0], cfg.alphabet) if fixed else None,
     }

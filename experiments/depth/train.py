@@ -40,6 +40,7 @@ import numpy as np
 import optax
 
 from anatomy import probes
+from anatomy.params import count_params
 from anatomy.train.optim import make_schedule
 from experiments.depth import data, lm
 
@@ -310,5 +311,4 @@ def serial_steps(variant, cfg, n_layers, corpus) -> dict:
 
 def param_count(variant, cfg, n_layers, vocab_size) -> int:
     model = lm.build(variant, cfg.model, n_layers, vocab_size)
-    shapes = jax.eval_shape(model.init, jax.random.PRNGKey(0))
-    return int(sum(np.prod(s.shape) for s in jax.tree_util.tree_leaves(shapes)))
+    return count_params(jax.eval_shape(model.init, jax.random.PRNGKey(0)))

@@ -26,10 +26,10 @@ import functools
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 
 from anatomy.errors import BadInputError
+from anatomy.params import count_params
 from experiments import record
 from experiments.depth.train import FAST_COMPILE
 from experiments.long_range import attention, claims, conv, plots, readers, recurrent
@@ -38,11 +38,6 @@ from experiments.progress import Progress
 FAMILIES = {"transformer": attention, "conv": conv}  # any other name: a recurrent cell
 
 TITLE = "Long-range recall: accuracy against distance k"  # of report.md
-
-
-def count_params(tree):
-    """The number of parameters of a pytree of arrays (or of their shapes: jax.eval_shape)."""
-    return int(sum(np.prod(x.shape) for x in jax.tree_util.tree_leaves(tree)))
 
 
 def init_model(key, name, cfg, width):

@@ -24,6 +24,7 @@ import time
 import jax
 import numpy as np
 
+from anatomy.params import count_params
 from anatomy.probes.claims import claims_markdown, rule_text
 from experiments import record
 from experiments.progress import Progress
@@ -147,7 +148,7 @@ def describe(spec, cfg):
     params = jax.eval_shape(model.init, jax.random.PRNGKey(0))
     return {
         "family": models.family_of(spec),
-        "params": train.count_params(params),
+        "params": count_params(params),
         "state_bytes": [train.state_bytes(model, params, n) for n, _ in cells(cfg)],
     }
 

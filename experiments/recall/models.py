@@ -26,10 +26,10 @@ import functools
 
 import jax
 import ml_collections
-import numpy as np
 
 from anatomy import lm
 from anatomy.errors import BadInputError
+from anatomy.params import count_params
 
 RECURRENT = ("lstm", "gru")  # anatomy.lm's 'recurrent' family: these cells as they are
 HYBRID = "hybrid"  # 'hybrid:mixer=NAME[:pattern=AR]': NAME's layers, softmax attention at 'A'
@@ -104,8 +104,7 @@ def _build(config, vocab):
 def param_count(spec, cfg, vocab):
     """Parameters of contender `spec` (shapes only: nothing is initialised)."""
     model = build(spec, cfg, vocab)
-    shapes = jax.eval_shape(model.init, jax.random.PRNGKey(0))
-    return int(sum(np.prod(x.shape) for x in jax.tree_util.tree_leaves(shapes)))
+    return count_params(jax.eval_shape(model.init, jax.random.PRNGKey(0)))
 
 
 def matched(spec, cfg, vocab, target, step=8):

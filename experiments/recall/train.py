@@ -18,10 +18,6 @@ import optax
 from experiments.recall.task import IGNORE, queries
 
 
-def count_params(tree):
-    return int(sum(np.prod(x.shape) for x in jax.tree_util.tree_leaves(tree)))
-
-
 def state_bytes(model, params, length):
     """Bytes of the state `model` carries to read position `length` one token at a time: its
     decoding state (init_state(params, 1, length): the KV cache of capacity `length` for
