@@ -221,7 +221,7 @@ def test_the_optimizer_shared_across_seeds_trains_as_a_fresh_one():
     _, _, shared, *_ = copy.fit(spec, cfg, 0, 3e-3)
     model = copy.models.build(spec, cfg, copy._vocab(cfg))
     opt = copy.train.optimizer(3e-3, cfg.warmup, cfg.steps, cfg.weight_decay)
-    options = copy.train.compiler_options(cfg.xla_opt_level)
+    options = copy.compiler_options(cfg.xla_opt_level)
     params = model.init(copy.jax.random.PRNGKey(0))
     _, fresh = copy.train.fit(params, model, copy.batches(cfg, 0), opt, options)
     assert shared == fresh

@@ -17,6 +17,7 @@ import optax
 import pytest
 
 from anatomy import probes
+from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
 from anatomy.train.optim import make_optimizer
 from experiments import committed, record, style
@@ -540,7 +541,9 @@ def test_grad_norms_split_the_stack_by_layer(name, quick, corpus):
     xiong = XIONG[v.family]
     model = depth_lm.build(v, quick.model, 3, corpus.vocab_size)
 
-    @functools.partial(jax.jit, compiler_options=train.compiler_options(quick))
+    @functools.partial(
+        jax.jit, compiler_options=jit_options(compiler_options(fast=quick.compile_fast))
+    )
     def norms(p):
         got = train.grad_norms(model, xiong, p)
         rest = {k: x for k, x in p.items() if k != "stack"}
@@ -588,7 +591,7 @@ def test_program_equals_a_python_loop_with_the_library_optimizer(quick, corpus, 
     model = post_program.model
     init_keys, data_keys = train.run_keys(quick.seed, [r.seed for r in runs])
     train_ids = jnp.asarray(corpus.train)
-    fast = train.compiler_options(quick)
+    fast = jit_options(compiler_options(fast=quick.compile_fast))
     score = jax.jit(functools.partial(depth_lm.loss, model), compiler_options=fast)
     for name in ("post", "post_warmup"):
         v = VARIANTS[name]

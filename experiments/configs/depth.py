@@ -84,7 +84,7 @@ def get_config(preset=None):
     # run the grid here (the lr_grid and quick presets)
     c.rates = _rates(c.cells)
     c.compile_fast = False  # XLA:CPU at backend optimisation level 0 without its fusion
-    # emitters (experiments/depth/train.py's FAST_COMPILE): small programs compile faster and
+    # emitters (anatomy/compiling.py's FAST_COMPILE): small programs compile faster and
     # run slower (the quick preset)
     c.workers = 2  # runs executed at once (threads; XLA runs each on one core)
     c.seeds = 5  # judged seeds per cell, numbered from first_seed; 0: the grid alone

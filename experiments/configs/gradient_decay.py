@@ -40,7 +40,7 @@ def get_config(preset=None):
     # results.json keeps every curve_stride-th distance of each seed's curve (what the plot
     # draws); the fits use every distance
     c.curve_stride = 5
-    # XLA:CPU at backend optimisation level 0 without its fusion emitters (experiments/depth's
+    # XLA:CPU at backend optimisation level 0 without its fusion emitters (anatomy/compiling.py's
     # FAST_COMPILE): the programs compile several times faster and run slower (the quick
     # preset, whose run is mostly compiling)
     c.compile_fast = False

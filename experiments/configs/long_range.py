@@ -31,7 +31,7 @@ def get_config(preset=None):
     c.batch = 32  # sequences per step
     c.learning_rate = 3e-3  # Adam learning rate (clipped at global norm 1)
     c.eval_batch = 256  # held-out sequences for the accuracy
-    # XLA:CPU at backend optimisation level 0 without its fusion emitters (experiments/depth's
+    # XLA:CPU at backend optimisation level 0 without its fusion emitters (anatomy/compiling.py's
     # FAST_COMPILE): each model's one program compiles several times faster and runs slower
     # (the quick preset, whose run is mostly compiling 7 programs)
     c.compile_fast = False

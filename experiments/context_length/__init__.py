@@ -41,6 +41,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
+from anatomy.compiling import compiler_options
 from anatomy.errors import BadInputError
 from anatomy.params import count_params
 from anatomy.probes.claims import claims_markdown
@@ -159,7 +160,7 @@ def held_out(cfg):
 def measure(params, model, cfg, held):
     """{'position_loss': [longest - 1], 'probe': {N: [accuracy per k]}} of one LanguageModel
     (two compiled forward shapes: the streams', the probes')."""
-    args = (cfg.n_keys, cfg.n_values, cfg.eval_chunk, train.compiler_options(cfg.xla_opt_level))
+    args = (cfg.n_keys, cfg.n_values, cfg.eval_chunk, compiler_options(cfg.xla_opt_level))
     ce, _ = train.outputs(params, model, held.stream, *args)
     _, named = train.outputs(params, model, held.probes, *args)
     hit = named[np.arange(len(held.answer)), held.at] == held.answer  # [P]
@@ -175,7 +176,7 @@ def probe_at(params, model, cfg, held, length):
     probe[length]."""
     groups = [rows for n, _, rows in held.groups if n == int(length)]
     lo, hi = groups[0].start, groups[-1].stop
-    args = (cfg.n_keys, cfg.n_values, cfg.eval_chunk, train.compiler_options(cfg.xla_opt_level))
+    args = (cfg.n_keys, cfg.n_values, cfg.eval_chunk, compiler_options(cfg.xla_opt_level))
     _, named = train.outputs(params, model, held.probes[lo:hi], *args)
     hit = named[np.arange(hi - lo), held.at[lo:hi]] == held.answer[lo:hi]
     return [float(np.mean(hit[r.start - lo : r.stop - lo])) for r in groups]
@@ -209,9 +210,7 @@ def pretrain(cfg, name, seed, learning_rate=None):
     opt = train.optimizer(lr, int(r.warmup), int(r.steps))
     batches = _batches(seed, cfg, int(r.steps), cfg.train_length, cfg.batch, stream=0)
     params = model.init(jax.random.PRNGKey(seed))
-    params, losses = train.train(
-        params, model, batches, opt, train.compiler_options(cfg.xla_opt_level)
-    )
+    params, losses = train.train(params, model, batches, opt, compiler_options(cfg.xla_opt_level))
     return spec, params, losses
 
 
@@ -223,7 +222,7 @@ def fine_tune(cfg, spec, params, key, seed, learning_rate=None, at=(), on=None):
     lr = float(cfg.ft_learning_rate[key] if learning_rate is None else learning_rate)
     opt = train.fine_tune_optimizer(lr, cfg.ft_warmup)
     batches = _batches(seed, cfg, ft_steps(cfg), ft_length(cfg), cfg.ft_batch, stream=1)
-    options = train.compiler_options(cfg.xla_opt_level)
+    options = compiler_options(cfg.xla_opt_level)
     return train.train(params, model, batches, opt, options, at=at, on=on)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import optax
 
 from anatomy import lm
+from anatomy.compiling import jit_options
 
 
 @functools.cache
@@ -42,12 +43,6 @@ def fine_tune_optimizer(learning_rate, warmup):
     return optax.flatten(optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule)))
 
 
-def compiler_options(opt_level):
-    """jax.jit's compiler_options for XLA's backend optimisation level (None: XLA's default),
-    as a hashable tuple of items (the compiled steps are cached by it)."""
-    return () if opt_level is None else (("xla_backend_optimization_level", int(opt_level)),)
-
-
 @functools.cache
 def _train_step(model, opt, options=()):
     def loss_fn(params, tokens):
@@ -58,14 +53,14 @@ def _train_step(model, opt, options=()):
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
 
-    return jax.jit(step, compiler_options=dict(options) or None)
+    return jax.jit(step, compiler_options=jit_options(options))
 
 
 def train(params, model, batches, opt, options=(), at=(), on=None):
     """Adam over `batches` (an iterable of tokens [B, N]) for the LanguageModel `model`;
-    options: compiler_options(...); on(step, params) after each step number in `at` (1 is
-    the first step: a point of a curve along the training). Returns (params, [loss per
-    step])."""
+    options: anatomy.compiling.compiler_options(...); on(step, params) after each step
+    number in `at` (1 is the first step: a point of a curve along the training). Returns
+    (params, [loss per step])."""
     step, state, losses = _train_step(model, opt, options), opt.init(params), []
     at = {int(s) for s in at}
     for i, tokens in enumerate(batches, 1):
@@ -86,7 +81,7 @@ def _outputs(model, first_value, n_values, options=()):
         values = logits[..., first_value : first_value + n_values]  # [C, N-1, V]: value ids
         return ce, first_value + jnp.argmax(values, axis=-1)
 
-    return jax.jit(run, compiler_options=dict(options) or None)
+    return jax.jit(run, compiler_options=jit_options(options))
 
 
 def outputs(params, model, tokens, n_keys, n_values, chunk, options=()):

@@ -31,6 +31,7 @@ import ml_collections
 import numpy as np
 import optax
 
+from anatomy.compiling import compiler_options, jit_options
 from anatomy.params import count_params
 from anatomy.probes.claims import claims_markdown, rule_text
 from experiments import record
@@ -69,7 +70,7 @@ def measure(model, params, cfg, held):
     """([exact-match rate per length], [symbol accuracy per length])."""
     exact, symbols = [], []
     for data in held:
-        options = train.compiler_options(cfg.xla_opt_level)
+        options = compiler_options(cfg.xla_opt_level)
         pred = train.predict(params, model, data.tokens, data.labels, int(cfg.eval_chunk), options)
         exact.append(float(task.exact(pred, data.labels).mean()))
         asked = data.labels != task.IGNORE
@@ -84,13 +85,13 @@ def _loss_sums(model, options=()):
         ce = optax.softmax_cross_entropy_with_integer_labels(logits, answer)  # [P]
         return jnp.sum(ce * mask), jnp.sum(mask)
 
-    return jax.jit(run, compiler_options=dict(options) or None)
+    return jax.jit(run, compiler_options=jit_options(options))
 
 
 def valid_loss(model, params, cfg, held):
     """The mean cross-entropy (nats) over every labelled position of `held` (the lr grid's
     tie-break between rates that copy equally often)."""
-    run, total, count = _loss_sums(model, train.compiler_options(cfg.xla_opt_level)), 0.0, 0.0
+    run, total, count = _loss_sums(model, compiler_options(cfg.xla_opt_level)), 0.0, 0.0
     chunk = int(cfg.eval_chunk)
     for data in held:
         tokens, labels = np.asarray(data.tokens), np.asarray(data.labels)
@@ -118,7 +119,7 @@ def fit(spec, cfg, seed, learning_rate):
     opt = _optimizer(float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay))
     params = model.init(jax.random.PRNGKey(int(seed)))
     t0, c0 = time.time(), time.process_time()
-    options = train.compiler_options(cfg.xla_opt_level)
+    options = compiler_options(cfg.xla_opt_level)
     params, losses = train.fit(params, model, batches(cfg, seed), opt, options)
     return model, params, losses, time.time() - t0, time.process_time() - c0
 

@@ -40,6 +40,7 @@ import numpy as np
 import optax
 
 from anatomy import probes
+from anatomy.compiling import FAST_COMPILE, compiler_options, jit_options
 from anatomy.params import count_params
 from anatomy.train.optim import make_schedule
 from experiments.depth import data, lm
@@ -77,18 +78,6 @@ def optimizer(tc) -> optax.GradientTransformation:
     return optax.chain(
         optax.clip_by_global_norm(tc.clip_norm), optax.scale_by_adam(b1=tc.b1, b2=tc.b2, eps=1e-9)
     )
-
-
-# cfg.compile_fast: XLA:CPU's backend at optimisation level 0 and its older elemental emitters
-# instead of the fusion emitters. Together they compile the quick preset's small programs about
-# twice as fast and run them several times slower; at the default preset's sizes the fusion
-# emitters compile faster, so the default keeps XLA's own choices.
-FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_cpu_use_fusion_emitters": False}
-
-
-def compiler_options(cfg) -> dict | None:
-    """XLA options of every program: FAST_COMPILE with cfg.compile_fast, else XLA's defaults."""
-    return dict(FAST_COMPILE) if cfg.compile_fast else None
 
 
 def make_program(model, xiong, cfg):
@@ -150,7 +139,7 @@ def compile_program(variant, xiong, cfg, n_layers, corpus) -> Program:
     exe = (
         make_program(model, xiong, cfg)
         .lower(params, jax.random.PRNGKey(0), False, 1.0, jnp.int32(cfg.train.steps), *args)
-        .compile(compiler_options(cfg))
+        .compile(jit_options(compiler_options(fast=cfg.compile_fast)))
     )
     return Program(model, exe, time.perf_counter() - t0)
 
@@ -301,7 +290,8 @@ def serial_steps(variant, cfg, n_layers, corpus) -> dict:
     model = lm.build(variant, cfg.model, n_layers, corpus.vocab_size)
     params = model.init(jax.random.PRNGKey(0))
     x = jnp.asarray(corpus.valid[:1, :-1])  # [1, N]
-    exe = jax.jit(model.apply).lower(params, x).compile(compiler_options(cfg))
+    options = jit_options(compiler_options(fast=cfg.compile_fast))
+    exe = jax.jit(model.apply).lower(params, x).compile(options)
     return {
         "n": int(x.shape[1]),
         "hlo": probes.hlo_sequential_steps(exe.as_text()),

@@ -24,11 +24,11 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.attention.decoder_only import decoder_only, init_block
+from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
 from anatomy.recurrence import get_cell, init_rnn
 from anatomy.recurrence import run as run_cell
 from experiments import record
-from experiments.depth.train import FAST_COMPILE
 from experiments.gradient_decay import claims, plots
 from experiments.progress import Progress
 
@@ -71,10 +71,10 @@ def _readout(cfg, seed, dtype):
 
 
 def _jit(cfg, fn, static_argnums=()):
-    """jax.jit(fn): compiled with experiments/depth's FAST_COMPILE when cfg.compile_fast (the
+    """jax.jit(fn): compiled with anatomy.compiling's FAST_COMPILE when cfg.compile_fast (the
     quick preset, whose run is mostly compiling), else with XLA's defaults. Each run makes
     one per program, and every seed reuses it (the seed is an argument, not a constant)."""
-    options = dict(FAST_COMPILE) if cfg.compile_fast else None
+    options = jit_options(compiler_options(fast=cfg.compile_fast))
     return jax.jit(fn, static_argnums=static_argnums, compiler_options=options)
 
 

@@ -28,10 +28,10 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
 from anatomy.params import count_params
 from experiments import record
-from experiments.depth.train import FAST_COMPILE
 from experiments.long_range import attention, claims, conv, plots, readers, recurrent
 from experiments.progress import Progress
 
@@ -103,7 +103,10 @@ def trainer(name, width, cfg, stepwise=None):
     every (seed, k)."""
     stepwise = name in STEPWISE if stepwise is None else stepwise
     opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(cfg.learning_rate))
-    jit = functools.partial(jax.jit, compiler_options=compiler_options(cfg))
+    # cfg.compile_fast: anatomy.compiling's FAST_COMPILE (the quick preset: its programs
+    # compile several times faster and run a few steps each), else XLA's defaults
+    options = jit_options(compiler_options(fast=cfg.compile_fast))
+    jit = functools.partial(jax.jit, compiler_options=options)
 
     def loss_fn(params, tokens, targets, weights):
         logits = apply_model(name, params, tokens)
@@ -146,13 +149,6 @@ def trainer(name, width, cfg, stepwise=None):
         return evaluate(params, key_test, k), losses[-1]
 
     return jit(train_and_eval)
-
-
-def compiler_options(cfg) -> dict | None:
-    """XLA options of every program: cfg.compile_fast, experiments/depth's FAST_COMPILE (the
-    quick preset: its programs compile several times faster and run a few steps each), else
-    XLA's defaults."""
-    return dict(FAST_COMPILE) if cfg.compile_fast else None
 
 
 def measure_model(name, cfg, progress=None) -> dict:

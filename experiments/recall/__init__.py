@@ -24,6 +24,7 @@ import time
 import jax
 import numpy as np
 
+from anatomy.compiling import compiler_options
 from anatomy.params import count_params
 from anatomy.probes.claims import claims_markdown, rule_text
 from experiments import record
@@ -88,7 +89,7 @@ def held_out(cfg, seed):
 
 def accuracy(model, params, cfg, held):
     """[N][K] accuracy of a trained model on held-out MQARs ({N: [one per K]})."""
-    options = train.compiler_options(cfg.xla_opt_level)
+    options = compiler_options(cfg.xla_opt_level)
     out = []
     for n in sorted(held):
         row = []
@@ -113,7 +114,7 @@ def fit(spec, cfg, seed, learning_rate):
     opt = _optimizer(float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay))
     params = model.init(jax.random.PRNGKey(int(seed)))
     t0 = time.time()
-    options = train.compiler_options(cfg.xla_opt_level)
+    options = compiler_options(cfg.xla_opt_level)
     params, losses = train.fit(params, model, batches(cfg, seed), opt, options)
     return model, params, losses, time.time() - t0
 

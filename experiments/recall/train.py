@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from anatomy.compiling import jit_options
 from experiments.recall.task import IGNORE, queries
 
 
@@ -73,12 +74,6 @@ def _loss(model, params, tokens, q):
     return total / jnp.maximum(count, 1.0)
 
 
-def compiler_options(opt_level):
-    """jax.jit's compiler_options for XLA's backend optimisation level (None: XLA's default),
-    a hashable tuple of items (the compiled steps are cached by it)."""
-    return () if opt_level is None else (("xla_backend_optimization_level", int(opt_level)),)
-
-
 @functools.cache
 def _train_step(model, opt, options=()):
     def step(params, state, tokens, q):
@@ -86,13 +81,13 @@ def _train_step(model, opt, options=()):
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
 
-    return jax.jit(step, compiler_options=dict(options) or None)
+    return jax.jit(step, compiler_options=jit_options(options))
 
 
 def fit(params, model, batches, opt, options=()):
     """AdamW over `batches` (an iterable of (tokens [B, T], Queries), or of (tuple of tokens,
     tuple of Queries): one part per length of a mixture); options:
-    compiler_options(...). Returns (params, [loss per step])."""
+    anatomy.compiling.compiler_options(...). Returns (params, [loss per step])."""
     step, state, losses = _train_step(model, opt, options), opt.init(params), []
     for tokens, q in batches:
         params, state, loss = step(params, state, tokens, q)
@@ -105,7 +100,7 @@ def _predict(model, options=()):
     def run(params, tokens, row, at):
         return jnp.argmax(logits_at(model, params, tokens, row, at), axis=-1)
 
-    return jax.jit(run, compiler_options=dict(options) or None)
+    return jax.jit(run, compiler_options=jit_options(options))
 
 
 def predict(params, model, tokens, labels, chunk, options=()):
