@@ -10,6 +10,7 @@ import os
 import platform
 import subprocess
 
+from anatomy.probes.timing import n_cores
 from experiments.outputs import jsonable
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,14 +26,6 @@ def _git(*args: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout if out.returncode == 0 else None
-
-
-def _cpus() -> int:
-    """Cores this process may run on (its affinity set; os.cpu_count() where there is none)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def load_average() -> list[float] | None:
@@ -134,7 +127,7 @@ def provenance(extra: dict | None = None) -> dict:
     out = {
         "commit": commit,
         "dirty": None if status is None else bool(status.strip()),
-        "cpus": _cpus(),
+        "cpus": n_cores(),
         "platform": f"{platform.system()}-{platform.release()}-{platform.machine()}",
         "cpu": cpu(),
         "device_kind": device_kind(),
