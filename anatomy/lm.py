@@ -37,7 +37,8 @@ frozen config (hashable, so a model can be a static argument of jax.jit):
                                   that scores a few positions reads out only those
 
 ``token_nll(model, params, tokens)`` is the next-token loss at every position, [b, t - 1]
-(the loss per position at lengths L .. 8L of a context-length study); ``default_config``
+(the loss per position at lengths L .. 8L of a context-length study); ``state_bytes(model,
+params, length)`` the bytes of the state it decodes position `length` with; ``default_config``
 gives each family's fields with a comment per field (``default_config('mixer', mixer=NAME)``
 the mixer family's, with that mixer's knobs in ``mixer_config``). The model knows no corpus and no
 experiment; dropout, when on, needs an rng.
@@ -297,3 +298,15 @@ def token_nll(model, params, tokens):
     logits = model.apply(params, tokens)[:, :-1].astype(jnp.float32)  # [b, t-1, V]
     logp = jax.nn.log_softmax(logits, axis=-1)
     return -jnp.take_along_axis(logp, jnp.asarray(tokens)[:, 1:, None], axis=-1)[..., 0]
+
+
+def state_bytes(model, params, length):
+    """Bytes of the state `model` carries to read position `length` one token at a time: its
+    decoding state (init_state(params, 1, length): the KV cache of capacity `length` for
+    attention, the carries of a recurrence), its floating-point leaves as they are stored (a
+    cache's integer fill counter is not content). Shapes only: nothing is computed."""
+    state = jax.eval_shape(lambda p: model.init_state(p, 1, int(length)), params)
+    leaves = jax.tree_util.tree_leaves(state)
+    return int(
+        sum(x.size * x.dtype.itemsize for x in leaves if jnp.issubdtype(x.dtype, jnp.floating))
+    )

@@ -11,6 +11,7 @@ import pytest
 
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS, REPORTED, UNDECIDED
+from anatomy.train import labelled
 from experiments import committed, copy, record
 from experiments.configs import copy as copy_config
 from experiments.copy import claims, task
@@ -220,10 +221,11 @@ def test_the_optimizer_shared_across_seeds_trains_as_a_fresh_one():
     spec = copy.contenders(cfg)["lstm"]
     _, _, shared, *_ = copy.fit(spec, cfg, 0, 3e-3)
     model = copy.models.build(spec, cfg, copy._vocab(cfg))
-    opt = copy.train.optimizer(3e-3, cfg.warmup, cfg.steps, cfg.weight_decay)
+    # a fresh object, past the cache that copy.fit's share
+    opt = labelled.optimizer.__wrapped__(3e-3, cfg.warmup, cfg.steps, cfg.weight_decay)
     options = copy.compiler_options(cfg.xla_opt_level)
     params = model.init(copy.jax.random.PRNGKey(0))
-    _, fresh = copy.train.fit(params, model, copy.batches(cfg, 0), opt, options)
+    _, fresh = labelled.fit(params, model, copy.batches(cfg, 0), opt, options)
     assert shared == fresh
 
 

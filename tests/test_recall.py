@@ -8,6 +8,7 @@ import pytest
 
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS, MISSING, UNDECIDED
+from anatomy.train import labelled
 from experiments import record
 from experiments.recall import choose, claims, task
 from experiments.recall.models import family_of
@@ -123,16 +124,16 @@ def test_mqar_refuses_what_zoology_refuses(rng):
 def test_mixture_and_queries(rng):
     batch, counts = task.mixture(rng, 6, 32, (2, 4, 8), 100)
     assert list(counts) == [2, 2, 4, 4, 8, 8]
-    q = task.queries(batch.labels)
+    q = labelled.queries(batch.labels)
     assert q.row.shape == (28,) and q.mask.all() and list(np.bincount(q.row)) == list(counts)
     for b in range(6):
         at = q.at[q.row == b]
         assert list(at) == list(np.flatnonzero(batch.labels[b] != IGNORE))
         assert (q.answer[q.row == b] == batch.labels[b, at]).all()
-    padded = task.queries(batch.labels, 30)
+    padded = labelled.queries(batch.labels, 30)
     assert padded.mask.sum() == 28 and not padded.mask[28:].any()
     with pytest.raises(BadInputError, match="fit"):
-        task.queries(batch.labels, 20)
+        labelled.queries(batch.labels, 20)
     with pytest.raises(BadInputError, match="multiple"):
         task.mixture(rng, 5, 32, (2, 4), 100)
 
@@ -400,13 +401,13 @@ def test_quick_recall_measures_every_contender_and_writes_its_plots(quick_report
 
 
 def test_a_mixture_step_is_the_mean_over_every_part():
-    """train's loss over a tuple of batches (one per N) is the mean over every asked position
+    """labelled_loss over a tuple of batches (one per N) is the mean over every asked position
     of every part: the same number as one batch holding them all (slow twin: the parts
     padded into one [B, N_max] batch, the padding never asked)."""
     import jax
 
     from experiments.configs.recall import get_config
-    from experiments.recall import models, train
+    from experiments.recall import models
 
     cfg = get_config("quick")
     model = models.build("attention", cfg, cfg.vocab)
@@ -414,13 +415,12 @@ def test_a_mixture_step_is_the_mean_over_every_part():
     rng = np.random.default_rng(0)
     a, _ = task.mixture(rng, 2, 16, (2, 4), cfg.vocab)
     b, _ = task.mixture(rng, 2, 32, (4, 8), cfg.vocab)
-    parts = train._loss(
-        model, params, (a.inputs, b.inputs), (task.queries(a.labels), task.queries(b.labels))
-    )
+    qs = (labelled.queries(a.labels), labelled.queries(b.labels))
+    parts = labelled.labelled_loss(model, params, (a.inputs, b.inputs), qs)
     # slow twin: causal models read no later position, so a row padded on the right is the
     # same row; both parts in one [4, 32] batch
     pad = np.zeros((2, 16), np.int32)
     tokens = np.concatenate([np.concatenate([a.inputs, pad], 1), b.inputs])
     labels = np.concatenate([np.concatenate([a.labels, pad - 100], 1), b.labels])
-    one = train._loss(model, params, tokens, task.queries(labels))
+    one = labelled.labelled_loss(model, params, tokens, labelled.queries(labels))
     assert abs(float(parts) - float(one)) < 1e-5

@@ -34,6 +34,9 @@ Public API
         validation split)
     sharded: the sharded steps over anatomy.sharding's meshes (shard_train_step,
         shard_eval_step, state_shardings, sharded_steps, setup_train, train_kwargs)
+    labelled (imported by name): a decoder-only LanguageModel (anatomy.lm) trained by jitted
+        optimiser steps on the positions a task labels, or on every next token (fit,
+        optimizer, queries, predict, mean_loss)
 """
 
 from anatomy.train import sharded

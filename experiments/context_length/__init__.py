@@ -39,12 +39,14 @@ import time
 from typing import NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from anatomy.compiling import compiler_options
 from anatomy.errors import BadInputError
 from anatomy.params import count_params
 from anatomy.probes.claims import claims_markdown
+from anatomy.train import labelled
 from experiments import record
 from experiments.context_length import claims, models, plots, tables, task, train
 from experiments.progress import Progress
@@ -189,11 +191,15 @@ def value_loss_at(measured, length):
     return float(np.mean(by_pair[: int(length) // 2]))
 
 
+NEXT_TOKEN = labelled.next_token_loss  # the loss trained on: every next token
+
+
 def _batches(seed, cfg, n_steps, length, batch, stream):
-    """n_steps training batches [batch, length], the same for every model of a seed."""
+    """n_steps training batches, each (tokens [batch, length],), the same for every model of
+    a seed."""
     rng = np.random.default_rng([int(seed), stream])
     for _ in range(n_steps):
-        yield task.stream_batch(rng, batch, length, *_task_args(cfg))
+        yield (jnp.asarray(task.stream_batch(rng, batch, length, *_task_args(cfg))),)
 
 
 def _vocab(cfg):
@@ -207,10 +213,12 @@ def pretrain(cfg, name, seed, learning_rate=None):
     spec = models.pretrained(name)
     model = models.build(spec, cfg, _vocab(cfg))
     lr = float(r.learning_rate if learning_rate is None else learning_rate)
-    opt = train.optimizer(lr, int(r.warmup), int(r.steps))
+    # Adam, linear warmup, cosine decay to a tenth of the peak
+    opt = labelled.optimizer(lr, int(r.warmup), int(r.steps), end_value=lr / 10)
     batches = _batches(seed, cfg, int(r.steps), cfg.train_length, cfg.batch, stream=0)
     params = model.init(jax.random.PRNGKey(seed))
-    params, losses = train.train(params, model, batches, opt, compiler_options(cfg.xla_opt_level))
+    options = compiler_options(cfg.xla_opt_level)
+    params, losses = labelled.fit(params, model, batches, opt, options, NEXT_TOKEN)
     return spec, params, losses
 
 
@@ -223,7 +231,7 @@ def fine_tune(cfg, spec, params, key, seed, learning_rate=None, at=(), on=None):
     opt = train.fine_tune_optimizer(lr, cfg.ft_warmup)
     batches = _batches(seed, cfg, ft_steps(cfg), ft_length(cfg), cfg.ft_batch, stream=1)
     options = compiler_options(cfg.xla_opt_level)
-    return train.train(params, model, batches, opt, options, at=at, on=on)
+    return labelled.fit(params, model, batches, opt, options, NEXT_TOKEN, at=at, on=on)
 
 
 def contenders(cfg) -> int:

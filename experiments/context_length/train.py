@@ -1,5 +1,6 @@
-"""Training and measuring one contender: jitted Adam steps, the loss at every position, and
-the retrieval probe. Every model (Transformer or LSTM) is causal, so the loss at position t
+"""Training and measuring one contender: the fine-tune's optimiser (pre-training and fine-tune
+both run anatomy.train.labelled.fit on every next token), the loss at every position, and the
+retrieval probe. Every model (Transformer or LSTM) is causal, so the loss at position t
 does not depend on how long the sequence runs past t: one pass over sequences of the longest
 length gives the loss at every shorter length too (claims.value_loss reads it so).
 """
@@ -11,64 +12,18 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from anatomy import lm
 from anatomy.compiling import jit_options
-
-
-@functools.cache
-def optimizer(learning_rate, warmup, steps):
-    """Adam, clipped at global norm 1, linear warmup then cosine decay to a tenth. One object
-    per set of arguments (cached), so the compiled train steps keyed by it serve every seed.
-
-    optax.flatten: the update runs on one vector of every parameter (the same arithmetic,
-    elementwise), which compiles in ~1 s less per model than over the tree's leaves."""
-    schedule = optax.warmup_cosine_decay_schedule(
-        0.0,
-        learning_rate,
-        max(int(warmup), 1),
-        max(int(steps), int(warmup) + 1),
-        learning_rate / 10,
-    )
-    return optax.flatten(optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule)))
 
 
 @functools.cache
 def fine_tune_optimizer(learning_rate, warmup):
     """Adam, clipped at global norm 1, linear warmup then constant (a short fine-tune); one
-    object per set of arguments (cached), as ``optimizer``."""
+    object per set of arguments (cached), as anatomy.train.labelled.optimizer."""
     w = max(int(warmup), 1)
     schedule = optax.join_schedules(
         [optax.linear_schedule(0.0, learning_rate, w), optax.constant_schedule(learning_rate)], [w]
     )
     return optax.flatten(optax.chain(optax.clip_by_global_norm(1.0), optax.adam(schedule)))
-
-
-@functools.cache
-def _train_step(model, opt, options=()):
-    def loss_fn(params, tokens):
-        return jnp.mean(lm.token_nll(model, params, tokens))  # every next-token loss
-
-    def step(params, state, tokens):
-        loss, grads = jax.value_and_grad(loss_fn)(params, tokens)
-        updates, state = opt.update(grads, state, params)
-        return optax.apply_updates(params, updates), state, loss
-
-    return jax.jit(step, compiler_options=jit_options(options))
-
-
-def train(params, model, batches, opt, options=(), at=(), on=None):
-    """Adam over `batches` (an iterable of tokens [B, N]) for the LanguageModel `model`;
-    options: anatomy.compiling.compiler_options(...); on(step, params) after each step
-    number in `at` (1 is the first step: a point of a curve along the training). Returns
-    (params, [loss per step])."""
-    step, state, losses = _train_step(model, opt, options), opt.init(params), []
-    at = {int(s) for s in at}
-    for i, tokens in enumerate(batches, 1):
-        params, state, loss = step(params, state, jnp.asarray(tokens))
-        losses.append(loss)
-        if i in at:
-            on(i, params)
-    return params, [float(x) for x in jax.device_get(losses)]
 
 
 @functools.cache

@@ -21,24 +21,22 @@ Claims: claims.py.
 """
 
 import concurrent.futures
-import functools
 import multiprocessing
 import time
 
 import jax
-import jax.numpy as jnp
 import ml_collections
 import numpy as np
-import optax
 
-from anatomy.compiling import compiler_options, jit_options
+from anatomy import lm
+from anatomy.compiling import compiler_options
 from anatomy.params import count_params
 from anatomy.probes.claims import claims_markdown, rule_text
+from anatomy.train import labelled
 from experiments import record
 from experiments.copy import claims, plots, task
 from experiments.progress import Progress
-from experiments.recall import models, train
-from experiments.recall.task import queries
+from experiments.recall import models
 
 NAME = "copy"
 TITLE = "Copying: repeat a string (Jelassi et al. 2024), trained to L, tested to 8L"
@@ -56,7 +54,7 @@ def batches(cfg, seed):
     for _ in range(int(cfg.steps)):
         data = task.batch(rng, task.train_lengths(rng, cfg.batch, cfg.train_max), cfg.alphabet,
                           width)  # fmt: skip
-        yield data.tokens, queries(data.labels, size)
+        yield data.tokens, labelled.queries(data.labels, size)
 
 
 def held_out(cfg, split_seed, lengths=None):
@@ -71,56 +69,34 @@ def measure(model, params, cfg, held):
     exact, symbols = [], []
     for data in held:
         options = compiler_options(cfg.xla_opt_level)
-        pred = train.predict(params, model, data.tokens, data.labels, int(cfg.eval_chunk), options)
+        pred = labelled.predict(
+            params, model, data.tokens, data.labels, int(cfg.eval_chunk), options
+        )
         exact.append(float(task.exact(pred, data.labels).mean()))
         asked = data.labels != task.IGNORE
         symbols.append(float((pred == data.labels)[asked].mean()))
     return exact, symbols
 
 
-@functools.cache
-def _loss_sums(model, options=()):
-    def run(params, tokens, row, at, answer, mask):
-        logits = train.logits_at(model, params, tokens, row, at).astype(jnp.float32)
-        ce = optax.softmax_cross_entropy_with_integer_labels(logits, answer)  # [P]
-        return jnp.sum(ce * mask), jnp.sum(mask)
-
-    return jax.jit(run, compiler_options=jit_options(options))
-
-
 def valid_loss(model, params, cfg, held):
     """The mean cross-entropy (nats) over every labelled position of `held` (the lr grid's
     tie-break between rates that copy equally often)."""
-    run, total, count = _loss_sums(model, compiler_options(cfg.xla_opt_level)), 0.0, 0.0
-    chunk = int(cfg.eval_chunk)
-    for data in held:
-        tokens, labels = np.asarray(data.tokens), np.asarray(data.labels)
-        size = chunk * int((labels != task.IGNORE).sum(1).max())
-        for i in range(0, tokens.shape[0], chunk):
-            q = queries(labels[i : i + chunk], size)
-            ce, n = run(params, tokens[i : i + chunk], q.row, q.at, q.answer,
-                        q.mask.astype(np.float32))  # fmt: skip
-            total, count = total + float(ce), count + float(n)
-    return total / count
-
-
-@functools.cache
-def _optimizer(learning_rate, warmup, steps, weight_decay):
-    """One optimizer per (rate, schedule): equal models then share one compiled training step
-    (train._train_step is cached by model and optimizer), compiled once per contender, not
-    once per seed. The same function either way: only the compiling is saved."""
-    return train.optimizer(learning_rate, warmup, steps, weight_decay)
+    options = compiler_options(cfg.xla_opt_level)
+    pairs = [(data.tokens, data.labels) for data in held]
+    return labelled.mean_loss(params, model, pairs, int(cfg.eval_chunk), options)
 
 
 def fit(spec, cfg, seed, learning_rate):
     """(model, params, losses, seconds, cpu_seconds): the matched contender `spec` trained on
     a seed's batches (wall clock and this process's CPU time, compiling included)."""
     model = models.build(spec, cfg, _vocab(cfg))
-    opt = _optimizer(float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay))
+    opt = labelled.optimizer(
+        float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay)
+    )
     params = model.init(jax.random.PRNGKey(int(seed)))
     t0, c0 = time.time(), time.process_time()
     options = compiler_options(cfg.xla_opt_level)
-    params, losses = train.fit(params, model, batches(cfg, seed), opt, options)
+    params, losses = labelled.fit(params, model, batches(cfg, seed), opt, options)
     return model, params, losses, time.time() - t0, time.process_time() - c0
 
 
@@ -165,7 +141,7 @@ def _describe(name, spec, cfg):
     model = models.build(spec, cfg, _vocab(cfg))
     params = jax.eval_shape(model.init, jax.random.PRNGKey(0))
     lengths = [int(n) for n in cfg.test_lengths]
-    state = [train.state_bytes(model, params, task.width(n)) for n in lengths]
+    state = [lm.state_bytes(model, params, task.width(n)) for n in lengths]
     fixed = len(set(state)) == 1  # a state that does not grow with the string
     return {
         "spec": spec,

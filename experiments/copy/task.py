@@ -29,8 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from anatomy.errors import BadInputError
-
-IGNORE = -100  # a label no loss or accuracy reads
+from anatomy.train.labelled import IGNORE  # a label no loss or accuracy reads
 
 
 class Ids(NamedTuple):

@@ -24,12 +24,14 @@ import time
 import jax
 import numpy as np
 
+from anatomy import lm
 from anatomy.compiling import compiler_options
 from anatomy.params import count_params
 from anatomy.probes.claims import claims_markdown, rule_text
+from anatomy.train import labelled
 from experiments import record
 from experiments.progress import Progress
-from experiments.recall import claims, models, plots, task, train
+from experiments.recall import claims, models, plots, task
 
 NAME = "recall"
 TITLE = "Recall against state size: MQAR (Zoology), the Based frontier"  # of report.md
@@ -67,7 +69,7 @@ def batches(cfg, seed):
         for (n, ks), (_, b) in zip(cells(cfg), shape):
             data = _draw(cfg, rng, b, n, ks)
             toks.append(data.inputs)
-            qs.append(task.queries(data.labels))
+            qs.append(labelled.queries(data.labels))
         yield tuple(toks), tuple(qs)
 
 
@@ -94,7 +96,7 @@ def accuracy(model, params, cfg, held):
     for n in sorted(held):
         row = []
         for data in held[n]:
-            pred = train.predict(
+            pred = labelled.predict(
                 params, model, data.inputs, data.labels, int(cfg.eval_chunk), options
             )
             row.append(task.accuracy(pred, data.labels))
@@ -102,20 +104,16 @@ def accuracy(model, params, cfg, held):
     return out
 
 
-@functools.cache
-def _optimizer(learning_rate, warmup, steps, weight_decay):
-    # one optimizer object per schedule: the compiled step (cached by it) serves every seed
-    return train.optimizer(learning_rate, warmup, steps, weight_decay)
-
-
 def fit(spec, cfg, seed, learning_rate):
     """(model, params, losses, seconds) of contender `spec` trained on a seed's batches."""
     model = models.build(spec, cfg, cfg.vocab)
-    opt = _optimizer(float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay))
+    opt = labelled.optimizer(
+        float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay)
+    )
     params = model.init(jax.random.PRNGKey(int(seed)))
     t0 = time.time()
     options = compiler_options(cfg.xla_opt_level)
-    params, losses = train.fit(params, model, batches(cfg, seed), opt, options)
+    params, losses = labelled.fit(params, model, batches(cfg, seed), opt, options)
     return model, params, losses, time.time() - t0
 
 
@@ -150,7 +148,7 @@ def describe(spec, cfg):
     return {
         "family": models.family_of(spec),
         "params": count_params(params),
-        "state_bytes": [train.state_bytes(model, params, n) for n, _ in cells(cfg)],
+        "state_bytes": [lm.state_bytes(model, params, n) for n, _ in cells(cfg)],
     }
 
 

@@ -37,8 +37,8 @@ from typing import NamedTuple
 import numpy as np
 
 from anatomy.errors import BadInputError
+from anatomy.train.labelled import IGNORE  # a label no loss or accuracy reads
 
-IGNORE = -100  # a label no loss or accuracy reads (Zoology's, and torch's ignore_index)
 POWER_A = 0.01  # Zoology's power_a: the exponent of the query-gap power law
 
 
@@ -131,38 +131,6 @@ def mixture(rng, batch, seq_len, pair_counts, vocab, **kw):
     inputs = np.concatenate([p.inputs for p in parts])
     labels = np.concatenate([p.labels for p in parts])
     return MQAR(inputs, labels), np.repeat(counts, part)
-
-
-class Queries(NamedTuple):
-    """The asked positions of a batch, flat: row [P], at [P] (position in the row), answer
-    [P] (the label there), mask [P] (False on padding, when padded to a fixed size P)."""
-
-    row: np.ndarray
-    at: np.ndarray
-    answer: np.ndarray
-    mask: np.ndarray
-
-
-def queries(labels, size=None):
-    """The asked positions (labels != IGNORE) of `labels` [B, T], row by row, in order;
-    padded to `size` entries (repeats of the first, masked out) when given."""
-    labels = np.asarray(labels)
-    row, at = np.nonzero(labels != IGNORE)
-    n = len(row)
-    if n == 0:
-        raise BadInputError("recall: a batch needs at least one asked position")
-    size = n if size is None else int(size)
-    if size < n:
-        raise BadInputError(f"recall: {n} asked positions do not fit a padded size of {size}")
-    pad = size - n
-    mask = np.arange(size) < n
-    row, at = (
-        np.concatenate([row, np.repeat(row[:1], pad)]),
-        np.concatenate([at, np.repeat(at[:1], pad)]),
-    )
-    return Queries(
-        row.astype(np.int32), at.astype(np.int32), labels[row, at].astype(np.int32), mask
-    )
 
 
 def accuracy(predicted, labels):
