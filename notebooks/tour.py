@@ -521,7 +521,7 @@ show_committed("gettext_enfr_bleu_by_length.png")
 # the queries are, one that knows which tokens came before but not their order.
 
 # %%
-from experiments.recall import task as mqar
+from experiments.tasks import mqar
 
 rng = np.random.default_rng(0)
 seen, test = mqar.mqar(rng, 2000, 64, 8, 1024), mqar.mqar(rng, 500, 64, 8, 1024)

@@ -14,38 +14,39 @@ from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS, REPORTED, UNDECID
 from anatomy.train import labelled
 from experiments import committed, copy, record
 from experiments.configs import copy as copy_config
-from experiments.copy import claims, task
+from experiments.copy import claims
+from experiments.tasks import contenders, copying
 
 A = 5
 
 
 def test_rows_are_dollar_s_bar_s_dot_and_labels_the_copy(rng):
-    sp = task.ids(A)
-    c = task.batch(rng, [1, 4, 7], A, row_width=20)
+    sp = copying.ids(A)
+    c = copying.batch(rng, [1, 4, 7], A, row_width=20)
     assert c.tokens.shape == c.labels.shape == (3, 20)
     for row, lab, n in zip(c.tokens, c.labels, c.lengths):
         s = row[1 : n + 1]
         assert row[0] == sp.bos and row[n + 1] == sp.sep and row[2 * n + 2] == sp.eos
         assert (row[n + 2 : 2 * n + 2] == s).all() and (row[2 * n + 3 :] == sp.pad).all()
-        at = np.flatnonzero(lab != task.IGNORE)
+        at = np.flatnonzero(lab != copying.IGNORE)
         assert list(at) == list(range(n + 1, 2 * n + 2))  # the '|' .. the last symbol
         assert (lab[at] == row[at + 1]).all()  # each label is the next token
-    assert task.width(7) == 17
+    assert copying.width(7) == 17
     with pytest.raises(BadInputError, match="hold"):
-        task.batch(rng, [9], A, row_width=10)
+        copying.batch(rng, [9], A, row_width=10)
     with pytest.raises(BadInputError, match=">= 1"):
-        task.batch(rng, [0, 3], A)
+        copying.batch(rng, [0, 3], A)
 
 
 def test_readers_without_copying_cannot_copy(rng):
-    n_train = task.train_lengths(rng, 3000, 8)
+    n_train = copying.train_lengths(rng, 3000, 8)
     assert n_train.min() == 1 and n_train.max() == 8
-    train = task.batch(rng, n_train, A)
-    test = task.batch(rng, np.full(400, 8), A)
-    ok = task.exact(task.copy_reader(test.tokens, test.labels, test.lengths, A), test.labels)
+    train = copying.batch(rng, n_train, A)
+    test = copying.batch(rng, np.full(400, 8), A)
+    ok = copying.exact(copying.copy_reader(test.tokens, test.labels, test.lengths, A), test.labels)
     assert ok.all()
-    pos = task.exact(task.position_reader(train.labels, test.labels), test.labels)
-    bag = task.exact(task.bag_reader(test.tokens, test.labels, test.lengths, A), test.labels)
+    pos = copying.exact(copying.position_reader(train.labels, test.labels), test.labels)
+    bag = copying.exact(copying.bag_reader(test.tokens, test.labels, test.lengths, A), test.labels)
     assert pos.mean() < 0.01 and bag.mean() < 0.01  # A^-8 and ~1/multinomial
     # the bag reader is right exactly on the sorted strings
     s = test.tokens[:, 1:9]
@@ -53,8 +54,8 @@ def test_readers_without_copying_cannot_copy(rng):
 
 
 def test_state_bound_is_bits_over_log2_alphabet():
-    assert task.state_bound(64, 16) == 16.0
-    assert task.state_bound(100, 26) == pytest.approx(100 / math.log2(26))
+    assert copying.state_bound(64, 16) == 16.0
+    assert copying.state_bound(100, 26) == pytest.approx(100 / math.log2(26))
 
 
 # --- the claims, on injected numbers (both sides of each edge) ----------------------------------
@@ -220,7 +221,7 @@ def test_the_optimizer_shared_across_seeds_trains_as_a_fresh_one():
     cfg = copy_config.get_config("quick")
     spec = copy.contenders(cfg)["lstm"]
     _, _, shared, *_ = copy.fit(spec, cfg, 0, 3e-3)
-    model = copy.models.build(spec, cfg, copy._vocab(cfg))
+    model = contenders.build(spec, cfg, copy._vocab(cfg))
     # a fresh object, past the cache that copy.fit's share
     opt = labelled.optimizer.__wrapped__(3e-3, cfg.warmup, cfg.steps, cfg.weight_decay)
     options = copy.compiler_options(cfg.xla_opt_level)

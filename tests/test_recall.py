@@ -10,10 +10,11 @@ from anatomy.errors import BadInputError
 from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS, MISSING, UNDECIDED
 from anatomy.train import labelled
 from experiments import record
-from experiments.recall import choose, claims, task
-from experiments.recall.models import family_of
+from experiments.recall import choose, claims
+from experiments.tasks import contenders, mqar
+from experiments.tasks.contenders import family_of
 
-IGNORE = task.IGNORE
+IGNORE = mqar.IGNORE
 
 
 def zoology_multiquery_ar(vocab_size, num_examples, input_seq_len, seed, power_a=0.01,
@@ -59,7 +60,7 @@ def zoology_multiquery_ar(vocab_size, num_examples, input_seq_len, seed, power_a
 
 def test_mqar_invariants(rng):
     n, k, v, b = 64, 6, 200, 50
-    batch = task.mqar(rng, b, n, k, v)
+    batch = mqar.mqar(rng, b, n, k, v)
     x, y = batch.inputs, batch.labels
     assert x.shape == y.shape == (b, n) and x.dtype == y.dtype == np.int32
     assert x.min() >= 0 and x.max() < v
@@ -73,11 +74,11 @@ def test_mqar_invariants(rng):
         assert sorted(row_x[at]) == sorted(keys)  # every key asked exactly once
         for t in at:  # the label is the value paired with the key asked
             assert row_y[t] == values[list(keys).index(row_x[t])]
-    assert task.accuracy(task.lookup_reader(x, y), y) == 1.0
+    assert mqar.accuracy(mqar.lookup_reader(x, y), y) == 1.0
 
 
 def test_without_random_fillers_the_region_is_zero_but_the_queries():
-    b = task.mqar(np.random.default_rng(1), 8, 32, 4, 64, random_non_queries=False)
+    b = mqar.mqar(np.random.default_rng(1), 8, 32, 4, 64, random_non_queries=False)
     region = b.inputs[:, 8:]
     assert ((region == 0) == (b.labels[:, 8:] == IGNORE)).all()
 
@@ -87,7 +88,7 @@ def test_mqar_has_zoologys_law_for_every_part():
     law (frequency of each gap, and of the first query's gap), keys and values are uniform,
     fillers uniform over the vocabulary. Seeds fixed: a deterministic comparison."""
     n, k, v, m = 40, 3, 64, 4000
-    ours = task.mqar(np.random.default_rng(0), m, n, k, v)
+    ours = mqar.mqar(np.random.default_rng(0), m, n, k, v)
     x_z, y_z = zoology_multiquery_ar(v, m, n, seed=0, num_kv_pairs=k)
     s = (n - 2 * k) // 2
 
@@ -101,8 +102,8 @@ def test_mqar_has_zoologys_law_for_every_part():
     a, z = gap_law(ours.labels), gap_law(y_z)
     assert np.all(np.abs(a - z) <= 5 * np.sqrt(2) * stderr(z) + 1e-3)
     # with K = 1 the law is the power law itself
-    one = task.mqar(np.random.default_rng(2), m, n, 1, v)
-    p = task.gap_probabilities((n - 2) // 2)
+    one = mqar.mqar(np.random.default_rng(2), m, n, 1, v)
+    p = mqar.gap_probabilities((n - 2) // 2)
     got = np.bincount((np.argwhere(one.labels != IGNORE)[:, 1] - 2) // 2, minlength=len(p)) / m
     assert np.all(np.abs(got - p) <= 5 * np.sqrt(p * (1 - p) / m) + 1e-3)
     for xs in (ours.inputs, x_z):  # keys uniform over 1 .. V/2 - 1 (mean V/4)
@@ -114,15 +115,15 @@ def test_mqar_has_zoologys_law_for_every_part():
 
 def test_mqar_refuses_what_zoology_refuses(rng):
     with pytest.raises(BadInputError, match="even"):
-        task.mqar(rng, 2, 33, 4, 64)
+        mqar.mqar(rng, 2, 33, 4, 64)
     with pytest.raises(BadInputError, match="N/4"):
-        task.mqar(rng, 2, 32, 9, 64)
+        mqar.mqar(rng, 2, 32, 9, 64)
     with pytest.raises(BadInputError, match="exceed"):
-        task.mqar(rng, 2, 64, 4, 64)
+        mqar.mqar(rng, 2, 64, 4, 64)
 
 
 def test_mixture_and_queries(rng):
-    batch, counts = task.mixture(rng, 6, 32, (2, 4, 8), 100)
+    batch, counts = mqar.mixture(rng, 6, 32, (2, 4, 8), 100)
     assert list(counts) == [2, 2, 4, 4, 8, 8]
     q = labelled.queries(batch.labels)
     assert q.row.shape == (28,) and q.mask.all() and list(np.bincount(q.row)) == list(counts)
@@ -135,20 +136,20 @@ def test_mixture_and_queries(rng):
     with pytest.raises(BadInputError, match="fit"):
         labelled.queries(batch.labels, 20)
     with pytest.raises(BadInputError, match="multiple"):
-        task.mixture(rng, 5, 32, (2, 4), 100)
+        mqar.mixture(rng, 5, 32, (2, 4), 100)
 
 
 def test_readers_without_recall_stay_near_chance(rng):
     """The twins the experiment's claims rest on: a reader that knows the query positions
     (position_reader) or the tokens without their order (bag_reader) cannot recall."""
     n, k, v = 64, 8, 512
-    train = task.mqar(rng, 2000, n, k, v)
-    test = task.mqar(rng, 500, n, k, v)
-    pos = task.accuracy(task.position_reader(train.labels, test.labels), test.labels)
-    bag = task.accuracy(task.bag_reader(test.inputs, test.labels, v), test.labels)
+    train = mqar.mqar(rng, 2000, n, k, v)
+    test = mqar.mqar(rng, 500, n, k, v)
+    pos = mqar.accuracy(mqar.position_reader(train.labels, test.labels), test.labels)
+    bag = mqar.accuracy(mqar.bag_reader(test.inputs, test.labels, v), test.labels)
     assert pos < 0.05  # ~2/V
     assert 0.5 / k < bag < 2.0 / k  # ~1/K: it knows the K values, not which is whose
-    assert task.accuracy(task.lookup_reader(test.inputs, test.labels), test.labels) == 1.0
+    assert mqar.accuracy(mqar.lookup_reader(test.inputs, test.labels), test.labels) == 1.0
 
 
 # --- the claims, on injected numbers (both sides of each edge) ----------------------------------
@@ -407,14 +408,13 @@ def test_a_mixture_step_is_the_mean_over_every_part():
     import jax
 
     from experiments.configs.recall import get_config
-    from experiments.recall import models
 
     cfg = get_config("quick")
-    model = models.build("attention", cfg, cfg.vocab)
+    model = contenders.build("attention", cfg, cfg.vocab)
     params = model.init(jax.random.PRNGKey(0))
     rng = np.random.default_rng(0)
-    a, _ = task.mixture(rng, 2, 16, (2, 4), cfg.vocab)
-    b, _ = task.mixture(rng, 2, 32, (4, 8), cfg.vocab)
+    a, _ = mqar.mixture(rng, 2, 16, (2, 4), cfg.vocab)
+    b, _ = mqar.mixture(rng, 2, 32, (4, 8), cfg.vocab)
     qs = (labelled.queries(a.labels), labelled.queries(b.labels))
     parts = labelled.labelled_loss(model, params, (a.inputs, b.inputs), qs)
     # slow twin: causal models read no later position, so a row padded on the right is the

@@ -20,7 +20,7 @@ import ml_collections
 
 PRESETS = ("", "quick", "lr_grid", "pilot")
 
-# The contenders (experiments/recall/models.py's strings), each at the width whose parameter
+# The contenders (experiments/tasks/contenders.py's strings), each at the width whose parameter
 # count comes closest to target_params. Softmax attention three ways: RoPE (the chapter's
 # Transformer), NoPE, and Hard-ALiBi heads (Jelassi et al. 2024: half the heads see hard
 # windows of 1, 2 tokens, the other half no positions; anatomy/mixers/attention.py), the last
@@ -66,11 +66,11 @@ def get_config(preset=None):
     # (6: the pilot's spread of the mLSTM's gap, 0.196 against a margin of 0.224, needs 6; the
     # pilot's quiet wall clock, 712 s for 3 seeds with 2 workers, puts 6 at about 24 minutes)
     c.seeds = (0, 1, 2, 3, 4, 5)
-    # the task (experiments/copy/task.py)
+    # the task (experiments/tasks/copying.py)
     c.alphabet = 16  # A symbols; the vocabulary is A + 4 ('$', '|', '.', PAD)
     c.train_max = 16  # L: training strings have U{1 .. L} symbols
     c.test_lengths = (4, 8, 16, 24, 32, 64, 128)  # string lengths tested, up to 8L
-    # the contenders (experiments/recall/models.py), each at the d_model whose parameter count
+    # the contenders (experiments/tasks/contenders.py), each at the d_model whose parameter count
     # comes closest to target_params; 2 layers, no MLP, the short conv in front of every mixer
     c.contenders = CONTENDERS
     c.longer = LONGER  # the contender the claim beyond L reads (claims.py)

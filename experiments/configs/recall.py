@@ -23,7 +23,7 @@ import ml_collections
 
 PRESETS = ("", "quick", "lr_grid", "pilot", "full")
 
-# The contenders (experiments/recall/models.py: "family:knob=value:..."), width 64, 2 layers.
+# The contenders (experiments/tasks/contenders.py: "family:knob=value:..."), width 64, 2 layers.
 # The frontier's family is Based's own (Arora et al. 2024): linear attention with the 2nd-order
 # Taylor feature map, one head, its feature dimension d_key setting the state: (1 + d + d²)
 # features x (64 values + a normaliser) x 2 layers, plus the conv buffers: 5,176 / 12,456 /
@@ -99,7 +99,7 @@ def rates(name, families):
 def get_config(preset=None):
     c = ml_collections.ConfigDict()
     c.seeds = (0, 1, 2)  # judged seeds: one full run (every contender from scratch) per seed
-    # the task (experiments/recall/task.py), Zoology's generator
+    # the task (experiments/tasks/mqar.py), Zoology's generator
     # V: keys are 1 .. V/2-1, values V/2 .. V-1 (Zoology and Based: 8,192; V must exceed N)
     c.vocab = 1024
     c.power_a = 0.01  # the query gaps' power law (Zoology's power_a)
@@ -110,7 +110,7 @@ def get_config(preset=None):
     c.mixture.seq_lens = (64, 128, 256)
     c.mixture.k_fractions = (16, 8, 4)  # K = N/16, N/8, N/4
     c.mixture.per_k = (16, 4, 2)  # 66 sequences (6,144 tokens) a step
-    # the models (experiments/recall/models.py): 2 layers, no MLP, as Zoology's MQAR models
+    # the models (experiments/tasks/contenders.py): 2 layers, no MLP, as Zoology's MQAR models
     c.d_model = 64  # width of every contender unless its string says otherwise
     c.n_layers = 2  # blocks / recurrent layers
     c.conv = 4  # the short causal conv in front of every mixer (Zoology / Based: every model)

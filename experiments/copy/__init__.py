@@ -1,16 +1,16 @@
 """copy: can a model repeat a string it has read? (Jelassi et al. 2024, "Repeat After Me").
 
-Task (task.py): '$ s | s .' over an alphabet of A symbols; every contender is trained on
-strings of 1 .. L symbols and tested at lengths up to 8L on exact match (every symbol and the
-final '.'), at a matched parameter count (each contender's width chosen so that its parameter
-count comes closest to target_params: recall/models.matched). Contenders, trained from
-scratch per seed on the same batches: softmax attention (RoPE; NoPE; Hard-ALiBi heads,
-Jelassi et al.'s length-generalising encodings), the LSTM, and the recurrent mixers of
-anatomy.mixers, built as recall builds them (2 layers, no MLP, the same short conv in front of
-every mixer).
+Task (experiments/tasks/copying.py): '$ s | s .' over an alphabet of A symbols; every
+contender is trained on strings of 1 .. L symbols and tested at lengths up to 8L on exact
+match (every symbol and the final '.'), at a matched parameter count (each contender's width
+chosen so that its parameter count comes closest to target_params: contenders.matched, in
+experiments/tasks/contenders.py). Contenders, trained from scratch per seed on the same
+batches: softmax attention (RoPE; NoPE; Hard-ALiBi heads, Jelassi et al.'s
+length-generalising encodings), the LSTM, and the recurrent mixers of anatomy.mixers, built as
+recall builds them (2 layers, no MLP, the same short conv in front of every mixer).
 
-Drawn beside each fixed-state model: Jelassi et al.'s bound l* = b / log2 A (task.state_bound),
-b the bits of its state. The readers without copying (position only, a bag of the string's
+Drawn beside each fixed-state model: Jelassi et al.'s bound l* = b / log2 A
+(copying.state_bound), b the bits of its state. The readers without copying (position only, a bag of the string's
 symbols) and the one with it are scored on the same test strings: the bar is out of reach
 without copying. The 'lr_grid' preset trains every contender at every rate of a grid on the
 design seed, scored on the validation strings only (mean exact match over the tested lengths
@@ -34,25 +34,26 @@ from anatomy.params import count_params
 from anatomy.probes.claims import claims_markdown, rule_text
 from anatomy.train import labelled
 from experiments import record
-from experiments.copy import claims, plots, task
+from experiments.copy import claims, plots
 from experiments.progress import Progress
-from experiments.recall import models
+from experiments.tasks import copying
+from experiments.tasks.contenders import build, family_of, matched, parse
 
 NAME = "copy"
 TITLE = "Copying: repeat a string (Jelassi et al. 2024), trained to L, tested to 8L"
 
 
 def _vocab(cfg):
-    return task.ids(cfg.alphabet).vocab
+    return copying.ids(cfg.alphabet).vocab
 
 
 def batches(cfg, seed):
     """The training batches of a seed (the same for every contender): (tokens, Queries)
     padded to one shape, strings of U{1 .. L} symbols."""
     rng = np.random.default_rng([int(seed), 1])
-    width, size = task.width(cfg.train_max), int(cfg.batch) * (int(cfg.train_max) + 1)
+    width, size = copying.width(cfg.train_max), int(cfg.batch) * (int(cfg.train_max) + 1)
     for _ in range(int(cfg.steps)):
-        data = task.batch(rng, task.train_lengths(rng, cfg.batch, cfg.train_max), cfg.alphabet,
+        data = copying.batch(rng, copying.train_lengths(rng, cfg.batch, cfg.train_max), cfg.alphabet,
                           width)  # fmt: skip
         yield data.tokens, labelled.queries(data.labels, size)
 
@@ -61,7 +62,9 @@ def held_out(cfg, split_seed, lengths=None):
     """[one Copy batch per tested length]: eval_examples strings each, from split_seed."""
     rng = np.random.default_rng([int(split_seed), 2])
     lengths = cfg.test_lengths if lengths is None else lengths
-    return [task.batch(rng, np.full(int(cfg.eval_examples), int(n)), cfg.alphabet) for n in lengths]
+    return [
+        copying.batch(rng, np.full(int(cfg.eval_examples), int(n)), cfg.alphabet) for n in lengths
+    ]
 
 
 def measure(model, params, cfg, held):
@@ -72,8 +75,8 @@ def measure(model, params, cfg, held):
         pred = labelled.predict(
             params, model, data.tokens, data.labels, int(cfg.eval_chunk), options
         )
-        exact.append(float(task.exact(pred, data.labels).mean()))
-        asked = data.labels != task.IGNORE
+        exact.append(float(copying.exact(pred, data.labels).mean()))
+        asked = data.labels != copying.IGNORE
         symbols.append(float((pred == data.labels)[asked].mean()))
     return exact, symbols
 
@@ -89,7 +92,7 @@ def valid_loss(model, params, cfg, held):
 def fit(spec, cfg, seed, learning_rate):
     """(model, params, losses, seconds, cpu_seconds): the matched contender `spec` trained on
     a seed's batches (wall clock and this process's CPU time, compiling included)."""
-    model = models.build(spec, cfg, _vocab(cfg))
+    model = build(spec, cfg, _vocab(cfg))
     opt = labelled.optimizer(
         float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay)
     )
@@ -110,13 +113,15 @@ def readers(cfg):
     held = held_out(cfg, cfg.test_seed)
     rng = np.random.default_rng([int(cfg.valid_seed), 3])
     longest = max(int(n) for n in cfg.test_lengths)
-    seen = task.batch(rng, task.train_lengths(rng, cfg.reader_examples, longest), cfg.alphabet)
+    seen = copying.batch(
+        rng, copying.train_lengths(rng, cfg.reader_examples, longest), cfg.alphabet
+    )
     out = {"copy": [], "position": [], "bag": []}
     for d in held:
-        out["copy"].append(task.copy_reader(d.tokens, d.labels, d.lengths, cfg.alphabet))
-        out["position"].append(task.position_reader(seen.labels, d.labels))
-        out["bag"].append(task.bag_reader(d.tokens, d.labels, d.lengths, cfg.alphabet))
-    return {k: [float(task.exact(p, d.labels).mean()) for p, d in zip(v, held)]
+        out["copy"].append(copying.copy_reader(d.tokens, d.labels, d.lengths, cfg.alphabet))
+        out["position"].append(copying.position_reader(seen.labels, d.labels))
+        out["bag"].append(copying.bag_reader(d.tokens, d.labels, d.lengths, cfg.alphabet))
+    return {k: [float(copying.exact(p, d.labels).mean()) for p, d in zip(v, held)]
             for k, v in out.items()}  # fmt: skip
 
 
@@ -132,24 +137,23 @@ def _blocks(losses):
 def contenders(cfg):
     """{name: the matched spec} of every contender."""
     return {
-        name: models.matched(name, cfg, _vocab(cfg), int(cfg.target_params))
-        for name in cfg.contenders
+        name: matched(name, cfg, _vocab(cfg), int(cfg.target_params)) for name in cfg.contenders
     }
 
 
 def _describe(name, spec, cfg):
-    model = models.build(spec, cfg, _vocab(cfg))
+    model = build(spec, cfg, _vocab(cfg))
     params = jax.eval_shape(model.init, jax.random.PRNGKey(0))
     lengths = [int(n) for n in cfg.test_lengths]
-    state = [lm.state_bytes(model, params, task.width(n)) for n in lengths]
+    state = [lm.state_bytes(model, params, copying.width(n)) for n in lengths]
     fixed = len(set(state)) == 1  # a state that does not grow with the string
     return {
         "spec": spec,
-        "family": models.family_of(name),
-        "d_model": models.parse(spec)[1]["d_model"],
+        "family": family_of(name),
+        "d_model": parse(spec)[1]["d_model"],
         "params": count_params(params),
         "state_bytes": state,  # [length]: the state after '$ s | s .' of that length
-        "bound": task.state_bound(8 * state[0], cfg.alphabet) if fixed else None,
+        "bound": copying.state_bound(8 * state[0], cfg.alphabet) if fixed else None,
     }
 
 

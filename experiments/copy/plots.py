@@ -97,7 +97,7 @@ def paper(results) -> str:
 def notes(results) -> str:
     c = results["config"]
     return (
-        f"Strings of A = {c['alphabet']} symbols, '$ s | s .' (experiments/copy/task.py); "
+        f"Strings of A = {c['alphabet']} symbols, '$ s | s .' (experiments/tasks/copying.py); "
         f"training lengths U{{1 .. {c['train_max']}}}, {c['steps']} AdamW steps of "
         f"{c['batch']} strings (the same for every contender of a seed), warmup {c['warmup']}, "
         f"cosine decay to 0, weight decay {c['weight_decay']}, each contender's own peak rate "

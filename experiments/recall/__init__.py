@@ -1,16 +1,17 @@
 """recall: where a fixed-size state still bites. Multi-query associative recall (MQAR,
-Zoology's generator: task.py) against the bytes of state a model carries, per family.
+Zoology's generator: experiments/tasks/mqar.py) against the bytes of state a model carries,
+per family.
 
-Every contender (models.py: a family and the knobs that set its state) trains from scratch
-per seed on the same batches: Based's mixture of lengths (Arora et al. 2024, Figure 2's
+Every contender (experiments/tasks/contenders.py: a family and the knobs that set its state)
+trains from scratch per seed on the same batches: Based's mixture of lengths (Arora et al. 2024, Figure 2's
 configs), every step holding every N of cfg.mixture.seq_lens, each split evenly over K = N/16,
 N/8, N/4 pairs. Each is then scored at every (N, K) of the mixture on a held-out set no choice
 has seen: accuracy against its state bytes is Based's recall-memory frontier (attention's KV
 cache drawn as the state it is, at each N), accuracy against N is Zoology's Figure 2 at one
 width.
 
-The readers without recall (task.position_reader, task.bag_reader) and the one with it
-(task.lookup_reader) are scored on the same held-out set: the bar is out of reach without
+The readers without recall (mqar.position_reader, mqar.bag_reader) and the one with it
+(mqar.lookup_reader) are scored on the same held-out set: the bar is out of reach without
 recall. The 'lr_grid' preset trains one contender per family at every rate of a grid on the
 design seeds, scored on the validation set; the rate with the best mean validation accuracy
 per family is what the default's config says (tests/test_recall.py ties them). The 'pilot'
@@ -31,7 +32,8 @@ from anatomy.probes.claims import claims_markdown, rule_text
 from anatomy.train import labelled
 from experiments import record
 from experiments.progress import Progress
-from experiments.recall import claims, models, plots, task
+from experiments.recall import claims, plots
+from experiments.tasks import contenders, mqar
 
 NAME = "recall"
 TITLE = "Recall against state size: MQAR (Zoology), the Based frontier"  # of report.md
@@ -52,7 +54,7 @@ def batch_shape(cfg):
 
 
 def _draw(cfg, rng, batch, seq_len, pair_counts):
-    data, _ = task.mixture(
+    data, _ = mqar.mixture(
         rng, batch, seq_len, pair_counts, cfg.vocab,
         power_a=cfg.power_a, random_non_queries=cfg.random_non_queries,
     )  # fmt: skip
@@ -99,14 +101,14 @@ def accuracy(model, params, cfg, held):
             pred = labelled.predict(
                 params, model, data.inputs, data.labels, int(cfg.eval_chunk), options
             )
-            row.append(task.accuracy(pred, data.labels))
+            row.append(mqar.accuracy(pred, data.labels))
         out.append(row)
     return out
 
 
 def fit(spec, cfg, seed, learning_rate):
     """(model, params, losses, seconds) of contender `spec` trained on a seed's batches."""
-    model = models.build(spec, cfg, cfg.vocab)
+    model = contenders.build(spec, cfg, cfg.vocab)
     opt = labelled.optimizer(
         float(learning_rate), int(cfg.warmup), int(cfg.steps), float(cfg.weight_decay)
     )
@@ -118,7 +120,7 @@ def fit(spec, cfg, seed, learning_rate):
 
 
 def rate(cfg, spec):
-    return float(cfg.learning_rate[models.family_of(spec)])
+    return float(cfg.learning_rate[contenders.family_of(spec)])
 
 
 def readers(cfg, seed):
@@ -131,10 +133,10 @@ def readers(cfg, seed):
         seen = _draw(cfg, np.random.default_rng([int(cfg.valid_seed), n, 1]), part, n, ks)
         row = {name: [] for name in out}
         for d in held[n]:
-            row["lookup"].append(task.accuracy(task.lookup_reader(d.inputs, d.labels), d.labels))
-            pred = task.position_reader(seen.labels, d.labels)
-            row["position"].append(task.accuracy(pred, d.labels))
-            row["bag"].append(task.accuracy(task.bag_reader(d.inputs, d.labels, cfg.vocab),
+            row["lookup"].append(mqar.accuracy(mqar.lookup_reader(d.inputs, d.labels), d.labels))
+            pred = mqar.position_reader(seen.labels, d.labels)
+            row["position"].append(mqar.accuracy(pred, d.labels))
+            row["bag"].append(mqar.accuracy(mqar.bag_reader(d.inputs, d.labels, cfg.vocab),
                                             d.labels))  # fmt: skip
         for name in out:
             out[name].append(row[name])
@@ -143,10 +145,10 @@ def readers(cfg, seed):
 
 def describe(spec, cfg):
     """{family, params, state_bytes [per N]} of contender `spec` (shapes only)."""
-    model = models.build(spec, cfg, cfg.vocab)
+    model = contenders.build(spec, cfg, cfg.vocab)
     params = jax.eval_shape(model.init, jax.random.PRNGKey(0))
     return {
-        "family": models.family_of(spec),
+        "family": contenders.family_of(spec),
         "params": count_params(params),
         "state_bytes": [lm.state_bytes(model, params, n) for n, _ in cells(cfg)],
     }
@@ -208,7 +210,7 @@ def choose(valid, rates):
     the family's contenders (the first on a tie)."""
     by_family = {}
     for spec, accs in valid.items():
-        by_family.setdefault(models.family_of(spec), []).append(accs)
+        by_family.setdefault(contenders.family_of(spec), []).append(accs)
     return {f: rates[int(np.argmax(np.mean(a, axis=0)))] for f, a in by_family.items()}
 
 

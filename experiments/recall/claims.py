@@ -53,7 +53,7 @@ from anatomy.probes.claims import (
     t_interval,
     weakest,
 )
-from experiments.recall import models
+from experiments.tasks import contenders
 from experiments.twins import composite, needs_ability
 
 # The ranges, stated before any run, and where each comes from:
@@ -392,7 +392,7 @@ def matrix_vs_diagonal(results, pilot=None) -> Claim:
 def counterpart(hybrid_name):
     """The recurrent contender a hybrid is compared with: its mixer with the same knobs
     ('hybrid:mixer=mlstm:d_key=16' -> 'mlstm:d_key=16')."""
-    _, knobs = models.parse(hybrid_name)
+    _, knobs = contenders.parse(hybrid_name)
     mixer = knobs.pop("mixer")
     knobs.pop("pattern", None)
     return ":".join([mixer, *[f"{k}={v}" for k, v in knobs.items()]])

@@ -204,7 +204,7 @@ def notes(results) -> str:
     split = "test" if c["split"] == "test" else "validation"
     seed = c["test_seed"] if c["split"] == "test" else c["valid_seed"]
     return (
-        f"MQAR (experiments/recall/task.py, Zoology's generator): V = {c['vocab']}, query gaps "
+        f"MQAR (experiments/tasks/mqar.py, Zoology's generator): V = {c['vocab']}, query gaps "
         f"with power_a = {c['power_a']}, random fillers = {c['random_non_queries']}. Training: "
         f"Based's mixture of lengths, every step {seqs} fresh sequences ({shape}), each N split "
         f"evenly over K = {f['pair_counts']}; {c['steps']} AdamW steps "

@@ -1,5 +1,6 @@
-"""copy's task: repeat a string after a separator (Jelassi, Brandfonbrener, Kakade & Malach
-2024, "Repeat After Me: Transformers are Better than State Space Models at Copying").
+"""The copy experiment's task: repeat a string after a separator (Jelassi, Brandfonbrener,
+Kakade & Malach 2024, "Repeat After Me: Transformers are Better than State Space Models at
+Copying").
 
 One example, a string s of length l over an alphabet of A symbols (ids 0 .. A-1):
 
@@ -20,7 +21,8 @@ cannot copy every string of length l once A^l > 2^b; at best it succeeds on a fr
 
 The readers without the ability (``position_reader``, ``bag_reader``) and with it
 (``copy_reader``) show the task needs copying: knowing only where the output goes, or which
-symbols s holds but not their order, cannot reproduce s.
+symbols s holds but not their order, cannot reproduce s (the position reader, readers.py,
+scores about 1/A per symbol, A^-l per string).
 """
 
 import math
@@ -30,6 +32,7 @@ import numpy as np
 
 from anatomy.errors import BadInputError
 from anatomy.train.labelled import IGNORE  # a label no loss or accuracy reads
+from experiments.tasks.readers import position_reader  # noqa: F401  (one of its readers)
 
 
 class Ids(NamedTuple):
@@ -116,20 +119,6 @@ def copy_reader(tokens, labels, lengths, alphabet):
         pred[b, t] = tokens[b, t - n]
         pred[b, 2 * n + 1] = ids(alphabet).eos
     return pred
-
-
-def position_reader(train_labels, labels):
-    """Predictions [B, T] of a reader that knows where the output goes but not the string:
-    at position t, the label most often seen at t in `train_labels` (ties: smallest id).
-    About 1/A per symbol, A^-l per string."""
-    train_labels, labels = np.asarray(train_labels), np.asarray(labels)
-    best = np.zeros(labels.shape[1], np.int64)
-    for t in range(min(labels.shape[1], train_labels.shape[1])):
-        seen = train_labels[:, t][train_labels[:, t] != IGNORE]
-        if seen.size:
-            vals, counts = np.unique(seen, return_counts=True)
-            best[t] = vals[np.argmax(counts)]
-    return np.where(labels != IGNORE, best[None, :], IGNORE)
 
 
 def bag_reader(tokens, labels, lengths, alphabet):

@@ -1,4 +1,5 @@
-"""The contenders: a contender is a string, its family and the knobs that set its size,
+"""The contenders recall and copy train: a contender is a string, its family and the knobs
+that set its size,
 
     "attention"                         softmax attention (anatomy.mixers' 'attention')
     "gated_deltanet:n_heads=2"          any mixer of anatomy.mixers' registry, a knob set
@@ -42,7 +43,7 @@ def parse(spec):
     for part in parts:
         field, eq, value = part.partition("=")
         if not eq or not field:
-            raise BadInputError(f"recall: contender {spec!r}: {part!r} is not field=value")
+            raise BadInputError(f"contender {spec!r}: {part!r} is not field=value")
         try:
             knobs[field] = ast.literal_eval(value)
         except (ValueError, SyntaxError):
@@ -66,7 +67,7 @@ def lm_config(spec, cfg):
     else:
         mixer = knobs.pop("mixer", None) if family == HYBRID else family
         if family == HYBRID and mixer is None:
-            raise BadInputError(f"recall: contender {spec!r}: a hybrid names its mixer=")
+            raise BadInputError(f"contender {spec!r}: a hybrid names its mixer=")
         c = lm.default_config("mixer", mixer=mixer)
         c.d_ff = 0  # no MLP (Zoology's MQAR models)
         c.mixer_config.conv = int(cfg.conv)
@@ -87,7 +88,7 @@ def lm_config(spec, cfg):
         elif "mixer_config" in c and field in c.mixer_config:
             c.mixer_config[field] = value
         else:
-            raise BadInputError(f"recall: contender {spec!r}: no field {field!r} in its config")
+            raise BadInputError(f"contender {spec!r}: no field {field!r} in its config")
     return c
 
 

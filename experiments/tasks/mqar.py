@@ -1,4 +1,4 @@
-"""recall's task: multi-query associative recall (MQAR), as Zoology defines it.
+"""Multi-query associative recall (MQAR), as Zoology defines it: the recall experiment's task.
 
 Arora, Eyuboglu et al. 2023, "Zoology: Measuring and improving recall in efficient language
 models", the generator `zoology/data/multiquery_ar.py` (`multiquery_ar`), reproduced here in
@@ -28,8 +28,9 @@ Zoology's constraints hold: N even, V > N, 4K <= N (the gaps need S >= K).
 The readers without the ability (``position_reader``, ``bag_reader``) and the one with it
 (``lookup_reader``) are what show the task needs recall: a reader that knows where the
 queries are but not what was said, or what was said but not in which order, cannot name a
-query's value; one that looks the key up always can (docs/design.md: a task must need what it
-claims to test).
+query's value (the position reader, readers.py, scores about 2/V on fresh data: values are
+drawn uniformly, whatever the position); one that looks the key up always can
+(docs/design.md: a task must need what it claims to test).
 """
 
 from typing import NamedTuple
@@ -38,6 +39,7 @@ import numpy as np
 
 from anatomy.errors import BadInputError
 from anatomy.train.labelled import IGNORE  # a label no loss or accuracy reads
+from experiments.tasks.readers import position_reader  # noqa: F401  (one of its readers)
 
 POWER_A = 0.01  # Zoology's power_a: the exponent of the query-gap power law
 
@@ -153,21 +155,6 @@ def lookup_reader(inputs, labels):
         keys = inputs[b, 0 : 2 * k : 2]
         pred[b, t] = inputs[b, 2 * int(np.flatnonzero(keys == inputs[b, t])[0]) + 1]
     return pred
-
-
-def position_reader(train_labels, labels):
-    """Predictions [B, N] of a reader that knows where the queries are but not what was said:
-    at position t, the value most often asked there in `train_labels` [B', N] (its best guess
-    without the tokens; ties to the smallest id). About 2/V on fresh data: values are drawn
-    uniformly, whatever the position."""
-    train_labels, labels = np.asarray(train_labels), np.asarray(labels)
-    best = np.zeros(labels.shape[1], np.int64)
-    for t in range(labels.shape[1]):
-        seen = train_labels[:, t][train_labels[:, t] != IGNORE]
-        if seen.size:
-            ids, counts = np.unique(seen, return_counts=True)
-            best[t] = ids[np.argmax(counts)]
-    return np.where(labels != IGNORE, best[None, :], IGNORE)
 
 
 def bag_reader(inputs, labels, vocab):
