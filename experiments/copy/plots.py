@@ -1,11 +1,11 @@
 """copy's plot (exact match against string length, each fixed-state model's bound drawn) and
-report tables, read from results.json as stored. Colours and markers: recall.plots.style."""
+report tables, read from results.json as stored. Colours and markers: experiments/style.py's,
+a family's members told apart by their line style."""
 
 import numpy as np
 
-from experiments import outputs
+from experiments import outputs, style
 from experiments.copy import claims
-from experiments.recall.plots import style
 
 
 def _pm(xs) -> str:
@@ -20,15 +20,15 @@ def draw(results, workdir) -> list[str]:
     fig, a = outputs.new_figure(figsize=(8, 4.8))
     dashes = {}
     for name, e in c.items():
-        colour, marker = style(e["family"])
+        look = style.line(e["family"])
         dashes[e["family"]] = dashes.get(e["family"], -1) + 1
-        ls = ["-", "--", ":"][dashes[e["family"]] % 3]
-        a.plot(lengths, [np.mean(x) for x in e["exact"]], ls, color=colour, marker=marker,
-               label=f"{name} ({e['params']:,} params)")  # fmt: skip
+        look["linestyle"] = ["-", "--", ":"][dashes[e["family"]] % 3]
+        a.plot(lengths, [np.mean(x) for x in e["exact"]], label=f"{name} ({e['params']:,} params)",
+               **look)  # fmt: skip
         if e["bound"] is not None:
             shown = min(e["bound"], lengths[-1] * 1.5)
             a.annotate(f"l* = {e['bound']:,.0f}", (shown, 0.02 + 0.05 * dashes[e["family"]]),
-                       color=colour, fontsize=7, ha="right")  # fmt: skip
+                       color=look["color"], fontsize=7, ha="right")  # fmt: skip
     for reader, ls in (("position", ":"), ("bag", "-.")):
         a.plot(lengths, results["readers"][reader], ls, color="gray", lw=1,
                label=f"{reader} reader (no copying)")  # fmt: skip

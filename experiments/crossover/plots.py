@@ -1,18 +1,22 @@
 """crossover's plot (time, memory and serial steps against N) and report tables, read from
-results.json as stored. Colours and markers: recall.plots.style."""
+results.json as stored. Colours and markers: experiments/style.py's."""
 
 import numpy as np
 
 from anatomy.probes.claims import finite
-from experiments import outputs
+from experiments import outputs, style
 from experiments.crossover import claims
-from experiments.recall.plots import style
 
 _LINES = {claims.DENSE: "-", claims.CHUNKED: "--"}
 
 
-def _family(label):
-    return "attention" if label.startswith("attention") else label
+def _look(label):
+    """ax.plot keywords of a contender: its model's colour and marker (experiments/style.py),
+    dashed for a second form of a model ('attention (chunked)', 'rglru (associative)')."""
+    return {
+        **style.line(label),
+        "linestyle": _LINES.get(label, "-" if label in style.PALETTE else "--"),
+    }
 
 
 def _series(ax, results, key, scale=1.0):
@@ -21,9 +25,7 @@ def _series(ax, results, key, scale=1.0):
         pts = [(n, v * scale) for n, v in zip(ns, e[key]) if v is not None]
         if not pts:
             continue
-        colour, marker = style(_family(label))
-        ax.loglog(*zip(*pts), _LINES.get(label, "-"), color=colour, marker=marker, label=label,
-                  base=2)  # fmt: skip
+        ax.loglog(*zip(*pts), label=label, base=2, **_look(label))
 
 
 def draw(results, workdir) -> list[str]:
@@ -52,9 +54,7 @@ def draw(results, workdir) -> list[str]:
     for label, e in results["contenders"].items():
         pts = [(n, max(s, 0.5)) for n, s in zip(ns, e["serial_steps"]) if s is not None]
         if pts:
-            colour, marker = style(_family(label))
-            c.loglog(*zip(*pts), _LINES.get(label, "-"), color=colour, marker=marker,
-                     label=label, base=2)  # fmt: skip
+            c.loglog(*zip(*pts), label=label, base=2, **_look(label))
     c.set(xlabel="sequence length N", ylabel="serial steps of the compiled program (0 drawn at ½)",
           title="serial steps against N")  # fmt: skip
     for ax in (a, b, c):

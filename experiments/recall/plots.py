@@ -1,30 +1,11 @@
-"""recall's plots and report tables, read from results.json as stored.
-
-One colour and marker per family (``style``), the same in recall, copy and crossover.
+"""recall's plots and report tables, read from results.json as stored. Each family keeps its
+look from experiments/style.py, as in every figure.
 """
 
 import numpy as np
 
-from experiments import outputs
+from experiments import outputs, style
 from experiments.recall import claims
-
-# family -> (colour, marker): every figure of recall, copy and crossover draws a family so
-_STYLES = {
-    "attention": ("black", "s"),
-    "lstm": ("tab:brown", "v"),
-}
-_SPARE = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:pink",
-          "tab:olive", "tab:cyan", "tab:gray"]  # fmt: skip
-_SPARE_MARKERS = ["o", "D", "^", "P", "X", "*", "h", "<", ">"]
-
-
-def style(family):
-    """(colour, marker) of a family: fixed for the known ones, else from a spare list by the
-    family's name (stable across figures)."""
-    if family in _STYLES:
-        return _STYLES[family]
-    i = sum(map(ord, family))
-    return _SPARE[i % len(_SPARE)], _SPARE_MARKERS[i % len(_SPARE_MARKERS)]
 
 
 def _mean(xs):
@@ -61,11 +42,10 @@ def draw(results, workdir) -> list[str]:
     for i, (n, ax) in enumerate(zip(ns, axes[0])):
         for family, members in _by_family(c).items():
             members = sorted(members, key=lambda m: c[m]["state_bytes"][i])
-            colour, marker = style(family)
             x = [c[m]["state_bytes"][i] for m in members]
             y = [_acc_at(c[m], i) for m in members]
             label = family + (" (KV cache at N)" if family in claims.GROWING else "")
-            ax.plot(x, y, "-", color=colour, marker=marker, label=label)
+            ax.plot(x, y, label=label, **style.line(family))
         ax.axhline(claims.SOLVED, color="gray", ls=":", lw=1, label=f"solved ({claims.SOLVED:g})")
         ax.axhline(max(_mean(r["position"][i]), _mean(r["bag"][i])), color="gray", ls="--",
                    lw=1, label="best reader without recall")  # fmt: skip
@@ -80,11 +60,9 @@ def draw(results, workdir) -> list[str]:
 
     fig, (a, b) = outputs.new_figure(1, 2, figsize=(12, 4.5))
     for name, e in c.items():
-        colour, marker = style(e["family"])
-        a.plot(ns, [_acc_at(e, i) for i in range(len(ns))], "-", color=colour, marker=marker,
-               label=name, alpha=0.8)  # fmt: skip
-        b.plot(ks[-1], [_mean(x) for x in e["accuracy"][-1]], "-", color=colour,
-               marker=marker, label=name, alpha=0.8)  # fmt: skip
+        look = style.line(e["family"])
+        a.plot(ns, [_acc_at(e, i) for i in range(len(ns))], label=name, alpha=0.8, **look)
+        b.plot(ks[-1], [_mean(x) for x in e["accuracy"][-1]], label=name, alpha=0.8, **look)
     a.axhline(claims.SOLVED, color="gray", ls=":", lw=1)
     a.set_xscale("log", base=2)
     outputs.grid_ticks(a, ns)

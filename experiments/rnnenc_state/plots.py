@@ -3,10 +3,7 @@ BLEU by length) and report tables, read from results.json as stored."""
 
 import numpy as np
 
-from experiments import outputs
-from experiments.recall.plots import style
-
-_FAMILY = {"rnnenc": "lstm", "rnnsearch": "rglru", "transformer": "attention"}
+from experiments import outputs, style
 
 
 def _mean(xs):
@@ -15,8 +12,9 @@ def _mean(xs):
 
 
 def _all(results):
-    """[(label, row, family for the style, grows with the sentence)]: baselines, variants."""
-    out = [(n, r, _FAMILY.get(n, n), n != "rnnenc") for n, r in results["baselines"].items()]
+    """[(label, row, the model its look is (experiments/style.py), grows with the sentence)]:
+    baselines, variants."""
+    out = [(n, r, n, n != "rnnenc") for n, r in results["baselines"].items()]
     out += [(f"rnnenc_mixer {n}", r, r["model_config"]["mixer"], False)
             for n, r in results["variants"].items()]  # fmt: skip
     return out
@@ -25,10 +23,9 @@ def _all(results):
 def _corpus(results) -> str:
     """The corpus its runs train on: rnn_vs_attn's, of the preset they start from."""
     from experiments.configs import rnn_vs_attn
-    from experiments.style import corpus_label
 
     base = rnn_vs_attn.get_config(results["config"].get("base_preset") or None)
-    return corpus_label(base.data.to_dict())
+    return style.corpus_label(base.data.to_dict())
 
 
 def draw(results, workdir) -> list[str]:
@@ -36,7 +33,8 @@ def draw(results, workdir) -> list[str]:
     long = buckets[-1]
     fig, (a, b) = outputs.new_figure(1, 2, figsize=(13, 4.8))
     for label, r, family, grows in _all(results):
-        colour, marker = style(family)
+        look = style.line(family)
+        colour, marker = look["color"], look["marker"]
         x = r["memory_bytes"]
         y = r["bleu_by_length"][long]
         a.scatter([x] * len(y), y, color=colour, marker=marker, alpha=0.35, s=18)
