@@ -8,7 +8,9 @@
 measurements after a JSON round trip, so string keys, lists, null for a non-finite number),
 adds them as results["table"] and the run's provenance, writes results.json and report.md
 (# title, ## Claims, the experiment's sections, ## Plot(s) of results["plots"], ## Run) and
-returns the results.
+returns the results. `finish_drawn` is that tail for a run judged against the chapter: it draws
+the plots from what results.json will hold and reports the chapter's claim first and how
+verdicts are decided last.
 
 A claim is judged by one function, `experiments.<name>.claims.table` (its own claims) or
 `.chapter` (the claims the chapter's report and the published docs quote, made of the table's
@@ -30,7 +32,7 @@ from typing import Any
 import jax
 
 from anatomy import paths
-from anatomy.probes.claims import Claim, by_id, claims_json, claims_markdown, summary
+from anatomy.probes.claims import Claim, by_id, claims_json, claims_markdown, rule_text, summary
 from experiments import outputs, provenance
 
 
@@ -112,6 +114,34 @@ class Started:
         if jax.process_index() == 0:
             print(done_text(self.name, self.workdir, judged), flush=True)
         return results
+
+    def finish_drawn(
+        self,
+        results: dict,
+        draw: Callable[[dict, str], list[str]],
+        claims: Any,
+        title: str,
+        sections: Callable[[dict], Sequence[tuple[str, str]]],
+        *,
+        table: Callable[[dict], list[Claim]] | None = None,
+        rules: str | None = None,
+    ) -> dict:
+        """`finish` for a run judged against the chapter: results["plots"] = draw(what
+        results.json will hold, workdir), then the report's sections: the chapter's claim
+        (claims.chapter), sections(the results as stored), how verdicts are decided (`rules`,
+        default rule_text()); the claims judged by `table` (default claims.table)."""
+        results["plots"] = draw(stored(results), self.workdir)
+        plain = stored(results)
+        return self.finish(
+            results,
+            claims.table if table is None else table,
+            title,
+            [
+                ("The chapter's claim", claims_markdown(claims.chapter(plain))),
+                *sections(plain),
+                ("How verdicts are decided", rule_text() if rules is None else rules),
+            ],
+        )
 
 
 def done_text(name: str, workdir: str, judged: list[Claim] | None) -> str:

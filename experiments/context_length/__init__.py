@@ -45,7 +45,6 @@ import numpy as np
 from anatomy.compiling import compiler_options
 from anatomy.errors import BadInputError
 from anatomy.params import count_params
-from anatomy.probes.claims import claims_markdown
 from anatomy.train import labelled
 from experiments import record
 from experiments.context_length import claims, models, plots, tables, task, train
@@ -388,20 +387,18 @@ def run(config, workdir):
         # the wall time in provenance spreads over the cores this run got
         "cpu_seconds": time.process_time() - cpu0,
     }
-    results["plots"] = plots.draw(record.stored(results), workdir)
-    plain = record.stored(results)
-    return started.finish(
+    return started.finish_drawn(
         results,
-        claims.table,
+        plots.draw,
+        claims,
         TITLE,
-        [
-            ("The chapter's claim", claims_markdown(claims.chapter(plain))),
+        lambda plain: [
             ("Fine-tune curves at ft_factor·L", tables.curves(plain)),
             ("Loss of the value tokens against the evaluation length", tables.loss(plain)),
             ("Retrieval probe", tables.probe(plain)),
             ("How it was measured", tables.notes(plain)),
-            ("How verdicts are decided", "\n".join(claims.rules())),
         ],
+        rules="\n".join(claims.rules()),
     )
 
 

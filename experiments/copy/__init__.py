@@ -31,7 +31,6 @@ import numpy as np
 from anatomy import lm
 from anatomy.compiling import compiler_options
 from anatomy.params import count_params
-from anatomy.probes.claims import claims_markdown, rule_text
 from anatomy.train import labelled
 from experiments import record
 from experiments.copy import claims, plots
@@ -303,18 +302,15 @@ def run(config, workdir):
     results["longer"] = str(config.longer)  # the attention contender copy/longer reads
     results["readers"] = readers(config)
     results["contenders"] = run_all(config, config.test_seed)
-    results["plots"] = plots.draw(record.stored(results), workdir)
-    plain = record.stored(results)
-    return started.finish(
+    return started.finish_drawn(
         results,
-        claims.table,
+        plots.draw,
+        claims,
         TITLE,
-        [
-            ("The chapter's claim", claims_markdown(claims.chapter(plain))),
+        lambda plain: [
             ("Exact match against string length", plots.exact_table(plain)),
             ("Readers with and without copying", plots.readers_table(plain)),
             ("The paper's figures beside ours", plots.paper(plain)),
             ("How it was measured", plots.notes(plain)),
-            ("How verdicts are decided", rule_text()),
         ],
     )

@@ -35,7 +35,6 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.probes import op_cost
-from anatomy.probes.claims import claims_markdown, rule_text
 from anatomy.probes.depth import hlo_critical_path
 from anatomy.recurrence.form_defaults import default_form
 from benchmarks import timing
@@ -161,20 +160,17 @@ def run(config, workdir):
         "cores": timing.n_cores(),
         "contenders": contenders_,
     }
-    results["plots"] = plots.draw(record.stored(results), workdir)
-    plain = record.stored(results)
-    return started.finish(
+    return started.finish_drawn(
         results,
-        claims.table,
+        plots.draw,
+        claims,
         TITLE,
-        [
-            ("The chapter's claim", claims_markdown(claims.chapter(plain))),
+        lambda plain: [
             ("Forward + backward time against N", plots.table(plain)),
             ("FLOP counts, rates and the expected crossing", plots.flops_table(plain)),
             ("Peak memory against N", plots.memory_table(plain)),
             ("Serial steps of each compiled program", plots.steps_table(plain)),
             ("The published anchor (an accelerator, not this machine)", plots.anchor(plain)),
             ("How it was measured", plots.notes(plain)),
-            ("How verdicts are decided", rule_text()),
         ],
     )

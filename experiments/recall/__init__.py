@@ -28,7 +28,6 @@ import numpy as np
 from anatomy import lm
 from anatomy.compiling import compiler_options
 from anatomy.params import count_params
-from anatomy.probes.claims import claims_markdown, rule_text
 from anatomy.train import labelled
 from experiments import record
 from experiments.progress import Progress
@@ -232,21 +231,19 @@ def run(config, workdir):
     seed = split_seed(config)
     results["readers"] = readers(config, seed)
     results["frontier"] = frontier(config, seed, Progress(NAME, fits(config)))
-    results["plots"] = plots.draw(record.stored(results), workdir)
-    plain = record.stored(results)
     # the pilot is judged without power (it is what power is read from)
     judge = functools.partial(claims.table, pilot=None) if config.split == "valid" else claims.table
-    return started.finish(
+    return started.finish_drawn(
         results,
-        judge,
+        plots.draw,
+        claims,
         TITLE + (" (pilot, design seeds, validation set)" if config.split == "valid" else ""),
-        [
-            ("The chapter's claim", claims_markdown(claims.chapter(plain))),
+        lambda plain: [
             ("Frontier: accuracy against state bytes", plots.frontier_table(plain)),
             ("Accuracy against N", plots.lengths_table(plain)),
             ("Readers with and without recall", plots.readers_table(plain)),
             ("The papers' figures beside ours", plots.papers(plain)),
             ("How it was measured", plots.notes(plain)),
-            ("How verdicts are decided", rule_text()),
         ],
+        table=judge,
     )

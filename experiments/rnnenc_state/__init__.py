@@ -21,7 +21,6 @@ import jax.numpy as jnp
 
 from anatomy import paths
 from anatomy.errors import BadInputError
-from anatomy.probes.claims import claims_markdown, rule_text
 from anatomy.seq2seq import build_model, rnnenc_mixer
 from experiments import committed, record, rnn_vs_attn
 from experiments.configs.rnnenc_state import rnn_vs_attn_config
@@ -126,17 +125,14 @@ def run(config, workdir):
         "variants": variants,
         "buckets": list(next(iter(variants.values()))["bleu_by_length"]),
     }
-    results["plots"] = plots.draw(record.stored(results), workdir)
-    plain = record.stored(results)
-    return started.finish(
+    return started.finish_drawn(
         results,
-        claims.table,
+        plots.draw,
+        claims,
         TITLE,
-        [
-            ("The chapter's claim", claims_markdown(claims.chapter(plain))),
+        lambda plain: [
             ("BLEU by source length", plots.bleu_table(plain)),
             ("How the decoder is given the state", plots.wiring()),
             ("How it was measured", plots.notes(plain)),
-            ("How verdicts are decided", rule_text()),
         ],
     )
