@@ -18,7 +18,8 @@ Letters: b batch, t positions, m model width, V vocabulary, L layers.
     logits = h Eᵀ + b (tie_output)  or  h W + b                       [b, t, V]
 
 ``build_lm(config, vocab_size) -> LanguageModel``, a NamedTuple of pure functions over a
-frozen config (hashable, so a model can be a static argument of jax.jit):
+frozen config (hashable, so a model can be a static argument of jax.jit; ``build_lm_once``
+gives one model per distinct config):
 
     init(key) -> params           {'emb': [V, m], 'stack': ..., 'out_bias': [V]
                                    (+ 'out': [m, V] untied, + 'final_ln' for pre-LN)}
@@ -44,6 +45,7 @@ the mixer family's, with that mixer's knobs in ``mixer_config``). The model know
 experiment; dropout, when on, needs an rng.
 """
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -291,6 +293,17 @@ def build_lm(config, vocab_size):
     return LanguageModel(
         cfg.family, cfg, vocab_size, init, apply, init_state, step, layers, hidden, readout
     )
+
+
+def build_lm_once(config, vocab_size):
+    """build_lm, one LanguageModel per distinct config and vocabulary: jit caches what it
+    compiles by the model, so the runs of equal configs (every seed) share it."""
+    return _build_lm_frozen(ml_collections.FrozenConfigDict(config), int(vocab_size))
+
+
+@functools.cache
+def _build_lm_frozen(config, vocab_size):
+    return build_lm(config, vocab_size)
 
 
 def token_nll(model, params, tokens):

@@ -6,10 +6,7 @@ contenders that differ only by name). The extension variants share the parameter
 model they extend and differ only in rope_base / rope_scale (``extend``).
 """
 
-import functools
 from typing import NamedTuple
-
-import ml_collections
 
 from anatomy import lm
 from anatomy.errors import BadInputError
@@ -68,9 +65,4 @@ def extend(spec, how, factor, d_head):
 def build(spec, cfg, vocab) -> lm.LanguageModel:
     """The LanguageModel of `spec` with cfg's sizes over `vocab` ids."""
     config = FAMILIES[spec.family].lm_config(spec, cfg)
-    return _build(ml_collections.FrozenConfigDict(config), int(vocab))
-
-
-@functools.cache
-def _build(config, vocab):
-    return lm.build_lm(config, vocab)
+    return lm.build_lm_once(config, vocab)

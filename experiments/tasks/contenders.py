@@ -23,10 +23,8 @@ same function, tests/test_mixers.py). The LSTM is the chapter's, as it is.
 """
 
 import ast
-import functools
 
 import jax
-import ml_collections
 
 from anatomy import lm
 from anatomy.errors import BadInputError
@@ -94,12 +92,7 @@ def lm_config(spec, cfg):
 
 def build(spec, cfg, vocab) -> lm.LanguageModel:
     """The LanguageModel of contender `spec` over `vocab` ids."""
-    return _build(ml_collections.FrozenConfigDict(lm_config(spec, cfg)), int(vocab))
-
-
-@functools.cache
-def _build(config, vocab):
-    return lm.build_lm(config, vocab)
+    return lm.build_lm_once(lm_config(spec, cfg), vocab)
 
 
 def param_count(spec, cfg, vocab):
