@@ -152,7 +152,7 @@ def get_config(preset=None):
     # Length curriculum (anatomy.data.curriculum; Bengio et al. 2009), the same for every model:
     # phases ((steps, max tokens), ...) train first on short pairs only; () = none. Same steps,
     # same tokens per step: only the order of the data changes. 200 steps of pairs <= 16 tokens,
-    # 200 of <= 32, then all lengths (issue 10's transformer_2000 grids of recipe_sweep).
+    # 200 of <= 32, then all lengths (recipe_sweep's transformer_2000 grids).
     c.curriculum = ml_collections.ConfigDict({"phases": ((200, 16), (200, 32))})
 
     # Model hyperparameters, by name: every registered model's default_config() (docs/design.md's
@@ -161,8 +161,8 @@ def get_config(preset=None):
     # can be set from the command line (--config.model.rnnenc.d_hidden=512).
     c.model = ml_collections.ConfigDict({name: model_config(name) for name in registry.names()})
     # RNNenc as Sutskever et al. trained it: reversed source and N(0, 1) embeddings (torch's
-    # nn.Embedding; the default d^-1/2 leaves the LSTM gates nearly blind to the input): issue
-    # 10's rnnenc_800 grid of recipe_sweep.
+    # nn.Embedding; the default d^-1/2 leaves the LSTM gates nearly blind to the input):
+    # recipe_sweep's rnnenc_800 grid.
     c.model.rnnenc = model_config("rnnenc", reverse_source=True, emb_init_std=1.0)
     # No dropout: 2,000 steps x 1,024 tokens is under two passes over toy_wmt; nothing to regularise.
     # Pre-LN with the default 4 heads: recipe_sweep's transformer_arch grid (post-/pre-LN x 4/8
