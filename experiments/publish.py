@@ -753,7 +753,7 @@ def render_claim(anchor: str):
     return render
 
 
-AFTER = ("recall", "copy", "rnnenc_state", "crossover")  # after the Transformer (issue 34)
+AFTER = ("recall", "copy", "rnnenc_state", "crossover")  # the experiments after the Transformer
 
 
 # what each experiment after the Transformer measures (the README's table; its verdicts and

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import rel
 
 from anatomy import recurrence as rec
 from anatomy.decode import greedy
@@ -17,11 +18,6 @@ from anatomy.errors import BadInputError
 from anatomy.recurrence import defaults
 from anatomy.seq2seq import build_model
 from anatomy.train.losses import sequence_loss
-
-
-def rel(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
 
 def test_default_path_per_backend():

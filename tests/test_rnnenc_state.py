@@ -63,6 +63,19 @@ def test_default_reads_its_baselines_from_the_committed_rnn_vs_attn_result():
     assert 0 < out["rnnenc"]["memory_bytes"] < out["rnnsearch"]["memory_bytes"]
 
 
+def test_the_baseline_is_the_committed_result_rnn_vs_attn_verdicts_read():
+    """The config names its baseline (it reads no result when built): the committed result
+    rnn_vs_attn's verdicts read, the one the committed rnnenc_state run read too."""
+    from experiments import committed
+    from experiments.configs import rnnenc_state as cfg
+
+    assert cfg.BASELINE == committed.VERDICTS_FROM["rnn_vs_attn"]
+    assert committed.exists(cfg.BASELINE)
+    assert cfg.get_config().baseline_result == cfg.BASELINE
+    ran = committed.load("rnnenc_state/default")["result"]["config"]
+    assert ran["baseline_result"] == cfg.BASELINE
+
+
 def test_a_field_added_after_the_baseline_is_no_difference():
     from experiments.rnnenc_state import differs
 

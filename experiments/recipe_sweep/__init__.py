@@ -31,7 +31,7 @@ from anatomy import paths
 from anatomy.train.loop import NonFiniteLossError
 from experiments import outputs, provenance, rnn_vs_attn
 from experiments.configs import rnn_vs_attn as base_config
-from experiments.configs.recipe_sweep import BEFORE_ISSUE10, GRIDS
+from experiments.configs.recipe_sweep import GRIDS, UNTUNED_DEFAULTS
 
 SELECTION_SPLIT = "valid"  # what every selection is scored on (never 'test')
 
@@ -84,8 +84,8 @@ def setting_config(config, overrides, model=None):
     c.eval.split = SELECTION_SPLIT
     c.eval.decode_grid = ()
     c.eval.beam_size = 0
-    if config.get("from_before_issue10", False):
-        c = apply_overrides(c, BEFORE_ISSUE10)
+    if config.get("from_untuned_defaults", False):
+        c = apply_overrides(c, UNTUNED_DEFAULTS)
     return apply_overrides(c, for_model(overrides, model) if model else overrides)
 
 
