@@ -1,5 +1,5 @@
-"""How every experiment writes into its workdir: results.json (plain JSON), markdown tables
-with one number format, report.md, PNG plots. experiments/record.py puts them together into
+"""How every experiment writes into its workdir: results.json (plain JSON), report.md, PNG
+plots (its tables print through anatomy.tables). experiments/record.py puts them together into
 the tail every run() shares."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 import math
 import os
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from anatomy import paths
@@ -38,26 +38,6 @@ def write_json(workdir: str, results: dict, name: str = "results.json") -> str:
     # never leave a half-written results.json
     paths.write_text(path, json.dumps(jsonable(results), indent=2, sort_keys=False), atomic=True)
     return path
-
-
-def format_number(v: Any) -> str:
-    """How every table prints a value. Floats: whole numbers as integers (2000, not 2e+03),
-    10 and above with one decimal (BLEU 95.97 -> 96.0, never rounded up to a bare 96), below 10
-    to 3 significant digits, 10,000 and above without decimals; NaN/inf as a dash."""
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            return "—"
-        if v == int(v):
-            return str(int(v))
-        return f"{v:.0f}" if abs(v) >= 1e4 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.3g}"
-    return str(v)
-
-
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """A GitHub-markdown table, each value printed by format_number."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(format_number(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def write_report(

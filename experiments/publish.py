@@ -32,6 +32,7 @@ import tempfile
 
 from anatomy import paths
 from anatomy.probes.claims import MAX_TIMING_LOAD, claims_markdown, rule_text
+from anatomy.tables import format_number, markdown_table
 from experiments import committed, outputs, provenance, record
 from experiments.committed import ROOT, load, result_path
 from experiments.report import scorecard
@@ -73,7 +74,7 @@ def save(name: str, workdir: str, command: str, note: str = "") -> str:
 
 # ------------------------------------------------------------------------------ rendering
 
-f = outputs.format_number
+f = format_number
 
 
 def _prov(setup: dict) -> dict:
@@ -117,7 +118,7 @@ def render_default(doc: dict) -> str:
         + _bleu_row(n, r)[1:]
         for n, r in models.items()
     ]
-    lines = [outputs.markdown_table(header, rows), "", f"Made by {_made_by(doc)}."]
+    lines = [markdown_table(header, rows), "", f"Made by {_made_by(doc)}."]
     resumed = {n: r["resumed_from"] for n, r in models.items() if r.get("resumed_from")}
     for n, step in resumed.items():  # a checkpoint another run left in the workdir
         lines.append(
@@ -185,7 +186,7 @@ def render_sweep(doc: dict) -> str:
     where = f"at commit {commit}" + ("; the result's `note` says more" if doc.get("note") else "")
     return "\n".join(
         [
-            outputs.markdown_table(keep, rows),
+            markdown_table(keep, rows),
             "",
             f"Scored on the {res['split']} split ({res['sentences_per_bucket']} sentences per "
             f"length bucket), {_sweep_steps(res)}, one seed."
@@ -209,7 +210,7 @@ def render_seeds(doc: dict) -> str:
         + [", ".join(f(s["bleu"]) for s in r["seeds"])]
         for n, r in models.items()
     ]
-    return f"{outputs.markdown_table(header, rows)}\n\nMade by {_made_by(doc)}."
+    return f"{markdown_table(header, rows)}\n\nMade by {_made_by(doc)}."
 
 
 def render_equal_time(doc: dict) -> str:
@@ -242,7 +243,7 @@ def render_equal_time(doc: dict) -> str:
         else:
             pair += "."
     return (
-        f"{outputs.markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
+        f"{markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
         f"model's schedule laid out over it. Ranked by BLEU: {order}.{pair} Made by "
         f"{_made_by(doc)}."
     )
@@ -303,11 +304,11 @@ def render_real_text(doc: dict) -> str:
     over = f"mean ± std over {seeds} seeds" if seeds > 1 else "one seed"
     return "\n".join(
         [
-            outputs.markdown_table(header, rows),
+            markdown_table(header, rows),
             "",
             f"chrF by source length ({over}):",
             "",
-            outputs.markdown_table(["model", *BUCKETS], chrf),
+            markdown_table(["model", *BUCKETS], chrf),
             "",
             f"{_corpus_line(res)}; {over}; decoding: {res['setup']['decode']}; chosen: "
             + "; ".join(f"{n} {_decoding(r)}" for n, r in models.items())
@@ -402,7 +403,7 @@ def render_real_verdicts(doc: dict, toy: str = committed.VERDICTS_FROM["rnn_vs_a
     ]
     return "\n".join(
         [
-            outputs.markdown_table(head, rows),
+            markdown_table(head, rows),
             "",
             f"From `results/{toy}.json` and {_source(doc)}; the rule is the one every claim on "
             "this page is judged by (an interval over fewer than 3 seeds shows nothing).",
@@ -581,7 +582,7 @@ def render_scorecard(prefix: str = "docs/") -> str:
                 "; ".join(f"`{scorecard.run_of(n)}` {scorecard.run_time(n)}" for n in names),
             ]
         )
-    table = outputs.markdown_table(
+    table = markdown_table(
         [
             "#",
             "the chapter says",
@@ -687,7 +688,7 @@ def render_experiments() -> str:
             drawn = [p for p in (res.get("plots") or []) if p.endswith(".png")]
             plots = ", ".join(f"`{p}`" for p in drawn) or "—"
         rows.append([f"`{name}`", experiment_line(name), presets, timed, plots])
-    return outputs.markdown_table(
+    return markdown_table(
         ["experiment", "what it measures", "presets", "default run here", "plots"], rows
     )
 
@@ -701,7 +702,7 @@ def render_closing() -> str:
     config = report_config.get_config("committed")
     sources = report.sources.committed_sources(config)
     rows = report.build_rows(sources, {})
-    table = outputs.markdown_table(
+    table = markdown_table(
         ["", "RNN/LSTM", "Transformer", "measured here", "verdict", "read from"],
         [
             [
@@ -776,7 +777,7 @@ def render_after() -> str:
         verdict, _ = scorecard.verdicts(entry)
         rows.append([f"`{name}`", measures, f"**{verdict}**", scorecard.why(entry)])
     head = ["experiment", "what it measures", "verdict", "why, or what would decide it"]
-    return outputs.markdown_table(head, rows)
+    return markdown_table(head, rows)
 
 
 def table_of(module: str, fn: str):

@@ -23,6 +23,7 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.attention import chunked_attention, scaled_dot_product
+from anatomy.tables import markdown_table
 from experiments import outputs, record, style
 from experiments.attention_memory import claims
 from experiments.attention_memory.claims import EXPECTED, MODES, fit_key, series
@@ -140,7 +141,7 @@ def run(config, workdir):
         "equality": errors,
         "plots": [png],
     }
-    table = outputs.markdown_table(
+    table = markdown_table(
         ("impl", "mode", "h", "N", "temp MiB", "arguments MiB", "outputs MiB"),
         [
             (r["impl"], r["mode"], r["heads"], r["n"])

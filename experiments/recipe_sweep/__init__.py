@@ -28,6 +28,7 @@ import sys
 import time
 
 from anatomy import paths
+from anatomy.tables import markdown_table
 from anatomy.train.loop import NonFiniteLossError
 from experiments import outputs, provenance, rnn_vs_attn
 from experiments.configs import rnn_vs_attn as base_config
@@ -166,7 +167,7 @@ def run(config, workdir):
         for model in config.models:
             r = _run_one(config, overrides, model, paths.join(workdir, label, model))
             rows.append(_row(label, model, for_model(overrides, model), r))
-            table = outputs.markdown_table(HEADER, rows)
+            table = markdown_table(HEADER, rows)
             out = {
                 "grid": config.grid,
                 "split": SELECTION_SPLIT,

@@ -3,6 +3,7 @@ BLEU by length) and report tables, read from results.json as stored."""
 
 import numpy as np
 
+from anatomy.tables import markdown_table
 from experiments import outputs
 from experiments.recall.plots import style
 
@@ -64,7 +65,7 @@ def bleu_table(results) -> str:
         mem = f"{r['memory_bytes']:,}" + (" (grows)" if grows else "")
         rows.append([label, r["params"], mem, len(r["bleu"]), _mean(r["bleu"])]
                     + [_mean(r["bleu_by_length"][k]) for k in buckets])  # fmt: skip
-    return "Mean over seeds.\n\n" + outputs.markdown_table(header, rows)
+    return "Mean over seeds.\n\n" + markdown_table(header, rows)
 
 
 def wiring() -> str:
