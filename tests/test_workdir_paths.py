@@ -315,6 +315,8 @@ NOT_A_WORKDIR = {
     ("experiments/scaling/applied.py", "_results_path", "os.path.exists"): "committed results/",
     ("experiments/scaling/applied.py", "steps_to_loss", "open"): "a committed results/ file",
     ("experiments/scaling/gpu_programs.py", "main", "open"): "a local temporary folder",
+    ("experiments/scaling/on_device.py", "<module>", "pathlib.Path"): "this checkout (a script)",
+    ("experiments/scaling/on_device.py", "main", "open"): "the script's own --out file",
     ("experiments/scaling/structure.py", "spawn", "open"): "a local temporary folder",
     ("experiments/scaling/structure.py", "spawn", "os.path.abspath"): "this checkout",
     ("experiments/scaling/structure.py", "collect", "open"): "a local temporary folder",
