@@ -5,7 +5,7 @@ Thin on purpose: it parses flags, loads the experiment's ml_collections config
 `--config=file.py:quick`; overrides as `--config.field=value`) and calls
 `experiments.NAME.run(config, workdir)`. `python launch.py --list` lists the experiments,
 their presets and the wall time of each committed run. A run saves its command line in its
-workdir (command.json, experiments.provenance.COMMAND_FILE: translate reads it to say how
+workdir (command.json, experiments.lab.provenance.COMMAND_FILE: translate reads it to say how
 to train a model into that workdir).
 
 Several processes (one per host) run the same command; each joins the job through
@@ -191,7 +191,7 @@ def writes_workdir(name: str) -> bool:
 
 
 def command_record(argv: list[str], name: str, preset: str) -> dict:
-    """What a workdir's command.json (experiments.provenance.COMMAND_FILE) holds: the command as typed ('python launch.py ...'), the experiment,
+    """What a workdir's command.json (experiments.lab.provenance.COMMAND_FILE) holds: the command as typed ('python launch.py ...'), the experiment,
     its preset ('' for the default), the config file when one was named, and the overrides
     (--config.FIELD=VALUE, in order)."""
     config = _config_arg(argv)
@@ -209,7 +209,7 @@ def listing() -> str:
     (results/<experiment>/<name>.json: the run's own record and its load): a preset's run on
     the preset's line, a committed run of another config (its command is in the file) on a
     line of its own, marked *."""
-    from experiments import provenance
+    from experiments.lab import provenance
 
     rows = []
     for name in available_experiments():
@@ -272,7 +272,7 @@ def main(argv):
     if writes_workdir(name):
         paths.makedirs(workdir)
         if info.index == 0:  # what made this workdir (translate's advice reads it)
-            from experiments.provenance import COMMAND_FILE
+            from experiments.lab.provenance import COMMAND_FILE
 
             record = json.dumps(command_record(sys.argv, name, preset), indent=2)
             paths.write_text(paths.join(workdir, COMMAND_FILE), record + "\n", atomic=True)

@@ -6,7 +6,7 @@
 
 `save` copies a finished run's results.json (or a sweep's sweep.json) into
 results/<NAME>.json with what made it: the command, the commit, machine, versions, load and
-wall time the run recorded (experiments.provenance.provenance) and the time it was saved. The
+wall time the run recorded (experiments.lab.provenance.provenance) and the time it was saved. The
 README, docs/chapter.md and the tour quote only these files: every quoted block sits between
 `<!-- results:KEY -->` and `<!-- /results:KEY -->` and is rewritten from them by RENDERERS[KEY];
 tests/test_docs.py fails when a block differs from what its committed result renders.
@@ -14,7 +14,7 @@ tests/test_docs.py fails when a block differs from what its committed result ren
 Pictures come from results too: every PNG under docs/img is drawn by PLOTS from the committed
 result it illustrates, with that experiment's own `plots.draw(results, workdir)` (the same
 function its run calls), and carries the result's name and digest in its PNG text chunks
-(experiments.outputs.stamping); `--check` fails for an image that no committed result made or
+(experiments.lab.outputs.stamping); `--check` fails for an image that no committed result made or
 whose result has changed since it was drawn.
 """
 
@@ -33,8 +33,8 @@ import tempfile
 from anatomy import paths
 from anatomy.probes.claims import MAX_TIMING_LOAD, claims_markdown, rule_text
 from anatomy.tables import format_number, markdown_table
-from experiments import committed, outputs, provenance, record
-from experiments.committed import ROOT, load, result_path
+from experiments.lab import committed, outputs, provenance, record
+from experiments.lab.committed import ROOT, load, result_path
 from experiments.report import scorecard
 from experiments.rnn_vs_attn.seeds import mean_pm_std
 

@@ -1,4 +1,4 @@
-"""experiments.provenance.provenance: what made a result, with the keys other modules rely on;
+"""experiments.lab.provenance.provenance: what made a result, with the keys other modules rely on;
 and report prose that says what the run measured, not fixed text."""
 
 import json
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from experiments import outputs, provenance
+from experiments.lab import outputs, provenance
 
 
 def test_provenance_keys_and_types():

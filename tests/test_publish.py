@@ -160,7 +160,7 @@ def test_a_plot_drawn_from_another_result_is_caught(tmp_path):
     from PIL import Image
     from PIL.PngImagePlugin import PngInfo
 
-    from experiments import outputs
+    from experiments.lab import outputs
 
     for img in publish.images():
         shutil.copy(os.path.join(publish.IMG, img), tmp_path / img)

@@ -3,7 +3,7 @@
 import json
 
 from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS
-from experiments import record
+from experiments.lab import record
 from experiments.rnnenc_state import claims
 
 BUCKETS = ["1-10", "61+"]

@@ -15,7 +15,7 @@ import pytest
 
 from anatomy import probes
 from anatomy.probes.claims import weakest
-from experiments import record
+from experiments.lab import record
 from experiments.scaling import check, claims
 
 

@@ -168,7 +168,7 @@ def test_writers_same_bytes_local_and_gs(tmp_path, local_gcs, refuse_plain_io, m
     from anatomy import fingerprint
     from anatomy.data import vocab
     from anatomy.train.metrics import MetricsWriter, read_metrics
-    from experiments import outputs
+    from experiments.lab import outputs
 
     monkeypatch.setattr(outputs, "_drawn_here", lambda workdir: "drawn by a run (footer fixed)")
 
@@ -228,8 +228,9 @@ def test_rnn_vs_attn_into_a_gs_workdir(local_gcs, refuse_plain_io, tmp_path, mon
     (orbax), metrics, eval cache, model.json, plots, results.json and report.md land in the
     bucket; a rerun resumes from it (read back through epath); translate loads the model
     from it and publish.save copies its results.json."""
-    from experiments import committed, publish, rnn_vs_attn, translate
+    from experiments import publish, rnn_vs_attn, translate
     from experiments.configs import rnn_vs_attn as configs
+    from experiments.lab import committed
 
     c = configs.get_config("quick")
     c.models = ("rnnenc",)
@@ -299,12 +300,12 @@ NOT_A_WORKDIR = {
     ("anatomy/data/readers.py", "_lines", "open"): "the user's corpus files",
     ("anatomy/probes/hardware.py", "cache_bytes", "glob.glob"): "/sys (the CPU's caches)",
     ("anatomy/probes/hardware.py", "cache_bytes", "open"): "/sys (the CPU's caches)",
-    ("experiments/outputs.py", "save_plot", "fig.savefig"): "into a file opened through epath",
-    ("experiments/provenance.py", "<module>", "os.path.abspath"): "this checkout",
-    ("experiments/provenance.py", "cpu", "open"): "/proc/cpuinfo (the CPU a run ran on)",
-    ("experiments/committed.py", "<module>", "os.path.abspath"): "this checkout",
-    ("experiments/committed.py", "load", "open"): "this checkout's results/",
-    ("experiments/committed.py", "exists", "os.path.exists"): "this checkout's results/",
+    ("experiments/lab/outputs.py", "save_plot", "fig.savefig"): "into a file opened through epath",
+    ("experiments/lab/provenance.py", "<module>", "os.path.abspath"): "this checkout",
+    ("experiments/lab/provenance.py", "cpu", "open"): "/proc/cpuinfo (the CPU a run ran on)",
+    ("experiments/lab/committed.py", "<module>", "os.path.abspath"): "this checkout",
+    ("experiments/lab/committed.py", "load", "open"): "this checkout's results/",
+    ("experiments/lab/committed.py", "exists", "os.path.exists"): "this checkout's results/",
     ("experiments/publish.py", "draw_plots", "shutil.copyfile"): "into this checkout's docs/img",
     ("experiments/publish.py", "stale_plots", "os.listdir"): "this checkout's docs/img",
     ("experiments/publish.py", "stale_plots", "os.path.exists"): "this checkout's docs/img",

@@ -24,10 +24,10 @@ import numpy as np
 from anatomy import probes
 from anatomy.attention import chunked_attention, scaled_dot_product
 from anatomy.tables import markdown_table
-from experiments import outputs, record, style
 from experiments.attention_memory import claims
 from experiments.attention_memory.claims import EXPECTED, MODES, fit_key, series
-from experiments.progress import Progress
+from experiments.lab import outputs, record, style
+from experiments.lab.progress import Progress
 
 TITLE = "Memory of full and chunked attention, from the compiled program"  # of report.md
 

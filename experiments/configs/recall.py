@@ -82,7 +82,7 @@ def chosen_rates(name):
     """{family: rate} the committed lr_grid run of experiment `name` chose
     (results/<name>/lr_grid.json), or {} before it is committed (copy's config reads its own
     through this; recall's default holds its choice in LEARNING_RATE, tied by a test)."""
-    from experiments import committed
+    from experiments.lab import committed
 
     if not committed.exists(f"{name}/lr_grid"):
         return {}

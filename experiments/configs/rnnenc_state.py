@@ -11,8 +11,8 @@ here), one state size judged.
 
 import ml_collections
 
-from experiments import committed
 from experiments.configs import rnn_vs_attn as base
+from experiments.lab import committed
 
 PRESETS = ("", "sweep", "quick")
 MLSTM = {"mixer": "mlstm", "n_heads": 4, "form": "parallel"}  # form: speed only

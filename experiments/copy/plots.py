@@ -4,8 +4,8 @@ report tables, read from results.json as stored. Colours and markers: recall.plo
 import numpy as np
 
 from anatomy.tables import markdown_table
-from experiments import outputs
 from experiments.copy import claims
+from experiments.lab import outputs
 from experiments.recall.plots import style
 
 

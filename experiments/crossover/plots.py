@@ -5,8 +5,8 @@ import numpy as np
 
 from anatomy.probes.claims import finite
 from anatomy.tables import markdown_table
-from experiments import outputs
 from experiments.crossover import claims
+from experiments.lab import outputs
 from experiments.recall.plots import style
 
 _LINES = {claims.DENSE: "-", claims.CHUNKED: "--"}

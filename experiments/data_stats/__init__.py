@@ -10,7 +10,7 @@ import numpy as np
 
 from anatomy import data, paths
 from anatomy.tables import markdown_table
-from experiments import outputs, record
+from experiments.lab import outputs, record
 
 
 def _lengths(pairs, vocab_src, vocab_tgt):

@@ -4,7 +4,7 @@ read from the measurements."""
 import ml_collections
 
 from anatomy.tables import markdown_table
-from experiments import outputs, style
+from experiments.lab import outputs, style
 
 
 def _latency_note(raw) -> str:

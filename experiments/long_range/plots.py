@@ -4,7 +4,7 @@ written from what results.json holds alone (a committed result is redrawn by the
 import numpy as np
 
 from anatomy.tables import markdown_table
-from experiments import outputs, style
+from experiments.lab import outputs, style
 from experiments.long_range.claims import accuracies, recall_bar
 
 

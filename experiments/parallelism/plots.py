@@ -5,7 +5,7 @@ import ml_collections
 import numpy as np
 
 from anatomy.tables import markdown_table
-from experiments import outputs, style
+from experiments.lab import outputs, style
 
 
 def plot(cfg, raw, workdir):

@@ -6,7 +6,7 @@ One colour and marker per family (``style``), the same in recall, copy and cross
 import numpy as np
 
 from anatomy.tables import markdown_table
-from experiments import outputs
+from experiments.lab import outputs
 from experiments.recall import claims
 
 # family -> (colour, marker): every figure of recall, copy and crossover draws a family so

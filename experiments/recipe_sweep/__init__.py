@@ -30,9 +30,10 @@ import time
 from anatomy import paths
 from anatomy.tables import markdown_table
 from anatomy.train.loop import NonFiniteLossError
-from experiments import outputs, provenance, rnn_vs_attn
+from experiments import rnn_vs_attn
 from experiments.configs import rnn_vs_attn as base_config
 from experiments.configs.recipe_sweep import BEFORE_ISSUE10, GRIDS
+from experiments.lab import outputs, provenance
 
 SELECTION_SPLIT = "valid"  # what every selection is scored on (never 'test')
 

@@ -32,7 +32,7 @@ from anatomy.probes.claims import (
 )
 from anatomy.probes.claims import summary as claims_summary
 from anatomy.tables import markdown_table
-from experiments import exponents, provenance, record
+from experiments.lab import exponents, provenance, record
 from experiments.report.rows import REQUIRED, ROWS, Row
 from experiments.report.sources import Source, gather, publish, recorded
 

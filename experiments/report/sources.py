@@ -16,7 +16,7 @@ from typing import NamedTuple
 from anatomy import fingerprint, paths
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import Claim
-from experiments import committed, outputs, provenance, record
+from experiments.lab import committed, outputs, provenance, record
 from experiments.report.rows import REQUIRED
 
 
@@ -126,7 +126,7 @@ def source_dir(config, name: str, workdir: str) -> str:
 
 
 def committed_sources(config) -> dict[str, Source]:
-    """Every experiment's committed result (experiments.committed.VERDICTS_FROM), judged now by
+    """Every experiment's committed result (experiments.lab.committed.VERDICTS_FROM), judged now by
     its claims.py: the closing table without running anything."""
     out = {}
     for name in config.experiments:

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from anatomy.data import describe_corpus_report
-from experiments import outputs, record, style
+from experiments.lab import outputs, record, style
 from experiments.rnn_vs_attn import claims
 from experiments.rnn_vs_attn.seeds import STD, bleu_table, results_table
 

@@ -16,7 +16,7 @@ from anatomy import data, distributed, fingerprint, paths, sharding, train
 from anatomy.data.curriculum import Curriculum
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model, count_params, registry
-from experiments import outputs
+from experiments.lab import outputs
 
 
 def model_spec(name: str) -> tuple[str, int]:

@@ -4,7 +4,7 @@ BLEU by length) and report tables, read from results.json as stored."""
 import numpy as np
 
 from anatomy.tables import markdown_table
-from experiments import outputs
+from experiments.lab import outputs
 from experiments.recall.plots import style
 
 _FAMILY = {"rnnenc": "lstm", "rnnsearch": "rglru", "transformer": "attention"}
@@ -26,7 +26,7 @@ def _all(results):
 def _corpus(results) -> str:
     """The corpus its runs train on: rnn_vs_attn's, of the preset they start from."""
     from experiments.configs import rnn_vs_attn
-    from experiments.style import corpus_label
+    from experiments.lab.style import corpus_label
 
     base = rnn_vs_attn.get_config(results["config"].get("base_preset") or None)
     return corpus_label(base.data.to_dict())

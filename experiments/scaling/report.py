@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from anatomy.probes.claims import rule_text
 from anatomy.tables import markdown_table
-from experiments import outputs
+from experiments.lab import outputs
 from experiments.scaling.claims import MODEL_TOL, miss, rules
 
 ESTIMATE = "Estimates, not measurements: nothing here runs on an accelerator"

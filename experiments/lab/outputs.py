@@ -1,6 +1,6 @@
 """How every experiment writes into its workdir: results.json (plain JSON), report.md, PNG
-plots (its tables print through anatomy.tables). experiments/record.py puts them together into
-the tail every run() shares."""
+plots (its tables print through anatomy.tables). experiments/lab/record.py puts them together
+into the tail every run() shares."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def stamping(name: str, result: dict):
     """Every plot saved inside carries the result it is drawn from: its name
     ('rnn_vs_attn/seeds') and result_digest(result), as PNG text chunks, and a visible footer
     naming results/<name>.json with the commit, machine and load its run recorded."""
-    from experiments import provenance
+    from experiments.lab import provenance
 
     token = _STAMP.set(((STAMP_KEYS[0], name), (STAMP_KEYS[1], result_digest(result))))
     footer = _FOOTER.set(footer_text(f"results/{name}.json", provenance.of_result(result)))
@@ -128,7 +128,7 @@ def footer_text(source: str, prov: dict, load_when: str = "") -> str:
 def _drawn_here(workdir: str) -> str:
     """The footer of a plot drawn by a run (not from a committed result): its workdir's
     results.json, and this checkout's commit, this machine and its load now."""
-    from experiments import provenance
+    from experiments.lab import provenance
 
     return footer_text(paths.join(workdir, "results.json"), provenance.provenance(), "when drawn")
 
@@ -246,9 +246,9 @@ def grid_ticks(ax, values) -> None:
 
 def plot_series(ax, series, y, *, x="n", scale=1.0, loglog=True, dotted=()) -> None:
     """One line per named series ({name: [row dict, ...]}): row[y]·scale against row[x], on
-    log-log axes (loglog=False: linear), in each name's look (experiments.style), dotted for
+    log-log axes (loglog=False: linear), in each name's look (experiments.lab.style), dotted for
     names in `dotted`."""
-    from experiments import style
+    from experiments.lab import style
 
     draw = ax.loglog if loglog else ax.plot
     for name, rows in series.items():

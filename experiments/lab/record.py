@@ -31,7 +31,7 @@ import jax
 
 from anatomy import paths
 from anatomy.probes.claims import Claim, by_id, claims_json, claims_markdown, summary
-from experiments import outputs, provenance
+from experiments.lab import outputs, provenance
 
 
 class MissingKey(KeyError):

@@ -10,9 +10,9 @@ import os
 import platform
 import subprocess
 
-from experiments.outputs import jsonable
+from experiments.lab.outputs import jsonable
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # launch.py saves the command line of a run in its workdir under this name: {"command",
 # "experiment", "preset", "config", "overrides"} (translate reads it to say how to train more)
 COMMAND_FILE = "command.json"

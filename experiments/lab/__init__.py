@@ -1,0 +1,14 @@
+"""lab: the results pipeline every experiment shares, generic (no experiment's name in it).
+
+    record.py      the tail of every run() (judge its claims, record, write) and any result's
+                   claims by id, each judged by experiments/<name>/claims.py
+    provenance.py  what made a result: commit, machine, versions, load, config and preset
+    outputs.py     report.md and the PNG plots, each stamped with what it is drawn from
+    style.py       one look per model and variant across every figure
+    progress.py    the k-of-n progress lines with an estimate of the time left
+    exponents.py   a fitted exponent against theory, through the one verdict rule
+    twins.py       claim shapes several experiments share
+    committed.py   the committed results under results/
+
+Imports anatomy only; an experiment's claims and config are read by name.
+"""
