@@ -33,7 +33,7 @@ import tempfile
 from anatomy import paths
 from anatomy.probes.claims import MAX_TIMING_LOAD, claims_markdown, rule_text
 from anatomy.tables import format_number, markdown_table
-from experiments.lab import committed, outputs, provenance, record
+from experiments.lab import committed, jsonio, outputs, provenance, record
 from experiments.lab.committed import ROOT, load, result_path
 from experiments.report import scorecard
 from experiments.rnn_vs_attn.seeds import mean_pm_std
@@ -66,7 +66,7 @@ def save(name: str, workdir: str, command: str, note: str = "") -> str:
     if note:
         out["note"] = note
     os.makedirs(os.path.dirname(result_path(name)), exist_ok=True)
-    outputs.write_json(
+    jsonio.write_json(
         os.path.dirname(result_path(name)), out, name=os.path.basename(name) + ".json"
     )
     return result_path(name)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from experiments.lab import outputs, provenance
+from experiments.lab import jsonio, provenance
 
 
 def test_provenance_keys_and_types():
@@ -31,7 +31,7 @@ def test_config_fingerprint_and_preset_of():
     from experiments.configs import complexity
 
     quick = complexity.get_config("quick")
-    saved = json.loads(json.dumps(outputs.jsonable(quick.to_dict())))  # as results.json keeps it
+    saved = json.loads(json.dumps(jsonio.jsonable(quick.to_dict())))  # as results.json keeps it
     assert provenance.config_fingerprint(quick) == provenance.config_fingerprint(saved)
     assert provenance.config_fingerprint(quick) != provenance.config_fingerprint(
         complexity.get_config()

@@ -168,7 +168,7 @@ def test_writers_same_bytes_local_and_gs(tmp_path, local_gcs, refuse_plain_io, m
     from anatomy import fingerprint
     from anatomy.data import vocab
     from anatomy.train.metrics import MetricsWriter, read_metrics
-    from experiments.lab import outputs
+    from experiments.lab import jsonio, outputs
 
     monkeypatch.setattr(outputs, "_drawn_here", lambda workdir: "drawn by a run (footer fixed)")
 
@@ -176,7 +176,7 @@ def test_writers_same_bytes_local_and_gs(tmp_path, local_gcs, refuse_plain_io, m
     texts = [f"w{i % 7} w{i % 5} w{i % 3} x{i % 11}" for i in range(200)]
     pieces = []  # the sentencepiece models (their bytes name the local prefix trained at)
     for wd in (local, BUCKET):
-        outputs.write_json(wd, {"a": np.float32(1.5), "b": [float("nan"), 2]})
+        jsonio.write_json(wd, {"a": np.float32(1.5), "b": [float("nan"), 2]})
         outputs.write_report(wd, "T", [("S", "body é")])
         fig, ax = outputs.new_figure(figsize=(2, 2))
         ax.plot([1, 2, 3], [3, 1, 2])

@@ -3,6 +3,7 @@
     record.py      the tail of every run() (judge its claims, record, write) and any result's
                    claims by id, each judged by experiments/<name>/claims.py
     provenance.py  what made a result: commit, machine, versions, load, config and preset
+    jsonio.py      results.json as plain JSON (below everything else here)
     outputs.py     report.md and the PNG plots, each stamped with what it is drawn from
     style.py       one look per model and variant across every figure
     progress.py    the k-of-n progress lines with an estimate of the time left

@@ -1,6 +1,7 @@
-"""How every experiment writes into its workdir: results.json (plain JSON), report.md, PNG
-plots (its tables print through anatomy.tables). experiments/lab/record.py puts them together
-into the tail every run() shares."""
+"""How every experiment writes into its workdir, beside results.json (jsonio.py): report.md and
+PNG plots, each plot stamped with what it is drawn from (its tables print through
+anatomy.tables). experiments/lab/record.py puts them together into the tail every run()
+shares."""
 
 from __future__ import annotations
 
@@ -12,32 +13,9 @@ import math
 import os
 import textwrap
 from collections.abc import Sequence
-from typing import Any
 
 from anatomy import paths
-
-
-def jsonable(x: Any) -> Any:
-    """Turn numpy / jax scalars and arrays into plain JSON; non-finite floats into null."""
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if hasattr(x, "tolist"):  # numpy / jax arrays and scalars
-        return jsonable(x.tolist())
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
-def write_json(workdir: str, results: dict, name: str = "results.json") -> str:
-    """Write `results` as indented JSON into `workdir/name` (a local folder or a gs:// one:
-    anatomy.paths); returns the path."""
-    paths.makedirs(workdir)
-    path = paths.join(workdir, name)
-    # never leave a half-written results.json
-    paths.write_text(path, json.dumps(jsonable(results), indent=2, sort_keys=False), atomic=True)
-    return path
+from experiments.lab.jsonio import jsonable
 
 
 def write_report(

@@ -10,7 +10,7 @@ import os
 import platform
 import subprocess
 
-from experiments.lab.outputs import jsonable
+from experiments.lab.jsonio import jsonable
 
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # launch.py saves the command line of a run in its workdir under this name: {"command",

@@ -33,7 +33,7 @@ from anatomy.train.loop import NonFiniteLossError
 from experiments import rnn_vs_attn
 from experiments.configs import rnn_vs_attn as base_config
 from experiments.configs.recipe_sweep import BEFORE_ISSUE10, GRIDS
-from experiments.lab import outputs, provenance
+from experiments.lab import jsonio, provenance
 
 SELECTION_SPLIT = "valid"  # what every selection is scored on (never 'test')
 
@@ -191,6 +191,6 @@ def run(config, workdir):
                 f"{config.max_per_bucket or 'all'} sentences per bucket)\n\n{table}\n\n"
                 f"chosen: {out['chosen']}\n",
             )
-            outputs.write_json(workdir, out, name="sweep.json")
+            jsonio.write_json(workdir, out, name="sweep.json")
     print("\n" + table + f"\n\nchosen (valid BLEU): {out['chosen']}", file=sys.stdout, flush=True)
     return out

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from anatomy import fingerprint, paths
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import Claim
-from experiments.lab import committed, outputs, provenance, record
+from experiments.lab import committed, jsonio, provenance, record
 from experiments.report.rows import REQUIRED
 
 
@@ -95,7 +95,7 @@ def mismatch(name: str, results: dict, preset: str) -> list[str] | None:
     saved = recorded(results, "config")
     if saved is None:
         return ["no config recorded (written before results carried their config)"]
-    diffs = fingerprint.differences(saved, outputs.jsonable(fingerprint._plain(want)))
+    diffs = fingerprint.differences(saved, jsonio.jsonable(fingerprint._plain(want)))
     return diffs or None
 
 
