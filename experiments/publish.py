@@ -33,7 +33,7 @@ import tempfile
 from anatomy import paths
 from anatomy.probes.claims import MAX_TIMING_LOAD, claims_markdown, rule_text
 from anatomy.tables import format_number, markdown_table
-from experiments.lab import committed, jsonio, outputs, provenance, record
+from experiments.lab import committed, jsonio, outputs, provenance, record, registry
 from experiments.lab.committed import ROOT, load, result_path
 from experiments.report import scorecard
 from experiments.rnn_vs_attn.seeds import mean_pm_std
@@ -673,11 +673,9 @@ def render_setup(doc: dict) -> str:
 def render_experiments() -> str:
     """Every experiment: what it measures (its config's docstring), its presets, the wall time
     of its committed default run (and the load it ran under), and the plots it draws."""
-    import launch
-
     rows = []
-    for name in launch.available_experiments():
-        presets = ", ".join(f"`{p}`" for p in launch.presets_of(name) if p) or "—"
+    for name in registry.available_experiments():
+        presets = ", ".join(f"`{p}`" for p in registry.presets_of(name) if p) or "—"
         timed, plots = "—", "—"
         if committed.exists(f"{name}/default"):
             res = load(f"{name}/default")["result"]

@@ -291,7 +291,7 @@ NOT_A_WORKDIR = {
     ("experiments/crossover/gdn_probe.py", "_switches", "open"): "/proc (context switches)",
     ("experiments/crossover/gdn_probe.py", "main", "open"): "the probe's own --out file",
     ("experiments/crossover/gdn_probe.py", "openblas", "glob.glob"): "scipy's installed libraries",
-    ("launch.py", "<module>", "pathlib.Path"): "this checkout (the experiments' configs)",
+    ("experiments/lab/registry.py", "<module>", "pathlib.Path"): "this checkout's experiments",
     ("anatomy/paths.py", "absolute", "os.path.abspath"): "its local branch",
     ("anatomy/data/corpus.py", "_sha256", "open"): "the user's corpus files (data config)",
     ("anatomy/data/corpus.py", "data_fingerprint", "os.path.isfile"): "the user's corpus files",

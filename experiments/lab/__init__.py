@@ -10,6 +10,7 @@
     exponents.py   a fitted exponent against theory, through the one verdict rule
     twins.py       claim shapes several experiments share
     committed.py   the committed results under results/
+    registry.py    the experiments there are and their presets (launch.py reads them here)
 
 Imports anatomy only; an experiment's claims and config are read by name.
 """
