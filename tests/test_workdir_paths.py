@@ -228,9 +228,9 @@ def test_rnn_vs_attn_into_a_gs_workdir(local_gcs, refuse_plain_io, tmp_path, mon
     (orbax), metrics, eval cache, model.json, plots, results.json and report.md land in the
     bucket; a rerun resumes from it (read back through epath); translate loads the model
     from it and publish.save copies its results.json."""
-    from experiments import publish, rnn_vs_attn, translate
+    from experiments import rnn_vs_attn, translate
     from experiments.configs import rnn_vs_attn as configs
-    from experiments.lab import committed
+    from experiments.lab import committed, publish
 
     c = configs.get_config("quick")
     c.models = ("rnnenc",)
@@ -306,12 +306,16 @@ NOT_A_WORKDIR = {
     ("experiments/lab/committed.py", "<module>", "os.path.abspath"): "this checkout",
     ("experiments/lab/committed.py", "load", "open"): "this checkout's results/",
     ("experiments/lab/committed.py", "exists", "os.path.exists"): "this checkout's results/",
-    ("experiments/publish.py", "draw_plots", "shutil.copyfile"): "into this checkout's docs/img",
-    ("experiments/publish.py", "stale_plots", "os.listdir"): "this checkout's docs/img",
-    ("experiments/publish.py", "stale_plots", "os.path.exists"): "this checkout's docs/img",
+    (
+        "experiments/lab/publish.py",
+        "draw_plots",
+        "shutil.copyfile",
+    ): "into this checkout's docs/img",
+    ("experiments/lab/publish.py", "stale_plots", "os.listdir"): "this checkout's docs/img",
+    ("experiments/lab/publish.py", "stale_plots", "os.path.exists"): "this checkout's docs/img",
     ("launch.py", "check_command_line", "pathlib.Path"): "a config file path, not a workdir",
-    ("experiments/publish.py", "save", "os.makedirs"): "this checkout's results/",
-    ("experiments/publish.py", "publish", "open"): "this checkout's README.md and docs/",
+    ("experiments/lab/publish.py", "save", "os.makedirs"): "this checkout's results/",
+    ("experiments/lab/publish.py", "publish", "open"): "this checkout's README.md and docs/",
     ("experiments/scaling/applied.py", "<module>", "os.path.abspath"): "this checkout",
     ("experiments/scaling/applied.py", "_results_path", "os.path.exists"): "committed results/",
     ("experiments/scaling/applied.py", "steps_to_loss", "open"): "a committed results/ file",

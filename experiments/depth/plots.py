@@ -1,5 +1,5 @@
 """depth's figures, drawn from what results.json holds alone (string depth keys, null = NaN):
-`draw(results, workdir)` redraws a committed result (experiments.publish) the same way a run
+`draw(results, workdir)` redraws a committed result (experiments.lab.publish) the same way a run
 draws its own, one or two figures per part the run measured.
 
 the stack (default preset):

@@ -51,7 +51,7 @@ STAMP_KEYS = ("anatomy-result", "anatomy-digest")  # the PNG text chunks save_pl
 
 def result_digest(result: dict) -> str:
     """A digest of a result as JSON (sorted keys): what a committed plot says it was drawn
-    from (experiments.publish stamps it; tests/test_docs.py checks it)."""
+    from (experiments.lab.publish stamps it; tests/test_docs.py checks it)."""
     text = json.dumps(jsonable(result), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

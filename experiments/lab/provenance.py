@@ -1,6 +1,6 @@
 """What made a result: the commit, machine, versions and load a run records, and which
 config (and preset) made it. Every results.json carries it under "provenance"; the report
-names each source by it and the committed results in results/ keep it (experiments/publish.py).
+names each source by it and the committed results in results/ keep it (experiments/lab/publish.py).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from anatomy import fingerprint, paths
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import Claim
 from experiments.lab import committed, jsonio, provenance, record
+from experiments.lab.publish import IMG, images
 from experiments.report.rows import REQUIRED
 
 
@@ -205,13 +206,11 @@ def publish(src: Source, workdir: str, copy: bool) -> dict:
 
 def committed_links(name: str, workdir: str) -> dict:
     """Links (relative to workdir) to the docs/img plots drawn from a committed result."""
-    from experiments import publish as docs
-
     result = committed.VERDICTS_FROM[name]
-    pngs = docs.PLOTS.get(result, ("", {}))[1].values()
+    pngs = [img for img, drawn_from in images().items() if drawn_from == result]
     here = paths.absolute(workdir)
     return {
-        "plots": [_link(os.path.join(docs.IMG, img), here) for img in pngs],
+        "plots": [_link(os.path.join(IMG, img), here) for img in pngs],
         "report": None,
     }
 

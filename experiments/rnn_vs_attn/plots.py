@@ -145,7 +145,7 @@ def plot_attention(name, example, workdir, corpus="") -> str:
 
 def draw(results: dict, workdir: str) -> list[str]:
     """Every plot of an rnn_vs_attn result, from results.json alone (a run's, or a committed
-    one's: experiments.publish redraws the committed plots with it)."""
+    one's: experiments.lab.publish redraws the committed plots with it)."""
     models = results["models"]
     labels = list(next(iter(models.values()))["bleu_by_length"])
     # toy_wmt's words are its tokens; a subword corpus is bucketed by words (Corpus.test_by_bucket)

@@ -456,7 +456,7 @@ def plot(structure, check_rows, workdir, cfg) -> list[str]:
 
 
 def draw(results, workdir) -> list[str]:
-    """scaling.png from results.json alone (what publish.PLOTS calls): plot() of its structure
+    """scaling.png from results.json alone (what the docs' PLOTS call): plot() of its structure
     and check rows under its config."""
     import ml_collections
 
