@@ -1,4 +1,4 @@
-"""lab: the results pipeline every experiment shares, generic (no experiment's name in it).
+"""lab: the results pipeline every experiment shares, below every experiment's package.
 
     record.py      the tail of every run() (judge its claims, record, write) and any result's
                    claims by id, each judged by experiments/<name>/claims.py
@@ -11,6 +11,9 @@
     twins.py       claim shapes several experiments share
     committed.py   the committed results under results/
     registry.py    the experiments there are and their presets (launch.py reads them here)
+    publish.py     the numbers and plots the README and docs show, from the committed results,
+                   with each experiment's docs.py (`python -m experiments.lab.publish`)
 
-Imports anatomy only; an experiment's claims and config are read by name.
+Imports anatomy and itself only: an experiment's claims.py, config and docs.py are read by
+name (tests/test_layering.py holds it to that).
 """
