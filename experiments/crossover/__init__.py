@@ -37,7 +37,7 @@ from anatomy import probes
 from anatomy.probes import op_cost
 from anatomy.probes.claims import claims_markdown, rule_text
 from anatomy.probes.depth import hlo_critical_path
-from anatomy.recurrence.form_defaults import default_form
+from anatomy.recurrence.defaults import default_form
 from benchmarks import timing
 from benchmarks.cases_mixers import MAX_BYTES, lstm_case, mixer_case
 from experiments.crossover import claims, plots
