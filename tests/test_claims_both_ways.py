@@ -37,7 +37,7 @@ import pytest
 
 from anatomy.probes import crossover as first_crossing
 from anatomy.probes.claims import CODE_CHECK, FAILS, HOLDS, NEEDS_ACCELERATOR, REPORTED
-from experiments import committed, record  # the pipeline: a rename is one line here
+from experiments.lab import committed, record  # the pipeline: a rename is one line here
 from experiments.report import scorecard
 
 VERDICTS_FROM = committed.VERDICTS_FROM

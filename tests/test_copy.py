@@ -11,9 +11,10 @@ import pytest
 
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS, REPORTED, UNDECIDED
-from experiments import committed, copy, record
+from experiments import copy
 from experiments.configs import copy as copy_config
 from experiments.copy import claims, task
+from experiments.lab import committed, record
 
 A = 5
 

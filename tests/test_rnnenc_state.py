@@ -3,7 +3,7 @@
 import json
 
 from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS
-from experiments import record
+from experiments.lab import record
 from experiments.rnnenc_state import claims
 
 BUCKETS = ["1-10", "61+"]
@@ -66,8 +66,8 @@ def test_default_reads_its_baselines_from_the_committed_rnn_vs_attn_result():
 def test_the_baseline_is_the_committed_result_rnn_vs_attn_verdicts_read():
     """The config names its baseline (it reads no result when built): the committed result
     rnn_vs_attn's verdicts read, the one the committed rnnenc_state run read too."""
-    from experiments import committed
     from experiments.configs import rnnenc_state as cfg
+    from experiments.lab import committed
 
     assert cfg.BASELINE == committed.VERDICTS_FROM["rnn_vs_attn"]
     assert committed.exists(cfg.BASELINE)

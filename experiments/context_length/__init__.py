@@ -43,9 +43,9 @@ import numpy as np
 
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import claims_markdown
-from experiments import record
 from experiments.context_length import claims, models, plots, tables, task, train
-from experiments.progress import Progress
+from experiments.lab import record
+from experiments.lab.progress import Progress
 
 NAME = "context_length"
 TITLE = "Context extension: positional encodings, an LSTM, and RoPE extended"  # of report.md

@@ -32,9 +32,9 @@ import numpy as np
 import optax
 
 from anatomy.probes.claims import claims_markdown, rule_text
-from experiments import record
 from experiments.copy import claims, plots, task
-from experiments.progress import Progress
+from experiments.lab import record
+from experiments.lab.progress import Progress
 from experiments.recall import models, train
 from experiments.recall.task import queries
 

@@ -40,9 +40,9 @@ from anatomy.probes.depth import hlo_critical_path
 from anatomy.recurrence.defaults import default_form
 from benchmarks import timing
 from benchmarks.cases_mixers import MAX_BYTES, lstm_case, mixer_case
-from experiments import provenance, record
 from experiments.crossover import claims, plots
-from experiments.progress import Progress
+from experiments.lab import provenance, record
+from experiments.lab.progress import Progress
 
 
 def _cpu_seconds():

@@ -4,8 +4,9 @@ results.json as stored. Colours and markers: recall.plots.style."""
 import numpy as np
 
 from anatomy.probes.claims import finite
-from experiments import outputs
+from anatomy.tables import markdown_table
 from experiments.crossover import claims
+from experiments.lab import outputs
 from experiments.recall.plots import style
 
 _LINES = {claims.DENSE: "-", claims.CHUNKED: "--"}
@@ -80,9 +81,8 @@ def table(results) -> str:
         rows.append([label, e["form"]]
                     + [_cell(v, lambda x: f"{1e3 * x:.3g}") if v is not None
                        else (e["left_out"][i] or "—") for i, v in enumerate(e["median_s"])])  # fmt: skip
-    return (
-        "Forward + backward, ms: medians over the interleaved rounds.\n\n"
-        + outputs.markdown_table(header, rows)
+    return "Forward + backward, ms: medians over the interleaved rounds.\n\n" + markdown_table(
+        header, rows
     )
 
 
@@ -92,7 +92,7 @@ def memory_table(results) -> str:
             for label, e in results["contenders"].items()]  # fmt: skip
     return (
         "Peak memory of the forward + backward program, MiB (XLA's memory analysis: temp + "
-        "output).\n\n" + outputs.markdown_table(["contender"] + [f"N={n}" for n in ns], rows)
+        "output).\n\n" + markdown_table(["contender"] + [f"N={n}" for n in ns], rows)
     )
 
 
@@ -124,7 +124,7 @@ def flops_table(results) -> str:
         "the rate it ran at. N_f: where dense attention's count first exceeds the recurrence's; "
         "the expected N* is N_f times the rate ratio ρ (attention's FLOP rate over the "
         f"recurrence's) in [{claims.RATE_BAND[0]:g}, {claims.RATE_BAND[1]:g}] (claims.py).\n\n"
-        + outputs.markdown_table(header, rows)
+        + markdown_table(header, rows)
         + "\n\n"
         + "\n".join(lines)
     )
@@ -139,7 +139,7 @@ def steps_table(results) -> str:
     return (
         "Serial loop iterations of the forward + backward program (trip counts of its while "
         "loops, multiplied through nesting) and its critical path (probes.depth).\n\n"
-        + outputs.markdown_table(header, rows)
+        + markdown_table(header, rows)
     )
 
 
@@ -148,7 +148,7 @@ def anchor(results) -> str:
     return (
         "flash-linear-attention's README, GB200, forward + backward (ms): a published "
         "accelerator figure, an estimate for that machine, never a verdict here.\n\n"
-        + outputs.markdown_table(["N", "FlashAttention-2", "Gated DeltaNet"], rows)
+        + markdown_table(["N", "FlashAttention-2", "Gated DeltaNet"], rows)
         + f"\n\nRead from it: a crossover near N = {claims.FLA_CROSSOVER}."
     )
 

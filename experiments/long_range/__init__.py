@@ -30,10 +30,10 @@ import numpy as np
 import optax
 
 from anatomy.errors import BadInputError
-from experiments import record
 from experiments.depth.train import FAST_COMPILE
+from experiments.lab import record
+from experiments.lab.progress import Progress
 from experiments.long_range import attention, claims, conv, plots, readers, recurrent
-from experiments.progress import Progress
 
 FAMILIES = {"transformer": attention, "conv": conv}  # any other name: a recurrent cell
 

@@ -25,8 +25,8 @@ import jax
 import numpy as np
 
 from anatomy.probes.claims import claims_markdown, rule_text
-from experiments import record
-from experiments.progress import Progress
+from experiments.lab import record
+from experiments.lab.progress import Progress
 from experiments.recall import claims, models, plots, task, train
 
 NAME = "recall"

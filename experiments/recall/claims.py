@@ -33,7 +33,7 @@ difference between models measures their optimisation, not their state. A claim 
 contender failed the gate is DID_NOT_LEARN, the number said in words.
 
 Power: each judged claim computes its quantity on the committed design-seed pilot
-(results/recall/pilot.json, `experiments.committed.pilot`) as on the judged run, and prints
+(results/recall/pilot.json, `experiments.lab.committed.pilot`) as on the judged run, and prints
 the pilot's effect and spread against the edge (anatomy.probes.claims.power_from).
 """
 
@@ -53,8 +53,8 @@ from anatomy.probes.claims import (
     t_interval,
     weakest,
 )
+from experiments.lab.twins import composite, needs_ability
 from experiments.recall import models
-from experiments.twins import composite, needs_ability
 
 # The ranges, stated before any run, and where each comes from:
 SOLVED = 0.9  # "solves MQAR": accuracy >= this (one-sided). Zoology's solved points sit near
@@ -88,7 +88,7 @@ def _contenders(results):
 
 
 def _pilot_default():
-    from experiments import committed
+    from experiments.lab import committed
 
     return committed.pilot("recall")
 

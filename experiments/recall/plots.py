@@ -5,7 +5,8 @@ One colour and marker per family (``style``), the same in recall, copy and cross
 
 import numpy as np
 
-from experiments import outputs
+from anatomy.tables import markdown_table
+from experiments.lab import outputs
 from experiments.recall import claims
 
 # family -> (colour, marker): every figure of recall, copy and crossover draws a family so
@@ -116,7 +117,7 @@ def frontier_table(results) -> str:
         "Every contender trained on one mixture of N; accuracy at each (N, K), mean ± std over "
         f"seeds. State bytes: at N = {', '.join(map(str, ns))} where they grow with N. Learned: "
         f"accuracy × K at the smallest K of the smallest N (the gate is {claims.LEARNED:g}; the "
-        "plateau about 1).\n\n" + outputs.markdown_table(header, rows)
+        "plateau about 1).\n\n" + markdown_table(header, rows)
     )
 
 
@@ -128,7 +129,7 @@ def lengths_table(results) -> str:
         [name] + [_pm(np.mean(np.asarray(x, float), axis=0)) for x in e["accuracy"]]
         for name, e in front["contenders"].items()
     ]
-    return "Mean over K, mean ± std over seeds.\n\n" + outputs.markdown_table(header, rows)
+    return "Mean over K, mean ± std over seeds.\n\n" + markdown_table(header, rows)
 
 
 def readers_table(results) -> str:
@@ -140,8 +141,7 @@ def readers_table(results) -> str:
     return (
         "lookup: the value that followed the query's key (recall); position: the value most "
         "often asked at that position in training, without the tokens; bag: the most frequent "
-        "value token so far, without their order.\n\n"
-        + outputs.markdown_table(["reader"] + cols, rows)
+        "value token so far, without their order.\n\n" + markdown_table(["reader"] + cols, rows)
     )
 
 
@@ -152,7 +152,7 @@ def grid_table(results) -> str:
     chosen = ", ".join(f"{f}: {r:g}" for f, r in g["chosen"].items())
     return (
         "Validation accuracy (mean over every (N, K) of the mixture and the design seeds).\n\n"
-        + outputs.markdown_table(header, rows)
+        + markdown_table(header, rows)
         + f"\n\nChosen per family: {chosen}."
     )
 
@@ -240,4 +240,4 @@ def comparison(results) -> str:
     """The papers' findings beside this run's claims, one row each (a claim by id)."""
     judged = {c.id: c for c in claims.table(results)}
     rows = [[finding, judged[cid].verdict, judged[cid].measured] for cid, finding in PAPERS]
-    return outputs.markdown_table(["the papers", "here", "measured"], rows)
+    return markdown_table(["the papers", "here", "measured"], rows)

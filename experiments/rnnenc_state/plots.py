@@ -3,7 +3,8 @@ BLEU by length) and report tables, read from results.json as stored."""
 
 import numpy as np
 
-from experiments import outputs
+from anatomy.tables import markdown_table
+from experiments.lab import outputs
 from experiments.recall.plots import style
 
 _FAMILY = {"rnnenc": "lstm", "rnnsearch": "rglru", "transformer": "attention"}
@@ -25,7 +26,7 @@ def _all(results):
 def _corpus(results) -> str:
     """The corpus its runs train on: rnn_vs_attn's, of the preset they start from."""
     from experiments.configs import rnn_vs_attn
-    from experiments.style import corpus_label
+    from experiments.lab.style import corpus_label
 
     base = rnn_vs_attn.get_config(results["config"].get("base_preset") or None)
     return corpus_label(base.data.to_dict())
@@ -64,7 +65,7 @@ def bleu_table(results) -> str:
         mem = f"{r['memory_bytes']:,}" + (" (grows)" if grows else "")
         rows.append([label, r["params"], mem, len(r["bleu"]), _mean(r["bleu"])]
                     + [_mean(r["bleu_by_length"][k]) for k in buckets])  # fmt: skip
-    return "Mean over seeds.\n\n" + outputs.markdown_table(header, rows)
+    return "Mean over seeds.\n\n" + markdown_table(header, rows)
 
 
 def wiring() -> str:
