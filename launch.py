@@ -5,7 +5,7 @@ Thin on purpose: it parses flags, loads the experiment's ml_collections config
 `--config=file.py:quick`; overrides as `--config.field=value`) and calls
 `experiments.NAME.run(config, workdir)`. `python launch.py --list` lists the experiments,
 their presets and the wall time of each committed run. A run saves its command line in its
-workdir (command.json, experiments.provenance.COMMAND_FILE: translate reads it to say how
+workdir (command.json, experiments.lab.provenance.COMMAND_FILE: translate reads it to say how
 to train a model into that workdir).
 
 Several processes (one per host) run the same command; each joins the job through
@@ -28,8 +28,7 @@ import sys
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-ROOT = pathlib.Path(__file__).resolve().parent
-CONFIG_DIR = ROOT / "experiments" / "configs"
+from experiments.lab.registry import CONFIG_DIR, ROOT, available_experiments, presets_of
 
 flags.DEFINE_string("experiment", None, "Experiment to run (a package in experiments/).")
 flags.DEFINE_string(
@@ -76,16 +75,6 @@ _CONFIG = config_flags.DEFINE_config_file(
 FLAGS = flags.FLAGS
 
 
-def available_experiments() -> list[str]:
-    """Every experiment that has both a package (experiments/NAME/__init__.py) and a config
-    file (experiments/configs/NAME.py)."""
-    return sorted(
-        p.stem
-        for p in CONFIG_DIR.glob("*.py")
-        if not p.stem.startswith("_") and (ROOT / "experiments" / p.stem / "__init__.py").exists()
-    )
-
-
 def _flag_from_argv(argv: list[str], flag: str) -> str | None:
     """The value of --flag=VALUE (or --flag VALUE) in argv, None when absent."""
     for i, arg in enumerate(argv):
@@ -94,12 +83,6 @@ def _flag_from_argv(argv: list[str], flag: str) -> str | None:
         if arg == f"--{flag}" and i + 1 < len(argv):
             return argv[i + 1]
     return None
-
-
-def presets_of(name: str) -> tuple[str, ...]:
-    """The presets experiment `name`'s config file declares (PRESETS; '' is the default)."""
-    module = importlib.import_module(f"experiments.configs.{name}")
-    return tuple(getattr(module, "PRESETS", ("", "quick")))
 
 
 HELP_FLAGS = ("--help", "--helpshort", "--helpfull", "--helpxml", "-?", "-h")
@@ -191,9 +174,10 @@ def writes_workdir(name: str) -> bool:
 
 
 def command_record(argv: list[str], name: str, preset: str) -> dict:
-    """What a workdir's command.json (experiments.provenance.COMMAND_FILE) holds: the command as typed ('python launch.py ...'), the experiment,
-    its preset ('' for the default), the config file when one was named, and the overrides
-    (--config.FIELD=VALUE, in order)."""
+    """What a workdir's command.json (experiments.lab.provenance.COMMAND_FILE) holds: the
+    command as typed ('python launch.py ...'), the experiment, its preset ('' for the
+    default), the config file when one was named, and the overrides (--config.FIELD=VALUE, in
+    order)."""
     config = _config_arg(argv)
     return {
         "command": shlex.join(["python", "launch.py", *argv[1:]]),
@@ -209,7 +193,7 @@ def listing() -> str:
     (results/<experiment>/<name>.json: the run's own record and its load): a preset's run on
     the preset's line, a committed run of another config (its command is in the file) on a
     line of its own, marked *."""
-    from experiments import provenance
+    from experiments.lab import provenance
 
     rows = []
     for name in available_experiments():
@@ -272,7 +256,7 @@ def main(argv):
     if writes_workdir(name):
         paths.makedirs(workdir)
         if info.index == 0:  # what made this workdir (translate's advice reads it)
-            from experiments.provenance import COMMAND_FILE
+            from experiments.lab.provenance import COMMAND_FILE
 
             record = json.dumps(command_record(sys.argv, name, preset), indent=2)
             paths.write_text(paths.join(workdir, COMMAND_FILE), record + "\n", atomic=True)

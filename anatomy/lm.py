@@ -71,8 +71,8 @@ from anatomy.mixers import (
 from anatomy.mixers import default_config as mixer_defaults
 from anatomy.recurrence import (
     check_stack_cell,
+    defaults,
     init_stack,
-    path_defaults,
     run_stack,
     stack_step,
     zero_stack_carry,
@@ -197,7 +197,7 @@ def build_lm(config, vocab_size):
         )
         final_ln = cfg.norm == "pre"
     else:
-        hoist, vjp = path_defaults.resolve(cfg.cell, where="lm")
+        hoist, vjp = defaults.resolve_path(cfg.cell, where="lm")
         final_ln = False
     scale = jnp.sqrt(jnp.float32(m)) if attention else jnp.float32(1.0)
 

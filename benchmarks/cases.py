@@ -111,7 +111,7 @@ def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
         label = "anatomy" if hoist else "anatomy hoist=False"
         impls[label] = _jax_impl(lambda p_, x_, h=hoist: rec.run(cell, p_, x_, hoist=h)[1], p, x, g)
     # the custom-VJP path (one matmul per backward step); hoist=False + fused is the
-    # translators' CPU default (anatomy/recurrence/path_defaults.py)
+    # translators' CPU default (anatomy/recurrence/defaults.py)
     run_fused = run_lstm if cell == "lstm" else run_gru
     impls["anatomy fused VJP"] = _jax_impl(lambda p_, x_: run_fused(p_, x_)[1], p, x, g)
     impls["anatomy fused VJP hoist=False"] = _jax_impl(

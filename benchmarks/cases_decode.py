@@ -119,8 +119,8 @@ def decode_case(b, s, n, v_src, v_tgt, m, heads, f, layers, rng, shared, two_thr
         ),
     }
     # torch's 2-thread OpenMP team stalls at every one of the ~n² small kernels when other
-    # processes hold the cores (measured: 22.7 s vs 1.5 s for 32 tokens at load 15), so the
-    # 2-thread variant is timed only on request (two_threads=True)
+    # processes hold the cores (many times the one-thread time), so the 2-thread variant is
+    # timed only on request (two_threads=True)
     impls["torch recompute 1 thread"] = one_thread(impls["torch recompute"])
     if not two_threads:
         del impls["torch recompute"]

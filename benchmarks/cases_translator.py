@@ -201,8 +201,8 @@ def rnnsearch_train_case(b, s, t, v_src, v_tgt, e, h_enc, d, rng):
 PRESETS = {
     # transformer (B, S, T, V_src, V_tgt, m, heads, f, layers): rnn_vs_attn's default model
     # (pre-LN) on ~1,000-token batches; transformer_post: the same arguments, a post-LN model
-    # (issue 23: d 256, 3 + 3 layers, V 8,000, 32 x 64 tokens, where flax.linen had been
-    # faster); rnnsearch (B, S, T, V_src, V_tgt, E, enc, dec): its default; decode
+    # (d 256, 3 + 3 layers, V 8,000, 32 x 64 tokens: the shape where the loss's argmax over V
+    # had put our step behind flax.linen's, anatomy/train/losses.py); rnnsearch (B, S, T, V_src, V_tgt, E, enc, dec): its default; decode
     # (B, S, [tokens]) with the transformer's model
     "full": {
         "transformer": (32, 32, 32, 256, 384, 128, 8, 512, 2),

@@ -1,5 +1,6 @@
-"""Issue 23's control: the Transformer train steps with the loss as it was before, timed
-interleaved with ours and flax.linen's in one process.
+"""The control for the loss's blocked row max and argmax (anatomy/train/losses.py): the
+Transformer train steps with the loss as it was before them, timed interleaved with ours and
+flax.linen's in one process.
 
     python -m benchmarks.control [--rounds 21] [--only post-LN] [--profile 5]
 
@@ -32,7 +33,8 @@ from benchmarks.cases_translator import (
 
 
 def previous_sequence_loss(logits, batch, label_smoothing=0.0):
-    """anatomy.train.losses.sequence_loss before issue 23 (the same function)."""
+    """anatomy.train.losses.sequence_loss before its blocked row max and argmax (the same
+    function)."""
     targets = batch["tgt_out"]
     mask = targets != PAD
     logp = jax.nn.log_softmax(logits.astype(jnp.float32), axis=-1)

@@ -92,7 +92,7 @@ def memory_cases(cases):
 def render_memory(cases, memory, modes):
     """The peak-memory table's markdown lines: a row per case and pass (modes: (mode, name)
     pairs), a column per label."""
-    from experiments.outputs import markdown_table
+    from anatomy.tables import markdown_table
 
     labels = []
     for _, lb, _ in memory:

@@ -24,7 +24,7 @@ MACHINE = (  # (column, meta key)
 
 
 def _table(header, rows):
-    from experiments.outputs import markdown_table
+    from anatomy.tables import markdown_table
 
     return markdown_table(header, rows)
 

@@ -4,7 +4,7 @@ committed results as tables.
 
 Everything an experiment prints goes to a buffer (its progress lines and markdown tables would
 otherwise fill the notebook); what the tour shows is rendered: the claims of its report.md, the
-committed plots under docs/img (drawn from results/ by experiments.publish) and the closing
+committed plots under docs/img (drawn from results/ by experiments.lab.publish) and the closing
 table regenerated from the committed results.
 """
 
@@ -76,9 +76,9 @@ def report_section(workdir, heading="Claims"):
 
 
 def block_markdown(key) -> str:
-    """A block of the docs as experiments.publish renders it from the committed results
+    """A block of the docs as experiments.lab.publish renders it from the committed results
     (e.g. 'chapter/closing', 'chapter/claim/stackability'), its image links dropped."""
-    from experiments import publish
+    from experiments.lab import publish
 
     return re.sub(r"!\[[^]]*\]\([^)]*\)", "", publish.render(key))
 

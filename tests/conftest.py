@@ -18,14 +18,13 @@ if _FLAG not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _FLAG).strip()
 
 # XLA:CPU's backend (LLVM) at optimisation level 0 in every test process and every process a
-# test starts (launch.py runs, the tour's kernel; not those given DEFAULT_LEVEL_ENV below): the suite's programs are tiny and compiling
-# them is most of its time (tests/test_seq2seq.py and test_lm.py on one worker beside a
-# training run: 432 s at the default level, 282 s at 0). The level changes the machine code,
-# not the HLO program: values agree to rounding (LLVM fuses fewer multiply-adds at 0), so every
-# equivalence and tolerance holds as at the default level, but a training trajectory that sits
-# on a knife's edge can take the other side (test_seq2seq_linear's overfit says how it copes);
-# no test compares a digit with a committed result made at the default level. An XLA_FLAGS
-# that sets the level wins.
+# test starts (launch.py runs, the tour's kernel; not those given DEFAULT_LEVEL_ENV below): the
+# suite's programs are tiny and compiling them is most of its time, which level 0 shortens.
+# The level changes the machine code, not the HLO program: values agree to rounding (LLVM
+# fuses fewer multiply-adds at 0), so every equivalence and tolerance holds as at the default
+# level, but a training trajectory that sits on a knife's edge can take the other side
+# (test_seq2seq_linear's overfit says how it copes); no test compares a digit with a committed
+# result made at the default level. An XLA_FLAGS that sets the level wins.
 _LEVEL0 = "--xla_backend_optimization_level=0"
 _SET_LEVEL = "xla_backend_optimization_level" not in os.environ["XLA_FLAGS"]
 if _SET_LEVEL:
@@ -48,19 +47,18 @@ import jax  # noqa: E402  (after the flag, on purpose)
 # The 8 fake devices are this process's (and each xdist worker's): XLA read the flag when the
 # backend started, here. The processes a test starts (launch.py runs, the quick report, the
 # tour's kernel) see the host's one CPU device, as a user's run on this machine does: on 8 fake
-# devices every launched training step is an 8-way data-parallel program on 2 cores
-# (rnn_vs_attn's quick preset from a cold compilation cache: 79 s on 8, 53 s on 1; its
-# checkpoints save 8 shards of every array). Sharded training is tested in process
-# (test_sharding_models, test_elastic_resume, test_distributed); no launch.py run in the suite
-# trains on a mesh now. FAKE_DEVICES_ENV is this process's own XLA flags, for a child whose
+# devices every launched training step is an 8-way data-parallel program on 2 cores (slower
+# than on one device, and its checkpoints save 8 shards of every array). Sharded training is
+# tested in process (test_sharding_models, test_elastic_resume, test_distributed); no
+# launch.py run in the suite trains on a mesh. FAKE_DEVICES_ENV is this process's own XLA flags, for a child whose
 # numbers a test compares with this process's (test_train's sigkill resume).
 jax.devices()
 FAKE_DEVICES_ENV = dict(os.environ)
 os.environ["XLA_FLAGS"] = " ".join(f for f in os.environ["XLA_FLAGS"].split() if f != _FLAG)
 # A child whose time is running programs, not compiling them, at XLA's default backend level:
-# the real-text presets' tiny runs decode a test split of up to 320 pieces per sentence
-# (gettext's end-to-end setup: 99 s at level 0, 70 s at the default; the quick report, all
-# compilation, is the other way round: rnn_vs_attn 54 s at 0, 63 s at the default).
+# the real-text presets' tiny runs decode a test split of up to 320 pieces per sentence, where
+# the default level's faster code outweighs its slower compiling (the quick report, all
+# compilation, is the other way round).
 DEFAULT_LEVEL_ENV = {
     **os.environ,
     "XLA_FLAGS": " ".join(

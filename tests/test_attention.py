@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import rel
 from jax.test_util import check_grads
 
 import anatomy.attention as att
@@ -22,11 +23,6 @@ from anatomy.attention.positions import lookup as position_lookup
 from anatomy.errors import BadInputError
 
 TOL = 1e-5
-
-
-def rel(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return np.linalg.norm(a - b) / np.linalg.norm(b)
 
 
 def f32(x):

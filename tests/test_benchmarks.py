@@ -228,8 +228,9 @@ def test_translator_check_catches_different_work(translator_cases):
 
 @pytest.mark.parametrize("v", [96, 11])
 def test_the_control_loss_is_the_same_function(v):
-    """benchmarks/control.py times our step against the loss as it was before issue 23:
-    the same loss, metrics and gradient, to the bit (blocked v and the fallback)."""
+    """benchmarks/control.py times our step against the loss as it was before its blocked
+    row max and argmax: the same loss, metrics and gradient, to the bit (blocked v and the
+    fallback)."""
     import jax
     import jax.numpy as jnp
 

@@ -13,10 +13,11 @@ import pytest
 
 from anatomy import probes
 from anatomy.errors import BadInputError
-from experiments import committed, context_length, record
+from experiments import context_length
 from experiments.configs.context_length import get_config
 from experiments.context_length import claims, models, plots, task
 from experiments.context_length.claims import DID_NOT_LEARN, FAILS, HOLDS, UNDECIDED
+from experiments.lab import committed, record
 
 K, V, P_NEW, A = 9, 7, 0.3, 3
 TASK = (K, V, P_NEW, A)
@@ -711,7 +712,7 @@ EVERY_MODEL = (*get_config().models, *claims.EXTENSIONS.values(), claims.CONTROL
 
 
 def test_every_panel_draws_a_model_in_its_one_look_and_no_two_alike():
-    from experiments import outputs, style
+    from experiments.lab import outputs, style
 
     res = _extension(sinusoidal=_model(), alibi=_model(), none=_model())
     res["config"] = {"position_bin": 4}

@@ -12,9 +12,10 @@ import pytest
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS, REPORTED, UNDECIDED
 from anatomy.train import labelled
-from experiments import committed, copy, record
+from experiments import copy
 from experiments.configs import copy as copy_config
 from experiments.copy import claims
+from experiments.lab import committed, record
 from experiments.tasks import contenders, copying
 
 A = 5

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from anatomy.probes.claims import FAILS, HOLDS, NEEDS_ACCELERATOR, UNDECIDED
-from experiments import record
 from experiments.crossover import claims, plots
+from experiments.lab import record
 
 NS = [32, 128, 512, 2048]
 ROUNDS = 11

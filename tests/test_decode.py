@@ -251,9 +251,10 @@ def test_beam_search_matches_python_reference(k):
 
 
 def test_finished_hypotheses_are_never_pushed_out():
-    """Issue 11's seeds: the old shared K slots returned a hypothesis without eos scored
-    below a finished [eos] one. Now the result scores at least as high as every hypothesis
-    that ever finished during the search, and it ends in eos."""
+    """The result scores at least as high as every hypothesis that ever finished during the
+    search, and it ends in eos. The seeds are ones where a search keeping its finished
+    hypotheses in the same K slots as the live ones returned a hypothesis without eos scored
+    below a finished one."""
     v, k, alpha, max_len = 6, 2, 0.6, 6
     r = np.random.default_rng(1)
     src = jnp.asarray(r.integers(4, 9, size=(3, 6)), jnp.int32)

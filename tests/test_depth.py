@@ -20,7 +20,6 @@ from anatomy import probes
 from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
 from anatomy.train.optim import make_optimizer
-from experiments import committed, record, style
 from experiments.configs import depth as depth_config
 from experiments.configs.depth import get_config
 from experiments.depth import (
@@ -35,6 +34,7 @@ from experiments.depth import (
     train,
 )
 from experiments.depth import lm as depth_lm
+from experiments.lab import committed, record, style
 
 FAILS, HOLDS, UNDECIDED = probes.FAILS, probes.HOLDS, probes.UNDECIDED
 DID_NOT_LEARN, MISSING, REPORTED = probes.DID_NOT_LEARN, probes.MISSING, probes.REPORTED

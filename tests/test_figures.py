@@ -1,11 +1,11 @@
-"""Every figure says where it comes from and fits its words: experiments.outputs.save_plot
+"""Every figure says where it comes from and fits its words: experiments.lab.outputs.save_plot
 stamps a visible footer (the result file, its commit, the machine and its load) and wraps a
-title the figure's edge or a neighbouring panel would cut; experiments.style names the corpus
+title the figure's edge or a neighbouring panel would cut; experiments.lab.style names the corpus
 a translation plot is of."""
 
 import pytest
 
-from experiments import outputs, style
+from experiments.lab import outputs, style
 
 PROV = {
     "commit": "8a41399" + "0" * 33,

@@ -208,7 +208,7 @@ def test_list_shows_every_experiment_and_preset():
 
 
 def test_a_committed_run_time_from_its_record():
-    from experiments.provenance import run_time
+    from experiments.lab.provenance import run_time
 
     prov = {"wall_seconds": 834.0, "loadavg": [0.69, 1.0, 1.0]}
     assert run_time({"provenance": prov}) == "13.9 min (load 0.7)"

@@ -1,9 +1,13 @@
-"""The library's layering, read from its source with ast: no import cycle among anatomy's
-modules, and the layer packages (recurrence, attention, conv, the shared leaves layers.py and
-axes.py) import neither the training code, nor anatomy.sharding's package (whose init is the
-scale-out machinery), nor the translators. Every import counts, module-level or inside a
-function (a lazy import is still a dependency); importing anatomy.a.b.c also imports the
-packages anatomy.a and anatomy.a.b, unless the importer lives inside them.
+"""The code's layering, read from its source with ast. Across anatomy, experiments,
+benchmarks and launch.py: no import cycle; nothing imports launch.py (the command line sits
+on top); anatomy imports none of the others; benchmarks import nothing of experiments
+(experiments may use the benchmark harness: one direction only); experiments/lab, the results
+pipeline, imports only itself and anatomy (an experiment's claims, config and docs it reads by
+name). Inside anatomy, the layer packages (recurrence, attention, conv, the shared leaves
+layers.py and axes.py) import neither the training code, nor anatomy.sharding's package (whose
+init is the scale-out machinery), nor the translators. Every import counts, module-level or
+inside a function (a lazy import is still a dependency); importing a.b.c also imports the
+packages a and a.b, unless the importer lives inside them.
 """
 
 import ast
@@ -16,6 +20,7 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+TOPS = ("anatomy", "experiments", "benchmarks")  # the packages; launch.py is a module beside them
 PKG = ROOT / "anatomy"
 
 
@@ -26,12 +31,14 @@ def _module_name(path):
     return ".".join(parts)
 
 
-MODULES = {_module_name(p): p for p in PKG.rglob("*.py")}
-PACKAGES = {_module_name(p) for p in PKG.rglob("__init__.py")}
+FILES = [p for top in TOPS for p in sorted((ROOT / top).rglob("*.py"))] + [ROOT / "launch.py"]
+MODULES = {_module_name(p): p for p in FILES}
+PACKAGES = {_module_name(p) for p in FILES if p.name == "__init__.py"}
+OURS = (*TOPS, "launch")
 
 
 def _imported(name, node):
-    """The anatomy modules one import statement of module `name` names."""
+    """The modules one import statement of module `name` names."""
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     if node.level:  # relative: from .x import y
@@ -45,17 +52,17 @@ def _imported(name, node):
 
 
 def _edges(name):
-    """Module -> the anatomy modules it imports (with the packages that run on the way)."""
+    """Module -> the modules of ours it imports (with the packages that run on the way)."""
     tree = ast.parse(MODULES[name].read_text(), str(MODULES[name]))
     out = set()
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
         for target in _imported(name, node):
-            if target.split(".")[0] != "anatomy":
+            if target.split(".")[0] not in OURS:
                 continue
             parts = target.split(".")
-            for i in range(2, len(parts) + 1):  # anatomy.a, anatomy.a.b, ... (not the root)
+            for i in range(1, len(parts) + 1):  # a, a.b, a.b.c: each package's init runs
                 mod = ".".join(parts[:i])
                 inside = name == mod or name.startswith(mod + ".")
                 if mod in MODULES and not (inside and mod in PACKAGES):
@@ -77,15 +84,71 @@ def _reachable(start):
     return seen
 
 
+def _within(name, top):
+    return name == top or name.startswith(top + ".")
+
+
 def test_the_graph_sees_the_imports():
     assert "anatomy.axes" in GRAPH["anatomy.recurrence.cells"]
     assert "anatomy.recurrence.registry" in GRAPH["anatomy.recurrence.scan"]
     assert "anatomy.sharding" in GRAPH["anatomy.train.sharded"]  # the package init runs
+    assert "experiments.lab.provenance" in GRAPH["experiments.lab.outputs"]  # inside a function
+    assert "experiments.lab.registry" in GRAPH["launch"]
+    assert "benchmarks.timing" in GRAPH["experiments.crossover"]
+    assert {"anatomy", "experiments.lab"} <= GRAPH["experiments.crossover"]  # packages' inits
+    assert {"experiments", "experiments.lab"}.isdisjoint(GRAPH["experiments.lab.record"])
+    assert {name.split(".")[0] for name in GRAPH} == set(OURS)
 
 
 def test_no_import_cycle():
+    """Across anatomy, experiments, benchmarks and launch.py."""
     cycles = sorted(name for name in GRAPH if name in _reachable(name))
     assert not cycles, f"modules on an import cycle: {cycles}"
+
+
+def test_nothing_imports_launch():
+    """launch.py is the command line on top of everything; what it knows (the experiments and
+    their presets) lives below it, in experiments/lab/registry.py."""
+    assert not sorted(name for name in GRAPH if "launch" in GRAPH[name])
+
+
+def test_anatomy_imports_none_of_the_others():
+    bad = {
+        m: sorted(t for t in _reachable(m) if not _within(t, "anatomy"))
+        for m in GRAPH
+        if _within(m, "anatomy")
+    }
+    assert not {m: b for m, b in bad.items() if b}
+
+
+def test_experiments_and_benchmarks_import_each_other_one_way():
+    """experiments may use the benchmark harness (crossover times the mixer benchmark's own
+    cases); benchmarks import nothing of experiments."""
+    across = {
+        (a, b): sorted(
+            m for m in GRAPH if _within(m, a) and any(_within(t, b) for t in _reachable(m))
+        )
+        for a, b in (("experiments", "benchmarks"), ("benchmarks", "experiments"))
+    }
+    assert across[("experiments", "benchmarks")], "the graph lost experiments -> benchmarks"
+    assert not across[("benchmarks", "experiments")], "benchmarks import experiments"
+
+
+def test_the_lab_imports_only_itself_and_anatomy():
+    """experiments/lab is the results pipeline every experiment builds on: an experiment's
+    claims.py, config and docs.py are read by name, never imported."""
+    allowed = ("experiments.lab", "anatomy")
+    assert "experiments.lab.publish" in GRAPH
+    bad = {
+        m: sorted(
+            t
+            for t in _reachable(m)
+            if t != "experiments" and not any(_within(t, a) for a in allowed)
+        )
+        for m in GRAPH
+        if _within(m, "experiments.lab")
+    }
+    assert not {m: b for m, b in bad.items() if b}
 
 
 LAYERS = (
@@ -126,13 +189,9 @@ def test_every_subpackage_loads_from_the_root(name):
 
 
 @pytest.mark.slow
-def test_sharding_imports_no_training_and_its_moved_names_still_resolve():
-    """anatomy.sharding loads without anatomy.train; the sharded steps it used to hold
-    (now anatomy.train.sharded) still resolve from it, lazily, for older callers."""
-    code = (
-        "import sys, anatomy.sharding as sh; assert 'anatomy.train' not in sys.modules; "
-        "import anatomy.train.sharded as ts; assert sh.train_kwargs is ts.train_kwargs; "
-        "assert sh.setup_train is ts.setup_train and sh.state_shardings is ts.state_shardings"
-    )
+def test_sharding_imports_no_training():
+    """anatomy.sharding loads without anatomy.train (the sharded steps that glue the two
+    live in anatomy.train.sharded)."""
+    code = "import sys, anatomy.sharding; assert 'anatomy.train' not in sys.modules"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=ROOT, timeout=120)

@@ -326,15 +326,20 @@ def test_bad_names_knobs_forms_and_patterns_are_one_clear_line():
     assert mixers.parse_pattern("", 2) == ("R", "R") and mixers.parse_pattern("AR", 2) == ("A", "R")
 
 
-def test_every_recurrent_mixer_has_a_measured_default_form_among_its_forms():
-    from anatomy.recurrence.form_defaults import DEFAULTS, default_form
+def test_every_recurrent_mixer_has_a_default_form_among_its_forms_with_its_source():
+    from anatomy.recurrence.defaults import TABLE, default_form, row
 
-    for backend, table in DEFAULTS.items():
-        assert set(table) == set(mixers.RECURRENT), backend
-        for name, form in table.items():
-            assert form in mixers.get_mixer(name).forms, (backend, name, form)
-    assert default_form("mlstm", "tpu") == DEFAULTS["cpu"]["mlstm"]  # unmeasured: the CPU's
+    forms = [r for r in TABLE if r.kind == "form"]
+    for backend in {r.backend for r in forms}:
+        assert {r.name for r in forms if r.backend == backend} == set(mixers.RECURRENT), backend
+    for r in forms:
+        assert r.choice in mixers.get_mixer(r.name).forms, r
+    for r in TABLE:  # every row says where it comes from, and why
+        assert r.source.split(":")[0] in ("measured", "reasoned") and r.reason, r
+    assert default_form("mlstm", "tpu") == default_form("mlstm", "cpu")  # unmeasured: the CPU's
     assert build("mlstm").form == default_form("mlstm") and build("attention").form == "dense"
+    with pytest.raises(BadInputError, match="no default form for 'attention'"):
+        row("form", "attention", "cpu")
 
 
 @pytest.mark.parametrize("name", mixers.NAMES)

@@ -10,7 +10,7 @@ import os
 import numpy as np
 
 from anatomy import probes
-from experiments import committed, record
+from experiments.lab import committed, record
 from experiments.parallelism import claims
 
 REPORTED = {"parallelism/scan_over_assoc"}  # minGRU scan / associative scan time: reported

@@ -4,7 +4,7 @@ when there is one (injected clocks and numbers: no assertion reads a real clock)
 import io
 
 from anatomy.train.metrics import Progress as TrainProgress
-from experiments.progress import Progress, clock
+from experiments.lab.progress import Progress, clock
 
 
 def test_an_experiment_says_k_of_n_and_the_time_left():

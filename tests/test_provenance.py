@@ -1,4 +1,4 @@
-"""experiments.provenance.provenance: what made a result, with the keys other modules rely on;
+"""experiments.lab.provenance.provenance: what made a result, with the keys other modules rely on;
 and report prose that says what the run measured, not fixed text."""
 
 import json
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from experiments import outputs, provenance
+from experiments.lab import jsonio, provenance
 
 
 def test_provenance_keys_and_types():
@@ -31,7 +31,7 @@ def test_config_fingerprint_and_preset_of():
     from experiments.configs import complexity
 
     quick = complexity.get_config("quick")
-    saved = json.loads(json.dumps(outputs.jsonable(quick.to_dict())))  # as results.json keeps it
+    saved = json.loads(json.dumps(jsonio.jsonable(quick.to_dict())))  # as results.json keeps it
     assert provenance.config_fingerprint(quick) == provenance.config_fingerprint(saved)
     assert provenance.config_fingerprint(quick) != provenance.config_fingerprint(
         complexity.get_config()

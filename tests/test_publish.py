@@ -1,5 +1,6 @@
 """Every number the README and docs/chapter.md quote is generated from a committed result
-(experiments/publish.py): a block that differs from what its result renders fails here."""
+(experiments/lab/publish.py, with the renderers of experiments/report/docs.py): a block that
+differs from what its result renders fails here."""
 
 import dataclasses
 import json
@@ -9,12 +10,13 @@ import shutil
 
 import pytest
 
-from experiments import publish
+from experiments.lab import publish
+from experiments.report import docs
 
 
 def test_every_quoted_block_equals_its_committed_result():
     assert publish.publish(check=True) == [], (
-        "a quoted number differs from its committed result: run python -m experiments.publish"
+        "a quoted number differs from its committed result: run python -m experiments.lab.publish"
     )
 
 
@@ -25,7 +27,7 @@ def test_every_block_has_a_renderer_and_a_committed_result():
             keys += publish.blocks(f.read())
     assert keys, "no generated blocks: the docs would be typed by hand"
     for key in keys:
-        name, _ = publish.RENDERERS[key]
+        name, _ = publish.renderers()[key]
         if name is None:  # a renderer over several results (the scorecard): it names them
             continue
         assert os.path.exists(publish.result_path(name)), name
@@ -57,7 +59,7 @@ def _real_text_doc(seeds=3):
     """A committed real-text result as rnn_vs_attn writes it, from made-up rows."""
     from experiments.rnn_vs_attn.seeds import aggregate
 
-    buckets = publish.BUCKETS
+    buckets = docs.BUCKETS
     models = {}
     for k, (name, short, long) in enumerate(
         (("rnnenc", 20.0, 2.0), ("rnnsearch", 30.0, 9.0), ("transformer", 31.0, 6.0))
@@ -107,17 +109,17 @@ def _real_text_doc(seeds=3):
 
 def test_real_text_renderers_read_every_number_from_the_result():
     doc = _real_text_doc()
-    table = publish.render_real_text(doc)
+    table = docs.render_real_text(doc)
     assert "| transformer | 1.00M | 102 | 2.81 ± 0.01 | 27 ± 1 | 43 ± 1 | 32 ± 1 |" in table
     assert "46000 training pairs from 2 gettext catalogs" in table
     assert "one shared sentencepiece vocabulary of 1000 pieces" in table
     assert "chosen: rnnenc beam 4, α 1 (3 seeds);" in table
     assert "1234 s of CPU time" in table and "800 s wall clock" in table
-    shows = publish.render_real_text_shows(doc)
+    shows = docs.render_real_text_shows(doc)
     assert "RNNenc keeps 14% of its 1-10-word BLEU on 61+ words (21 → 3)" in shows
     assert "still fell 0.3 for rnnenc, 0.4 for rnnsearch, 0.5 for transformer" in shows
     assert "every model was still learning" in shows
-    one = publish.render_real_text(_real_text_doc(seeds=1))
+    one = docs.render_real_text(_real_text_doc(seeds=1))
     assert "one seed" in one and "±" not in one
 
 
@@ -126,8 +128,8 @@ def test_real_vs_toy_says_where_they_agree(monkeypatch):
     for r in toy["result"]["models"].values():  # an invented language: attention stays flat
         r["bleu_by_length"]["61+"] = r["bleu_by_length"]["1-10"]
     toy["result"]["models"]["rnnenc"]["bleu_by_length"]["61+"] = 1.0
-    monkeypatch.setattr(publish, "load", lambda name: toy)
-    note = publish.render_real_vs_toy(doc)
+    monkeypatch.setattr(docs, "load", lambda name: toy)
+    note = docs.render_real_vs_toy(doc)
     assert "on both, RNNenc keeps less of its short-sentence BLEU" in note
     assert "flat on the invented language, falling on real text" in note
     assert "+1.0 BLEU on toy_wmt, +1.0 on real text (the same sign" in note
@@ -135,8 +137,8 @@ def test_real_vs_toy_says_where_they_agree(monkeypatch):
 
 def test_real_verdicts_set_each_claim_on_real_text_beside_toy_wmt(monkeypatch):
     toy, real = _real_text_doc(seeds=3), _real_text_doc(seeds=1)
-    monkeypatch.setattr(publish, "load", lambda name: toy)
-    table = publish.render_real_verdicts(real).splitlines()
+    monkeypatch.setattr(docs, "load", lambda name: toy)
+    table = docs.render_real_verdicts(real).splitlines()
     assert table[0].endswith("| toy_wmt (3 seeds) | real text (1 seed) |"), table[0]
     wins = next(r for r in table if r.startswith("| the Transformer translates better"))
     # toy: the Transformer 1 BLEU above RNNsearch on every seed; real: one seed judges nothing
@@ -146,8 +148,8 @@ def test_real_verdicts_set_each_claim_on_real_text_beside_toy_wmt(monkeypatch):
 
 def test_every_committed_plot_is_drawn_from_its_committed_result():
     """Each PNG under docs/img names the committed result it was drawn from and that result's
-    digest as it is now (publish.PLOTS, outputs.stamping); every plot a page shows is one."""
-    assert publish.stale_plots() == [], "redraw them: python -m experiments.publish"
+    digest as it is now (docs.PLOTS, outputs.stamping); every plot a page shows is one."""
+    assert publish.stale_plots() == [], "redraw them: python -m experiments.lab.publish"
     from experiments.report import scorecard
 
     drawn = publish.images()
@@ -160,7 +162,7 @@ def test_a_plot_drawn_from_another_result_is_caught(tmp_path):
     from PIL import Image
     from PIL.PngImagePlugin import PngInfo
 
-    from experiments import outputs
+    from experiments.lab import outputs
 
     for img in publish.images():
         shutil.copy(os.path.join(publish.IMG, img), tmp_path / img)
@@ -243,14 +245,14 @@ def test_rates_name_each_contender_where_the_run_set_one_per_contender(monkeypat
         "contenders": ["attention", "attention:positions=none", "lstm"],
         "learning_rate": {"attention": 0.01, "attention:positions=none": 0.003, "lstm": 0.01},
     }}}  # fmt: skip
-    monkeypatch.setattr(publish.committed, "exists", lambda name: name.startswith("copy/lr_"))
-    monkeypatch.setattr(publish, "_source", lambda doc: "`results/copy/default.json`")
-    text = publish.render_rates(doc)
+    monkeypatch.setattr(docs.committed, "exists", lambda name: name.startswith("copy/lr_"))
+    monkeypatch.setattr(docs, "_source", lambda doc: "`results/copy/default.json`")
+    text = docs.render_rates(doc)
     assert "attention 0.01, attention:positions=none 0.003, lstm 0.01;" in text
     assert "`results/copy/lr_grid.json` and `results/copy/lr_grid_top.json`, read as one" in text
     doc = {"name": "recall/default", "result": {"config": {
         "frontier": {"contenders": ["attention", "mlstm:n_heads=2", "mlstm:n_heads=4"]},
         "learning_rate": {"attention": 0.01, "mlstm": 0.003, "rglru": 0.01},
     }}}  # fmt: skip
-    monkeypatch.setattr(publish.committed, "exists", lambda name: False)
-    assert publish.render_rates(doc).startswith("Peak learning rates: attention 0.01, mlstm 0.003;")
+    monkeypatch.setattr(docs.committed, "exists", lambda name: False)
+    assert docs.render_rates(doc).startswith("Peak learning rates: attention 0.01, mlstm 0.003;")

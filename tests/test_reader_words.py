@@ -2,7 +2,9 @@
 what it measures, what a decision was and why, never how the work on it went (a ticket's
 number, what else ran on the machine, a lock file, a path on one machine) and never a time
 typed by hand (a measured time is rendered from a committed result inside a generated block;
-a budget or a target is a design figure and says so).
+a budget or a target is a design figure and says so). The code (every .py file: its
+comments, docstrings and names) names no ticket either: it says what and why, and the
+history stays in the commit messages, BENCHMARKS.md and results/.
 
 The prose is checked, not the generated blocks (`<!-- results:KEY -->` ... and BENCHMARKS.md's
 `BEGIN GENERATED` ... `END GENERATED`): their words come from the committed results and the
@@ -138,3 +140,60 @@ def test_no_time_is_typed_by_hand(doc):
     prints every committed run's); prose names a budget or a target only as one."""
     found = typed_times((ROOT / doc).read_text(encoding="utf-8"))
     assert not found, f"{doc}: times typed into the prose: {found}"
+
+
+# The code: the packages, the tests, the notebooks' sources and launch.py
+CODE = ("anatomy", "experiments", "benchmarks", "tests", "notebooks", "launch.py")
+# a ticket's number in code, in prose or in a name: 'issue 23', 'Issue #11', 'the issue-10
+# grids', 'BEFORE_ISSUE10'
+_TICKET_IN_CODE = re.compile(r"(?i)(?<![a-z])(?:issues?|tickets?)[\s_#-]*\d+")
+
+
+def code_files(root=ROOT):
+    """Every .py file of CODE under `root`, relative to it, but this one (its examples name
+    tickets on purpose)."""
+    root = pathlib.Path(root)
+    files = [root / "launch.py"] + [f for top in CODE[:-1] for f in (root / top).rglob("*.py")]
+    return sorted(
+        str(f.relative_to(root))
+        for f in files
+        if f.is_file() and f.resolve() != pathlib.Path(__file__).resolve()
+    )
+
+
+def tickets_in_code(text: str) -> list[str]:
+    """'line N: <the words>' for every ticket's number in the code `text`."""
+    return [
+        f"line {n}: {m.group(0)!r}"
+        for n, line in enumerate(text.splitlines(), 1)
+        for m in _TICKET_IN_CODE.finditer(line)
+    ]
+
+
+def test_the_checker_finds_ticket_numbers_in_code():
+    for text in (
+        "# (BENCHMARKS.md, issue 23; flax's step computes no accuracy)",
+        '"""Issue 11\'s seeds: the old shared K slots',
+        "AFTER = ('recall',)  # after the Transformer (issue #34)",
+        "# the issue-10 grids start from the defaults before that issue",
+        "from experiments.configs.recipe_sweep import BEFORE_ISSUE10, GRIDS",
+        "ISSUE10_GRIDS = ('rnnenc_800',)",
+    ):
+        assert tickets_in_code(text), text
+    for text in (
+        "# the issue's bar, far above every reader without recall",
+        "warnings.warn(...)  # it issues a warning at 3 layers",
+        "# Zoology's MQAR (jax#2491 reports it losing); the tissue 3 layers deep",
+    ):
+        assert tickets_in_code(text) == [], text
+
+
+def test_code_names_no_ticket():
+    files = code_files()
+    assert "launch.py" in files and "anatomy/__init__.py" in files
+    found = [
+        f"{f}: {hit}"
+        for f in files
+        for hit in tickets_in_code((ROOT / f).read_text(encoding="utf-8"))
+    ]
+    assert not found, "\n".join(found)

@@ -9,7 +9,7 @@ import pytest
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS, MISSING, UNDECIDED
 from anatomy.train import labelled
-from experiments import record
+from experiments.lab import record
 from experiments.recall import choose, claims
 from experiments.tasks import contenders, mqar
 from experiments.tasks.contenders import family_of
@@ -332,8 +332,8 @@ def test_lr_grid_chooses_per_family_on_validation():
 def test_the_default_rates_are_the_committed_grids_choice():
     """The default's rates are written in the config (it reads no result when built); they
     are the committed lr_grid run's choice, each inside the grid, not at its edge."""
-    from experiments import committed
     from experiments.configs import recall as rc
+    from experiments.lab import committed
 
     cfg = rc.get_config()
     grid = committed.load("recall/lr_grid")["result"]
@@ -361,8 +361,8 @@ def test_the_default_rates_are_the_committed_grids_choice():
 
 
 def test_the_pilot_is_on_design_seeds_and_the_validation_set():
-    from experiments import committed
     from experiments.configs import recall as rc
+    from experiments.lab import committed
 
     pilot = committed.load("recall/pilot")["result"]["config"]
     grid = committed.load("recall/lr_grid")["result"]["config"]

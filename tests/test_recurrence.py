@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import rel
 from jax.test_util import check_grads
 
 from anatomy import recurrence as rec
@@ -79,11 +80,6 @@ def rand_params(name, rng):
 
 def to64(tree):
     return jax.tree_util.tree_map(lambda a: np.asarray(a, np.float64), tree)
-
-
-def rel(a, ref):
-    a, ref = np.asarray(a, np.float64), np.asarray(ref, np.float64)
-    return np.linalg.norm(a - ref) / np.linalg.norm(ref)
 
 
 def carry_h(name, carry):

@@ -10,16 +10,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import rel
 
 from anatomy import recurrence as rec
 from anatomy.recurrence.fused import run_gru, run_lstm
 
 B, T, D, H = 3, 7, 5, 4
-
-
-def rel(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import rel
 
 from anatomy import probes
 from anatomy import recurrence as rec
@@ -14,11 +15,6 @@ from anatomy.axes import is_axes, trace
 B, T, D, H = 3, 9, 5, 6
 LENGTHS = np.array([9, 4, 0])
 NAMES = ("sru", "qrnn", "mingru", "mamba")
-
-
-def rel(a, ref):
-    a, ref = np.asarray(a, np.float64), np.asarray(ref, np.float64)
-    return np.linalg.norm(a - ref) / np.linalg.norm(ref)
 
 
 def sig(x):

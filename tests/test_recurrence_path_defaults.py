@@ -1,6 +1,6 @@
 """The recurrent paths a translator can run (hoist x vjp) compute the same function.
 
-recurrence/path_defaults.py picks, per backend, the fastest measured path; these tests hold every
+recurrence/defaults.py picks, per backend, the fastest measured path; these tests hold every
 path to the slow, obvious one (autodiff of the hoisted scan): scan.run(vjp='fused') against
 scan.run(vjp='autodiff'), and whole translators (RNNenc, RNNsearch) built with each path:
 the same loss, the same gradient for every parameter, the same greedy decoding.
@@ -10,32 +10,28 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import rel
 
 from anatomy import recurrence as rec
 from anatomy.decode import greedy
 from anatomy.errors import BadInputError
-from anatomy.recurrence import path_defaults
+from anatomy.recurrence import defaults
 from anatomy.seq2seq import build_model
 from anatomy.train.losses import sequence_loss
 
 
-def rel(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
-
-
 def test_default_path_per_backend():
     for cell in rec.FUSED_CELLS:
-        assert path_defaults.default_path(cell, "cpu") == {"hoist": False, "vjp": "fused"}
-    assert path_defaults.default_path("rnn", "cpu") == {"hoist": False, "vjp": "autodiff"}
+        assert defaults.default_path(cell, "cpu") == {"hoist": False, "vjp": "fused"}
+    assert defaults.default_path("rnn", "cpu") == {"hoist": False, "vjp": "autodiff"}
     for backend in ("gpu", "tpu"):
-        assert path_defaults.default_path("lstm", backend) == {"hoist": True, "vjp": "autodiff"}
+        assert defaults.default_path("lstm", backend) == {"hoist": True, "vjp": "autodiff"}
     # explicit values win over the backend's defaults
-    assert path_defaults.resolve("lstm", hoist=True, vjp="autodiff", backend="cpu") == (
+    assert defaults.resolve_path("lstm", hoist=True, vjp="autodiff", backend="cpu") == (
         True,
         "autodiff",
     )
-    assert path_defaults.resolve("lstm", hoist=None, vjp=None, backend="cpu") == (False, "fused")
+    assert defaults.resolve_path("lstm", hoist=None, vjp=None, backend="cpu") == (False, "fused")
 
 
 def test_a_nonsense_path_in_a_translator_config_is_a_bad_input_naming_it():

@@ -4,17 +4,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import rel
 
 from anatomy import recurrence as rec
 from anatomy.recurrence.quasi import linear_recurrence_sequential
 
 B, T, H = 3, 9, 4
 LENGTHS = np.array([9, 5, 0])
-
-
-def rel(a, ref):
-    a, ref = np.asarray(a, np.float64), np.asarray(ref, np.float64)
-    return np.linalg.norm(a - ref) / np.linalg.norm(ref)
 
 
 def np_quasi(f, z, c0, lengths):

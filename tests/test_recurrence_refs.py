@@ -7,17 +7,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
+from helpers import rel
 
 from anatomy import recurrence as rec
 from benchmarks import peers
 
 B, T, D, H = 3, 6, 4, 5
 LENGTHS = np.array([4, 6, 1])  # unsorted on purpose (enforce_sorted=False)
-
-
-def rel(a, ref):
-    a, ref = np.asarray(a, np.float64), np.asarray(ref, np.float64)
-    return np.linalg.norm(a - ref) / np.linalg.norm(ref)
 
 
 def rand_params(name, rng):

@@ -12,11 +12,12 @@ from helpers import gradient_decay_results, long_range_results, per_seed
 
 from anatomy import probes
 from anatomy.errors import BadInputError
-from experiments import exponents, record, report
+from experiments import report
 from experiments.complexity import claims as complexity_claims
 from experiments.configs import report as report_config
 from experiments.decode_cost import claims as decode_cost_claims
 from experiments.gradient_decay import claims as gradient_claims
+from experiments.lab import exponents, record
 from experiments.long_range import claims as long_range_claims
 from experiments.parallelism import claims as parallelism_claims
 from experiments.report import rows as report_rows
@@ -505,10 +506,10 @@ def test_decode_exponent_zero_must_be_earned():
 
 
 def test_the_closing_table_from_the_committed_results_runs_nothing(tmp_path):
-    """--preset=committed judges results/ as committed (experiments.committed.VERDICTS_FROM),
+    """--preset=committed judges results/ as committed (experiments.lab.committed.VERDICTS_FROM),
     says which file each row reads, and runs no experiment: the README's command, through
     launch.py on an install without torch (conftest.launch)."""
-    from experiments import committed
+    from experiments.lab import committed
 
     out = launch("--experiment=report", "--preset=committed", f"--workdir={tmp_path}")
     assert "report: running" not in out.stdout

@@ -266,6 +266,6 @@ def test_aggregate_over_seeds_on_constructed_rows():
     assert seeds.mean_pm_std(agg, "bleu") == f"30 ± {np.std([10, 20, 60], ddof=1):.3g}"
     one = seeds.aggregate(rows[:1])
     assert one["std"]["bleu"] is None and seeds.mean_pm_std(one, "bleu") == "10"
-    # the console/report tables print steps as 2000, BLEU 96.46 as 96.5 (outputs.format_number)
+    # the console/report tables print steps as 2000, BLEU 96.46 as 96.5 (anatomy.tables.format_number)
     assert seeds.mean_pm_std({"steps": 2000.0}, "steps") == "2000"
     assert seeds.mean_pm_std({"bleu": 96.46}, "bleu") == "96.5"

@@ -3,7 +3,7 @@
 import json
 
 from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS
-from experiments import record
+from experiments.lab import record
 from experiments.rnnenc_state import claims
 
 BUCKETS = ["1-10", "61+"]
@@ -61,6 +61,19 @@ def test_default_reads_its_baselines_from_the_committed_rnn_vs_attn_result():
     assert all(b["n_seeds"] == len(b["bleu"]) >= 1 for b in out.values())
     # RNNenc's decoder reads one vector; RNNsearch's reads every source position
     assert 0 < out["rnnenc"]["memory_bytes"] < out["rnnsearch"]["memory_bytes"]
+
+
+def test_the_baseline_is_the_committed_result_rnn_vs_attn_verdicts_read():
+    """The config names its baseline (it reads no result when built): the committed result
+    rnn_vs_attn's verdicts read, the one the committed rnnenc_state run read too."""
+    from experiments.configs import rnnenc_state as cfg
+    from experiments.lab import committed
+
+    assert cfg.BASELINE == committed.VERDICTS_FROM["rnn_vs_attn"]
+    assert committed.exists(cfg.BASELINE)
+    assert cfg.get_config().baseline_result == cfg.BASELINE
+    ran = committed.load("rnnenc_state/default")["result"]["config"]
+    assert ran["baseline_result"] == cfg.BASELINE
 
 
 def test_a_field_added_after_the_baseline_is_no_difference():

@@ -15,7 +15,7 @@ import pytest
 
 from anatomy import probes
 from anatomy.probes.claims import weakest
-from experiments import record
+from experiments.lab import record
 from experiments.scaling import check, claims
 
 
@@ -112,13 +112,13 @@ def test_model_and_predictions_recorded(results):
 
 
 def test_gpu_script_quick_path_runs(tmp_path):
-    """benchmarks/gpu_scaling.py's --quick path on this CPU, cut to one N and no translator:
-    a measured time and a prediction for each case (and with each term of the model off),
-    the ratio printed (values unchecked)."""
-    from benchmarks import gpu_scaling
+    """experiments/scaling/on_device.py's --quick path on this CPU, cut to one N and no
+    translator: a measured time and a prediction for each case (and with each term of the
+    model off), the ratio printed (values unchecked)."""
+    from experiments.scaling import on_device
 
     out = tmp_path / "gpu.json"
-    rows, ratios = gpu_scaling.main(
+    rows, ratios = on_device.main(
         [
             "--quick",
             "--rounds=1",

@@ -1,7 +1,7 @@
 """scaling's verdicts by the one rule, on injected numbers on both sides of each edge (no
 program is compiled or timed here, except one tiny LSTM whose prediction is read, not timed).
 
-Each test pins a finding of issue 30: an exact structure count outside its range does not
+Each test pins a rule of the verdicts: an exact structure count outside its range does not
 hold (no "caveat" for another slope); an accelerator figure is an estimate, never a verdict,
 and one far outside the chapter's range says so; the CPU check must need each term an
 accelerator estimate is made of; time to a common loss is a bracketed measurement over seeds
@@ -99,8 +99,7 @@ HW = {"op_latency": 2.5e-7, "loop_latency": 0.0, "call_latency": 8e-6}
 
 def test_model_check_must_need_each_term():
     """The latency term is exercised only when a program misses without it: a check whose
-    programs are all predicted within 2x with latency off does not show that it needs it (the
-    CPU check of issue 30: 15 of 15 within 2x with or without the latency term)."""
+    programs are all predicted within 2x with latency off does not show that it needs it."""
     off = {"without compute": 0.1, "without memory": 0.1}
     inert = [
         _check_row("lstm", 1.0, 1.1, {**off, "without latency": 0.95}, "memory"),

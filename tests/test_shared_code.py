@@ -71,7 +71,7 @@ DEFINED_ONCE = {
     "IGNORE": "anatomy/train/labelled.py",
     "queries": "anatomy/train/labelled.py",
     "logits_at": "anatomy/train/labelled.py",
-    "PALETTE": "experiments/style.py",
+    "PALETTE": "experiments/lab/style.py",
 }
 
 

@@ -7,8 +7,8 @@ import pathlib
 import pytest
 
 from anatomy import probes
-from experiments import record
 from experiments.gradient_decay import plots as gradient_plots
+from experiments.lab import record
 from experiments.long_range import plots as long_range_plots
 from experiments.long_range.claims import recall_bar
 

@@ -168,7 +168,7 @@ def test_writers_same_bytes_local_and_gs(tmp_path, local_gcs, refuse_plain_io, m
     from anatomy import fingerprint
     from anatomy.data import vocab
     from anatomy.train.metrics import MetricsWriter, read_metrics
-    from experiments import outputs
+    from experiments.lab import jsonio, outputs
 
     monkeypatch.setattr(outputs, "_drawn_here", lambda workdir: "drawn by a run (footer fixed)")
 
@@ -176,7 +176,7 @@ def test_writers_same_bytes_local_and_gs(tmp_path, local_gcs, refuse_plain_io, m
     texts = [f"w{i % 7} w{i % 5} w{i % 3} x{i % 11}" for i in range(200)]
     pieces = []  # the sentencepiece models (their bytes name the local prefix trained at)
     for wd in (local, BUCKET):
-        outputs.write_json(wd, {"a": np.float32(1.5), "b": [float("nan"), 2]})
+        jsonio.write_json(wd, {"a": np.float32(1.5), "b": [float("nan"), 2]})
         outputs.write_report(wd, "T", [("S", "body é")])
         fig, ax = outputs.new_figure(figsize=(2, 2))
         ax.plot([1, 2, 3], [3, 1, 2])
@@ -228,8 +228,9 @@ def test_rnn_vs_attn_into_a_gs_workdir(local_gcs, refuse_plain_io, tmp_path, mon
     (orbax), metrics, eval cache, model.json, plots, results.json and report.md land in the
     bucket; a rerun resumes from it (read back through epath); translate loads the model
     from it and publish.save copies its results.json."""
-    from experiments import committed, publish, rnn_vs_attn, translate
+    from experiments import rnn_vs_attn, translate
     from experiments.configs import rnn_vs_attn as configs
+    from experiments.lab import committed, publish
 
     c = configs.get_config("quick")
     c.models = ("rnnenc",)
@@ -290,7 +291,7 @@ NOT_A_WORKDIR = {
     ("experiments/crossover/gdn_probe.py", "_switches", "open"): "/proc (context switches)",
     ("experiments/crossover/gdn_probe.py", "main", "open"): "the probe's own --out file",
     ("experiments/crossover/gdn_probe.py", "openblas", "glob.glob"): "scipy's installed libraries",
-    ("launch.py", "<module>", "pathlib.Path"): "this checkout (the experiments' configs)",
+    ("experiments/lab/registry.py", "<module>", "pathlib.Path"): "this checkout's experiments",
     ("anatomy/paths.py", "absolute", "os.path.abspath"): "its local branch",
     ("anatomy/data/corpus.py", "_sha256", "open"): "the user's corpus files (data config)",
     ("anatomy/data/corpus.py", "data_fingerprint", "os.path.isfile"): "the user's corpus files",
@@ -299,22 +300,28 @@ NOT_A_WORKDIR = {
     ("anatomy/data/readers.py", "_lines", "open"): "the user's corpus files",
     ("anatomy/probes/hardware.py", "cache_bytes", "glob.glob"): "/sys (the CPU's caches)",
     ("anatomy/probes/hardware.py", "cache_bytes", "open"): "/sys (the CPU's caches)",
-    ("experiments/outputs.py", "save_plot", "fig.savefig"): "into a file opened through epath",
-    ("experiments/provenance.py", "<module>", "os.path.abspath"): "this checkout",
-    ("experiments/provenance.py", "cpu", "open"): "/proc/cpuinfo (the CPU a run ran on)",
-    ("experiments/committed.py", "<module>", "os.path.abspath"): "this checkout",
-    ("experiments/committed.py", "load", "open"): "this checkout's results/",
-    ("experiments/committed.py", "exists", "os.path.exists"): "this checkout's results/",
-    ("experiments/publish.py", "draw_plots", "shutil.copyfile"): "into this checkout's docs/img",
-    ("experiments/publish.py", "stale_plots", "os.listdir"): "this checkout's docs/img",
-    ("experiments/publish.py", "stale_plots", "os.path.exists"): "this checkout's docs/img",
+    ("experiments/lab/outputs.py", "save_plot", "fig.savefig"): "into a file opened through epath",
+    ("experiments/lab/provenance.py", "<module>", "os.path.abspath"): "this checkout",
+    ("experiments/lab/provenance.py", "cpu", "open"): "/proc/cpuinfo (the CPU a run ran on)",
+    ("experiments/lab/committed.py", "<module>", "os.path.abspath"): "this checkout",
+    ("experiments/lab/committed.py", "load", "open"): "this checkout's results/",
+    ("experiments/lab/committed.py", "exists", "os.path.exists"): "this checkout's results/",
+    (
+        "experiments/lab/publish.py",
+        "draw_plots",
+        "shutil.copyfile",
+    ): "into this checkout's docs/img",
+    ("experiments/lab/publish.py", "stale_plots", "os.listdir"): "this checkout's docs/img",
+    ("experiments/lab/publish.py", "stale_plots", "os.path.exists"): "this checkout's docs/img",
     ("launch.py", "check_command_line", "pathlib.Path"): "a config file path, not a workdir",
-    ("experiments/publish.py", "save", "os.makedirs"): "this checkout's results/",
-    ("experiments/publish.py", "publish", "open"): "this checkout's README.md and docs/",
+    ("experiments/lab/publish.py", "save", "os.makedirs"): "this checkout's results/",
+    ("experiments/lab/publish.py", "publish", "open"): "this checkout's README.md and docs/",
     ("experiments/scaling/applied.py", "<module>", "os.path.abspath"): "this checkout",
     ("experiments/scaling/applied.py", "_results_path", "os.path.exists"): "committed results/",
     ("experiments/scaling/applied.py", "steps_to_loss", "open"): "a committed results/ file",
     ("experiments/scaling/gpu_programs.py", "main", "open"): "a local temporary folder",
+    ("experiments/scaling/on_device.py", "<module>", "pathlib.Path"): "this checkout (a script)",
+    ("experiments/scaling/on_device.py", "main", "open"): "the script's own --out file",
     ("experiments/scaling/structure.py", "spawn", "open"): "a local temporary folder",
     ("experiments/scaling/structure.py", "spawn", "os.path.abspath"): "this checkout",
     ("experiments/scaling/structure.py", "collect", "open"): "a local temporary folder",

@@ -49,13 +49,13 @@ from anatomy.conv import init_short_conv, short_conv, short_conv_step
 from anatomy.errors import BadInputError
 from anatomy.layers import dense, init_dense
 from anatomy.mixers import attention as att
+from anatomy.recurrence.defaults import default_form
 from anatomy.recurrence.deltanet import (
     gated_deltanet,
     gated_deltanet_step,
     gated_deltanet_zero_state,
     init_gated_deltanet,
 )
-from anatomy.recurrence.form_defaults import default_form
 from anatomy.recurrence.linear_attention import (
     LINEAR_ATTENTION_FORMS,
     init_linear_attention,
@@ -73,7 +73,7 @@ from anatomy.recurrence.ssd import MAMBA2_FORMS, init_mamba2, mamba2, mamba2_ste
 # Every knob, its default and what it means; a mixer's default_config takes the ones it uses.
 KNOBS = {
     "conv": (0, "short causal depthwise conv in front of the mixer: its width (0 = none)"),
-    "form": ("", "'' = the backend's default (recurrence.form_defaults), else one of forms"),
+    "form": ("", "'' = the backend's default (recurrence.defaults), else one of forms"),
     "chunk": (CHUNK, "the chunked form's chunk length C"),
     "n_heads": (4, "heads"),
     "d_key": (0, "key (feature) width per head; 0 = d_model / n_heads"),

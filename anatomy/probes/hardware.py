@@ -29,7 +29,7 @@ A Hardware holds rates and latencies, each with where it comes from:
     assumptions       {field: what is assumed where nothing is published}
 
 Published figures are dense (no structured sparsity). The latencies of accelerators are not
-published: they are assumptions, stated beside the table, and benchmarks/gpu_scaling.py
+published: they are assumptions, stated beside the table, and experiments/scaling/on_device.py
 measures them on a real GPU.
 """
 

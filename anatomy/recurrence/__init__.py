@@ -6,7 +6,8 @@ registry.py  the cell registry: every cell as a CellSpec by name (get_cell), the
 scan.py   run (lengths, reverse, hoisted input projection, fused VJP), bidirectional;
           sequences.py reverse_padded and the runners' input checks
 fused.py  the custom-VJP LSTM and GRU (one matmul per backward step)
-path_defaults.py  which path (hoist, vjp) a translator runs by default, per backend
+defaults.py  what runs unless a config says otherwise, per backend: a mixer's form, a
+          translator cell's path (hoist, vjp); one table, each row with its reason and source
 linear_scan.py  the one linear recurrence h_t = a_t ⊙ h_{t-1} + b_t (vector or matrix state,
           diagonal or matrix transition, an outer-product write k vᵀ and a readout hᵀq), in
           three forms proven equal: sequential, associative, chunked; the quadratic form
@@ -18,7 +19,6 @@ linear_attention.py, rglru.py, mlstm.py, deltanet.py, ssd.py  the mixers of the 
           DeltaNet; Mamba-2's SSD): each X(params, x, state, *, form) -> (y, state), X_step,
           X_zero_state, init_X (anatomy.mixers names them and adds the short conv)
 heads.py  the per-head projections they share
-form_defaults.py  which form each mixer runs by default, per backend (measured)
 stack.py  deep LSTM / GRU stacks: n_layers, GNMT residuals, LayerNorm on each layer's output;
           one step at a time (stack_step) and bidirectional (torch's bidirectional num_layers)
 
@@ -30,11 +30,11 @@ FUSED_CELLS, CellSpec, get_cell), each cell's init and one-step form (init_lstm,
 (sru, qrnn, mingru, mamba; linear_scan, linear_recurrence, quasi_recurrence), the mixers'
 functions (linear_attention, rglru, mlstm, gated_deltanet, mamba2: init, sequence form, step,
 zero state, state type), the runners (run,
-bidirectional, reverse_padded, path_defaults) and the stacks. A cell's hoisted steps (X_project,
+bidirectional, reverse_padded, defaults) and the stacks. A cell's hoisted steps (X_project,
 X_recur, X_zero_carry) come from its CellSpec (get_cell(name).recur, ...) or its module.
 """
 
-from anatomy.recurrence import path_defaults  # per-backend default paths (hoist, vjp)
+from anatomy.recurrence import defaults  # per-backend default forms and paths
 from anatomy.recurrence.cells import (
     LSTMState,
     gru_cell,
@@ -45,6 +45,7 @@ from anatomy.recurrence.cells import (
     lstm_cell,
     rnn_cell,
 )
+from anatomy.recurrence.defaults import default_form
 from anatomy.recurrence.deltanet import (
     DeltaNetState,
     gated_deltanet,
@@ -52,7 +53,6 @@ from anatomy.recurrence.deltanet import (
     gated_deltanet_zero_state,
     init_gated_deltanet,
 )
-from anatomy.recurrence.form_defaults import default_form
 from anatomy.recurrence.linear_attention import (
     LinearAttentionState,
     init_linear_attention,
@@ -158,7 +158,7 @@ __all__ = [
     "run",
     "bidirectional",
     "reverse_padded",
-    "path_defaults",
+    "defaults",
     # stacks
     "STACK_CELLS",
     "check_stack_cell",

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.errors import BadInputError
-from anatomy.recurrence import CellSpec, check_stack_cell, get_cell, path_defaults
+from anatomy.recurrence import CellSpec, check_stack_cell, defaults, get_cell
 from anatomy.tokens import BOS, EOS, PAD, UNK  # noqa: F401  (re-exported)
 
 
@@ -81,7 +81,7 @@ class RecurrentBuild(NamedTuple):
 
     cfg: ml_collections.FrozenConfigDict  # the checked config, frozen
     spec: CellSpec  # its cell (recurrence.get_cell)
-    hoist: bool  # the recurrent path (recurrence.path_defaults.resolve)
+    hoist: bool  # the recurrent path (recurrence.defaults.resolve_path)
     vjp: str
     deep: bool  # the encoder is a stack (deep_encoder)
 
@@ -92,7 +92,7 @@ def recurrent_build(name, config, choices):
     check_choices(name, config, choices)
     cfg = freeze(config)
     spec = get_cell(cfg.cell)
-    hoist, vjp = path_defaults.resolve(cfg.cell, cfg.hoist, cfg.vjp, where=name)
+    hoist, vjp = defaults.resolve_path(cfg.cell, cfg.hoist, cfg.vjp, where=name)
     return RecurrentBuild(cfg, spec, hoist, vjp, deep_encoder(name, cfg))
 
 

@@ -23,7 +23,7 @@ then the stack's {'layers': [...], 'ln': [...]}; the one-layer plain encoder (th
 keeps the cell's own parameters there, so its parameters and digits are those of before.
 
 Both scans run on the backend's default recurrent path unless config.hoist / config.vjp say
-otherwise (recurrence/path_defaults.py: on CPU the per-step projection with the fused VJP, which
+otherwise (recurrence/defaults.py: on CPU the per-step projection with the fused VJP, which
 made the whole train step 0.53x the time of the hoisted autodiff path; same function,
 gradients equal to float rounding, tests/test_recurrence_path_defaults.py).
 """
@@ -53,7 +53,7 @@ def default_config():
     c.n_layers = 1  # encoder layers (recurrence.stack; > 1 needs cell lstm / gru)
     c.residual = False  # GNMT residual around encoder layers 2.. (Wu et al. 2016)
     c.layer_norm = False  # LayerNorm on every encoder layer's output (stack.py)
-    # The recurrent path (the same function, different speed; recurrence/path_defaults.py):
+    # The recurrent path (the same function, different speed; recurrence/defaults.py):
     # None = chosen per backend (CPU: per-step projection and the fused VJP for the LSTM).
     c.hoist = ml_collections.config_dict.placeholder(bool)  # input projection before the scan
     c.vjp = ml_collections.config_dict.placeholder(str)  # "autodiff" / "fused" (scan.run)

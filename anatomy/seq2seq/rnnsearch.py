@@ -72,7 +72,7 @@ def default_config():
     c.n_layers = 1  # bidirectional encoder layers (recurrence.stack; > 1 needs lstm / gru)
     c.residual = False  # GNMT residual around encoder layers 2.. (Wu et al. 2016)
     c.layer_norm = False  # LayerNorm on every encoder layer's output (over 2 · d_enc)
-    # The encoder's recurrent path (the same function, different speed; recurrence/path_defaults.py;
+    # The encoder's recurrent path (the same function, different speed; recurrence/defaults.py;
     # None = the backend's default). Kept at the hoisted autodiff path: RNNsearch's step is
     # its attentive decoder, and the CPU default path measured a tie on the whole train step
     # (1.01x), so the headline digits stay those of this path.

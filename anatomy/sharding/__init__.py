@@ -17,10 +17,8 @@ Public API
 The sharded train / eval steps that glue these to training (shard_train_step,
 shard_eval_step, state_shardings, sharded_steps, setup_train, train_kwargs, ensure_placed,
 as_global_batch) live beside training, in anatomy.train.sharded; this package imports
-nothing of anatomy.train. Those names still resolve here, lazily, for older callers.
+nothing of anatomy.train.
 """
-
-import importlib
 
 from anatomy.axes import declare
 from anatomy.sharding.mesh import (
@@ -73,22 +71,3 @@ __all__ = [
     "shard_batch",
     "tree_specs",
 ]
-
-# Moved to anatomy.train.sharded (sharded-training glue sits beside training); resolved on
-# first use so that importing anatomy.sharding never imports anatomy.train.
-_MOVED_TO_TRAIN = (
-    "as_global_batch",
-    "ensure_placed",
-    "setup_train",
-    "shard_eval_step",
-    "shard_train_step",
-    "sharded_steps",
-    "state_shardings",
-    "train_kwargs",
-)
-
-
-def __getattr__(name):
-    if name in _MOVED_TO_TRAIN:
-        return getattr(importlib.import_module("anatomy.train.sharded"), name)
-    raise AttributeError(f"module 'anatomy.sharding' has no attribute {name!r}")

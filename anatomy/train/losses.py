@@ -32,8 +32,8 @@ def smoothed_cross_entropy(logits, targets, mask, label_smoothing: float = 0.0):
 
 # --- the row max and argmax over v, by blocks ----------------------------------------------
 # XLA:CPU runs jnp.argmax as a variadic (value, index) reduction, a scalar loop: over
-# v = 8,000 it was what put our Transformer train step behind flax.linen's (BENCHMARKS.md,
-# issue 23; flax's step computes no accuracy). XLA's own max reduction (jnp.max) goes to a
+# v = 8,000 it was what put our Transformer train step behind flax.linen's (BENCHMARKS.md;
+# flax's step computes no accuracy). XLA's own max reduction (jnp.max) goes to a
 # library kernel that reads its input from memory, so the bias add producing the logits is
 # written out first, one more [b, t, v] array; and XLA splits any reduction longer than 32
 # into windows it does not fuse. Here the one pass over all of x is a max over blocks of

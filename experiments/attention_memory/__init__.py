@@ -23,10 +23,11 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.attention import chunked_attention, scaled_dot_product
-from experiments import outputs, record, style
+from anatomy.tables import markdown_table
 from experiments.attention_memory import claims
 from experiments.attention_memory.claims import EXPECTED, MODES, fit_key, series
-from experiments.progress import Progress
+from experiments.lab import outputs, record, style
+from experiments.lab.progress import Progress
 
 TITLE = "Memory of full and chunked attention, from the compiled program"  # of report.md
 
@@ -140,7 +141,7 @@ def run(config, workdir):
         "equality": errors,
         "plots": [png],
     }
-    table = outputs.markdown_table(
+    table = markdown_table(
         ("impl", "mode", "h", "N", "temp MiB", "arguments MiB", "outputs MiB"),
         [
             (r["impl"], r["mode"], r["heads"], r["n"])

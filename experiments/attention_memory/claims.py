@@ -2,7 +2,7 @@
 
 table(results), the experiment's own claims (results.json's "table", report.md's Claims):
     attention_memory/<impl>/<mode>/h<heads>   the compiled temp memory's exponent in N against
-                                              theory (experiments/exponents.py): full N², chunked N
+                                              theory (experiments/lab/exponents.py): full N², chunked N
     attention_memory/ratio/<mode>             full / chunked memory at the largest N (reported)
     attention_memory/equal/<mode>             chunked attention computes what full attention does
 chapter(results), the row of the chapter's report, made of those verdicts:
@@ -12,7 +12,7 @@ chapter(results), the row of the chapter's report, made of those verdicts:
 from __future__ import annotations
 
 from anatomy.probes.claims import REPORTED, Claim, holds, weakest
-from experiments.exponents import exponent_claim, exponent_verdict
+from experiments.lab.exponents import exponent_claim, exponent_verdict
 
 MODES = ("forward", "forward+backward")
 EXPECTED = {"full": (2.0, "O(N²)"), "chunked": (1.0, "O(N)")}  # impl -> exponent in N, cost

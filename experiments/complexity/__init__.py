@@ -25,9 +25,9 @@ draws them and writes report.md's prose.
 import numpy as np
 
 from anatomy import probes
-from experiments import record
 from experiments.complexity import attention, claims, conv, linear, plots, recurrent
-from experiments.progress import Progress
+from experiments.lab import record
+from experiments.lab.progress import Progress
 
 # layer -> (cost function, expected exponent along N, along d; None: the formula's own slope)
 LAYERS = {

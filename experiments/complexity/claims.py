@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from anatomy.probes.claims import MISSING, Claim, Range, exact, judge, weakest
-from experiments.exponents import EXPONENT_TOL, exponent_claim, exponent_range, exponent_verdict
+from experiments.lab.exponents import EXPONENT_TOL, exponent_claim, exponent_range, exponent_verdict
 
 # each layer's cost in the chapter's notation (the layers complexity/__init__.py measures)
 LABELS = {

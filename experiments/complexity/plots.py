@@ -4,11 +4,11 @@ the measurements."""
 import jax
 import ml_collections
 
-from experiments import outputs, style
+from experiments.lab import outputs, style
 
 
 def _series(ax, pts, key, name, label=None):
-    """FLOPs against `key` of one named series, in its look (experiments.style)."""
+    """FLOPs against `key` of one named series, in its look (experiments.lab.style)."""
     x, y = [p[key] for p in pts], [p["flops"] for p in pts]
     ax.loglog(x, y, label=label or name, **style.line(name))
 

@@ -49,7 +49,7 @@ RATES = {
     "mamba2": 1e-2,
     "rglru": 1e-2,
 }
-STEPS = 2400  # AdamW steps for every contender (issue 41: >= 2,400)
+STEPS = 2400  # AdamW steps for every contender (why not fewer: the module docstring)
 # Judged claims whose seeds the pilot could not size within the run's time: {id: why}
 UNSIZED = {}
 # The length-generalising encoding copy/longer reads: the one the pilot's design seeds copy

@@ -69,31 +69,15 @@ FULL = (
 GRID_CONTENDERS = ("attention", BASED.format(d=8), "mamba:d_state=20",
                    "hybrid:mixer=" + BASED.format(d=8))  # fmt: skip
 LR_GRID = (3e-3, 1e-2, 3e-2, 1e-1)  # the peak rates 'lr_grid' tries for every family
-GRID = (1e-3, 3e-3, 1e-2)  # copy's grid (experiments/configs/copy.py reads it); not recall's
+# the rate publish.render_rates names (GRID[1]) for a recall / copy run without a committed
+# lr_grid; not a grid either experiment runs (recall's is LR_GRID)
+GRID = (1e-3, 3e-3, 1e-2)
 # {family: peak rate}: the choice of the committed lr_grid run (results/recall/lr_grid.json);
 # tests/test_recall.py checks these against it. A family without one takes DEFAULT_RATE.
 LEARNING_RATE = {"attention": 0.03, "linear_attention": 0.03, "mamba": 0.01, "hybrid": 0.03}
 DEFAULT_RATE = 1e-2
 FAMILIES = ("attention", "mlstm", "rglru", "hybrid", "linear_attention", "mamba2", "mamba",
             "mingru", "gated_deltanet", "lstm")  # fmt: skip
-
-
-def chosen_rates(name):
-    """{family: rate} the committed lr_grid run of experiment `name` chose
-    (results/<name>/lr_grid.json), or {} before it is committed (copy's config reads its own
-    through this; recall's default holds its choice in LEARNING_RATE, tied by a test)."""
-    from experiments import committed
-
-    if not committed.exists(f"{name}/lr_grid"):
-        return {}
-    return dict(committed.load(f"{name}/lr_grid")["result"]["lr_grid"]["chosen"])
-
-
-def rates(name, families):
-    """ConfigDict {family: peak rate}: the committed choice, the grid's middle elsewhere
-    (copy's config)."""
-    chosen = chosen_rates(name)
-    return ml_collections.ConfigDict({f: float(chosen.get(f, GRID[1])) for f in families})
 
 
 def get_config(preset=None):

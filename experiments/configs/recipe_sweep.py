@@ -8,8 +8,9 @@ in workdir/<label>/<model>/ (a rerun resumes and reuses finished runs), scored o
 validation split, and writes sweep.md / sweep.json: final train token accuracy, validation
 loss and valid BLEU overall / 1-10 / 61+ per setting and model, and the setting chosen for
 each model (highest valid BLEU). 'budget' is the equal tuning budget every model of the
-README gets (the same settings, the same steps); the issue-10 grids start from the defaults
-before that issue; 'quick' is the smoke test's.
+README gets (the same settings, the same steps); the grids of FROM_UNTUNED start from
+rnn_vs_attn's defaults before any grid tuned them (UNTUNED_DEFAULTS); 'quick' is the smoke
+test's.
 """
 
 import itertools
@@ -20,9 +21,11 @@ E, T = "model.rnnenc.", "model.transformer."
 M = "train_by_model.{model}."  # the recipe of whichever model the setting is run for
 RE, RT = "train_by_model.rnnenc.", "train_by_model.transformer."
 
-# The rnn_vs_attn defaults before issue 10's sweep: the issue-10 grids start from them (each
-# setting's overrides on top), so rerunning a grid regenerates its table under today's defaults.
-BEFORE_ISSUE10 = {
+# rnn_vs_attn's defaults, in the fields the first grids tuned, before any grid tuned them: no
+# curriculum, RNNenc reading its source in order at the default embedding scale, a post-LN
+# Transformer, config.train's rates. The grids of FROM_UNTUNED start from them (each setting's
+# overrides on top), so that rerunning one today regenerates its committed table.
+UNTUNED_DEFAULTS = {
     "curriculum.phases": (),
     E + "reverse_source": False,
     E + "emb_init_std": 0.0,
@@ -43,12 +46,11 @@ BUDGET_MODELS = ("rnnenc", "rnnsearch", "transformer", "convs2s")
 # (chosen jointly: the best mean valid BLEU), screened at fewer steps and at equal cost: a
 # setting's steps are SCREEN_STEPS scaled by the CPU seconds per train step of the three
 # models at 1,000 pieces over those at its size (process CPU time of each model's jitted step
-# on gettext batches, every shape compiled first, on this project's 2-core host under a load
-# of about 12: 0.60 s at 1,000 pieces, 0.74 s at 2,000, 0.94 s at 4,000: the output softmax),
-# so each setting costs about the same time. Then the same learning-rate x warmup grid as
-# toy_wmt's 'budget' for every model at the chosen vocabulary and the run's full steps
-# (BUDGET_STEPS at 1,000 pieces, scaled the same way), which the 15-minute budget of the
-# three-model run sets (README, "Real text").
+# on gettext batches, every shape compiled first: VOCAB_COST; the output softmax makes a step
+# dearer at more pieces), so each setting costs about the same time. Then the same
+# learning-rate x warmup grid as toy_wmt's 'budget' for every model at the chosen vocabulary
+# and the run's full steps (BUDGET_STEPS at 1,000 pieces, scaled the same way), which the
+# 15-minute budget of the three-model run sets (README, "Real text").
 GETTEXT_MODELS = ("rnnenc", "rnnsearch", "transformer", "convs2s")
 SCREEN_STEPS = 600
 VOCAB_COST = {1000: 0.60, 2000: 0.74}  # CPU seconds per step, rnnenc + rnnsearch + transformer
@@ -114,9 +116,9 @@ GRIDS = {
             for lr, wu in itertools.product(BUDGET_LR, BUDGET_WARMUP)
         ],
     ),
-    # The Transformer's two structural choices that issue 10 set by single runs scored on test
-    # sentences (pre-LN, 8 heads of 16 dims), re-chosen on the validation split: post-/pre-LN x
-    # 4/8 heads at the default recipe (budget's choice, 6e-3 / 400, the curriculum), 2,000 steps.
+    # The Transformer's two structural choices (pre-LN, 8 heads of 16 dims), first set by single
+    # runs scored on test sentences, re-chosen on the validation split: post-/pre-LN x 4/8
+    # heads at the default recipe (budget's choice, 6e-3 / 400, the curriculum), 2,000 steps.
     "transformer_arch": (
         ("transformer",),
         2000,
@@ -222,8 +224,8 @@ GRIDS = {
 
 # grid -> the rnn_vs_attn preset its settings start from (absent: the default, toy_wmt)
 BASE_PRESETS = {"quick": "quick"} | {g: "gettext_enfr" for g in GRIDS if g.startswith("gettext_")}
-# the grids that start from the defaults before issue 10 (BEFORE_ISSUE10)
-ISSUE10_GRIDS = ("rnnenc_800", "transformer_2000", "transformer_2000b")
+# the grids that start from UNTUNED_DEFAULTS
+FROM_UNTUNED = ("rnnenc_800", "transformer_2000", "transformer_2000b")
 PRESETS = tuple(GRIDS)  # each grid is a preset; none is the default
 
 
@@ -240,6 +242,6 @@ def get_config(preset=None):
     c.models = models  # rnn_vs_attn's config.models for every setting
     c.num_steps = steps  # rnn_vs_attn's config.train.num_steps (same for every setting)
     c.max_per_bucket = per_bucket  # valid sentences decoded per length bucket (0 = all)
-    # apply BEFORE_ISSUE10 first: only the issue-10 grids start from the defaults before it
-    c.from_before_issue10 = name in ISSUE10_GRIDS
+    # apply UNTUNED_DEFAULTS before the setting's overrides (the grids of FROM_UNTUNED only)
+    c.from_untuned_defaults = name in FROM_UNTUNED
     return c

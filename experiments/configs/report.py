@@ -3,7 +3,7 @@
 Presets: default (collect runs/<name>/results.json where it exists, run the rest with their
 default configs), 'quick' (run every sub-experiment's quick preset into <workdir>/<name>/:
 the smoke test), 'committed' (nothing runs: the committed results under results/ that the
-README and docs/chapter.md quote, experiments.committed.VERDICTS_FROM, judged now).
+README and docs/chapter.md quote, experiments.lab.committed.VERDICTS_FROM, judged now).
 """
 
 import ml_collections

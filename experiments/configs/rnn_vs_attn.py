@@ -1,81 +1,25 @@
 """Config of rnn_vs_attn: RNNenc vs RNNsearch vs Transformer on one corpus, same token budget.
 
-Presets (`--config=experiments/configs/rnn_vs_attn.py:NAME`):
-  (none)      toy_wmt with its lexicon at 0.1 scale, 2,000 steps per model, all of the test
-              split.
-  full        the full 1,063-word lexicon, 3,000 steps per model.
-  quick       tiny corpus and models, under a minute: the smoke test.
-  seeds       the default with 3 seeds per model and validation every 50 steps (the time to a
-              common validation loss is read to 50 steps): results.json keeps every seed and
-              mean ± sample std; the tables print mean ± std and bleu_by_length.png draws the
-              min-max range over seeds as a band. Its seed 0 trains exactly as the default
-              (validation reads, it does not train), so `--config.seeds=1`, then 2, then 3 in
-              one workdir make it as three runs within the 15-minute budget each: each
-              reuses the seeds the one before trained.
-  equal_time  the same wall-clock training budget for every model (train.max_train_seconds):
-              each model's own recipe laid out over the budget instead of over num_steps
-              (warmup ends at warmup_steps / num_steps of the budget, the decay at the budget;
-              anatomy.train.loop), so the comparison is about time, not about a schedule cut
-              short; the table reports steps reached, target tokens seen and BLEU.
-              Compilation counts against the budget (as in train s). Time-based: NOT
-              reproducible to the digit (load and machine change the steps reached).
-  bahdanau    Bahdanau et al. 2015's protocol: rnnenc-30/-50, rnnsearch-30/-50,
-              transformer-30/-50, each trained only on pairs with at most 30 / 50 source tokens
-              (the same token budget: same steps x batch tokens) and tested on every length;
-              bleu_by_length.png draws the six curves (-30 dashed).
-  gettext_enfr        real text: English -> French from the machine's gettext catalogs
-                      (anatomy.data.catalogs), one shared 2,000-piece sentencepiece vocabulary,
-                      800 steps per model (the 15-minute budget of the three-model run on 2
-                      cores), each model's beam and length penalty chosen on the validation
-                      split, the vocabulary by recipe_sweep's gettext_vocab screen (on the
-                      validation split), each model's warmup by its gettext_budget_sp2000_shared
-                      grid (_real_text says what is chosen on real text and what is not).
-  gettext_enfr_seeds  the same with ConvS2S and 3 seeds (about 4x the time).
-  ted_pten            the same recipe on TED talks Portuguese -> English through tfds (needs a
-                      network the first run).
-Paper scale, for someone with the hardware (a GPU or TPU; the real WMT'14 data through tfds,
-downloaded and prepared by tensorflow_datasets the first run: tests run them only at tiny size
-on tfds's mock data, tests/test_wmt14_presets.py). Both set config.cost_estimate: before the
-corpus is read, the run compiles each model's train step once on the host's CPU and prints
-what the cost model (anatomy.probes.roofline) predicts: parameters, memory per device, step
-time on one cost_estimate.gpu and on a cost_estimate.tpu_chips-chip slice of
-cost_estimate.tpu, and the hours of num_steps (experiments/rnn_vs_attn/cost.py; kept in
-results.json; --config.cost_estimate.enabled=False skips it). Predicted, never measured.
-  wmt14_enfr       Bahdanau et al. 2015: RNNencdec-50 and RNNsearch-50 (rnnenc-50,
-                   rnnsearch-50) on WMT'14 En->Fr (tfds wmt14_translate/fr-en; validation
-                   newstest2013, test newstest2014), 30,000-word vocabulary per language,
-                   gated units (gru_paper), 620-dim embeddings, 1,000 hidden units, RNNsearch's
-                   alignment model 1,000 and maxout readout 500, Adadelta (rho 0.95, eps 1e-6)
-                   with norm-1 clipping, batches of 80 x 50 tokens, 300,000 steps each (about
-                   80M parameters each at these vocabularies). Not the paper's: the corpus is
-                   tfds's whole training split, not the paper's 348M-word selection, and it is
-                   held in memory (--config.data.max_train_examples=N caps it); words are
-                   whitespace tokens of the raw text, not Moses-tokenised; RNNencdec's readout
-                   is linear (no maxout); the initialisation is the library's; greedy decoding
-                   (the paper used a beam search: --config.eval.beam_size=N).
-  wmt14_ende_base  Vaswani et al. 2017's Transformer-base on WMT'14 En->De (tfds
-                   wmt14_translate/de-en): 6 + 6 post-LN layers, d 512, 8 heads, FFN 2,048,
-                   dropout 0.1, one shared 37,000-piece sentencepiece vocabulary (trained on
-                   both sides of the training split; the paper's was byte-pair encoding) with
-                   shared embeddings and tied output (about 63M parameters), label smoothing
-                   0.1, Adam (0.9, 0.98, 1e-9) at d^-0.5 min(s^-0.5, s 4000^-1.5), ~25,000
-                   source + 25,000 target tokens (padded) per batch, 100,000 steps, beam 4 with
-                   length penalty 0.6. Not the paper's: sentencepiece for byte-pair encoding,
-                   the batch counted in padded tokens, no averaging of the last checkpoints.
-Any preset takes overrides, e.g. `--config.seeds=N` (default 1): every model trains N times,
-seed s with train.seed + s (the data and its order unchanged, so seed 0 reproduces the
-one-seed run to the digit), in workdir/<model>/seed<s>/ (a one-seed run stays in
-workdir/<model>/). `--config.models="('rnnsearch-30','rnnenc')"` names any model `<model>-N` to
-train it on sources of at most N tokens. Validation (teacher-forced loss and token accuracy on
-eval.valid_batches fixed valid batches) runs every train.eval_every steps (0 = off), outside
-the training clock, into metrics.jsonl, TensorBoard, valid_loss.png and valid_loss_vs_time.png.
+Fields, each commented where get_config sets it and each a flag (`--config.seeds=3`): models,
+seeds, data (anatomy.data.load_corpus's), curriculum, model (every registered model's config
+by name), train (the same steps and token budget for every model), train_by_model (a model's
+own recipe over train), eval, sharding; cost_estimate in the paper-scale presets.
 
-The default lexicon is small so that three models with enough steps fit a short run on 2 CPU
-cores: on the full lexicon the Transformer needs many more steps before its cross-attention
-aligns. At 0.1 scale the grammar and the length mix are unchanged, so the length effect is
-intact. Every model's learning-rate recipe (train_by_model) was chosen by the same sweep,
-scored on the validation split (`--experiment=recipe_sweep`, grid `budget`); what it measured
-is in results/ and the README, never here.
+Presets (`--preset=NAME`, or `--config=experiments/configs/rnn_vs_attn.py:NAME`), each a
+function in PRESET_OVERRIDES that says what it changes in the default and why:
+  (none)              toy_wmt at 0.1 lexicon scale, 2,000 steps per model, the whole test split
+  full                the full 1,063-word lexicon, 3,000 steps per model
+  quick               tiny corpus and models, under a minute: the smoke test
+  seeds               the default with 3 seeds per model and validation every 50 steps
+  equal_time          the same wall-clock training budget for every model
+  bahdanau            Bahdanau et al. 2015's protocol: each model trained on sources of at most
+                      30 / 50 tokens, tested on every length
+  gettext_enfr        real text: English -> French from the machine's gettext catalogs
+  gettext_enfr_seeds  the same with ConvS2S and 3 seeds
+  ted_pten            the same recipe on TED talks Portuguese -> English (tfds: a network)
+  wmt14_enfr          paper scale: Bahdanau et al. 2015's RNNencdec-50 and RNNsearch-50 on
+                      WMT'14 En->Fr
+  wmt14_ende_base     paper scale: Vaswani et al. 2017's Transformer-base on WMT'14 En->De
 """
 
 import ml_collections
@@ -87,19 +31,6 @@ from anatomy.train import default_train_config
 from experiments.configs import recipe_sweep
 
 MODELS = ("rnnenc", "rnnsearch", "transformer")
-PRESETS = (
-    "",
-    "full",
-    "quick",
-    "seeds",
-    "equal_time",
-    "bahdanau",
-    "gettext_enfr",
-    "gettext_enfr_seeds",
-    "ted_pten",
-    "wmt14_enfr",
-    "wmt14_ende_base",
-)
 # The accelerators the paper-scale presets' cost estimate prices (anatomy.probes.hardware names)
 COST_GPU, COST_TPU, COST_TPU_CHIPS = "H100 SXM", "TPU v5e", 16
 
@@ -141,18 +72,24 @@ def get_config(preset=None):
     c = ml_collections.ConfigDict()
     c.models = MODELS  # translators to train, each in workdir/<name>/ (anatomy.seq2seq names;
     # '<name>-N': trained on sources of at most N tokens only)
-    c.seeds = 1  # > 1: every model trained with train.seed + s, s < seeds (mean ± std)
+    # > 1: every model trained with train.seed + s, s < seeds (mean ± std), in
+    # workdir/<model>/seed<s>/; the data and its order unchanged, so seed 0 reproduces the
+    # one-seed run (in workdir/<model>/) to the digit
+    c.seeds = 1
 
     # Data: passed as is to anatomy.data.load_corpus (toy_wmt, or name='tsv'/'text_pair'/'tfds').
     c.data = data_config()
     # token_budget: the data default, ~1,000-token batches (docs/design.md: batch size mattered)
     c.data.bucket_boundaries = (16, 32, 48, 64, 96, 128, 160)  # 7 shapes: 7 compilations per model
-    c.data.toy.lexicon_scale = 0.1  # ~250 / 360-word vocabularies (see the module docstring)
+    # ~250 / 360-word vocabularies: small enough that three models with enough steps fit a
+    # short run on 2 CPU cores (on the full lexicon the Transformer needs many more steps
+    # before its cross-attention aligns); the grammar and the length mix are the full one's
+    c.data.toy.lexicon_scale = 0.1
 
     # Length curriculum (anatomy.data.curriculum; Bengio et al. 2009), the same for every model:
     # phases ((steps, max tokens), ...) train first on short pairs only; () = none. Same steps,
     # same tokens per step: only the order of the data changes. 200 steps of pairs <= 16 tokens,
-    # 200 of <= 32, then all lengths (issue 10's transformer_2000 grids of recipe_sweep).
+    # 200 of <= 32, then all lengths (recipe_sweep's transformer_2000 grids).
     c.curriculum = ml_collections.ConfigDict({"phases": ((200, 16), (200, 32))})
 
     # Model hyperparameters, by name: every registered model's default_config() (docs/design.md's
@@ -161,8 +98,8 @@ def get_config(preset=None):
     # can be set from the command line (--config.model.rnnenc.d_hidden=512).
     c.model = ml_collections.ConfigDict({name: model_config(name) for name in registry.names()})
     # RNNenc as Sutskever et al. trained it: reversed source and N(0, 1) embeddings (torch's
-    # nn.Embedding; the default d^-1/2 leaves the LSTM gates nearly blind to the input): issue
-    # 10's rnnenc_800 grid of recipe_sweep.
+    # nn.Embedding; the default d^-1/2 leaves the LSTM gates nearly blind to the input):
+    # recipe_sweep's rnnenc_800 grid.
     c.model.rnnenc = model_config("rnnenc", reverse_source=True, emb_init_std=1.0)
     # No dropout: 2,000 steps x 1,024 tokens is under two passes over toy_wmt; nothing to regularise.
     # Pre-LN with the default 4 heads: recipe_sweep's transformer_arch grid (post-/pre-LN x 4/8
@@ -224,77 +161,111 @@ def get_config(preset=None):
     c.eval.len_multiple = 32  # sources padded to a multiple of this (fewer compilations)
     c.eval.extra_len = 16  # output budget = padded source length + extra_len
     c.eval.attention_min_len = 50  # heatmaps: first test sentence with at least this many tokens
-    c.eval.valid_batches = 16  # validation while training: this many fixed valid batches
+    # validation while training (every train.eval_every steps, outside the training clock):
+    # teacher-forced loss and token accuracy on this many fixed valid batches, into
+    # metrics.jsonl, TensorBoard, valid_loss.png and valid_loss_vs_time.png
+    c.eval.valid_batches = 16
 
     # Scale-out (anatomy.sharding.default_config): mesh_shape (-1, 1) = every device on the data
     # axis (one device on a plain CPU run); batches are rounded to a multiple of the data axis.
     c.sharding = sharding_config()
 
-    if preset == "full":
-        c.data.toy.lexicon_scale = 1.0  # 1,063 source words: 2,007 / 2,941-word vocabularies
-        c.train.num_steps = 3000
-        c.train.checkpoint_every = 500
-    elif preset == "quick":
-        c.data.toy.train_size = 1500
-        c.data.toy.valid_size = 50
-        c.data.toy.test_per_bucket = 3
-        c.data.toy.max_src_len = 70
-        c.data.toy.lexicon_scale = 0.1  # ~250 / 360-word vocabularies: small softmax
-        c.data.max_len = 96
-        c.data.token_budget = 384
-        c.data.bucket_boundaries = (96,)
-        # tiny models: each model's defaults with these sizes (not the overrides above)
-        c.model.rnnenc = model_config("rnnenc", d_emb=32, d_hidden=32)
-        c.model.rnnsearch = model_config(
-            "rnnsearch", d_emb=32, d_enc=16, d_dec=32, d_attn=32, d_readout=32
-        )
-        c.model.transformer = model_config(
-            "transformer",
-            d_model=32,
-            n_heads=2,
-            d_ff=64,
-            n_encoder_layers=1,
-            n_decoder_layers=1,
-            dropout_rate=0.0,
-        )
-        c.model.convs2s = model_config(
-            "convs2s", d_emb=32, d_conv=32, n_encoder_layers=2, n_decoder_layers=2, dropout_rate=0.0
-        )
-        c.train.num_steps = 30
-        c.train.warmup_steps = 5
-        c.train.log_every = 5
-        c.train.checkpoint_every = 15
-        c.eval.len_multiple = 96
-        c.eval.extra_len = 8
-        c.eval.attention_min_len = 40
-        c.train.eval_every = 10
-        c.eval.valid_batches = 2
-        c.curriculum.phases = ()  # 30 steps: no room for a curriculum
-        for name in c.train_by_model:  # nor for 400 warmup steps
-            c.train_by_model[name] = recipe_overrides()
-    elif preset == "seeds":
-        c.seeds = 3
-        c.train.eval_every = 50  # the time-to-loss brackets: 50 steps (a multiple of log_every)
-    elif preset == "equal_time":
-        c.train.max_train_seconds = 180.0  # the same wall-clock training budget for every model
-        # num_steps stays the default's: it sets only the schedule's shape over the budget
-    elif preset == "bahdanau":
-        c.models = tuple(f"{m}-{n}" for m in MODELS for n in (30, 50))
-    elif preset == "gettext_enfr":
-        _gettext_enfr(c)
-    elif preset == "gettext_enfr_seeds":
-        _gettext_enfr(c)
-        c.models = MODELS + ("convs2s",)  # the road not taken, on the same budget
-        c.seeds = 3
-    elif preset == "ted_pten":
-        _ted_pten(c)
-    elif preset == "wmt14_enfr":
-        _wmt14_enfr(c)
-    elif preset == "wmt14_ende_base":
-        _wmt14_ende_base(c)
-    elif preset not in (None, ""):
+    if (preset or "") not in PRESET_OVERRIDES:
         raise ValueError(f"Unknown preset {preset!r} for rnn_vs_attn; choose one of {PRESETS}")
+    PRESET_OVERRIDES[preset or ""](c)
     return c
+
+
+# --- the presets: each changes the default config in place ---------------------------------
+
+
+def _default(c):
+    """Nothing: the fields as get_config sets them."""
+
+
+def _full(c):
+    """The full lexicon, 3,000 steps per model."""
+    c.data.toy.lexicon_scale = 1.0  # 1,063 source words: 2,007 / 2,941-word vocabularies
+    c.train.num_steps = 3000
+    c.train.checkpoint_every = 500
+
+
+def _quick(c):
+    """Tiny corpus and models, under a minute: the smoke test."""
+    c.data.toy.train_size = 1500
+    c.data.toy.valid_size = 50
+    c.data.toy.test_per_bucket = 3
+    c.data.toy.max_src_len = 70
+    c.data.toy.lexicon_scale = 0.1  # ~250 / 360-word vocabularies: small softmax
+    c.data.max_len = 96
+    c.data.token_budget = 384
+    c.data.bucket_boundaries = (96,)
+    # tiny models: each model's defaults with these sizes (not the overrides above)
+    c.model.rnnenc = model_config("rnnenc", d_emb=32, d_hidden=32)
+    c.model.rnnsearch = model_config(
+        "rnnsearch", d_emb=32, d_enc=16, d_dec=32, d_attn=32, d_readout=32
+    )
+    c.model.transformer = model_config(
+        "transformer",
+        d_model=32,
+        n_heads=2,
+        d_ff=64,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        dropout_rate=0.0,
+    )
+    c.model.convs2s = model_config(
+        "convs2s", d_emb=32, d_conv=32, n_encoder_layers=2, n_decoder_layers=2, dropout_rate=0.0
+    )
+    c.train.num_steps = 30
+    c.train.warmup_steps = 5
+    c.train.log_every = 5
+    c.train.checkpoint_every = 15
+    c.eval.len_multiple = 96
+    c.eval.extra_len = 8
+    c.eval.attention_min_len = 40
+    c.train.eval_every = 10
+    c.eval.valid_batches = 2
+    c.curriculum.phases = ()  # 30 steps: no room for a curriculum
+    for name in c.train_by_model:  # nor for 400 warmup steps
+        c.train_by_model[name] = recipe_overrides()
+
+
+def _seeds(c):
+    """The default with 3 seeds per model: results.json keeps every seed and mean ± sample
+    std; the tables print mean ± std and bleu_by_length.png draws the min-max range over seeds
+    as a band. Seed 0 trains exactly as the default (validation reads, it does not train), and
+    a workdir reuses the seeds it has trained: `--config.seeds=1`, then 2, then 3 in one
+    workdir make it as three runs within the 15-minute budget each."""
+    c.seeds = 3
+    c.train.eval_every = 50  # the time-to-loss brackets: 50 steps (a multiple of log_every)
+
+
+def _equal_time(c):
+    """The same wall-clock training budget for every model (train.max_train_seconds): each
+    model's own recipe laid out over the budget instead of over num_steps (warmup ends at
+    warmup_steps / num_steps of the budget, the decay at the budget; anatomy.train.loop), so
+    the comparison is about time, not about a schedule cut short; the table reports steps
+    reached, target tokens seen and BLEU. Compilation counts against the budget (as in train
+    s). Time-based: NOT reproducible to the digit (load and machine change the steps
+    reached)."""
+    c.train.max_train_seconds = 180.0  # the same wall-clock training budget for every model
+    # num_steps stays the default's: it sets only the schedule's shape over the budget
+
+
+def _bahdanau(c):
+    """Bahdanau et al. 2015's protocol: rnnenc-30/-50, rnnsearch-30/-50, transformer-30/-50,
+    each trained only on pairs with at most 30 / 50 source tokens (the same token budget: same
+    steps x batch tokens) and tested on every length; bleu_by_length.png draws the six curves
+    (-30 dashed)."""
+    c.models = tuple(f"{m}-{n}" for m in MODELS for n in (30, 50))
+
+
+def _gettext_enfr_seeds(c):
+    """gettext_enfr with ConvS2S, the road not taken, on the same budget, and 3 seeds."""
+    _gettext_enfr(c)
+    c.models = MODELS + ("convs2s",)
+    c.seeds = 3
 
 
 # Each model's warmup steps on real text at 800 steps, chosen on the validation split by
@@ -309,10 +280,9 @@ def _real_text(c):
     mean valid BLEU of the four models against 1,000 shared and 2,000 per language, at equal
     cost: results/recipe_sweep/gettext_vocab.json); each model's learning-rate recipe, by
     recipe_sweep's gettext_budget_sp2000_shared grid at this vocabulary and these steps
-    (toy_wmt's peak LR x warmup settings, the same four for every model:
-    results/recipe_sweep/gettext_budget_sp2000_shared.json): every model kept toy_wmt's peak,
-    6e-3, and the warmup split them, 400 steps for RNNenc and the Transformer, 50 for RNNsearch
-    and ConvS2S. NOT chosen on real text: the model sizes (the defaults above) and the
+    (toy_wmt's peak LR x warmup settings, the same four for every model: REAL_TEXT_WARMUP,
+    which tests/test_real_text.py ties to results/recipe_sweep/gettext_budget_sp2000_shared.json).
+    NOT chosen on real text: the model sizes (the defaults above) and the
     curriculum (toy_wmt's phases laid over these steps). The steps are what fits the
     15-minute budget of the three-model run on 2 cores: recipe_sweep.budget_steps."""
     c.data.vocab = "sentencepiece"
@@ -340,8 +310,7 @@ def _real_text(c):
     c.eval.len_multiple = 64  # 4 padded source lengths up to 256: fewer decoder compilations
     # ConvS2S's learned position tables must reach the longest decoding budget, a padded
     # source plus extra_len; the test split is decoded whole (Corpus.test_by_bucket does not
-    # filter for max_len) and gettext's longest test source is 280 pieces (padded: 320):
-    # 256 rows, then 304, stopped gettext_enfr_seeds at ConvS2S's first decoding
+    # filter for max_len) and gettext's longest test source is 280 pieces (padded: 320)
     c.model.convs2s.max_positions = 2 * c.data.max_len
 
 
@@ -364,7 +333,16 @@ def _ted_pten(c):
 def _paper_scale(c, tfds_name, src, tgt):
     """What both paper-scale presets share: a tfds WMT'14 corpus (src -> tgt), no curriculum,
     one recipe for every model (config.train; the toy recipes cleared), the cost estimate
-    printed before the run starts (experiments/rnn_vs_attn/cost.py)."""
+    printed before the run starts.
+
+    They are for someone with the hardware (a GPU or TPU; the real WMT'14 data through tfds,
+    downloaded and prepared by tensorflow_datasets the first run: tests run them only at tiny
+    size on tfds's mock data, tests/test_wmt14_presets.py). config.cost_estimate: before the
+    corpus is read, the run compiles each model's train step once on the host's CPU and
+    prints what the cost model (anatomy.probes.roofline) predicts: parameters, memory per
+    device, step time on one cost_estimate.gpu and on a cost_estimate.tpu_chips-chip slice of
+    cost_estimate.tpu, and the hours of num_steps (experiments/rnn_vs_attn/cost.py; kept in
+    results.json; --config.cost_estimate.enabled=False skips it). Predicted, never measured."""
     c.data.name = "tfds"
     c.data.tfds_name = tfds_name
     c.data.src_key, c.data.tgt_key = src, tgt  # tfds's validation = newstest2013, test = 2014
@@ -379,7 +357,16 @@ def _paper_scale(c, tfds_name, src, tgt):
 
 
 def _wmt14_enfr(c):
-    """Bahdanau et al. 2015: RNNencdec-50 and RNNsearch-50 on WMT'14 En->Fr (module doc)."""
+    """Bahdanau et al. 2015: RNNencdec-50 and RNNsearch-50 (rnnenc-50, rnnsearch-50) on WMT'14
+    En->Fr (tfds wmt14_translate/fr-en; validation newstest2013, test newstest2014),
+    30,000-word vocabulary per language, gated units (gru_paper), 620-dim embeddings, 1,000
+    hidden units, RNNsearch's alignment model 1,000 and maxout readout 500, Adadelta (rho
+    0.95, eps 1e-6) with norm-1 clipping, batches of 80 x 50 tokens, 300,000 steps each
+    (about 80M parameters each at these vocabularies). Not the paper's: the corpus is tfds's
+    whole training split, not the paper's 348M-word selection, and it is held in memory
+    (--config.data.max_train_examples=N caps it); words are whitespace tokens of the raw text,
+    not Moses-tokenised; RNNencdec's readout is linear (no maxout); the initialisation is the
+    library's; greedy decoding (the paper used a beam search: --config.eval.beam_size=N)."""
     _paper_scale(c, "wmt14_translate/fr-en", "en", "fr")
     c.models = ("rnnenc-50", "rnnsearch-50")  # trained on sources of <= 50 tokens, tested on all
     c.data.vocab = "word"
@@ -413,7 +400,14 @@ def _wmt14_enfr(c):
 
 
 def _wmt14_ende_base(c):
-    """Vaswani et al. 2017's Transformer-base on WMT'14 En->De (module doc)."""
+    """Vaswani et al. 2017's Transformer-base on WMT'14 En->De (tfds wmt14_translate/de-en):
+    6 + 6 post-LN layers, d 512, 8 heads, FFN 2,048, dropout 0.1, one shared 37,000-piece
+    sentencepiece vocabulary (trained on both sides of the training split; the paper's was
+    byte-pair encoding) with shared embeddings and tied output (about 63M parameters), label
+    smoothing 0.1, Adam (0.9, 0.98, 1e-9) at d^-0.5 min(s^-0.5, s 4000^-1.5), ~25,000 source +
+    25,000 target tokens (padded) per batch, 100,000 steps, beam 4 with length penalty 0.6.
+    Not the paper's: sentencepiece for byte-pair encoding, the batch counted in padded tokens,
+    no averaging of the last checkpoints."""
     _paper_scale(c, "wmt14_translate/de-en", "en", "de")
     c.models = ("transformer",)
     c.data.vocab = "sentencepiece"  # the paper: shared byte-pair encoding of about 37,000
@@ -434,3 +428,20 @@ def _wmt14_ende_base(c):
     c.train.checkpoint_every = 2000
     c.eval.beam_size = 4  # beam 4, length penalty alpha 0.6 (anatomy.decode's default)
     c.eval.extra_len = 50  # output budget: source length + 50, as the paper
+
+
+# preset name -> the function that changes the default config into it ('' is the default)
+PRESET_OVERRIDES = {
+    "": _default,
+    "full": _full,
+    "quick": _quick,
+    "seeds": _seeds,
+    "equal_time": _equal_time,
+    "bahdanau": _bahdanau,
+    "gettext_enfr": _gettext_enfr,
+    "gettext_enfr_seeds": _gettext_enfr_seeds,
+    "ted_pten": _ted_pten,
+    "wmt14_enfr": _wmt14_enfr,
+    "wmt14_ende_base": _wmt14_ende_base,
+}
+PRESETS = tuple(PRESET_OVERRIDES)

@@ -46,9 +46,9 @@ from anatomy.compiling import compiler_options
 from anatomy.errors import BadInputError
 from anatomy.params import count_params
 from anatomy.train import labelled
-from experiments import record
 from experiments.context_length import claims, models, plots, tables, task, train
-from experiments.progress import Progress
+from experiments.lab import record
+from experiments.lab.progress import Progress
 
 NAME = "context_length"
 TITLE = "Context extension: positional encodings, an LSTM, and RoPE extended"  # of report.md

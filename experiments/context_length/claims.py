@@ -337,7 +337,7 @@ class Part:
 
 @functools.cache
 def _committed_pilot():
-    from experiments import committed
+    from experiments.lab import committed
 
     return committed.pilot("context_length")
 

@@ -2,7 +2,7 @@
 committed one's): excess loss over the oracle against position, and its rise past L against
 the evaluation length (Press et al. 2022, Fig. 1's shape, beside the bar the claims judge it
 by); the retrieval probe against distance; RoPE's extensions. Every model has one look in
-every panel of every figure, experiments/style.py's: the extensions keep a colour of their
+every panel of every figure, experiments/lab/style.py's: the extensions keep a colour of their
 own, zero-shot dashed (interpolation) or dotted (raised base), fine-tuned dash-dotted.
 
 Losses are drawn on a symmetric-log axis (linear within ±LINTHRESH nats, logarithmic beyond):
@@ -12,8 +12,8 @@ task is a nat off the oracle, and a finite sample can put a model a hair below i
 
 import numpy as np
 
-from experiments import outputs, style
 from experiments.context_length import claims
+from experiments.lab import outputs, style
 
 LINTHRESH = 0.01  # nats: the symmetric-log axes are linear within this of 0
 MARK = {"color": "#bdbdbd", "linestyle": ":", "linewidth": 1.0}  # a vertical line at L, 4L

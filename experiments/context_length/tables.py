@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from experiments import outputs
+from anatomy.tables import markdown_table
 from experiments.context_length import claims
 
 
@@ -37,7 +37,7 @@ def loss(results) -> str:
             [name, r["stage"], r["params"], _pm(claims.closed(results, name))]
             + [_pm(claims.excess(results, name, m)) for m in results["lengths"]]
         )
-    return outputs.markdown_table(header, rows)
+    return markdown_table(header, rows)
 
 
 def _probe_at(results, length) -> str:
@@ -49,7 +49,7 @@ def _probe_at(results, length) -> str:
         [name] + [_pm(seeds) for seeds in claims._floats(r["probe"][i])]
         for name, r in results["models"].items()
     ]
-    return f"At N = {length} ({length // n}L):\n\n" + outputs.markdown_table(header, rows)
+    return f"At N = {length} ({length // n}L):\n\n" + markdown_table(header, rows)
 
 
 def probe(results) -> str:
@@ -77,7 +77,7 @@ def curves(results) -> str:
         f"Retrieval beyond L (k > {n}) at N = {nf}, after each number of fine-tune steps at "
         f"{nf // n}L (0: the zero-shot model it starts from). The speed-up claim compares the "
         f"extension after s steps with {claims.CONTROL} after {claims.SPEEDUP}s.\n\n"
-        + outputs.markdown_table(["model"] + [f"{s} steps" for s in steps], rows)
+        + markdown_table(["model"] + [f"{s} steps" for s in steps], rows)
     )
 
 
@@ -99,7 +99,7 @@ def grid(results) -> str:
                         _pm(g[extra[0]][i]),
                     ]
                 )
-        return f"{title}\n\n" + outputs.markdown_table(header, rows)
+        return f"{title}\n\n" + markdown_table(header, rows)
 
     seeds = list(results["config"]["seeds"])
     return "\n\n".join(

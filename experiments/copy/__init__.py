@@ -32,9 +32,9 @@ from anatomy import lm
 from anatomy.compiling import compiler_options
 from anatomy.params import count_params
 from anatomy.train import labelled
-from experiments import record
 from experiments.copy import claims, plots
-from experiments.progress import Progress
+from experiments.lab import record
+from experiments.lab.progress import Progress
 from experiments.tasks import copying
 from experiments.tasks.contenders import build, family_of, matched, parse
 

@@ -43,8 +43,8 @@ from anatomy.probes.claims import (
     t_interval,
     weakest,
 )
-from experiments import committed
-from experiments.twins import needs_ability
+from experiments.lab import committed
+from experiments.lab.twins import needs_ability
 
 # The ranges, stated before any run:
 COPIED = 0.9  # "copies strings of length l": exact match >= this at l (one-sided)

@@ -1,11 +1,12 @@
 """copy's plot (exact match against string length, each fixed-state model's bound drawn) and
-report tables, read from results.json as stored. Colours and markers: experiments/style.py's,
-a family's members told apart by their line style."""
+report tables, read from results.json as stored. Colours and markers:
+experiments/lab/style.py's, a family's members told apart by their line style."""
 
 import numpy as np
 
-from experiments import outputs, style
+from anatomy.tables import markdown_table
 from experiments.copy import claims
+from experiments.lab import outputs, style
 
 
 def _pm(xs) -> str:
@@ -54,13 +55,13 @@ def exact_table(results) -> str:
         b = "grows" if e["bound"] is None else f"{e['bound']:,.0f}"
         rows.append([name, e["d_model"], e["params"], e["state_bytes"][i], b]
                     + [_pm(x) for x in e["exact"]])  # fmt: skip
-    return "Exact-match rate, mean ± std over seeds.\n\n" + outputs.markdown_table(header, rows)
+    return "Exact-match rate, mean ± std over seeds.\n\n" + markdown_table(header, rows)
 
 
 def readers_table(results) -> str:
     r = results["readers"]
     rows = [[name] + r[name] for name in ("copy", "position", "bag")]
-    return outputs.markdown_table(["reader"] + [f"l={n}" for n in results["lengths"]], rows)
+    return markdown_table(["reader"] + [f"l={n}" for n in results["lengths"]], rows)
 
 
 def grid_table(results) -> str:
@@ -77,7 +78,7 @@ def grid_table(results) -> str:
     return (
         f"Validation exact match (mean over l = {g['lengths']} and design seeds; the mean "
         "validation loss beside it breaks ties).\n\n"
-        + outputs.markdown_table(header, rows)
+        + markdown_table(header, rows)
         + f"\n\nChosen per contender: {chosen}."
     )
 

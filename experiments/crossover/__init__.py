@@ -36,12 +36,12 @@ import numpy as np
 from anatomy import probes
 from anatomy.probes import op_cost
 from anatomy.probes.depth import hlo_critical_path
-from anatomy.recurrence.form_defaults import default_form
+from anatomy.recurrence.defaults import default_form
 from benchmarks import timing
 from benchmarks.cases_mixers import MAX_BYTES, lstm_case, mixer_case
-from experiments import provenance, record
 from experiments.crossover import claims, plots
-from experiments.progress import Progress
+from experiments.lab import provenance, record
+from experiments.lab.progress import Progress
 
 
 def _cpu_seconds():

@@ -23,7 +23,7 @@ table(results):
     crossover/attention_serial  dense attention's takes none (exact: no loop at all)
     crossover/memory         peak memory: dense attention's grows as N^2, every recurrence's
                              and chunked attention's as N (fitted exponents, exact:
-                             experiments/exponents.py)
+                             experiments/lab/exponents.py)
     crossover/fla_anchor     flash-linear-attention's published GB200 crossover: an estimate
                              for that machine (needs an accelerator), never a verdict here
 chapter(results):
@@ -82,8 +82,8 @@ from anatomy.probes.claims import (
     under_load,
     weakest,
 )
-from experiments.exponents import exponent_verdict
-from experiments.twins import composite
+from experiments.lab.exponents import exponent_verdict
+from experiments.lab.twins import composite
 
 DENSE, CHUNKED = "attention (dense)", "attention (chunked)"
 HEADLINE = "gated_deltanet"
@@ -359,7 +359,7 @@ def anchor(results) -> Claim:
 
 
 def _pilot():
-    from experiments import committed
+    from experiments.lab import committed
 
     return committed.pilot("crossover")
 

@@ -1,17 +1,18 @@
 """crossover's plot (time, memory and serial steps against N) and report tables, read from
-results.json as stored. Colours and markers: experiments/style.py's."""
+results.json as stored. Colours and markers: experiments/lab/style.py's."""
 
 import numpy as np
 
 from anatomy.probes.claims import finite
-from experiments import outputs, style
+from anatomy.tables import markdown_table
 from experiments.crossover import claims
+from experiments.lab import outputs, style
 
 _LINES = {claims.DENSE: "-", claims.CHUNKED: "--"}
 
 
 def _look(label):
-    """ax.plot keywords of a contender: its model's colour and marker (experiments/style.py),
+    """ax.plot keywords of a contender: its model's colour and marker (experiments/lab/style.py),
     dashed for a second form of a model ('attention (chunked)', 'rglru (associative)')."""
     return {
         **style.line(label),
@@ -80,9 +81,8 @@ def table(results) -> str:
         rows.append([label, e["form"]]
                     + [_cell(v, lambda x: f"{1e3 * x:.3g}") if v is not None
                        else (e["left_out"][i] or "—") for i, v in enumerate(e["median_s"])])  # fmt: skip
-    return (
-        "Forward + backward, ms: medians over the interleaved rounds.\n\n"
-        + outputs.markdown_table(header, rows)
+    return "Forward + backward, ms: medians over the interleaved rounds.\n\n" + markdown_table(
+        header, rows
     )
 
 
@@ -92,7 +92,7 @@ def memory_table(results) -> str:
             for label, e in results["contenders"].items()]  # fmt: skip
     return (
         "Peak memory of the forward + backward program, MiB (XLA's memory analysis: temp + "
-        "output).\n\n" + outputs.markdown_table(["contender"] + [f"N={n}" for n in ns], rows)
+        "output).\n\n" + markdown_table(["contender"] + [f"N={n}" for n in ns], rows)
     )
 
 
@@ -124,7 +124,7 @@ def flops_table(results) -> str:
         "the rate it ran at. N_f: where dense attention's count first exceeds the recurrence's; "
         "the expected N* is N_f times the rate ratio ρ (attention's FLOP rate over the "
         f"recurrence's) in [{claims.RATE_BAND[0]:g}, {claims.RATE_BAND[1]:g}] (claims.py).\n\n"
-        + outputs.markdown_table(header, rows)
+        + markdown_table(header, rows)
         + "\n\n"
         + "\n".join(lines)
     )
@@ -139,7 +139,7 @@ def steps_table(results) -> str:
     return (
         "Serial loop iterations of the forward + backward program (trip counts of its while "
         "loops, multiplied through nesting) and its critical path (probes.depth).\n\n"
-        + outputs.markdown_table(header, rows)
+        + markdown_table(header, rows)
     )
 
 
@@ -148,7 +148,7 @@ def anchor(results) -> str:
     return (
         "flash-linear-attention's README, GB200, forward + backward (ms): a published "
         "accelerator figure, an estimate for that machine, never a verdict here.\n\n"
-        + outputs.markdown_table(["N", "FlashAttention-2", "Gated DeltaNet"], rows)
+        + markdown_table(["N", "FlashAttention-2", "Gated DeltaNet"], rows)
         + f"\n\nRead from it: a crossover near N = {claims.FLA_CROSSOVER}."
     )
 
@@ -164,7 +164,7 @@ def notes(results) -> str:
     return (
         f"Cases: benchmarks/cases_mixers.py (mixer_case, lstm_case) at batch {c['batch']}, width "
         f"{c['d_model']}, the benchmark's knobs per mixer, no short conv, no torch twin; each recurrent mixer "
-        "in its default form on this backend (anatomy/recurrence/form_defaults.py). Timing: "
+        "in its default form on this backend (anatomy/recurrence/defaults.py). Timing: "
         f"benchmarks/timing.py, every contender interleaved, {c['rounds']} rounds per N, a "
         f"sample at least {c['target_s']} s; the interval on N* is a bootstrap over those "
         "rounds from 8 of them (both contenders' rounds resampled together; a resample without "

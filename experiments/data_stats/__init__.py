@@ -9,7 +9,8 @@ import time
 import numpy as np
 
 from anatomy import data, paths
-from experiments import outputs, record
+from anatomy.tables import markdown_table
+from experiments.lab import outputs, record
 
 
 def _lengths(pairs, vocab_src, vocab_tgt):
@@ -82,11 +83,11 @@ def run(config, workdir):
         )
         for k, v in results["splits"].items()
     ]
-    table = outputs.markdown_table(
+    table = markdown_table(
         ["split", "pairs", "mean src len", "max src len", "mean tgt len", "src types", "tgt types"],
         rows,
     )
-    buckets = outputs.markdown_table(
+    buckets = markdown_table(
         ["split"] + list(results["splits"]["test"]["per_bucket"]),
         [[k] + list(v["per_bucket"].values()) for k, v in results["splits"].items()],
     )

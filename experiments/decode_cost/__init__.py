@@ -25,9 +25,9 @@ import jax
 import numpy as np
 
 from anatomy import probes
-from experiments import record
 from experiments.decode_cost import attention, claims, conv, plots, recurrent
-from experiments.progress import Progress
+from experiments.lab import record
+from experiments.lab.progress import Progress
 
 TITLE = "Decode cost per token: RNN step, KV cache, recomputation"  # of report.md
 

@@ -2,7 +2,7 @@
 
 table(results), the experiment's own claims (results.json's "table", report.md's Claims):
     decode_cost/<decoder>     the per-token FLOPs' N-dependent exponent against theory
-                              (experiments/exponents.py), per decoder of EXPECTED (decoder())
+                              (experiments/lab/exponents.py), per decoder of EXPECTED (decoder())
     decode_cost/window_vs_r   the window step's attention against its r+1 slots: O(r·d)
     decode_cost/rnn_vs_d      the LSTM step against its width: O(d²)
     decode_cost/order         at the largest N: RNN < KV cache < recompute (FLOPs)
@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from anatomy.probes.claims import Claim, finite, holds, weakest
-from experiments.exponents import exponent_claim, exponent_verdict
+from experiments.lab.exponents import exponent_claim, exponent_verdict
 
 # decoder -> (the exponent in N its per-token FLOPs should have, the chapter's cost)
 EXPECTED = {

@@ -3,7 +3,8 @@ read from the measurements."""
 
 import ml_collections
 
-from experiments import outputs, style
+from anatomy.tables import markdown_table
+from experiments.lab import outputs, style
 
 
 def _latency_note(raw) -> str:
@@ -47,7 +48,7 @@ def draw(results, workdir) -> list[str]:
 
 def sections(config, raw) -> list[tuple[str, str]]:
     """report.md's sections after the claims: the measurements and how they were made."""
-    table = outputs.markdown_table(
+    table = markdown_table(
         ("N",) + tuple(f"{k} FLOPs" for k in raw) + tuple(f"{k} ms" for k in raw),
         [
             (raw["rnn"][i]["n"],)

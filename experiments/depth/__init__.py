@@ -42,8 +42,8 @@ import numpy as np
 
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import claims_markdown
-from experiments import progress, record
 from experiments.depth import attention, claims, data, plots, recurrent, tables, train
+from experiments.lab import progress, record
 
 XIONG = {"attention": attention.xiong, "recurrent": recurrent.xiong}  # per family
 VARIANTS = {**attention.VARIANTS, **recurrent.VARIANTS}

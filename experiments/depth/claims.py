@@ -329,7 +329,7 @@ _PILOT: dict = {}
 def pilot_results() -> dict | None:
     """The committed pilot's results (None when none is committed), read once."""
     if "result" not in _PILOT:
-        from experiments import committed
+        from experiments.lab import committed
 
         _PILOT["result"] = committed.pilot("depth")
     return _PILOT["result"]

@@ -1,5 +1,5 @@
 """depth's figures, drawn from what results.json holds alone (string depth keys, null = NaN):
-`draw(results, workdir)` redraws a committed result (experiments.publish) the same way a run
+`draw(results, workdir)` redraws a committed result (experiments.lab.publish) the same way a run
 draws its own, one or two figures per part the run measured.
 
 the stack (default preset):
@@ -8,7 +8,7 @@ loss_vs_depth.png         loss against L per variant (the seeds at each cell's r
                           a seed failed; the unigram loss dotted, and anything above it (a
                           diverged run's loss can be hundreds of nats) drawn at the top of the
                           axis. Transformer wirings left, LSTM stacks right, on one shared loss
-                          axis. Every variant has its look from experiments/style.py (a warmup
+                          axis. Every variant has its look from experiments/lab/style.py (a warmup
                           variant dashed besides), and the variants of a panel sit a hair apart
                           in L, so a curve under another still shows.
 grad_norms_at_init.png    every layer's gradient norm at init (mean over seeds) against its
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments import outputs, style
 from experiments.depth import claims
+from experiments.lab import outputs, style
 
 FAMILIES = (("attention", "Transformer blocks"), ("recurrent", "LSTM stacks"))
 CEILING = 0.1  # nats above the unigram loss where the loss axis stops

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from anatomy.probes.claims import power_from, seeds_needed
-from experiments import outputs
+from anatomy.tables import markdown_table
 from experiments.depth import claims
 
 
@@ -36,7 +36,7 @@ def loss_table(results) -> str:
     head = ["variant", *(f"L={d}" for d in depths)]
     data = results["data"]
     return (
-        outputs.markdown_table(head, rows)
+        markdown_table(head, rows)
         + f"\n\nEach cell: mean ± std over the seeds {results['seeds']} on the {results['split']} "
         f"windows @ the peak learning rate it trained at. Unigram loss of the same characters: "
         f"{u:.3f} nats (a seed within {claims.FAIL_MARGIN:g} of it, or NaN, failed); "
@@ -63,7 +63,7 @@ def change_table(results) -> str:
     if not rows:
         return "One depth per variant: nothing to compare."
     return (
-        outputs.markdown_table(["variant", "L", "Δ(L)", "g(L/2→L)"], rows)
+        markdown_table(["variant", "L", "Δ(L)", "g(L/2→L)"], rows)
         + "\n\nΔ(L): the loss at L minus that at the shallower depth with the lowest mean; "
         "g(L/2→L): the gain of the doubling that reaches L (a failed seed scored at the "
         "unigram loss); the mean over the seeds and its 95% t interval (paired by seed)."
@@ -86,7 +86,7 @@ def grid_table(results) -> str:
             for n, by in g["chosen"].items()
         ]
         return (
-            outputs.markdown_table(["variant", "chosen peak rate"], rows)
+            markdown_table(["variant", "chosen peak rate"], rows)
             + f"\n\nFrom {g['source']}: the choice of the committed grid "
             "(results/depth/lr_grid.json), on the design seed and the validation windows, over "
             f"the rates {', '.join(f'{r:g}' for r in rates)}. Variants that train at another's "
@@ -116,7 +116,7 @@ def grid_table(results) -> str:
     head = ["variant", "L", *(f"lr {r:g}" for r in columns), "chosen"]
     extend = g.get("extend", 0)
     return (
-        outputs.markdown_table(head, rows)
+        markdown_table(head, rows)
         + f"\n\nValidation loss, mean over the design seeds {g['seeds']}, of the base grid "
         f"{', '.join(f'{r:g}' for r in rates)}"
         + (
@@ -146,9 +146,7 @@ def grad_table(results) -> str:
     if not rows:
         return "One layer only: no gradient down a stack."
     return (
-        outputs.markdown_table(
-            ["variant", "L", "‖g‖ of the last layer's W", "layer 1 / layer L"], rows
-        )
+        markdown_table(["variant", "L", "‖g‖ of the last layer's W", "layer 1 / layer L"], rows)
         + "\n\nAt the first step of the judged seeds (mean over seeds). Transformer: the last "
         "block's second FFN weight W^{2,L}; LSTM: the last layer's parameters. Layer 1 / "
         "layer L below 1: the gradient shrinks on its way down the stack. Every layer's norm "
@@ -170,7 +168,7 @@ def xiong_table(results) -> str:
         rows.append([label, *cells, str(claims.t_interval(a)) if a is not None else "—"])
     n = len(next(iter(next(iter(got.values())).values())))
     return (
-        outputs.markdown_table(["variant", *(f"L={d}" for d in depths), "exponent a (∝ L^a)"], rows)
+        markdown_table(["variant", *(f"L={d}" for d in depths), "exponent a (∝ L^a)"], rows)
         + f"\n\n‖∂loss/∂W^(2,L)‖ at initialisation, the last block's second FFN weight, on "
         f"each seed's first training batch, mean over {n} seeds (Xiong et al. 2020, Theorem 1: "
         "exponent 0 post-LN, -1/2 pre-LN). The exponent: each seed's least-squares slope of "
@@ -193,14 +191,14 @@ def cost_table(results) -> str:
         for d, s in by_depth.items():
             serial.append([family, s["variant"], int(d), s["n"], s["hlo"], s["jaxpr"]])
     return (
-        outputs.markdown_table(head, rows)
+        markdown_table(head, rows)
         + "\n\nms per step: one run's wall time over its steps (scoring included), the median "
         "over the seeds; two runs share the cores at a time, and post-LN with and without "
         "warmup share one compiled program, compiled in another thread while the previous one "
         "trains. Times move with the machine's load: they are reported, never judged. "
         f"{cpu_line(results)}\n\nSerial steps of the forward program (one window of N "
         "characters), read from the compiled HLO and from the jaxpr:\n\n"
-        + outputs.markdown_table(["family", "variant", "L", "N", "HLO", "jaxpr"], serial)
+        + markdown_table(["family", "variant", "L", "N", "HLO", "jaxpr"], serial)
     )
 
 
@@ -243,7 +241,7 @@ def sizing_table(results) -> str:
             )
     head = ["claim", "part", "range", "effect", "spread", "margin", "effect", "seeds needed"]
     return (
-        outputs.markdown_table(head, rows)
+        markdown_table(head, rows)
         + f"\n\nOn the design seeds {results.get('seeds', [])} (validation windows) and "
         f"{(results.get('xiong_detail') or {}).get('seeds', [])} (gradients at init). Seeds "
         "needed: the fewest n whose 95% t half-width at this spread is below the margin (— : "

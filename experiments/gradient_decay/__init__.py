@@ -28,9 +28,9 @@ from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
 from anatomy.recurrence import get_cell, init_rnn
 from anatomy.recurrence import run as run_cell
-from experiments import record
 from experiments.gradient_decay import claims, plots
-from experiments.progress import Progress
+from experiments.lab import record
+from experiments.lab.progress import Progress
 
 TITLE = "Gradients over distance: vanishing, exploding, and direct paths"  # of report.md
 RUNS = (  # the tanh-RNN curves: (regime, W_hh kind, dtype)

@@ -51,7 +51,7 @@ from anatomy.probes.claims import (
     t_interval,
     weakest,
 )
-from experiments import committed
+from experiments.lab import committed
 
 # The ranges, stated before any run:
 PASCANU_SLACK = 0.02  # fitted rate / (γ·σ_max) <= 1 + this: the bound, with room for the fit

@@ -6,8 +6,8 @@ range shaded; Pascanu's bound γ·σ_max is drawn where the claims are against i
 import matplotlib
 import numpy as np
 
-from experiments import outputs, style
 from experiments.gradient_decay.claims import NEAR_ONE, PASCANU_SLACK, per_seed
+from experiments.lab import outputs, style
 
 
 def _pos(y):

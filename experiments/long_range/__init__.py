@@ -31,9 +31,9 @@ import optax
 from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
 from anatomy.params import count_params
-from experiments import record
+from experiments.lab import record
+from experiments.lab.progress import Progress
 from experiments.long_range import attention, claims, conv, plots, readers, recurrent
-from experiments.progress import Progress
 
 FAMILIES = {"transformer": attention, "conv": conv}  # any other name: a recurrent cell
 

@@ -3,7 +3,8 @@ written from what results.json holds alone (a committed result is redrawn by the
 
 import numpy as np
 
-from experiments import outputs, style
+from anatomy.tables import markdown_table
+from experiments.lab import outputs, style
 from experiments.long_range.claims import accuracies, recall_bar
 
 
@@ -85,7 +86,7 @@ def accuracy_table(results) -> str:
         (f"reader by {name}", "—", 0, *(cell(accuracies(results, name, k)) for k in ks))
         for name in results.get("readers", {})
     ]
-    return outputs.markdown_table(("model", "width", "params", *(f"k={k}" for k in ks)), rows)
+    return markdown_table(("model", "width", "params", *(f"k={k}" for k in ks)), rows)
 
 
 def notes(results) -> str:

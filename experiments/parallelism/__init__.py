@@ -17,9 +17,9 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.probes.depth import hlo_critical_path
-from experiments import provenance, record
+from experiments.lab import provenance, record
+from experiments.lab.progress import Progress
 from experiments.parallelism import attention, claims, conv, linear, plots, recurrent
-from experiments.progress import Progress
 
 # every layer measured, in the order results.json lists them: name -> (loss, init, flops)
 LAYERS = {**recurrent.LAYERS, **attention.LAYERS, **linear.LAYERS, **conv.LAYERS}

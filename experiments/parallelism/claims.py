@@ -44,7 +44,7 @@ from anatomy.probes.claims import (
     under_load,
     weakest,
 )
-from experiments import committed
+from experiments.lab import committed
 
 STEPS_TOL = 1e-6  # loop trips per token from the compiled HLO are exact counts: only the
 # fit's float rounding is allowed

@@ -4,7 +4,8 @@ them read from the measurements."""
 import ml_collections
 import numpy as np
 
-from experiments import outputs, style
+from anatomy.tables import markdown_table
+from experiments.lab import outputs, style
 
 
 def plot(cfg, raw, workdir):
@@ -67,7 +68,7 @@ def sections(config, raw, a) -> list[tuple[str, str]]:
     was measured."""
     cores = raw["lstm"][0]["cores"]
     n0, ul = a["ratio_n"], a["utilisation_at_ratio_n"]["lstm"]
-    table = outputs.markdown_table(
+    table = markdown_table(
         (
             "N",
             "LSTM s",
@@ -100,7 +101,7 @@ def sections(config, raw, a) -> list[tuple[str, str]]:
             for r, t in zip(raw["lstm"], raw["attention"])
         ],
     )
-    linear_table = outputs.markdown_table(
+    linear_table = markdown_table(
         ("N", "scan s", "assoc. s", "scan steps", "assoc. steps")
         + ("scan depth", "assoc. depth", "LSTM depth", "attention depth"),
         [

@@ -29,8 +29,8 @@ from anatomy import lm
 from anatomy.compiling import compiler_options
 from anatomy.params import count_params
 from anatomy.train import labelled
-from experiments import record
-from experiments.progress import Progress
+from experiments.lab import record
+from experiments.lab.progress import Progress
 from experiments.recall import claims, plots
 from experiments.tasks import contenders, mqar
 

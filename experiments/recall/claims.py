@@ -33,7 +33,7 @@ difference between models measures their optimisation, not their state. A claim 
 contender failed the gate is DID_NOT_LEARN, the number said in words.
 
 Power: each judged claim computes its quantity on the committed design-seed pilot
-(results/recall/pilot.json, `experiments.committed.pilot`) as on the judged run, and prints
+(results/recall/pilot.json, `experiments.lab.committed.pilot`) as on the judged run, and prints
 the pilot's effect and spread against the edge (anatomy.probes.claims.power_from).
 """
 
@@ -53,15 +53,14 @@ from anatomy.probes.claims import (
     t_interval,
     weakest,
 )
+from experiments.lab.twins import composite, needs_ability
 from experiments.tasks import contenders
-from experiments.twins import composite, needs_ability
 
 # The ranges, stated before any run, and where each comes from:
 SOLVED = 0.9  # "solves MQAR": accuracy >= this (one-sided). Zoology's solved points sit near
-# 1.0 and its runs stop early at 0.99; 0.9 is the issue's bar (41), far above every reader
-# without recall
+# 1.0 and its runs stop early at 0.99; 0.9 is far above every reader without recall
 LEARNED = 1.5  # the learned-recall gate: accuracy × K at the smallest K of the smallest N
-# (issue 41: the plateau is accuracy × K ≈ 1, one of the K values at random)
+# (the plateau is accuracy × K ≈ 1: one of the K values at random)
 MARGIN = 0.05  # "grows" / "falls" / "beats": a difference of at least this accuracy, stated
 # before the run: about 10 standard errors of one model's accuracy on the held-out set
 # (256 examples × K >= 4 queries per (N, K)), so the set's sampling never makes it
@@ -69,7 +68,7 @@ DIFF = (-1.0, 1.0)  # a difference of two accuracies lies here: its interval is 
 MOST = 0.5  # "closes most of the gap": (hybrid − recurrent) / (attention − recurrent) >= this
 # (most = more than half, by definition)
 MATCH = 0.1  # "equal state bytes": within this relative difference
-PARAMS_MATCH = 0.3  # "comparable parameters": within this (issue 41: today's pair was 2.3x apart)
+PARAMS_MATCH = 0.3  # "comparable parameters": within this relative difference
 
 ATTENTION = "attention"  # the family whose state (its KV cache) grows with N
 GROWING = (ATTENTION, "hybrid")  # families whose state grows with N: not fixed-state
@@ -89,7 +88,7 @@ def _contenders(results):
 
 
 def _pilot_default():
-    from experiments import committed
+    from experiments.lab import committed
 
     return committed.pilot("recall")
 

@@ -1,10 +1,11 @@
 """recall's plots and report tables, read from results.json as stored. Each family keeps its
-look from experiments/style.py, as in every figure.
+look from experiments/lab/style.py, as in every figure.
 """
 
 import numpy as np
 
-from experiments import outputs, style
+from anatomy.tables import markdown_table
+from experiments.lab import outputs, style
 from experiments.recall import claims
 
 
@@ -94,7 +95,7 @@ def frontier_table(results) -> str:
         "Every contender trained on one mixture of N; accuracy at each (N, K), mean ± std over "
         f"seeds. State bytes: at N = {', '.join(map(str, ns))} where they grow with N. Learned: "
         f"accuracy × K at the smallest K of the smallest N (the gate is {claims.LEARNED:g}; the "
-        "plateau about 1).\n\n" + outputs.markdown_table(header, rows)
+        "plateau about 1).\n\n" + markdown_table(header, rows)
     )
 
 
@@ -106,7 +107,7 @@ def lengths_table(results) -> str:
         [name] + [_pm(np.mean(np.asarray(x, float), axis=0)) for x in e["accuracy"]]
         for name, e in front["contenders"].items()
     ]
-    return "Mean over K, mean ± std over seeds.\n\n" + outputs.markdown_table(header, rows)
+    return "Mean over K, mean ± std over seeds.\n\n" + markdown_table(header, rows)
 
 
 def readers_table(results) -> str:
@@ -118,8 +119,7 @@ def readers_table(results) -> str:
     return (
         "lookup: the value that followed the query's key (recall); position: the value most "
         "often asked at that position in training, without the tokens; bag: the most frequent "
-        "value token so far, without their order.\n\n"
-        + outputs.markdown_table(["reader"] + cols, rows)
+        "value token so far, without their order.\n\n" + markdown_table(["reader"] + cols, rows)
     )
 
 
@@ -130,7 +130,7 @@ def grid_table(results) -> str:
     chosen = ", ".join(f"{f}: {r:g}" for f, r in g["chosen"].items())
     return (
         "Validation accuracy (mean over every (N, K) of the mixture and the design seeds).\n\n"
-        + outputs.markdown_table(header, rows)
+        + markdown_table(header, rows)
         + f"\n\nChosen per family: {chosen}."
     )
 
@@ -218,4 +218,4 @@ def comparison(results) -> str:
     """The papers' findings beside this run's claims, one row each (a claim by id)."""
     judged = {c.id: c for c in claims.table(results)}
     rows = [[finding, judged[cid].verdict, judged[cid].measured] for cid, finding in PAPERS]
-    return outputs.markdown_table(["the papers", "here", "measured"], rows)
+    return markdown_table(["the papers", "here", "measured"], rows)

@@ -28,10 +28,12 @@ import sys
 import time
 
 from anatomy import paths
+from anatomy.tables import markdown_table
 from anatomy.train.loop import NonFiniteLossError
-from experiments import outputs, provenance, rnn_vs_attn
+from experiments import rnn_vs_attn
 from experiments.configs import rnn_vs_attn as base_config
-from experiments.configs.recipe_sweep import BEFORE_ISSUE10, GRIDS
+from experiments.configs.recipe_sweep import GRIDS, UNTUNED_DEFAULTS
+from experiments.lab import jsonio, provenance
 
 SELECTION_SPLIT = "valid"  # what every selection is scored on (never 'test')
 
@@ -84,8 +86,8 @@ def setting_config(config, overrides, model=None):
     c.eval.split = SELECTION_SPLIT
     c.eval.decode_grid = ()
     c.eval.beam_size = 0
-    if config.get("from_before_issue10", False):
-        c = apply_overrides(c, BEFORE_ISSUE10)
+    if config.get("from_untuned_defaults", False):
+        c = apply_overrides(c, UNTUNED_DEFAULTS)
     return apply_overrides(c, for_model(overrides, model) if model else overrides)
 
 
@@ -166,7 +168,7 @@ def run(config, workdir):
         for model in config.models:
             r = _run_one(config, overrides, model, paths.join(workdir, label, model))
             rows.append(_row(label, model, for_model(overrides, model), r))
-            table = outputs.markdown_table(HEADER, rows)
+            table = markdown_table(HEADER, rows)
             out = {
                 "grid": config.grid,
                 "split": SELECTION_SPLIT,
@@ -189,6 +191,6 @@ def run(config, workdir):
                 f"{config.max_per_bucket or 'all'} sentences per bucket)\n\n{table}\n\n"
                 f"chosen: {out['chosen']}\n",
             )
-            outputs.write_json(workdir, out, name="sweep.json")
+            jsonio.write_json(workdir, out, name="sweep.json")
     print("\n" + table + f"\n\nchosen (valid BLEU): {out['chosen']}", file=sys.stdout, flush=True)
     return out

@@ -31,7 +31,8 @@ from anatomy.probes.claims import (
     weakest,
 )
 from anatomy.probes.claims import summary as claims_summary
-from experiments import exponents, outputs, provenance, record
+from anatomy.tables import markdown_table
+from experiments.lab import exponents, provenance, record
 from experiments.report.rows import REQUIRED, ROWS, Row
 from experiments.report.sources import Source, gather, publish, recorded
 
@@ -150,7 +151,7 @@ def sections(rows: list[dict], sources: dict[str, Source], links: dict[str, dict
     )
     summary = claims_summary(claims)
     why = "\n".join(f"* **{c.claim}** ({c.verdict}): {c.detail}" for c in claims)
-    src_table = outputs.markdown_table(
+    src_table = markdown_table(
         ("experiment", "results", "commit", "preset", "machine and load", "read from")
         + ("its own claims", "its report"),
         [
@@ -229,7 +230,7 @@ def run(config, workdir):
     started.finish(results, None, TITLE, sections(rows, sources, links))
     print(
         "\n"
-        + outputs.markdown_table(
+        + markdown_table(
             ("", "measured", "verdict"),
             [(r["property"], r["measured"], r["verdict"]) for r in rows],
         ),

@@ -16,7 +16,8 @@ from typing import NamedTuple
 from anatomy import fingerprint, paths
 from anatomy.errors import BadInputError
 from anatomy.probes.claims import Claim
-from experiments import committed, outputs, provenance, record
+from experiments.lab import committed, jsonio, provenance, record
+from experiments.lab.publish import IMG, images
 from experiments.report.rows import REQUIRED
 
 
@@ -95,7 +96,7 @@ def mismatch(name: str, results: dict, preset: str) -> list[str] | None:
     saved = recorded(results, "config")
     if saved is None:
         return ["no config recorded (written before results carried their config)"]
-    diffs = fingerprint.differences(saved, outputs.jsonable(fingerprint._plain(want)))
+    diffs = fingerprint.differences(saved, jsonio.jsonable(fingerprint._plain(want)))
     return diffs or None
 
 
@@ -126,7 +127,7 @@ def source_dir(config, name: str, workdir: str) -> str:
 
 
 def committed_sources(config) -> dict[str, Source]:
-    """Every experiment's committed result (experiments.committed.VERDICTS_FROM), judged now by
+    """Every experiment's committed result (experiments.lab.committed.VERDICTS_FROM), judged now by
     its claims.py: the closing table without running anything."""
     out = {}
     for name in config.experiments:
@@ -205,13 +206,11 @@ def publish(src: Source, workdir: str, copy: bool) -> dict:
 
 def committed_links(name: str, workdir: str) -> dict:
     """Links (relative to workdir) to the docs/img plots drawn from a committed result."""
-    from experiments import publish as docs
-
     result = committed.VERDICTS_FROM[name]
-    pngs = docs.PLOTS.get(result, ("", {}))[1].values()
+    pngs = [img for img, drawn_from in images().items() if drawn_from == result]
     here = paths.absolute(workdir)
     return {
-        "plots": [_link(os.path.join(docs.IMG, img), here) for img in pngs],
+        "plots": [_link(os.path.join(IMG, img), here) for img in pngs],
         "report": None,
     }
 

@@ -33,8 +33,8 @@ import time
 import jax
 
 from anatomy import data, distributed, sharding
-from experiments import provenance
-from experiments.progress import Progress
+from experiments.lab import provenance
+from experiments.lab.progress import Progress
 from experiments.rnn_vs_attn import cost, plots, seeds, training
 
 

@@ -32,7 +32,7 @@ from anatomy.probes.claims import (
     weakest,
 )
 from anatomy.seq2seq import registry
-from experiments.outputs import format_number
+from anatomy.tables import format_number
 
 # The ranges each claim gives its quantities, stated before any run (BLEU points, over seeds):
 ENC_SHORT_FLOOR = 40.0  # RNNenc learned: BLEU on the shortest bucket >= this, else UNDECIDED

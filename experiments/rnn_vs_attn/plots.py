@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from anatomy.data import describe_corpus_report
-from experiments import outputs, record, style
+from experiments.lab import jsonio, outputs, record, style
 from experiments.rnn_vs_attn import claims
 from experiments.rnn_vs_attn.seeds import STD, bleu_table, results_table
 
@@ -145,7 +145,7 @@ def plot_attention(name, example, workdir, corpus="") -> str:
 
 def draw(results: dict, workdir: str) -> list[str]:
     """Every plot of an rnn_vs_attn result, from results.json alone (a run's, or a committed
-    one's: experiments.publish redraws the committed plots with it)."""
+    one's: experiments.lab.publish redraws the committed plots with it)."""
     models = results["models"]
     labels = list(next(iter(models.values()))["bleu_by_length"])
     # toy_wmt's words are its tokens; a subword corpus is bucketed by words (Corpus.test_by_bucket)
@@ -204,7 +204,7 @@ def _setup_note(config, meta) -> str:
 
 def write_outputs(config, workdir, models, labels, meta) -> list[str]:
     """results.json, the plots and report.md (process 0 only); the tables to stdout."""
-    outputs.write_json(workdir, {"models": models, "setup": meta})
+    jsonio.write_json(workdir, {"models": models, "setup": meta})
     plots = draw({"models": models, "setup": meta}, workdir)
     img = lambda *names: "\n\n".join(f"![]({n})" for n in names if n in plots)
     sections = [

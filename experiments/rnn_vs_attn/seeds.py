@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments import outputs
+from anatomy.tables import format_number, markdown_table
 
 STD = "sample standard deviation over seeds (ddof=1); null with one seed"
 PER_SEED = (
@@ -84,7 +84,7 @@ def aggregate(rows: list[dict]) -> dict:
 
 
 def _fmt(v) -> str:
-    return "—" if v is None else outputs.format_number(v)
+    return "—" if v is None else format_number(v)
 
 
 def mean_pm_std(entry: dict, key: str, sub: str | None = None) -> str:
@@ -99,7 +99,7 @@ def mean_pm_std(entry: dict, key: str, sub: str | None = None) -> str:
 
 def results_table(models: dict) -> str:
     rows = [[n] + [mean_pm_std(r, k) for k in TABLE_KEYS] for n, r in models.items()]
-    return outputs.markdown_table(TABLE_HEADER, rows)
+    return markdown_table(TABLE_HEADER, rows)
 
 
 def bleu_table(models: dict, labels) -> str:
@@ -107,4 +107,4 @@ def bleu_table(models: dict, labels) -> str:
         [n, mean_pm_std(r, "bleu")] + [mean_pm_std(r, "bleu_by_length", lab) for lab in labels]
         for n, r in models.items()
     ]
-    return outputs.markdown_table(["model", "overall"] + list(labels), rows)
+    return markdown_table(["model", "overall"] + list(labels), rows)

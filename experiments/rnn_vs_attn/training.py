@@ -16,7 +16,7 @@ from anatomy import data, distributed, fingerprint, paths, sharding, train
 from anatomy.data.curriculum import Curriculum
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model, count_params, registry
-from experiments import outputs
+from experiments.lab import jsonio
 
 
 def model_spec(name: str) -> tuple[str, int]:
@@ -139,7 +139,7 @@ def _evaluate(model, params, corpus, config, mdir, step, run_fp):
     if choice is not None:
         ev["decoding"] = choice
     if lead:
-        outputs.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
+        jsonio.write_json(mdir, {"key": key, "result": ev}, name="eval.json")
         print(
             f"[{os.path.basename(mdir)}] decoded in {time.perf_counter() - t0:.0f} s: BLEU "
             f"{ev['bleu']:.1f}",
@@ -288,7 +288,7 @@ def train_one(name, seed, config, corpus, batcher, valid, workdir, mesh):
     tc, sc = train_config(config, base).copy_and_resolve_references(), sharding_config(config)
     tc.seed = config.train.seed + seed  # parameter init and dropout; data unchanged
     if distributed.is_coordinator():
-        outputs.write_json(
+        jsonio.write_json(
             mdir,
             {"name": base, "label": name, "seed": tc.seed, "model_config": model.config.to_dict()},
             name="model.json",

@@ -22,8 +22,9 @@ import jax.numpy as jnp
 from anatomy import paths
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model, rnnenc_mixer
-from experiments import committed, record, rnn_vs_attn
+from experiments import rnn_vs_attn
 from experiments.configs.rnnenc_state import rnn_vs_attn_config
+from experiments.lab import committed, record
 from experiments.rnn_vs_attn.claims import per_seed
 from experiments.rnnenc_state import claims, plots
 

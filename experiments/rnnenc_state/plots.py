@@ -3,7 +3,8 @@ BLEU by length) and report tables, read from results.json as stored."""
 
 import numpy as np
 
-from experiments import outputs, style
+from anatomy.tables import markdown_table
+from experiments.lab import outputs, style
 
 
 def _mean(xs):
@@ -12,8 +13,8 @@ def _mean(xs):
 
 
 def _all(results):
-    """[(label, row, the model its look is (experiments/style.py), grows with the sentence)]:
-    baselines, variants."""
+    """[(label, row, the model its look is (experiments/lab/style.py), grows with the
+    sentence)]: baselines, variants."""
     out = [(n, r, n, n != "rnnenc") for n, r in results["baselines"].items()]
     out += [(f"rnnenc_mixer {n}", r, r["model_config"]["mixer"], False)
             for n, r in results["variants"].items()]  # fmt: skip
@@ -62,7 +63,7 @@ def bleu_table(results) -> str:
         mem = f"{r['memory_bytes']:,}" + (" (grows)" if grows else "")
         rows.append([label, r["params"], mem, len(r["bleu"]), _mean(r["bleu"])]
                     + [_mean(r["bleu_by_length"][k]) for k in buckets])  # fmt: skip
-    return "Mean over seeds.\n\n" + outputs.markdown_table(header, rows)
+    return "Mean over seeds.\n\n" + markdown_table(header, rows)
 
 
 def wiring() -> str:

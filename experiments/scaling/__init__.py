@@ -29,8 +29,8 @@ Writes results.json, report.md and scaling.png into the workdir.
 from __future__ import annotations
 
 from anatomy.probes import hardware
-from experiments import provenance, record
 from experiments.configs import rnn_vs_attn as rva_config
+from experiments.lab import provenance, record
 from experiments.scaling import applied, check, claims, gpu_programs, report, structure
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from anatomy.probes.claims import rule_text
-from experiments import outputs
+from anatomy.tables import markdown_table
+from experiments.lab import outputs
 from experiments.scaling.claims import MODEL_TOL, miss, rules
 
 ESTIMATE = "Estimates, not measurements: nothing here runs on an accelerator"
@@ -33,7 +34,7 @@ def collectives_table(structure) -> str:
                 kinds or "none",
             )
         )
-    return outputs.markdown_table(
+    return markdown_table(
         (
             "program",
             "mode",
@@ -66,7 +67,7 @@ def depth_table(structure) -> str:
         )
         for r in structure
     ]
-    return outputs.markdown_table(
+    return markdown_table(
         (
             "program",
             "mode",
@@ -85,7 +86,7 @@ def depth_table(structure) -> str:
 
 
 def error_table(check_rows) -> str:
-    return outputs.markdown_table(
+    return markdown_table(
         (
             "program",
             "N",
@@ -159,7 +160,7 @@ def hardware_table(tables: list[dict]) -> str:
         )
         for t in tables
     ]
-    table = outputs.markdown_table(
+    table = markdown_table(
         (
             "hardware",
             "bf16 TFLOP/s",
@@ -200,7 +201,7 @@ def terms_table(check_rows) -> str:
                 f"{r['family']} N={r['n']}",
             )
         )
-    return outputs.markdown_table(
+    return markdown_table(
         ("prediction", f"within {MODEL_TOL:g}x", "worst miss (max(p/m, m/p))", "worst program"),
         rows,
     )
@@ -234,7 +235,7 @@ def gpu_programs_table(gpu) -> str:
         f"{gpu.get('seconds', 0):.0f} s), never run; XLA:CPU's are the programs timed here "
         "(float32; the estimates re-price them at bf16).\n\n"
     )
-    return head + outputs.markdown_table(
+    return head + markdown_table(
         (
             "program",
             "kernels (XLA:GPU)",
@@ -252,7 +253,7 @@ def estimates_table(rows, ratio_key, ratio_title, names=("LSTM", "attention")) -
     """One estimate per accelerator: where its kernels are counted from, each program's
     estimated ms, kernels and dominant term, and the ratio."""
     rec, att = names
-    return f"{ESTIMATE}.\n\n" + outputs.markdown_table(
+    return f"{ESTIMATE}.\n\n" + markdown_table(
         (
             "accelerator",
             "kernels counted from",
@@ -286,7 +287,7 @@ def sensitivity_table(rows, headline, ratio_key, ratio_title) -> str:
     row = next((r for r in rows if r["accelerator"] == headline), None)
     if row is None:
         return "(no estimate)"
-    return outputs.markdown_table(
+    return markdown_table(
         ("assumption", "value", ratio_title, "recurrent: latency share"),
         [
             (
@@ -304,7 +305,7 @@ def wide_table(rows) -> str:
     if not rows:
         return "(none configured)"
     return f"{ESTIMATE}; XLA:CPU's programs compiled from shapes at this width, never run.\n\n" + (
-        outputs.markdown_table(
+        markdown_table(
             (
                 "accelerator",
                 "d",
@@ -342,7 +343,7 @@ def steps_table(steps) -> str:
     def pair(x):
         return f"[{x[0]:.3g}, {x[1] if x[1] is not None else float('inf'):.3g}]" if x else "—"
 
-    return outputs.markdown_table(
+    return markdown_table(
         (
             "seed",
             "target loss",
@@ -370,7 +371,7 @@ def steps_table(steps) -> str:
 
 
 def scale_out_table(rows) -> str:
-    return f"{ESTIMATE}.\n\n" + outputs.markdown_table(
+    return f"{ESTIMATE}.\n\n" + markdown_table(
         (
             "program",
             "mode",
@@ -455,7 +456,7 @@ def plot(structure, check_rows, workdir, cfg) -> list[str]:
 
 
 def draw(results, workdir) -> list[str]:
-    """scaling.png from results.json alone (what publish.PLOTS calls): plot() of its structure
+    """scaling.png from results.json alone (what the docs' PLOTS call): plot() of its structure
     and check rows under its config."""
     import ml_collections
 

@@ -243,7 +243,7 @@ def main(argv):
     src, dst = argv[1], argv[2]
     with open(src) as f:
         job = json.load(f)
-    from experiments.outputs import jsonable
+    from experiments.lab.jsonio import jsonable
 
     out = _read_specs(job["config"], job["specs"])
     with open(dst, "w") as f:

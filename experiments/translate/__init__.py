@@ -35,7 +35,7 @@ from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model
 from anatomy.tokens import UNK
 from experiments.configs.translate import DEFAULT_WORKDIR
-from experiments.provenance import COMMAND_FILE
+from experiments.lab.provenance import COMMAND_FILE
 
 _VOCAB_FILES = [
     ("shared_vocab.txt", "shared_vocab.txt"),

@@ -1,8 +1,8 @@
 """The scaling experiment's cases measured on the device JAX runs on, beside the cost model.
 
-    python benchmarks/gpu_scaling.py            # a GPU or TPU host: under 5 minutes
-    python benchmarks/gpu_scaling.py --quick    # any machine (a CPU too): small shapes
-    (or python -m benchmarks.gpu_scaling from the repository root)
+    python -m experiments.scaling.on_device            # a GPU or TPU host: under 5 minutes
+    python -m experiments.scaling.on_device --quick    # any machine (a CPU too): small shapes
+    (or python experiments/scaling/on_device.py, from anywhere)
 
 Cases (experiments/scaling/check.py, the same builders): the `parallelism` experiment's LSTM and
 self-attention layers, jit(grad) at N = 64 ... 2,048, and rnn_vs_attn's three translators'
@@ -28,8 +28,8 @@ import pathlib
 import sys
 import time
 
-if __package__ in (None, ""):  # run as a script: this checkout's anatomy and experiments first
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+if __package__ in (None, ""):  # run as a script: this checkout's root in place of this folder
+    sys.path[0] = str(pathlib.Path(__file__).resolve().parents[2])
 
 import jax
 import jax.numpy as jnp
@@ -49,7 +49,7 @@ KNOWN = {
 
 def parse_args(argv):
     ap = timing.argument_parser(
-        "python benchmarks/gpu_scaling.py", __doc__, "small shapes, few rounds: any machine"
+        "python -m experiments.scaling.on_device", __doc__, "small shapes, few rounds: any machine"
     )
     ap.add_argument("--n-grid", default=None, help="comma-separated N for the layers")
     ap.add_argument("--translators", default=None, help="comma-separated translators ('' = none)")

@@ -1,6 +1,6 @@
 """What made a result: the commit, machine, versions and load a run records, and which
 config (and preset) made it. Every results.json carries it under "provenance"; the report
-names each source by it and the committed results in results/ keep it (experiments/publish.py).
+names each source by it and the committed results in results/ keep it (experiments/lab/publish.py).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import platform
 import subprocess
 
 from anatomy.probes.timing import n_cores
-from experiments.outputs import jsonable
+from experiments.lab.jsonio import jsonable
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # launch.py saves the command line of a run in its workdir under this name: {"command",
 # "experiment", "preset", "config", "overrides"} (translate reads it to say how to train more)
 COMMAND_FILE = "command.json"

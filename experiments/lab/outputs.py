@@ -1,6 +1,7 @@
-"""How every experiment writes into its workdir: results.json (plain JSON), markdown tables
-with one number format, report.md, PNG plots. experiments/record.py puts them together into
-the tail every run() shares."""
+"""How every experiment writes into its workdir, beside results.json (jsonio.py): report.md and
+PNG plots, each plot stamped with what it is drawn from (its tables print through
+anatomy.tables). experiments/lab/record.py puts them together into the tail every run()
+shares."""
 
 from __future__ import annotations
 
@@ -11,53 +12,10 @@ import json
 import math
 import os
 import textwrap
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from anatomy import paths
-
-
-def jsonable(x: Any) -> Any:
-    """Turn numpy / jax scalars and arrays into plain JSON; non-finite floats into null."""
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if hasattr(x, "tolist"):  # numpy / jax arrays and scalars
-        return jsonable(x.tolist())
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
-def write_json(workdir: str, results: dict, name: str = "results.json") -> str:
-    """Write `results` as indented JSON into `workdir/name` (a local folder or a gs:// one:
-    anatomy.paths); returns the path."""
-    paths.makedirs(workdir)
-    path = paths.join(workdir, name)
-    # never leave a half-written results.json
-    paths.write_text(path, json.dumps(jsonable(results), indent=2, sort_keys=False), atomic=True)
-    return path
-
-
-def format_number(v: Any) -> str:
-    """How every table prints a value. Floats: whole numbers as integers (2000, not 2e+03),
-    10 and above with one decimal (BLEU 95.97 -> 96.0, never rounded up to a bare 96), below 10
-    to 3 significant digits, 10,000 and above without decimals; NaN/inf as a dash."""
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            return "—"
-        if v == int(v):
-            return str(int(v))
-        return f"{v:.0f}" if abs(v) >= 1e4 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.3g}"
-    return str(v)
-
-
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """A GitHub-markdown table, each value printed by format_number."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(format_number(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
+from experiments.lab.jsonio import jsonable
 
 
 def write_report(
@@ -93,7 +51,7 @@ STAMP_KEYS = ("anatomy-result", "anatomy-digest")  # the PNG text chunks save_pl
 
 def result_digest(result: dict) -> str:
     """A digest of a result as JSON (sorted keys): what a committed plot says it was drawn
-    from (experiments.publish stamps it; tests/test_docs.py checks it)."""
+    from (experiments.lab.publish stamps it; tests/test_docs.py checks it)."""
     text = json.dumps(jsonable(result), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -103,7 +61,7 @@ def stamping(name: str, result: dict):
     """Every plot saved inside carries the result it is drawn from: its name
     ('rnn_vs_attn/seeds') and result_digest(result), as PNG text chunks, and a visible footer
     naming results/<name>.json with the commit, machine and load its run recorded."""
-    from experiments import provenance
+    from experiments.lab import provenance
 
     token = _STAMP.set(((STAMP_KEYS[0], name), (STAMP_KEYS[1], result_digest(result))))
     footer = _FOOTER.set(footer_text(f"results/{name}.json", provenance.of_result(result)))
@@ -148,7 +106,7 @@ def footer_text(source: str, prov: dict, load_when: str = "") -> str:
 def _drawn_here(workdir: str) -> str:
     """The footer of a plot drawn by a run (not from a committed result): its workdir's
     results.json, and this checkout's commit, this machine and its load now."""
-    from experiments import provenance
+    from experiments.lab import provenance
 
     return footer_text(paths.join(workdir, "results.json"), provenance.provenance(), "when drawn")
 
@@ -266,9 +224,9 @@ def grid_ticks(ax, values) -> None:
 
 def plot_series(ax, series, y, *, x="n", scale=1.0, loglog=True, dotted=()) -> None:
     """One line per named series ({name: [row dict, ...]}): row[y]·scale against row[x], on
-    log-log axes (loglog=False: linear), in each name's look (experiments.style), dotted for
+    log-log axes (loglog=False: linear), in each name's look (experiments.lab.style), dotted for
     names in `dotted`."""
-    from experiments import style
+    from experiments.lab import style
 
     draw = ax.loglog if loglog else ax.plot
     for name, rows in series.items():

@@ -2,7 +2,7 @@
 
     load("depth/default")  ->  {'name', 'command', 'saved', 'saved_by', 'result', ...}
 
-A run's results.json becomes results/<name>.json by `python -m experiments.publish save`.
+A run's results.json becomes results/<name>.json by `python -m experiments.lab.publish save`.
 VERDICTS_FROM names, per experiment, the committed result its chapter verdicts are read from:
 its default run, except where the default is one seed to fit its time and the verdict needs
 several (rnn_vs_attn's headline: its `seeds` preset). The README, docs/chapter.md and
@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(ROOT, "results")
 
 VERDICTS_FROM = {
@@ -53,7 +53,7 @@ def load(name: str) -> dict:
         )
         raise FileNotFoundError(
             f"results/{name}.json is not committed: run `{run} --workdir=DIR`, then "
-            f"`python -m experiments.publish save {name} --workdir=DIR --command='{run}'`"
+            f"`python -m experiments.lab.publish save {name} --workdir=DIR --command='{run}'`"
         )
     with open(result_path(name)) as f:
         return json.load(f)

@@ -33,7 +33,7 @@ import jax
 
 from anatomy import paths
 from anatomy.probes.claims import Claim, by_id, claims_json, claims_markdown, rule_text, summary
-from experiments import outputs, provenance
+from experiments.lab import jsonio, outputs, provenance
 
 
 class MissingKey(KeyError):
@@ -63,9 +63,9 @@ def _keyed(node, path=()):
 
 
 def stored(results: dict) -> dict:
-    """`results` as results.json holds them (outputs.jsonable, then a JSON round trip); a key
+    """`results` as results.json holds them (jsonio.jsonable, then a JSON round trip); a key
     missing from it raises MissingKey naming its path."""
-    return _keyed(json.loads(json.dumps(outputs.jsonable(results))))
+    return _keyed(json.loads(json.dumps(jsonio.jsonable(results))))
 
 
 def judge(name: str, claims: Callable[[dict], list[Claim]], results: dict) -> list[Claim]:
@@ -105,7 +105,7 @@ class Started:
         results["provenance"] = provenance.run_provenance(
             self.name, self.config, self.provenance, self.t0
         )
-        outputs.write_json(self.workdir, results)
+        jsonio.write_json(self.workdir, results)
         head = [("Claims", claims_markdown(judged))] if judged is not None else []
         pngs = results.get("plots") or []
         shown = [("Plot" if len(pngs) == 1 else "Plots", outputs.images(pngs))] if pngs else []
@@ -163,7 +163,7 @@ def claims_of(name: str, results: dict) -> dict[str, Claim]:
     """{id: Claim} of experiment `name`'s results (its table and its chapter claims), judged
     now by experiments/<name>/claims.py. MissingKey (a KeyError naming the key's path),
     IndexError or TypeError: the results lack what a claim reads (an older run: rerun it)."""
-    text = json.dumps(outputs.jsonable(results))  # key order kept: tables follow it
+    text = json.dumps(jsonio.jsonable(results))  # key order kept: tables follow it
     key = (name, hashlib.sha256(text.encode()).hexdigest())
     if key not in _CLAIMS:  # the docs judge one committed result many times (bootstraps)
         module = importlib.import_module(f"experiments.{name}.claims")

@@ -1,79 +1,25 @@
-"""publish: the numbers a reader sees, generated from committed results.
-
-    python -m experiments.publish save NAME --workdir=DIR --command="python launch.py ..."
-    python -m experiments.publish            # regenerate every quoted block and every plot
-    python -m experiments.publish --check    # exit 1 naming each block or plot that drifted
-
-`save` copies a finished run's results.json (or a sweep's sweep.json) into
-results/<NAME>.json with what made it: the command, the commit, machine, versions, load and
-wall time the run recorded (experiments.provenance.provenance) and the time it was saved. The
-README, docs/chapter.md and the tour quote only these files: every quoted block sits between
-`<!-- results:KEY -->` and `<!-- /results:KEY -->` and is rewritten from them by RENDERERS[KEY];
-tests/test_docs.py fails when a block differs from what its committed result renders.
-
-Pictures come from results too: every PNG under docs/img is drawn by PLOTS from the committed
-result it illustrates, with that experiment's own `plots.draw(results, workdir)` (the same
-function its run calls), and carries the result's name and digest in its PNG text chunks
-(experiments.outputs.stamping); `--check` fails for an image that no committed result made or
-whose result has changed since it was drawn.
+"""The chapter's pages, rendered from the committed results: every block the README,
+docs/chapter.md and docs/results.md quote (RENDERERS) and every plot they show (PLOTS), in the
+shape experiments/lab/publish.py reads from an experiment's docs.py, which writes them
+(`python -m experiments.lab.publish`). Every number is read from a committed result, and every
+verdict by its claim's id, as the experiment's claims.py judges it now.
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime
 import importlib
-import json
-import os
 import re
-import shutil
-import sys
-import tempfile
 
-from anatomy import paths
 from anatomy.probes.claims import MAX_TIMING_LOAD, claims_markdown, rule_text
-from experiments import committed, outputs, provenance, record
-from experiments.committed import ROOT, load, result_path
+from anatomy.tables import format_number, markdown_table
+from experiments.lab import committed, provenance, record, registry
+from experiments.lab.committed import load
 from experiments.report import scorecard
 from experiments.rnn_vs_attn.seeds import mean_pm_std
 
-DOCS = ("README.md", "docs/chapter.md", "docs/results.md")
-IMG = os.path.join(ROOT, "docs", "img")
 BUCKETS = ("1-10", "11-20", "21-30", "31-40", "41-50", "51-60", "61+")
-# a block: on its own lines, or inline (a table cell) when no newline follows the opening mark
-_BLOCK = re.compile(r"(<!-- results:([\w./-]+) -->\n?)(.*?)(<!-- /results:\2 -->)", re.S)
 
-
-def save(name: str, workdir: str, command: str, note: str = "") -> str:
-    """Copy workdir's results.json (or sweep.json) into results/<name>.json with its command
-    (and `note`: what the result alone does not say, e.g. the commit a long sweep started at).
-    The workdir may be local or a bucket (gs://...: anatomy.paths); results/ is this checkout's."""
-    for file in ("results.json", "sweep.json"):
-        path = paths.join(workdir, file)
-        if paths.exists(path):
-            break
-    else:
-        raise FileNotFoundError(f"publish: no results.json or sweep.json in {workdir}")
-    result = json.loads(paths.read_text(path))
-    out = {
-        "name": name,
-        "command": command,
-        "saved": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "saved_by": provenance.provenance(),
-        "result": result,
-    }
-    if note:
-        out["note"] = note
-    os.makedirs(os.path.dirname(result_path(name)), exist_ok=True)
-    outputs.write_json(
-        os.path.dirname(result_path(name)), out, name=os.path.basename(name) + ".json"
-    )
-    return result_path(name)
-
-
-# ------------------------------------------------------------------------------ rendering
-
-f = outputs.format_number
+f = format_number
 
 
 def _prov(setup: dict) -> dict:
@@ -117,7 +63,7 @@ def render_default(doc: dict) -> str:
         + _bleu_row(n, r)[1:]
         for n, r in models.items()
     ]
-    lines = [outputs.markdown_table(header, rows), "", f"Made by {_made_by(doc)}."]
+    lines = [markdown_table(header, rows), "", f"Made by {_made_by(doc)}."]
     resumed = {n: r["resumed_from"] for n, r in models.items() if r.get("resumed_from")}
     for n, step in resumed.items():  # a checkpoint another run left in the workdir
         lines.append(
@@ -185,7 +131,7 @@ def render_sweep(doc: dict) -> str:
     where = f"at commit {commit}" + ("; the result's `note` says more" if doc.get("note") else "")
     return "\n".join(
         [
-            outputs.markdown_table(keep, rows),
+            markdown_table(keep, rows),
             "",
             f"Scored on the {res['split']} split ({res['sentences_per_bucket']} sentences per "
             f"length bucket), {_sweep_steps(res)}, one seed."
@@ -209,7 +155,7 @@ def render_seeds(doc: dict) -> str:
         + [", ".join(f(s["bleu"]) for s in r["seeds"])]
         for n, r in models.items()
     ]
-    return f"{outputs.markdown_table(header, rows)}\n\nMade by {_made_by(doc)}."
+    return f"{markdown_table(header, rows)}\n\nMade by {_made_by(doc)}."
 
 
 def render_equal_time(doc: dict) -> str:
@@ -242,7 +188,7 @@ def render_equal_time(doc: dict) -> str:
         else:
             pair += "."
     return (
-        f"{outputs.markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
+        f"{markdown_table(header, rows)}\n\n{f(budget)} s of training per model, each "
         f"model's schedule laid out over it. Ranked by BLEU: {order}.{pair} Made by "
         f"{_made_by(doc)}."
     )
@@ -303,11 +249,11 @@ def render_real_text(doc: dict) -> str:
     over = f"mean ± std over {seeds} seeds" if seeds > 1 else "one seed"
     return "\n".join(
         [
-            outputs.markdown_table(header, rows),
+            markdown_table(header, rows),
             "",
             f"chrF by source length ({over}):",
             "",
-            outputs.markdown_table(["model", *BUCKETS], chrf),
+            markdown_table(["model", *BUCKETS], chrf),
             "",
             f"{_corpus_line(res)}; {over}; decoding: {res['setup']['decode']}; chosen: "
             + "; ".join(f"{n} {_decoding(r)}" for n, r in models.items())
@@ -402,7 +348,7 @@ def render_real_verdicts(doc: dict, toy: str = committed.VERDICTS_FROM["rnn_vs_a
     ]
     return "\n".join(
         [
-            outputs.markdown_table(head, rows),
+            markdown_table(head, rows),
             "",
             f"From `results/{toy}.json` and {_source(doc)}; the rule is the one every claim on "
             "this page is judged by (an interval over fewer than 3 seeds shows nothing).",
@@ -581,7 +527,7 @@ def render_scorecard(prefix: str = "docs/") -> str:
                 "; ".join(f"`{scorecard.run_of(n)}` {scorecard.run_time(n)}" for n in names),
             ]
         )
-    table = outputs.markdown_table(
+    table = markdown_table(
         [
             "#",
             "the chapter says",
@@ -672,11 +618,9 @@ def render_setup(doc: dict) -> str:
 def render_experiments() -> str:
     """Every experiment: what it measures (its config's docstring), its presets, the wall time
     of its committed default run (and the load it ran under), and the plots it draws."""
-    import launch
-
     rows = []
-    for name in launch.available_experiments():
-        presets = ", ".join(f"`{p}`" for p in launch.presets_of(name) if p) or "—"
+    for name in registry.available_experiments():
+        presets = ", ".join(f"`{p}`" for p in registry.presets_of(name) if p) or "—"
         timed, plots = "—", "—"
         if committed.exists(f"{name}/default"):
             res = load(f"{name}/default")["result"]
@@ -687,7 +631,7 @@ def render_experiments() -> str:
             drawn = [p for p in (res.get("plots") or []) if p.endswith(".png")]
             plots = ", ".join(f"`{p}`" for p in drawn) or "—"
         rows.append([f"`{name}`", experiment_line(name), presets, timed, plots])
-    return outputs.markdown_table(
+    return markdown_table(
         ["experiment", "what it measures", "presets", "default run here", "plots"], rows
     )
 
@@ -701,7 +645,7 @@ def render_closing() -> str:
     config = report_config.get_config("committed")
     sources = report.sources.committed_sources(config)
     rows = report.build_rows(sources, {})
-    table = outputs.markdown_table(
+    table = markdown_table(
         ["", "RNN/LSTM", "Transformer", "measured here", "verdict", "read from"],
         [
             [
@@ -753,7 +697,7 @@ def render_claim(anchor: str):
     return render
 
 
-AFTER = ("recall", "copy", "rnnenc_state", "crossover")  # after the Transformer (issue 34)
+AFTER = ("recall", "copy", "rnnenc_state", "crossover")  # the experiments after the Transformer
 
 
 # what each experiment after the Transformer measures (the README's table; its verdicts and
@@ -776,7 +720,7 @@ def render_after() -> str:
         verdict, _ = scorecard.verdicts(entry)
         rows.append([f"`{name}`", measures, f"**{verdict}**", scorecard.why(entry)])
     head = ["experiment", "what it measures", "verdict", "why, or what would decide it"]
-    return outputs.markdown_table(head, rows)
+    return markdown_table(head, rows)
 
 
 def table_of(module: str, fn: str):
@@ -972,118 +916,3 @@ PLOTS = {
         },
     ),
 }
-
-
-def images() -> dict[str, str]:
-    """{docs/img name: the committed result it is drawn from}, over PLOTS."""
-    return {img: name for name, (_, pngs) in PLOTS.items() for img in pngs.values()}
-
-
-def draw_plots(names=None, img_dir: str = IMG) -> list[str]:
-    """Redraw the plots of the committed results `names` (all of PLOTS by default) into
-    img_dir, each stamped with its result; returns the images written."""
-    written = []
-    for name in names or PLOTS:
-        module, pngs = PLOTS[name]
-        result = load(name)["result"]
-        with tempfile.TemporaryDirectory() as tmp, outputs.stamping(name, result):
-            drawn = importlib.import_module(module).draw(result, tmp)
-            missing = sorted(set(pngs) - set(drawn))
-            if missing:
-                raise FileNotFoundError(f"publish: {module}.draw made no {missing} from {name}")
-            for png, img in pngs.items():
-                shutil.copyfile(os.path.join(tmp, png), os.path.join(img_dir, img))
-                written.append(img)
-    return written
-
-
-def stale_plots(img_dir: str = IMG) -> list[str]:
-    """Every image under img_dir that no committed result made, or whose result changed
-    since it was drawn: 'name.png: why'."""
-    want = images()
-    problems = []
-    for img in sorted(f for f in os.listdir(img_dir) if f.endswith(".png")):
-        if img not in want:
-            problems.append(f"{img}: drawn from no committed result (publish.PLOTS)")
-            continue
-        stamp = outputs.read_stamp(os.path.join(img_dir, img))
-        name = want[img]
-        digest = outputs.result_digest(load(name)["result"])
-        if stamp.get(outputs.STAMP_KEYS[0]) != name or stamp.get(outputs.STAMP_KEYS[1]) != digest:
-            problems.append(
-                f"{img}: not drawn from results/{name}.json as committed (stamp "
-                f"{stamp or 'none'}, result digest {digest})"
-            )
-    problems += [
-        f"{img}: missing" for img in sorted(want) if not os.path.exists(os.path.join(img_dir, img))
-    ]
-    return problems
-
-
-def render(key: str) -> str:
-    if key not in RENDERERS:
-        raise KeyError(f"publish: no renderer for block {key!r}; known: {sorted(RENDERERS)}")
-    name, fn = RENDERERS[key]
-    return (fn() if name is None else fn(load(name))).rstrip("\n")
-
-
-def regenerate(text: str) -> tuple[str, list[str]]:
-    """(text with every block rewritten, the keys whose block changed)."""
-    changed = []
-
-    def sub(m):
-        body = render(m.group(2))
-        new = body + "\n" if m.group(1).endswith("\n") else body.replace("\n", " ")
-        if new != m.group(3):
-            changed.append(m.group(2))
-        return m.group(1) + new + m.group(4)
-
-    return _BLOCK.sub(sub, text), changed
-
-
-def blocks(text: str) -> list[str]:
-    return [m.group(2) for m in _BLOCK.finditer(text)]
-
-
-def publish(check: bool = False, root: str = ROOT) -> list[str]:
-    """Regenerate the blocks of DOCS (check: only report); returns 'file: key' that drifted."""
-    drifted = []
-    for doc in DOCS:
-        path = os.path.join(root, doc)
-        with open(path) as fh:
-            text = fh.read()
-        new, changed = regenerate(text)
-        drifted += [f"{doc}: {k}" for k in changed]
-        if changed and not check:
-            with open(path, "w") as fh:
-                fh.write(new)
-    return drifted
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m experiments.publish", description=__doc__)
-    ap.add_argument("what", nargs="*", help="'save NAME' to store a run's results")
-    ap.add_argument("--workdir", default="")
-    ap.add_argument("--command", default="")
-    ap.add_argument("--note", default="", help="save: what the result alone does not say")
-    ap.add_argument("--check", action="store_true")
-    args = ap.parse_args(argv)
-    if args.what[:1] == ["save"]:
-        if len(args.what) != 2 or not args.workdir or not args.command:
-            ap.error("save NAME --workdir=DIR --command='python launch.py ...'")
-        print(save(args.what[1], args.workdir, args.command, args.note))
-        return 0
-    drifted = publish(check=args.check)
-    for d in drifted:
-        print(("drifted: " if args.check else "regenerated: ") + d)
-    if not args.check:
-        for img in draw_plots():
-            print(f"drew: docs/img/{img}")
-    stale = stale_plots()
-    for d in stale:
-        print("plot: " + d)
-    return 1 if args.check and (drifted or stale) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,137 @@
+"""What runs unless a config says otherwise, per backend: one table, each row with its reason
+and its source.
+
+Two kinds of choice change speed and memory, never the function computed:
+
+    form   how a sequence mixer of anatomy.mixers runs its recurrence: 'sequential'
+           (jax.lax.scan, T serial steps), 'associative' (jax.lax.associative_scan, O(log T)
+           depth), 'chunked' (dense products inside chunks of C positions, a state per chunk),
+           'quadratic' (the masked T x T form), 'parallel' (mLSTM's quadratic form, as
+           xLSTM names it); tests/test_mixers.py holds every form to a float64 sequential
+           twin, values and gradients.
+    path   how a translator's cell runs (anatomy.recurrence.scan.run): hoist, the input
+           projection as ONE [B·T, D] x [D, G·H] matmul before the scan (True) or inside each
+           step (False); vjp, "autodiff" (JAX differentiates the scan) or "fused" (fused.py's
+           custom VJP: one matmul per backward step, the weight gradients as one matmul over
+           all steps); tests/test_recurrence_path_defaults.py holds every path to the hoisted
+           autodiff one.
+
+A row is (backend, kind, name, choice, source, reason); '*' as the name is every other mixer or
+cell of that kind, '*' as the backend every backend without a row of its own. A row's source
+says whether a run chose it (measured: the command and where its numbers are) or an argument
+did (reasoned: what a run would have to show). A backend with no form rows takes the CPU's.
+"""
+
+from typing import NamedTuple
+
+import jax
+
+from anatomy.errors import BadInputError
+from anatomy.recurrence.registry import FUSED_CELLS
+
+MEASURED_PATHS = "measured: `python -m benchmarks.run` (BENCHMARKS.md, the translators' steps)"
+REASONED_FORMS = (
+    "reasoned: `python -m benchmarks.mixers` times every form and picks the fastest; its "
+    "block in BENCHMARKS.md is not recorded yet"
+)
+VECTOR_STATE = (
+    "a vector state: one elementwise update per step, memory-bound; the associative scan does "
+    "about 2 log2 T passes over every state and the chunked form C times the state's work "
+    "(recurrentgemma's scan.py chooses the sequential scan on CPU and GPU)"
+)
+MATRIX_STATE = (
+    "a matrix state: dense matmuls inside each chunk, a state stored per chunk instead of per step"
+)
+
+
+class Row(NamedTuple):
+    backend: str  # jax.default_backend()'s name, or '*'
+    kind: str  # 'form' or 'path'
+    name: str  # a mixer (form) or a cell (path), or '*'
+    choice: object  # a form's name, or {'hoist': bool, 'vjp': 'autodiff' | 'fused'}
+    source: str  # 'measured: ...' or 'reasoned: ...'
+    reason: str
+
+
+TABLE = (
+    *(
+        Row("cpu", "form", name, "sequential", REASONED_FORMS, VECTOR_STATE)
+        for name in ("rglru", "mingru", "mamba")
+    ),
+    *(
+        Row("cpu", "form", name, "chunked", REASONED_FORMS, MATRIX_STATE)
+        for name in ("linear_attention", "mlstm", "gated_deltanet", "mamba2")
+    ),
+    *(
+        Row(
+            "cpu",
+            "path",
+            cell,
+            {"hoist": False, "vjp": "fused"},
+            MEASURED_PATHS,
+            "on 2 CPU cores the per-step projection was faster than the hoisted one, and the "
+            "fused VJP faster again (the RNNenc train step 0.53x; the GRU layer's fwd+bwd "
+            "0.67-0.9x of the hoisted autodiff path)",
+        )  # fmt: skip
+        for cell in FUSED_CELLS
+    ),
+    Row(
+        "cpu",
+        "path",
+        "*",
+        {"hoist": False, "vjp": "autodiff"},
+        MEASURED_PATHS,
+        "the per-step projection, as for the cells that have a fused VJP (this cell has none)",
+    ),  # fmt: skip
+    Row(
+        "*",
+        "path",
+        "*",
+        {"hoist": True, "vjp": "autodiff"},
+        "reasoned: not measured here (no accelerator was at hand)",
+        "one large matmul is what accelerators are built for",
+    ),  # fmt: skip
+)
+
+
+def row(kind, name, backend=None) -> Row:
+    """The row that decides `kind` ('form' or 'path') for mixer or cell `name` on `backend`
+    (None: jax.default_backend()): the most specific of (backend, name), (backend, '*'),
+    ('*', name), ('*', '*'); a form on a backend without form rows is the CPU's."""
+    if kind not in ("form", "path"):
+        raise BadInputError(f"defaults: kind must be 'form' or 'path', got {kind!r}")
+    backend = backend or jax.default_backend()
+    rows = [r for r in TABLE if r.kind == kind]
+    if kind == "form" and not any(r.backend == backend for r in rows):
+        backend = "cpu"
+    for b, n in ((backend, name), (backend, "*"), ("*", name), ("*", "*")):
+        for r in rows:
+            if (r.backend, r.name) == (b, n):
+                return r
+    known = sorted({r.name for r in rows if r.name != "*"})
+    raise BadInputError(f"no default {kind} for {name!r}; known: {known}")
+
+
+def default_form(name, backend=None):
+    """The default form of mixer `name` on `backend` (None: jax.default_backend())."""
+    return row("form", name, backend).choice
+
+
+def default_path(cell, backend=None):
+    """{'hoist': bool, 'vjp': 'autodiff' | 'fused'} for `cell` (a name) on `backend`
+    (None: jax.default_backend())."""
+    return dict(row("path", cell, backend).choice)
+
+
+def resolve_path(cell, hoist=None, vjp=None, backend=None, where="recurrence"):
+    """(hoist, vjp): the given values, with None filled in from default_path. A vjp that is
+    not "autodiff" / "fused", or "fused" for a cell without that path, is a BadInputError
+    naming `where` (e.g. the model whose config asked for it)."""
+    if vjp is not None and vjp not in ("autodiff", "fused"):
+        raise BadInputError(f"{where}: vjp must be 'autodiff', 'fused' or None, got {vjp!r}")
+    if vjp == "fused" and cell not in FUSED_CELLS:
+        raise BadInputError(
+            f"{where}: vjp='fused' exists for the cells {FUSED_CELLS}, not cell={cell!r}"
+        )
+    path = default_path(cell, backend)
+    return (path["hoist"] if hoist is None else bool(hoist)), (path["vjp"] if vjp is None else vjp)
