@@ -30,18 +30,33 @@ from anatomy.errors import BadInputError
 from anatomy.recurrence.registry import FUSED_CELLS
 
 MEASURED_PATHS = "measured: `python -m benchmarks.run` (BENCHMARKS.md, the translators' steps)"
-REASONED_FORMS = (
-    "reasoned: `python -m benchmarks.mixers` times every form and picks the fastest; its "
-    "block in BENCHMARKS.md is not recorded yet"
+MEASURED_FORMS = (
+    "measured: `python -m benchmarks.mixers` (BENCHMARKS.md, 'Linear recurrences: forms "
+    "against N'; forward + backward, batch 1, width 64, N = 256 .. 16K, idle): the lowest "
+    "geometric mean over N"
 )
+# geometric means over N in ms, from that block; what each choice rests on
+FORM_REASONS = {
+    "linear_attention": "chunked 9.51 < sequential 12.9 < associative 91.3; " + "{matrix}",
+    "mlstm": "chunked 16.8 < sequential 22.5 < associative 74.8; " + "{matrix}",
+    "gated_deltanet": "chunked 31.1 < sequential 63.5 < associative 125; " + "{matrix}",
+    "mamba2": "chunked 21.2 < sequential 35.9 < associative 94.6; " + "{matrix}",
+    "rglru": "associative 6.07 < sequential 6.67; " + "{vector}",
+    "mingru": "associative 2.91 < sequential 2.96, a tie within the rounds' spread; " + "{vector}",
+    "mamba": "associative 136 < sequential 157 (chunked over memory at 4K); " + "{vector}",
+}
 VECTOR_STATE = (
-    "a vector state: one elementwise update per step, memory-bound; the associative scan does "
-    "about 2 log2 T passes over every state and the chunked form C times the state's work "
-    "(recurrentgemma's scan.py chooses the sequential scan on CPU and GPU)"
+    "a vector state: the sequential scan is as fast or faster up to N = 4K, the associative "
+    "scan's log depth wins at 16K and carries the mean (the chunked form does C times the "
+    "state's work)"
 )
-MATRIX_STATE = (
-    "a matrix state: dense matmuls inside each chunk, a state stored per chunk instead of per step"
-)
+MATRIX_STATE = "a matrix state: dense matmuls inside each chunk, a state per chunk, not per step"
+MATRIX = ("linear_attention", "mlstm", "gated_deltanet", "mamba2")
+
+
+def _form(name, choice):
+    kind = {"matrix": MATRIX_STATE, "vector": VECTOR_STATE}
+    return Row("cpu", "form", name, choice, MEASURED_FORMS, FORM_REASONS[name].format(**kind))
 
 
 class Row(NamedTuple):
@@ -54,14 +69,8 @@ class Row(NamedTuple):
 
 
 TABLE = (
-    *(
-        Row("cpu", "form", name, "sequential", REASONED_FORMS, VECTOR_STATE)
-        for name in ("rglru", "mingru", "mamba")
-    ),
-    *(
-        Row("cpu", "form", name, "chunked", REASONED_FORMS, MATRIX_STATE)
-        for name in ("linear_attention", "mlstm", "gated_deltanet", "mamba2")
-    ),
+    *(_form(name, "chunked") for name in MATRIX),
+    *(_form(name, "associative") for name in ("rglru", "mingru", "mamba")),
     *(
         Row(
             "cpu",

@@ -28,8 +28,9 @@ def get_config(preset=None):
     c.d_model = 64  # width (the benchmark's; knobs per mixer: cases_mixers.KNOBS; 4 heads of 16)
     # the recurrent mixers, each in its default form on this backend (anatomy.recurrence.defaults)
     c.mixers = ("gated_deltanet", "mamba2", "mlstm", "linear_attention", "rglru", "mamba", "mingru")
-    # extra (mixer, form) contenders beside the defaults: the associative scan's log depth
-    c.extra_forms = ("rglru:associative",)
+    # extra (mixer, form) contenders beside the defaults: RG-LRU's default is the associative
+    # scan (log depth); its sequential scan (N serial steps) is timed beside it
+    c.extra_forms = ("rglru:sequential",)
     c.lstm = True  # the LSTM layer beside them (its 2N serial steps)
     # timed rounds per N, every contender interleaved in each (the bootstrap's rows: ≥ 8);
     # sized from the pilot (results/crossover/pilot.json, claims.py's Power)
