@@ -71,7 +71,7 @@ print("anatomy", anatomy.__version__, "| jax", jax.__version__, "|", jax.devices
 # oracle: recursive clauses, verb-final subordinate clauses, gendered articles, sources of
 # 3-120 tokens. Length is what the long-range question is about, so here is the length mix of
 # the tiny corpus the smoke tests (and section 9) use. Tests:
-# `tests/test_data_toy.py`, `tests/test_data_pipeline.py`.
+# `tests/anatomy/data/test_data_toy.py`, `tests/anatomy/data/test_data_pipeline.py`.
 
 # %%
 from anatomy import data as D
@@ -105,15 +105,15 @@ show(fig)
 # (`anatomy.recurrence.rnn_cell`, `lstm_cell`, `gru_cell`), and one runner,
 # `anatomy.recurrence.run`, scans it over time with `jax.lax.scan` (per-sequence lengths,
 # reverse, the input projection hoisted out of the loop as one matmul). Tests:
-# `tests/test_recurrence.py::test_scan_matches_python_loop_and_hoist_matches_plain`,
-# `tests/test_recurrence.py::test_padding_equals_each_sequence_alone`,
-# `tests/test_recurrence.py::test_cell_matches_numpy_float64`, and against `torch.nn.LSTM`/`GRU`
-# `tests/test_recurrence_refs.py::test_unidirectional_vs_torch`.
+# `tests/anatomy/recurrence/test_recurrence.py::test_scan_matches_python_loop_and_hoist_matches_plain`,
+# `tests/anatomy/recurrence/test_recurrence.py::test_padding_equals_each_sequence_alone`,
+# `tests/anatomy/recurrence/test_recurrence.py::test_cell_matches_numpy_float64`, and against `torch.nn.LSTM`/`GRU`
+# `tests/anatomy/recurrence/test_recurrence_refs.py::test_unidirectional_vs_torch`.
 #
 # The third question in one number: the compiled program of an LSTM layer over N tokens has a
 # loop of N serial steps (`anatomy.probes.jaxpr_sequential_steps`), whatever the hardware;
 # self-attention over the same tokens has none. Test:
-# `tests/test_probes.py::test_sequential_steps_lstm_linear_attention_none`.
+# `tests/anatomy/probes/test_probes.py::test_sequential_steps_lstm_linear_attention_none`.
 
 # %%
 B, T_LEN, D_IN, H = 3, 12, 8, 16
@@ -163,8 +163,8 @@ for n in (16, 64, 256):
 # `probes.fit_rate` fits the per-step rate and `probes.pascanu_bound` gives γ·σ_max. A
 # self-attention layer connects the loss to every position in one step, so its gradient does
 # not decay with distance. Tests:
-# `tests/test_probes.py::test_input_grad_norms_match_explicit_jacobian_product`,
-# `tests/test_probes.py::test_pascanu_bound_holds_for_every_step`; the experiment
+# `tests/anatomy/probes/test_probes.py::test_input_grad_norms_match_explicit_jacobian_product`,
+# `tests/anatomy/probes/test_probes.py::test_pascanu_bound_holds_for_every_step`; the experiment
 # `gradient_decay` (`tests/test_walls.py::test_gradient_decay_quick`) does this at full size,
 # with clipping.
 
@@ -214,10 +214,10 @@ show(fig)
 # toy task whose alignment we know, reversing a random sequence, with the library's own train
 # step (`anatomy.train.make_train_step`, `make_optimizer`) and decode with
 # `anatomy.decode.greedy`: the heatmap should be the anti-diagonal. Tests:
-# `tests/test_attention.py::test_additive_matches_loop`,
-# `tests/test_seq2seq.py::test_attention_intermediates`,
-# `tests/test_seq2seq.py::test_incremental_decoding_equals_teacher_forcing_and_padding_is_invisible`,
-# `tests/test_decode.py::test_greedy_matches_python_loop_and_pads_after_eos`.
+# `tests/anatomy/attention/test_attention.py::test_additive_matches_loop`,
+# `tests/anatomy/seq2seq/test_seq2seq.py::test_attention_intermediates`,
+# `tests/anatomy/seq2seq/test_seq2seq.py::test_incremental_decoding_equals_teacher_forcing_and_padding_is_invisible`,
+# `tests/anatomy/test_decode.py::test_greedy_matches_python_loop_and_pads_after_eos`.
 
 # %%
 from anatomy import decode, seq2seq, train
@@ -281,10 +281,10 @@ show(fig)
 # `multi_head_attention` projects into h heads of d_k = d_model / h, attends in each and
 # projects back. A decoder may not look ahead: `causal_mask` lets query i see keys j ≤ i, and
 # `padding_mask` hides padded keys; `combine_masks` ANDs them. Tests:
-# `tests/test_attention.py::test_scaled_dot_product_matches_loop`,
-# `tests/test_attention.py::test_multi_head_matches_loop_and_weights`,
-# `tests/test_attention.py::test_masks_shapes_and_values`,
-# `tests/test_attention_torch.py::test_mha_vs_torch`.
+# `tests/anatomy/attention/test_attention.py::test_scaled_dot_product_matches_loop`,
+# `tests/anatomy/attention/test_attention.py::test_multi_head_matches_loop_and_weights`,
+# `tests/anatomy/attention/test_attention.py::test_masks_shapes_and_values`,
+# `tests/anatomy/attention/test_attention_torch.py::test_mha_vs_torch`.
 
 # %%
 N_TOK, D_MODEL, HEADS = 8, 16, 2
@@ -331,13 +331,13 @@ show(fig)
 # $PE_{p,2i} = \sin(p / 10000^{2i/d})$, $PE_{p,2i+1} = \cos(p / 10000^{2i/d})$.
 # `anatomy.attention.encoder_layer`, `decoder_layer`, `decoder_layer_step` (one token with a
 # KV cache) and `sinusoidal`; the translator is `build_model("transformer", ...)`. Tests:
-# `tests/test_attention.py::test_padded_batch_equals_unpadded_sequences`,
-# `tests/test_attention.py::test_positional_encoding_matches_loop`,
-# `tests/test_attention_torch.py::test_encoder_layer_vs_torch`,
-# `tests/test_attention_torch.py::test_decoder_layer_vs_torch`.
+# `tests/anatomy/attention/test_attention.py::test_padded_batch_equals_unpadded_sequences`,
+# `tests/anatomy/attention/test_attention.py::test_positional_encoding_matches_loop`,
+# `tests/anatomy/attention/test_attention_torch.py::test_encoder_layer_vs_torch`,
+# `tests/anatomy/attention/test_attention_torch.py::test_decoder_layer_vs_torch`.
 #
 # The three translators of the chapter have comparable sizes at their defaults
-# (`tests/test_seq2seq.py::test_default_param_counts_are_comparable`).
+# (`tests/anatomy/seq2seq/test_seq2seq.py::test_default_param_counts_are_comparable`).
 
 # %%
 layer = attn.init_encoder_layer(jax.random.key(15), D_MODEL, n_heads=HEADS, d_ff=4 * D_MODEL)
@@ -371,8 +371,8 @@ show(fig)
 # cost analysis (`anatomy.probes.xla_cost`, with the while-loop trip count put back by
 # `probes.scan_cost`, since XLA counts a loop body once) and fits the exponents
 # (`probes.fit_power_law`). Tests: `tests/test_walls.py::test_complexity_exponents_match_theory`,
-# `tests/test_probes.py::test_scan_cost_matches_unrolled_loop`,
-# `tests/test_probes.py::test_fits_recover_known_laws`. This is its `quick` preset.
+# `tests/anatomy/probes/test_probes.py::test_scan_cost_matches_unrolled_loop`,
+# `tests/anatomy/probes/test_probes.py::test_fits_recover_known_laws`. This is its `quick` preset.
 
 # %%
 results, workdir = run_experiment("complexity")
@@ -389,8 +389,8 @@ show_png(os.path.join(workdir, "complexity.png"))
 # `decoder_layer_step` is one decoder layer on one token. Below, decoding one token at a time
 # through the cache gives exactly full causal attention; then the `decode_cost` experiment
 # (quick preset) measures the per-token FLOPs of all three. Tests:
-# `tests/test_attention.py::test_kv_cache_equals_full_causal_attention`,
-# `tests/test_attention.py::test_decoder_layer_step_equals_full_decoder`,
+# `tests/anatomy/attention/test_attention.py::test_kv_cache_equals_full_causal_attention`,
+# `tests/anatomy/attention/test_attention.py::test_decoder_layer_step_equals_full_decoder`,
 # `tests/test_walls.py::test_decode_cost_quick`.
 
 # %%
@@ -436,8 +436,8 @@ show_committed("attention_rnnsearch.png", width=640)
 # **The pipeline, at toy size.** The same code on the `quick` preset's corpus with 300 steps: it
 # shows every stage runs (training, validation, decoding, scoring, plots), not the result;
 # these models have barely begun to learn. Tests:
-# `tests/test_rnn_vs_attn.py::test_results_json_has_every_key_finite`,
-# `tests/test_rnn_vs_attn.py::test_same_seed_gives_identical_metrics`.
+# `tests/experiments/rnn_vs_attn/test_rnn_vs_attn.py::test_results_json_has_every_key_finite`,
+# `tests/experiments/rnn_vs_attn/test_rnn_vs_attn.py::test_same_seed_gives_identical_metrics`.
 
 # %%
 results, workdir = run_experiment(
@@ -460,7 +460,7 @@ show_png(os.path.join(workdir, "loss_vs_steps.png"), width=560)
 # experiment trains decoder-only character LMs at L = 1 to 16 layers, Transformer wirings and
 # LSTM stacks, each on the same token budget after the same learning-rate grid scored on
 # validation, and reads the gradient per layer at initialisation against Xiong et al.'s
-# theorem. Tests: `tests/test_depth.py`, `tests/test_recurrence_stack.py`.
+# theorem. Tests: `tests/experiments/depth/test_depth.py`, `tests/anatomy/recurrence/test_recurrence_stack.py`.
 
 # %%
 committed_block("chapter/claim/stackability")
@@ -474,7 +474,7 @@ show_committed("grad_norms_at_init.png")
 # its positional encoding (RoPE interpolation or a raised base, ALiBi), while an LSTM's state is
 # flooded. The `context_length` experiment trains each encoding, and an LSTM, on a retrieval task
 # that no position-only reader can solve, reads them at 2L, 4L and 8L, and extends RoPE.
-# Tests: `tests/test_context_length.py`, `tests/test_positions.py`.
+# Tests: `tests/experiments/context_length/test_context_length.py`, `tests/anatomy/attention/test_positions.py`.
 
 # %%
 committed_block("chapter/claim/context-extension")
@@ -487,7 +487,7 @@ show_committed("context_length_probe.png")
 # waits on its own past. The `scaling` experiment compiles the training steps for 8 (fake)
 # devices and reads every collective from the programs; its cost model's GPU figures are
 # labelled estimates, never verdicts, unless a GPU measured them. Tests:
-# `tests/test_probes_scaling.py`, `tests/test_scaling.py`.
+# `tests/anatomy/probes/test_probes_scaling.py`, `tests/experiments/scaling/test_scaling.py`.
 
 # %%
 committed_block("chapter/claim/scaling-across-machines")
@@ -503,7 +503,7 @@ show_committed("scaling.png")
 # models on it. Its vocabulary and each model's warmup are chosen on its validation split
 # (recipe_sweep's gettext_vocab and gettext_budget_sp2000_shared grids); the
 # verdicts read its three-seed run with ConvS2S (`--preset=gettext_enfr_seeds`).
-# Tests: `tests/test_real_text.py`, `tests/test_data_toy.py`.
+# Tests: `tests/experiments/rnn_vs_attn/test_real_text.py`, `tests/anatomy/data/test_data_toy.py`.
 
 # %%
 committed_block("rnn_vs_attn/gettext_enfr/verdicts")
@@ -514,7 +514,7 @@ show_committed("gettext_enfr_bleu_by_length.png")
 #
 # The recurrences of 2023-25 (Mamba-2, RG-LRU, mLSTM, gated DeltaNet: `anatomy.mixers`) train
 # in parallel through one linear scan (`anatomy.recurrence.linear_scan`: sequential,
-# associative and chunked forms, proven equal in `tests/test_linear_scan.py`), but they still
+# associative and chunked forms, proven equal in `tests/anatomy/recurrence/test_linear_scan.py`), but they still
 # carry a fixed-size state. Multi-query associative recall (MQAR, Zoology's generator) is
 # where that bites: K key-value pairs, then each key asked once. A task must need what it
 # claims to test, so readers come first: one that looks the key up, one that knows only where

@@ -3,6 +3,11 @@
 XLA reads this flag when the CPU backend initialises, so it must be set before
 anything imports jax (conftest is imported before every test module).
 
+Layout: tests/ mirrors the code (tests/anatomy/<package>/, tests/experiments/<name>/,
+tests/benchmarks/); tests/ itself holds what spans several, and the shared conftest.py,
+helpers.py and without_torch.py (pyproject's pythonpath puts tests/ on sys.path, so any test
+file imports them by name); every test file's name is unique in the tree (SLOW_FILES goes by it).
+
 Shared helpers (import them: `from conftest import ROOT, launch`): ROOT, the repository
 root; launch(*args), `python launch.py ...` run from it; the `rng` fixture.
 """

@@ -21,7 +21,7 @@ HYPOTHETICAL = {"anatomy/seq2seq/mymodel.py"}  # docs/usage.md's "Adding a model
 _PATH = re.compile(r"(?<![\w./\-])((?:" + "|".join(map(re.escape, TOP)) + r")/[\w./\-]*\w)")
 _ROOT_DOC = re.compile(r"(?<![\w./\-])([A-Z][A-Z0-9_]+\.md)\b")
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
-_TEST = re.compile(r"\b(tests/test_\w+\.py)::(\w+)")
+_TEST = re.compile(r"\b(tests/(?:\w+/)*test_\w+\.py)::(\w+)")
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$", re.M)
 
 

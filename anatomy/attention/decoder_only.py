@@ -24,7 +24,7 @@ decoder-only block. decoder_only_step is the same stack one position at a time, 
 layer's keys and values appended to its KVCache (RoPE rotates each key at its own position
 before it is cached; ALiBi's bias is computed from the cache's slot positions): O(length·d)
 attention per token per layer instead of re-running the prefix (O(t²·d)). Its output equals
-decoder_only's at that position for every encoding (tests/test_decoder_only.py).
+decoder_only's at that position for every encoding (tests/anatomy/attention/test_decoder_only.py).
 
 Embedding, its scale, the final LayerNorm of a pre-LN stack and the readout are the
 caller's (anatomy.lm puts them around this stack; long_range, gradient_decay and

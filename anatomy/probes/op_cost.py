@@ -29,7 +29,7 @@ per-kernel bound (each kernel is limited either by arithmetic or by memory traff
 Σ max ≥ max Σ: a compute-bound attention matmul does not hide a memory-bound softmax), the
 number of kernels executed is itself one term of the model (dispatch latency), and per-op
 costs need no second compilation of each loop body. XLA's totals remain the check:
-``profile(text, loops=False)`` reproduces ``cost_analysis()`` (tests/test_probes_scaling.py).
+``profile(text, loops=False)`` reproduces ``cost_analysis()`` (tests/anatomy/probes/test_probes_scaling.py).
 """
 
 from __future__ import annotations

@@ -7,13 +7,13 @@ Two kinds of choice change speed and memory, never the function computed:
            (jax.lax.scan, T serial steps), 'associative' (jax.lax.associative_scan, O(log T)
            depth), 'chunked' (dense products inside chunks of C positions, a state per chunk),
            'quadratic' (the masked T x T form), 'parallel' (mLSTM's quadratic form, as
-           xLSTM names it); tests/test_mixers.py holds every form to a float64 sequential
+           xLSTM names it); tests/anatomy/mixers/test_mixers.py holds every form to a float64 sequential
            twin, values and gradients.
     path   how a translator's cell runs (anatomy.recurrence.scan.run): hoist, the input
            projection as ONE [B·T, D] x [D, G·H] matmul before the scan (True) or inside each
            step (False); vjp, "autodiff" (JAX differentiates the scan) or "fused" (fused.py's
            custom VJP: one matmul per backward step, the weight gradients as one matmul over
-           all steps); tests/test_recurrence_path_defaults.py holds every path to the hoisted
+           all steps); tests/anatomy/recurrence/test_recurrence_path_defaults.py holds every path to the hoisted
            autodiff one.
 
 A row is (backend, kind, name, choice, source, reason); '*' as the name is every other mixer or

@@ -27,7 +27,7 @@ projections; the masking, the reverse, the serial matmul and the large matmuls a
     and gh = h W_h + b_h, each [B, 3H], since r multiplies (h W_hn + b_hn) alone; the scan
     saves gh, and gx is the hoisted input buffer (hoist=False: the scan saves it too).
 Same values as ``run`` (the same operations in the forward pass); gradients equal up to
-float rounding (sums in another order); tests/test_recurrence_fast.py checks both against
+float rounding (sums in another order); tests/anatomy/recurrence/test_recurrence_fast.py checks both against
 the plain path.
 """
 

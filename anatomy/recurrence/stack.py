@@ -29,7 +29,7 @@ layer]} ('ln' only with layer_norm; a bidirectional stack has 'fw' and 'bw' in p
 
 Incremental use (a language model decoding one token at a time): ``stack_step`` runs one
 position through every layer with the cells' one-step form, from ``zero_stack_carry``; fed
-a sequence step by step it equals ``run_stack`` (tests/test_recurrence_stack.py).
+a sequence step by step it equals ``run_stack`` (tests/anatomy/recurrence/test_recurrence_stack.py).
 
 A bidirectional stack (``init_stack(..., bidirectional=True)``; ``run_stack`` reads it from
 its params' 'fw' / 'bw'), for an encoder that reads the whole source: each layer is

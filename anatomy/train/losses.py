@@ -65,7 +65,7 @@ def max_and_argmax(x):
     The scalar argmax sees n + w entries per row instead of v. The same integers as
     jnp.argmax (ties, infinities and NaNs included: the first NaN wins) and the same max as
     jnp.max, but NaN in a row holding a NaN (where jnp.max's value depends on the kernel;
-    log_softmax is NaN over that row either way); tests/test_train.py.
+    log_softmax is NaN over that row either way); tests/anatomy/train/test_train.py.
     """
     x = jax.lax.stop_gradient(x)
     w = _block(x.shape[-1])

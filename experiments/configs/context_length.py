@@ -13,7 +13,7 @@ Presets:
               at each rate of the fine-tune grid, on design seed 1000 and the design held-out
               data, scored on the held-out loss; committed as results/context_length/lr_grid.json.
               The rates it chose are written below (recipe, ft_learning_rate), and
-              tests/test_context_length.py ties them to the committed grid.
+              tests/experiments/context_length/test_context_length.py ties them to the committed grid.
     quick     tests.
 
 What the default gives up to fit 30 minutes on 2 idle cores: L = 64 (not 512 or 4K) and 8L

@@ -37,7 +37,7 @@ CONTENDERS = (ROPE, NOPE, HARD_ALIBI, "lstm", "mlstm", "mamba2", "rglru")
 # (1e-1, `--config.lr_grid="(0.1,)"`), added for every contender once the mLSTM chose 3e-2, the
 # old top edge; experiments.copy.merged_grid reads them as one grid.
 GRID = (3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
-# Each contender's peak rate: the committed grid's choice (tests/test_copy.py checks these
+# Each contender's peak rate: the committed grid's choice (tests/experiments/copy/test_copy.py checks these
 # against it). Highest validation exact match over l <= L, ties broken by the lower
 # validation loss.
 RATES = {
@@ -53,7 +53,7 @@ STEPS = 2400  # AdamW steps for every contender (why not fewer: the module docst
 # Judged claims whose seeds the pilot could not size within the run's time: {id: why}
 UNSIZED = {}
 # The length-generalising encoding copy/longer reads: the one the pilot's design seeds copy
-# best at 2L (results/copy/pilot.json; tests/test_copy.py checks it)
+# best at 2L (results/copy/pilot.json; tests/experiments/copy/test_copy.py checks it)
 LONGER = HARD_ALIBI
 DESIGN_SEED = 100  # the lr grid's seed: never a judged one
 PILOT_SEEDS = (1000, 1001, 1002)  # the pilot's design seeds: never judged ones (3: its spread)
@@ -62,7 +62,7 @@ PILOT_SEEDS = (1000, 1001, 1002)  # the pilot's design seeds: never judged ones 
 def get_config(preset=None):
     c = ml_collections.ConfigDict()
     # judged seeds, every contender from scratch per seed; how many: the pilot's spread
-    # against each claim's margin (results/copy/pilot.json; tests/test_copy.py checks it)
+    # against each claim's margin (results/copy/pilot.json; tests/experiments/copy/test_copy.py checks it)
     # (6: the pilot's spread of the mLSTM's gap, 0.196 against a margin of 0.224, needs 6; the
     # pilot's quiet wall clock, 712 s for 3 seeds with 2 workers, puts 6 at about 24 minutes)
     c.seeds = (0, 1, 2, 3, 4, 5)

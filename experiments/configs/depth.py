@@ -6,7 +6,7 @@ DeepNorm at RAdam's six layers; Xiong et al.'s gradients at initialisation at L 
 Every (variant, L) tries the same grid of peak learning rates (GRID_RATES) on a design seed,
 scored on the validation windows; the lowest validation loss chooses its rate. The choice is
 committed (results/depth/lr_grid.json, the lr_grid preset) and written below (CHOSEN), so no
-config reads results/ when built; tests/test_depth.py ties CHOSEN to the committed grid. The
+config reads results/ when built; tests/experiments/depth/test_depth.py ties CHOSEN to the committed grid. The
 judged seeds (0 ..) then train at the chosen rate and are scored on the test windows; the
 pilot's design seeds (PILOT_SEED ..) train at the same rates and are scored on the validation
 windows: the effect and spread every judged claim is sized from (results/depth/pilot.json).
@@ -45,7 +45,7 @@ GRID_RATES = (3e-3, 1e-2, 3e-2)  # every (variant, L) tries these peak rates, th
 GRID_SEED = 1000  # the grid's design seed
 PILOT_SEED = 2000  # the pilot's design seeds are PILOT_SEED .. (disjoint from the grid's)
 
-# results/depth/lr_grid.json's choice, {variant: {L: peak rate}} (tests/test_depth.py checks it)
+# results/depth/lr_grid.json's choice, {variant: {L: peak rate}} (tests/experiments/depth/test_depth.py checks it)
 CHOSEN = {
     "pre": {1: 3e-2, 2: 1e-2, 4: 1e-2, 8: 1e-2},
     "no_residual": {1: 1e-2, 2: 3e-3, 4: 3e-2, 8: 3e-3},  # L = 4, 8: no rate learned (moot)
@@ -59,7 +59,7 @@ CHOSEN = {
 # post-LN + warmup's validation loss is within WARM_TOL nats of its best (warmup's use is to
 # allow a larger rate: Xiong et al. 2020; Liu et al. 2020), from the same committed grid.
 # Post-LN without warmup and DeepNorm train at it too (RAdam's README compares them at one
-# rate); tests/test_depth.py checks it against the grid
+# rate); tests/experiments/depth/test_depth.py checks it against the grid
 WARM_TOL = 0.05
 WARM_RATE = {6: 1e-2}
 

@@ -73,7 +73,7 @@ LR_GRID = (3e-3, 1e-2, 3e-2, 1e-1)  # the peak rates 'lr_grid' tries for every f
 # lr_grid; not a grid either experiment runs (recall's is LR_GRID)
 GRID = (1e-3, 3e-3, 1e-2)
 # {family: peak rate}: the choice of the committed lr_grid run (results/recall/lr_grid.json);
-# tests/test_recall.py checks these against it. A family without one takes DEFAULT_RATE.
+# tests/experiments/recall/test_recall.py checks these against it. A family without one takes DEFAULT_RATE.
 LEARNING_RATE = {"attention": 0.03, "linear_attention": 0.03, "mamba": 0.01, "hybrid": 0.03}
 DEFAULT_RATE = 1e-2
 FAMILIES = ("attention", "mlstm", "rglru", "hybrid", "linear_attention", "mamba2", "mamba",
@@ -102,7 +102,7 @@ def get_config(preset=None):
     # conv, as Based's MQAR attention
     c.attention = ml_collections.ConfigDict({"n_heads": 1, "positions": "none"})
     # the form each mixer runs in (speed only; every form computes the same function,
-    # tests/test_mixers.py)
+    # tests/anatomy/mixers/test_mixers.py)
     c.forms = ml_collections.ConfigDict({
         "mlstm": "parallel", "linear_attention": "quadratic", "mamba2": "quadratic",
         "rglru": "sequential", "mingru": "sequential", "gated_deltanet": "sequential",

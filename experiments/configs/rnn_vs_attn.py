@@ -281,7 +281,7 @@ def _real_text(c):
     cost: results/recipe_sweep/gettext_vocab.json); each model's learning-rate recipe, by
     recipe_sweep's gettext_budget_sp2000_shared grid at this vocabulary and these steps
     (toy_wmt's peak LR x warmup settings, the same four for every model: REAL_TEXT_WARMUP,
-    which tests/test_real_text.py ties to results/recipe_sweep/gettext_budget_sp2000_shared.json).
+    which tests/experiments/rnn_vs_attn/test_real_text.py ties to results/recipe_sweep/gettext_budget_sp2000_shared.json).
     NOT chosen on real text: the model sizes (the defaults above) and the
     curriculum (toy_wmt's phases laid over these steps). The steps are what fits the
     15-minute budget of the three-model run on 2 cores: recipe_sweep.budget_steps."""
@@ -337,7 +337,7 @@ def _paper_scale(c, tfds_name, src, tgt):
 
     They are for someone with the hardware (a GPU or TPU; the real WMT'14 data through tfds,
     downloaded and prepared by tensorflow_datasets the first run: tests run them only at tiny
-    size on tfds's mock data, tests/test_wmt14_presets.py). config.cost_estimate: before the
+    size on tfds's mock data, tests/experiments/rnn_vs_attn/test_wmt14_presets.py). config.cost_estimate: before the
     corpus is read, the run compiles each model's train step once on the host's CPU and
     prints what the cost model (anatomy.probes.roofline) predicts: parameters, memory per
     device, step time on one cost_estimate.gpu and on a cost_estimate.tpu_chips-chip slice of

@@ -169,7 +169,7 @@ def _one(job):
 def _map(fn, jobs, workers, progress):
     """[fn(job)] in order, in `workers` processes (spawned: JAX does not survive a fork), or
     here when workers <= 1. Each job is independent and its own numbers: the same either way
-    (tests/test_copy.py runs both)."""
+    (tests/experiments/copy/test_copy.py runs both)."""
     labels = [label for label, _ in jobs]
     jobs = [job for _, job in jobs]
     if int(workers) <= 1:

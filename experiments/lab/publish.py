@@ -9,7 +9,7 @@ results/<NAME>.json with what made it: the command, the commit, machine, version
 wall time the run recorded (experiments.lab.provenance.provenance) and the time it was saved.
 The README, docs/chapter.md and the tour quote only these files: every quoted block sits
 between `<!-- results:KEY -->` and `<!-- /results:KEY -->` and is rewritten from them by its
-renderer; tests/test_publish.py fails when a block differs from what its committed result
+renderer; tests/experiments/lab/test_publish.py fails when a block differs from what its committed result
 renders.
 
 Pictures come from results too: every PNG under docs/img is drawn from the committed result

@@ -90,7 +90,7 @@ def keys(seed, k):
 # jax.lax.scan: XLA:CPU ran the conv stack's convolutions about ten times slower inside the
 # loop of the scan (measured at the default sizes: about 30 against 3 ms per step); the
 # recurrent models and the Transformer ran as fast or faster in the scan. Both paths draw the
-# same batches and give the same numbers (tests/test_long_range.py).
+# same batches and give the same numbers (tests/experiments/long_range/test_long_range.py).
 STEPWISE = ("conv",)
 
 

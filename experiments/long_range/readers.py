@@ -10,7 +10,7 @@ claims test).
 
 On uniform i.i.d. symbols the position reader sits at chance (1/V) and the unigram reader a
 little above it, most on the shortest prefixes. Both are NumPy, on the task's own batches;
-tests/test_long_range.py checks them against slow per-position loops.
+tests/experiments/long_range/test_long_range.py checks them against slow per-position loops.
 """
 
 from __future__ import annotations

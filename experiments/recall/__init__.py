@@ -14,7 +14,7 @@ The readers without recall (mqar.position_reader, mqar.bag_reader) and the one w
 (mqar.lookup_reader) are scored on the same held-out set: the bar is out of reach without
 recall. The 'lr_grid' preset trains one contender per family at every rate of a grid on the
 design seeds, scored on the validation set; the rate with the best mean validation accuracy
-per family is what the default's config says (tests/test_recall.py ties them). The 'pilot'
+per family is what the default's config says (tests/experiments/recall/test_recall.py ties them). The 'pilot'
 preset is the default on design seeds, scored on the validation set: the effect and spread
 each claim's power is read from. The claims, judged on results.json, are in claims.py.
 """

@@ -2,7 +2,7 @@
 
 Arora, Eyuboglu et al. 2023, "Zoology: Measuring and improving recall in efficient language
 models", the generator `zoology/data/multiquery_ar.py` (`multiquery_ar`), reproduced here in
-distribution with NumPy's Generator (the slow twin in tests/test_recall.py transliterates it
+distribution with NumPy's Generator (the slow twin in tests/experiments/recall/test_recall.py transliterates it
 line by line, on NumPy's legacy global generator as Zoology does, and the two are compared).
 
 One example of N tokens, K key-value pairs, vocabulary V:

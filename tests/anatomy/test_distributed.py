@@ -8,7 +8,7 @@ an orbax checkpoint written across processes, then a resumed run to step 3. The 
 parameters must match one process training 3 steps on one device. The batches come from a
 Batcher whose examples log every read: each process must have read exactly its own rows of
 every batch, in order, and never another process's.
-This file is also the worker: `python tests/test_distributed.py OUTDIR`.
+This file is also the worker: `python tests/anatomy/test_distributed.py OUTDIR`.
 """
 
 import json
@@ -25,7 +25,7 @@ from anatomy import distributed
 from anatomy import sharding as sh
 from anatomy.train.sharded import train_kwargs
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CONFIG = dict(cell="lstm", d_emb=16, d_enc=16, d_dec=16, d_attn=16, d_readout=16, dropout_rate=0.1)
 VOCAB, B, S, T, STEPS, PROCESSES = 20, 8, 6, 5, 3, 2
 

@@ -26,7 +26,7 @@ from etils.epath import gpath
 
 from anatomy import paths
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUCKET = "gs://anatomy-test/run"
 
 

@@ -1,6 +1,6 @@
 """anatomy.conv: conv1d against a float64 loop and torch's conv1d (values and gradients), the
 one-step buffered form against the sequence form, the GLU block, the paper's init.
-(The loop test was tests/test_probes.py's when conv1d lived in anatomy.probes.)"""
+(The loop test was tests/anatomy/probes/test_probes.py's when conv1d lived in anatomy.probes.)"""
 
 import math
 

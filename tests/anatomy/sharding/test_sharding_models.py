@@ -9,7 +9,7 @@ step 1 is g) and the parameters match one device within float32 rounding (sums a
 across devices). Not Adam here: it divides by sqrt(v), so a gradient that is zero in exact
 arithmetic (e.g. a key bias, which softmax ignores) turns its rounding noise into a full-size
 step. anatomy.train.train with anatomy.train.sharded.train_kwargs (Adam, clipping, checkpoints,
-resume) is checked against one device in tests/test_distributed.py, on two processes.
+resume) is checked against one device in tests/anatomy/test_distributed.py, on two processes.
 """
 
 import jax

@@ -6,7 +6,7 @@ steps on a (data 4, model 2) mesh and checkpoints; copies of that workdir resume
 (8, 1) and on one device. Orbax restores every array straight into the new mesh's shardings.
 Losses and parameters must equal an uninterrupted 4-step run on (4, 2) within float32 rounding
 (sums over devices are reordered; rnnsearch has no zero-gradient bias for Adam to amplify, see
-tests/test_sharding_models.py).
+tests/anatomy/sharding/test_sharding_models.py).
 """
 
 import shutil

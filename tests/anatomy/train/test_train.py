@@ -29,7 +29,7 @@ from helpers import (
 
 from anatomy import train
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 V, B, L = BIGRAM_V, BIGRAM_B, BIGRAM_L
 
 
@@ -441,7 +441,7 @@ def _child(workdir, delay):
 def test_resume_after_sigkill_matches_uninterrupted(tmp_path):
     killed = str(tmp_path / "killed")
     code = (
-        "import sys; sys.path.insert(0, {tests!r}); import test_train; "
+        "import sys; sys.path[:0] = [{here!r}, {tests!r}]; import test_train; "
         "test_train._child({wd!r}, {delay})"
     )
     # on the 8 fake devices of this process's reference run: a data-parallel checkpoint, resumed
@@ -449,7 +449,12 @@ def test_resume_after_sigkill_matches_uninterrupted(tmp_path):
     cmd = lambda delay: [
         sys.executable,
         "-c",
-        code.format(tests=os.path.join(ROOT, "tests"), wd=killed, delay=delay),
+        code.format(
+            here=os.path.dirname(os.path.abspath(__file__)),
+            tests=os.path.join(ROOT, "tests"),
+            wd=killed,
+            delay=delay,
+        ),
     ]
     proc = subprocess.Popen(cmd(0.05), cwd=ROOT, env=env, stderr=subprocess.PIPE)
     first = os.path.join(killed, "checkpoints", "10")

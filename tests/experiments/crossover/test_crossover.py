@@ -185,7 +185,7 @@ def test_the_crossover_imports_no_torch(tmp_path):
         "import experiments.crossover\n"
         "assert 'torch' not in sys.modules\n"
     )
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
     proc = subprocess.run(
         [sys.executable, os.path.join(root, "tests", "without_torch.py"), str(script)],
         env=dict(os.environ, PYTHONPATH=root), capture_output=True, text=True, timeout=300,

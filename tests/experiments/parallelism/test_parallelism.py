@@ -1,7 +1,7 @@
 """parallelism's claims on injected numbers: every judged claim can hold and can fail. The
 template is the committed result's shape (results/parallelism/default.json); the numbers the
 claims read are replaced. (The experiment itself runs in tests/test_walls.py, on the quick
-report's run; the rest of its claims' edges are in tests/test_report.py.)"""
+report's run; the rest of its claims' edges are in tests/experiments/report/test_report.py.)"""
 
 import copy
 import json

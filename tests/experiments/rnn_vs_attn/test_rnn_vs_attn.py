@@ -1,5 +1,5 @@
 """Smoke test of rnn_vs_attn:quick through launch.py (subprocesses, as a user runs them);
-translate on its workdir is tests/test_translate.py."""
+translate on its workdir is tests/experiments/translate/test_translate.py."""
 
 import json
 import math
@@ -136,7 +136,7 @@ def test_seeds_equal_time_and_bahdanau_presets():
     assert default.train.eval_every > 0 and default.train.eval_every % default.train.log_every == 0
     t = get_config("equal_time").train
     # the clock stops it; num_steps shapes the schedule laid over the budget (the budget stop
-    # and the schedule: tests/test_train_eval.py, test_time_budget_lays_the_schedule_over_...)
+    # and the schedule: tests/anatomy/train/test_train_eval.py, test_time_budget_lays_the_schedule_over_...)
     assert t.max_train_seconds > 0 and t.num_steps == default.train.num_steps
     bahdanau = get_config("bahdanau")
     assert sorted(bahdanau.models) == sorted(f"{m}-{n}" for m in MODELS for n in (30, 50))

@@ -29,7 +29,7 @@ def test_every_preset_takes_each_encoding(preset):
 
 
 # One encoding end to end through rnn_vs_attn (RoPE: rotated keys in the cache); every
-# encoding trains and decodes step by step in tests/test_seq2seq.py (CI time).
+# encoding trains and decodes step by step in tests/anatomy/seq2seq/test_seq2seq.py (CI time).
 @pytest.mark.parametrize("positions", ("rope",))
 def test_quick_run_trains_and_decodes_with_an_encoding(tmp_path, positions):
     c = get_config("quick")

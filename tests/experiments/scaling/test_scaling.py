@@ -4,7 +4,7 @@ The assertions are about structure read from compiled programs (exact counts), n
 times: the LSTM's tensor-parallel collectives grow with N and sit in its time loop, the
 Transformer's are the same at every N and fixed per layer, data parallelism all-reduces the
 parameters once per step for both. The cost model's numbers are only checked for presence;
-the verdicts' two sides are tested with injected numbers in tests/test_scaling_claims.py.
+the verdicts' two sides are tested with injected numbers in tests/experiments/scaling/test_scaling_claims.py.
 """
 
 import json
