@@ -1,7 +1,7 @@
 """The mixer cases: every mixer of anatomy.mixers in every form, forward + backward, at a length N.
 
 One Case per (mixer, N) whose implementations are the mixer's forms, all the same function
-(tests/anatomy/mixers/test_mixers.py proves it; the protocol checks it again before timing, against the
+(each mixer's twin file in tests/anatomy/mixers/ proves it; the protocol checks it again before timing, against the
 first form that fits in memory):
 
     'sequential'              jax.lax.scan, the twin every form is held to

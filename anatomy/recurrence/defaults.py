@@ -7,7 +7,7 @@ Two kinds of choice change speed and memory, never the function computed:
            (jax.lax.scan, T serial steps), 'associative' (jax.lax.associative_scan, O(log T)
            depth), 'chunked' (dense products inside chunks of C positions, a state per chunk),
            'quadratic' (the masked T x T form), 'parallel' (mLSTM's quadratic form, as
-           xLSTM names it); tests/anatomy/mixers/test_mixers.py holds every form to a float64 sequential
+           xLSTM names it); each mixer's test_<mixer>_twin.py in tests/anatomy/mixers/ holds every form to a float64 sequential
            twin, values and gradients.
     path   how a translator's cell runs (anatomy.recurrence.scan.run): hoist, the input
            projection as ONE [B·T, D] x [D, G·H] matmul before the scan (True) or inside each

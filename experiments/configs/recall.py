@@ -102,7 +102,7 @@ def get_config(preset=None):
     # conv, as Based's MQAR attention
     c.attention = ml_collections.ConfigDict({"n_heads": 1, "positions": "none"})
     # the form each mixer runs in (speed only; every form computes the same function,
-    # tests/anatomy/mixers/test_mixers.py)
+    # tests/anatomy/mixers/: a twin file per mixer)
     c.forms = ml_collections.ConfigDict({
         "mlstm": "parallel", "linear_attention": "quadratic", "mamba2": "quadratic",
         "rglru": "sequential", "mingru": "sequential", "gated_deltanet": "sequential",

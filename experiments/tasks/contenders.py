@@ -19,7 +19,7 @@ front of every mixer, softmax attention's included (the recipe of Zoology's and 
 MQAR sweeps: every model gets the conv; Mamba, Griffin, xLSTM and Gated DeltaNet have one of
 their own); softmax attention's knobs (cfg.attention: heads, positions) alone or in a
 hybrid; each mixer in the form cfg.forms names (a speed choice only: every form computes the
-same function, tests/anatomy/mixers/test_mixers.py). The LSTM is the chapter's, as it is.
+same function, tests/anatomy/mixers/: a twin file per mixer). The LSTM is the chapter's, as it is.
 """
 
 import ast

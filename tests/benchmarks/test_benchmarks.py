@@ -255,7 +255,7 @@ def test_the_control_loss_is_the_same_function(v):
 
 def test_mixer_forms_and_the_lstm_do_the_same_work():
     """Tiny cases of the two mixers with torch twins and the LSTM: every form and the twin
-    written from the paper equal the reference form, the LSTM equals torch's (test_mixers.py
+    written from the paper equal the reference form, the LSTM equals torch's (test_<mixer>_twin.py
     covers every mixer's forms)."""
     from benchmarks.cases_mixers import build_mixer_cases
 
