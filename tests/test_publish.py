@@ -256,3 +256,35 @@ def test_rates_name_each_contender_where_the_run_set_one_per_contender(monkeypat
     }}}  # fmt: skip
     monkeypatch.setattr(docs.committed, "exists", lambda name: False)
     assert docs.render_rates(doc).startswith("Peak learning rates: attention 0.01, mlstm 0.003;")
+
+
+def test_every_row_gives_its_reason_in_a_sentence_written_for_its_verdict():
+    """The scorecard's "why" cell: each row's sentence (experiments/report/reasons.py) is
+    written for the verdict the committed results give it now, and reads its numbers from
+    them; a row whose verdict moves falls back to its parts' clauses, never to a sentence
+    written for another verdict; a measured text the sentence cannot read is a ReasonError
+    naming the claim."""
+    from anatomy.probes.claims import Claim
+    from experiments.report import reasons, scorecard
+
+    assert set(reasons.SENTENCES) == {e.heading for e in scorecard.ENTRIES}
+    for entry in scorecard.ENTRIES:
+        verdict, _ = scorecard.verdicts(entry)
+        written, sentence = reasons.SENTENCES[entry.heading]
+        assert written == verdict, (entry.heading, written, verdict)
+        said = reasons.why(entry)
+        assert said == sentence() and "…" not in said and len(said) < 520, (entry.heading, said)
+    wall = next(e for e in scorecard.ENTRIES if e.heading == "Wall clock at N = 512")
+    assert "0.85 [0.82, 0.88]× the LSTM's speed" in reasons.why(wall)
+
+    moved = dataclasses.replace(wall, heading="Serial steps")  # its sentence is for 'holds'
+    assert reasons.why(moved) == scorecard.why(moved)
+
+    garbled = Claim("x", "—", "no number", "does not hold here", "", id="parallelism/wall_clock")
+    real = scorecard.judged
+    try:
+        scorecard.judged = lambda cid: garbled if cid == garbled.id else real(cid)
+        with pytest.raises(reasons.ReasonError, match="parallelism/wall_clock"):
+            reasons.why(wall)
+    finally:
+        scorecard.judged = real

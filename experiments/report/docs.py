@@ -14,7 +14,7 @@ from anatomy.probes.claims import MAX_TIMING_LOAD, claims_markdown, rule_text
 from anatomy.tables import format_number, markdown_table
 from experiments.lab import committed, provenance, record, registry
 from experiments.lab.committed import load
-from experiments.report import scorecard
+from experiments.report import reasons, scorecard
 from experiments.rnn_vs_attn.seeds import mean_pm_std
 
 BUCKETS = ("1-10", "11-20", "21-30", "31-40", "41-50", "51-60", "61+")
@@ -522,7 +522,7 @@ def render_scorecard(prefix: str = "docs/") -> str:
                 f"[{e.claim}]({prefix}chapter.md#{e.anchor})",
                 e.corpus,
                 f"**{verdict}**{each}",
-                scorecard.why(e),
+                reasons.why(e),
                 ", ".join(_image_link(img, prefix) for img in e.images[:2]),
                 "; ".join(f"`{scorecard.run_of(n)}` {scorecard.run_time(n)}" for n in names),
             ]
@@ -544,7 +544,7 @@ def render_scorecard(prefix: str = "docs/") -> str:
         f"one core busy on average); no timing is judged from a run whose load exceeded "
         f"{MAX_TIMING_LOAD:g}."
     )
-    return "\n".join([*scorecard.what_a_cpu_shows(), "", table, "", load])
+    return "\n".join([*scorecard.what_a_cpu_shows(reasons.why), "", table, "", load])
 
 
 def experiment_line(name: str) -> str:
@@ -701,7 +701,7 @@ AFTER = ("recall", "copy", "rnnenc_state", "crossover")  # the experiments after
 
 
 # what each experiment after the Transformer measures (the README's table; its verdicts and
-# reasons are the scorecard's, generated)
+# reasons are the scorecard's, in words: experiments/report/reasons.py)
 AFTER_MEASURES = {
     "recall": "multi-query associative recall (Zoology's MQAR) against state bytes",
     "copy": "copying strings past the training length (Jelassi et al. 2024)",
@@ -718,7 +718,7 @@ def render_after() -> str:
     for name, measures in AFTER_MEASURES.items():
         entry = next(e for e in scorecard.ENTRIES if e.experiment == name)
         verdict, _ = scorecard.verdicts(entry)
-        rows.append([f"`{name}`", measures, f"**{verdict}**", scorecard.why(entry)])
+        rows.append([f"`{name}`", measures, f"**{verdict}**", reasons.why(entry)])
     head = ["experiment", "what it measures", "verdict", "why, or what would decide it"]
     return markdown_table(head, rows)
 
