@@ -679,7 +679,7 @@ def render_claim(anchor: str):
 
     def render() -> str:
         verdict, parts = scorecard.verdicts(entry)
-        lines = [f"**Verdict: {verdict}** (the weakest of its parts).", ""]
+        lines = [f"**Verdict: {verdict}** (the weakest of its parts): {reasons.why(entry)}.", ""]
         for label, c in parts:
             if c is None:
                 lines.append(f"- *{label}*: not measured (no committed result).")
@@ -712,7 +712,7 @@ AFTER_MEASURES = {
 
 def render_after() -> str:
     """The README's table of the experiments after the Transformer: what each measures, its
-    scorecard row's verdict and the reason for it (scorecard.why), judged now from the
+    scorecard row's verdict and the reason for it (reasons.why), judged now from the
     committed results."""
     rows = []
     for name, measures in AFTER_MEASURES.items():
