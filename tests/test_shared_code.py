@@ -19,9 +19,6 @@ BUILT_ON = {
     "recipe_sweep": {"rnn_vs_attn"},
     # predicts the speed-up whose range parallelism's claim states (SPEEDUP_RANGE, SPEEDUP_N)
     "scaling": {"parallelism"},
-    # gathers every experiment's results; its docs renderers read rnn_vs_attn's seed table and
-    # crossover's claims
-    "report": {"rnn_vs_attn", "crossover"},
 }
 PACKAGES = sorted(p.parent.name for p in (ROOT / "experiments").glob("*/__init__.py"))
 EXPERIMENTS = [p for p in PACKAGES if p not in SHARED]
