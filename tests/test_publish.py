@@ -57,7 +57,7 @@ def test_unknown_block_is_named():
 
 def _real_text_doc(seeds=3):
     """A committed real-text result as rnn_vs_attn writes it, from made-up rows."""
-    from experiments.rnn_vs_attn.seeds import aggregate
+    from experiments.tasks.translation.seeds import aggregate
 
     buckets = docs.BUCKETS
     models = {}

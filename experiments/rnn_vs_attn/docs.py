@@ -9,7 +9,7 @@ from anatomy.tables import markdown_table
 from experiments.lab import committed, provenance, record
 from experiments.lab.committed import load
 from experiments.lab.pages import f, made_by, prov, quote, source, verdict
-from experiments.rnn_vs_attn.seeds import mean_pm_std
+from experiments.tasks.translation.seeds import mean_pm_std
 
 BUCKETS = ("1-10", "11-20", "21-30", "31-40", "41-50", "51-60", "61+")
 
