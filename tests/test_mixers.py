@@ -13,12 +13,13 @@ import pytest
 from helpers import rel
 
 from anatomy import mixers
+from anatomy.compiling import compiler_options, jit_options
 from anatomy.conv import init_short_conv, short_conv
 from anatomy.errors import BadInputError
 
 B, T, D = 2, 7, 8
 CHUNK = 3  # two full chunks and a padded one
-FAST = {"xla_backend_optimization_level": 0}  # tiny programs: compiling dominates
+FAST = jit_options(compiler_options(0))  # tiny programs: compiling dominates
 # Each mixer at a tiny size; twins below compute the same layer in float64.
 KNOBS = {
     "linear_attention": {"n_heads": 2, "d_key": 3},

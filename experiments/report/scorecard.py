@@ -3,7 +3,7 @@
 One Entry per claim of the chapter (the numbering of the chapter digest, docs/chapter.md), naming the claims that
 measure it by id ("<experiment>/<name>", each judged by its experiment's claims.py on the
 committed result experiments.lab.committed.VERDICTS_FROM names), the plots that show it
-(their names under docs/img, drawn by experiments/report/docs.py's PLOTS) and the experiment to
+(their names under docs/img, drawn by the experiments' docs.py PLOTS) and the experiment to
 run. Nothing here reads a number: the verdicts, the measured texts and the run times come from
 the committed results when a page is rendered (experiments.lab.publish).
 """
