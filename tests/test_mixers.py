@@ -30,6 +30,9 @@ KNOBS = {
     "mingru": {"expand": 2},
     "mamba": {"d_state": 3},
     "attention": {"n_heads": 2},
+    "rnn": {},
+    "lstm": {},
+    "gru": {},
 }
 RNG = np.random.default_rng(0)
 
@@ -178,6 +181,41 @@ def twin_mamba(p, xs):
         s = s + (delta * u)[..., None] * b_in[:, None, :]
         y = np.einsum("bhn,bn->bh", s, c_out) + p["d"] * u
         out.append((y * silu(z)) @ p["w_out"])
+    return np.stack(out, 1)
+
+
+def twin_rnn(p, xs):
+    """Elman 1990: h = tanh(x W_x + h W_h + b)."""
+    h, out = np.zeros((xs.shape[0], p["w_h"].shape[0])), []
+    for t in range(xs.shape[1]):
+        h = np.tanh(xs[:, t] @ p["w_x"] + h @ p["w_h"] + p["b"])
+        out.append(h)
+    return np.stack(out, 1)
+
+
+def twin_lstm(p, xs):
+    """Hochreiter & Schmidhuber 1997 with a forget gate: [i, f, g, o] = x W_x + h W_h + b,
+    c = σ(f) c + σ(i) tanh(g), h = σ(o) tanh(c)."""
+    h = c = np.zeros((xs.shape[0], p["w_h"].shape[0]))
+    out = []
+    for t in range(xs.shape[1]):
+        i, f, g, o = np.split(xs[:, t] @ p["w_x"] + h @ p["w_h"] + p["b"], 4, -1)
+        c = sig(f) * c + sig(i) * np.tanh(g)
+        h = sig(o) * np.tanh(c)
+        out.append(h)
+    return np.stack(out, 1)
+
+
+def twin_gru(p, xs):
+    """Cho et al. 2014 with the reset after the product (torch's): r, z = σ(x W + b_x + h U +
+    b_h), n = tanh(x W_n + b_xn + r ⊙ (h U_n + b_hn)), h = (1 - z) n + z h."""
+    h, out = np.zeros((xs.shape[0], p["w_h"].shape[0])), []
+    for t in range(xs.shape[1]):
+        xr, xz, xn = np.split(xs[:, t] @ p["w_x"] + p["b_x"], 3, -1)
+        hr, hz, hn = np.split(h @ p["w_h"] + p["b_h"], 3, -1)
+        r, z = sig(xr + hr), sig(xz + hz)
+        h = (1 - z) * np.tanh(xn + r * hn) + z * h
+        out.append(h)
     return np.stack(out, 1)
 
 
@@ -341,6 +379,20 @@ def test_every_recurrent_mixer_has_a_default_form_among_its_forms_with_its_sourc
     assert build("mlstm").form == default_form("mlstm") and build("attention").form == "dense"
     with pytest.raises(BadInputError, match="no default form for 'attention'"):
         row("form", "attention", "cpu")
+
+
+def test_a_recurrence_that_is_a_mixer_and_a_cell_is_registered_once():
+    """The cell table is read from the mixers' registrations (their cell part) and the cells
+    that are only cells: no name in both, none twice."""
+    for name, cell in mixers.CELLS.items():
+        if name in mixers.MIXERS:
+            assert mixers.MIXERS[name].cell is cell
+    assert {"mingru", "mamba", "rnn", "lstm", "gru"} <= set(mixers.MIXERS) & set(mixers.CELLS)
+    assert mixers.get_cell("lstm").fused is not None and mixers.get_cell("gru_paper").fused is None
+    m = mixers.build_mixer("lstm", D, vjp="autodiff")
+    assert (m.config.hoist, m.config.vjp) == mixers.resolve_path("lstm", None, "autodiff")
+    with pytest.raises(BadInputError, match="vjp='fused' exists for the cells"):
+        mixers.build_mixer("rnn", D, vjp="fused")
 
 
 @pytest.mark.parametrize("name", mixers.NAMES)
