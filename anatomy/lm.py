@@ -8,7 +8,7 @@ Letters: b batch, t positions, m model width, V vocabulary, L layers.
              'attention'  anatomy.attention.decoder_only: L causal blocks with the
                           config's positions (sinusoidal / learned / rope / alibi / none)
                           and norm (post / pre / deepnorm / none; pre-LN adds a final LN)
-             'recurrent'  anatomy.recurrence.stack: L LSTM or GRU layers, GNMT residuals
+             'recurrent'  anatomy.stack: L LSTM or GRU layers, GNMT residuals
                           and LayerNorm on each layer's output as the config says
              'mixer'      anatomy.mixers.stack: L pre-LN blocks, each a mixer of the
                           registry (config.mixer: linear_attention, rglru, mlstm,
@@ -67,16 +67,10 @@ from anatomy.mixers import (
     mixer_stack_state,
     mixer_stack_step,
     parse_pattern,
+    resolve_path,
 )
 from anatomy.mixers import default_config as mixer_defaults
-from anatomy.recurrence import (
-    check_stack_cell,
-    defaults,
-    init_stack,
-    run_stack,
-    stack_step,
-    zero_stack_carry,
-)
+from anatomy.stack import check_stack_cell, init_stack, run_stack, stack_step, zero_stack_carry
 
 FAMILIES = ("attention", "recurrent", "mixer")
 DEFAULT_MIXER = "mamba2"  # the mixer family's mixer when default_config names none
@@ -133,7 +127,7 @@ def default_config(family="attention", mixer=None):
         c.attention_config = mixer_defaults("attention")  # the 'A' layers' knobs
         c.d_ff = 4 * c.d_model  # the MLP after each mixer; 0 = none
     else:
-        c.cell = "lstm"  # 'lstm' | 'gru' (recurrence.STACK_CELLS)
+        c.cell = "lstm"  # 'lstm' | 'gru' (anatomy.stack.STACK_CELLS)
         c.residual = False  # GNMT residuals around layers 2.. (Wu et al. 2016)
         c.layer_norm = False  # LayerNorm on every layer's output
     return c
@@ -197,7 +191,7 @@ def build_lm(config, vocab_size):
         )
         final_ln = cfg.norm == "pre"
     else:
-        hoist, vjp = defaults.resolve_path(cfg.cell, where="lm")
+        hoist, vjp = resolve_path(cfg.cell, where="lm")
         final_ln = False
     scale = jnp.sqrt(jnp.float32(m)) if attention else jnp.float32(1.0)
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from anatomy import attention as att
 from anatomy import recurrence as rec
+from anatomy.mixers import get_cell
 from anatomy.recurrence.fused import run_gru, run_lstm
 from benchmarks.inputs import f32, fill, shapes
 from benchmarks.protocol import Case, layer_impl, one_thread
@@ -101,7 +102,7 @@ def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
     gates = 4 if cell == "lstm" else 3
     bound = d_hidden**-0.5  # torch's U(-1/√H, 1/√H)
     p = fill(
-        shapes(rec.get_cell(cell).init, jax.random.key(0), d_in, d_hidden),
+        shapes(get_cell(cell).init, jax.random.key(0), d_in, d_hidden),
         lambda _, s: rng.uniform(-bound, bound, s),
     )
     x = f32(rng.normal(size=(batch, n_time, d_in)))
@@ -109,7 +110,9 @@ def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
     impls = {}
     for hoist in (True, False):
         label = "anatomy" if hoist else "anatomy hoist=False"
-        impls[label] = _jax_impl(lambda p_, x_, h=hoist: rec.run(cell, p_, x_, hoist=h)[1], p, x, g)
+        impls[label] = _jax_impl(
+            lambda p_, x_, h=hoist: rec.run(get_cell(cell), p_, x_, hoist=h)[1], p, x, g
+        )
     # the custom-VJP path (one matmul per backward step); hoist=False + fused is the
     # translators' CPU default (anatomy/recurrence/defaults.py)
     run_fused = run_lstm if cell == "lstm" else run_gru

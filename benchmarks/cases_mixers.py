@@ -107,7 +107,7 @@ def lstm_case(batch, n, d_model, rng, twin=True):
     )
     x = f32(rng.normal(size=(batch, n, d_model)))
     g = f32(rng.normal(size=(batch, n, d_model)))
-    run = lambda p_, x_: rec.run("lstm", p_, x_, hoist=False, vjp="fused")[1]
+    run = lambda p_, x_: rec.run(mixers.get_cell("lstm"), p_, x_, hoist=False, vjp="fused")[1]
     impls = {"anatomy": _fwdbwd_only(_jax_impl(run, p, x, g, note="fused VJP, hoist=False"))}
     if not (twin and _have_torch()):  # the torch reference is only a peer: skipped without it
         return Case("lstm", f"B={batch} N={n} m={d_model}", impls, {})
@@ -144,7 +144,12 @@ PRESETS = {  # batch, lengths, width
 }
 
 
-def build_mixer_cases(preset="full", seed=0, names=(*mixers.NAMES, "lstm")):
+# the mixers timed: every linear recurrence in each of its forms, softmax attention, and the
+# LSTM on the translators' CPU path (the nonlinear cells have one form: nothing to choose)
+BENCHED = (*mixers.LINEAR, "attention", "lstm")
+
+
+def build_mixer_cases(preset="full", seed=0, names=BENCHED):
     """Yields (case, reference label, left_out) for every mixer of ``names`` ('lstm': the
     LSTM, reference 'anatomy') at every length of ``preset``, built one at a time."""
     if preset not in PRESETS:

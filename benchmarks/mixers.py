@@ -20,7 +20,7 @@ import torch
 
 from anatomy import mixers
 from benchmarks import timing
-from benchmarks.cases_mixers import MAX_BYTES, PRESETS, build_mixer_cases
+from benchmarks.cases_mixers import BENCHED, MAX_BYTES, PRESETS, build_mixer_cases
 from benchmarks.protocol import check, time_cases
 from benchmarks.report import MACHINE, _table
 from benchmarks.run import write_markdown
@@ -162,7 +162,7 @@ def main(argv=None):
     )
     log(f"{meta['cpu']}, {meta['cores']} cores, load {meta['load_start']}")
     table, left_out, errors = {}, {}, []
-    names = [n for n in (*mixers.NAMES, "lstm") if args.only in n]
+    names = [n for n in BENCHED if args.only in n]
     for case, reference, out in build_mixer_cases(preset, seed=args.seed, names=names):
         n = int(case.shape.split("N=")[1].split()[0])
         try:
@@ -175,7 +175,7 @@ def main(argv=None):
         table[(case.name, n)] = {lb: r["median_s"] for lb, r in res[(0, "fwdbwd")].items()}
         left_out[(case.name, n)] = out
     # softmax attention keeps its dense default (chunked is an option: docs/design.md)
-    defaults = choose_defaults({k: v for k, v in table.items() if k[0] in mixers.RECURRENT})
+    defaults = choose_defaults({k: v for k, v in table.items() if k[0] in mixers.LINEAR})
     meta.update(load_end=timing.load_average(), wall_s=time.perf_counter() - t0)
     block = render(meta, lengths, table, left_out, errors, defaults)
     if args.out == "-":

@@ -37,7 +37,7 @@ import numpy as np
 
 import anatomy
 from anatomy import attention as attn
-from anatomy import probes
+from anatomy import mixers, probes
 from anatomy import recurrence as rec
 from notebooks.tourkit import (
     committed_block,
@@ -125,9 +125,9 @@ for ax, (name, init) in zip(
     axes, (("rnn", rec.init_rnn), ("lstm", rec.init_lstm), ("gru", rec.init_gru))
 ):
     params = init(jax.random.key(1), D_IN, H)
-    _, ys = rec.run(name, params, x, lengths=seq_len)  # ys [B, T, H]
+    _, ys = rec.run(mixers.get_cell(name), params, x, lengths=seq_len)  # ys [B, T, H]
     # the obvious twin: a Python loop over the cell, one sequence alone
-    spec = rec.get_cell(name)
+    spec = mixers.get_cell(name)
     carry, loop = spec.zero_carry(1, H, jnp.float32), []
     for t in range(int(seq_len[1])):
         carry, y = spec.cell(params, carry, x[1:2, t])
@@ -143,7 +143,9 @@ lstm = rec.init_lstm(jax.random.key(2), D_IN, H)
 mha = attn.init_mha(jax.random.key(3), d_model=D_IN, n_heads=2)
 for n in (16, 64, 256):
     xs = jnp.zeros((1, n, D_IN))
-    rnn_steps = probes.jaxpr_sequential_steps(lambda v: rec.run("lstm", lstm, v)[1], xs)
+    rnn_steps = probes.jaxpr_sequential_steps(
+        lambda v: rec.run(mixers.get_cell("lstm"), lstm, v)[1], xs
+    )
     attn_steps = probes.jaxpr_sequential_steps(lambda v: attn.multi_head_attention(mha, v, v), xs)
     print(f"N = {n:3d}: serial steps, LSTM {rnn_steps}, self-attention {attn_steps}")
 
@@ -178,7 +180,7 @@ fig, ax = plt.subplots(figsize=(7, 3.5))
 for sigma in (0.8, 1.0, 1.2):
     params = rec.init_rnn(jax.random.key(7), H_GRAD, H_GRAD)
     params["w_h"] = probes.scale_to_sigma(w_orth, sigma)  # σ_max(W_hh) = sigma
-    loss = lambda v, p=params: jnp.sum(rec.run("rnn", p, v)[1][:, -1] @ readout)
+    loss = lambda v, p=params: jnp.sum(rec.run(mixers.get_cell("rnn"), p, v)[1][:, -1] @ readout)
     dist, norms = probes.by_distance(probes.input_grad_norms(loss, xs))
     fit = probes.fit_rate(dist[1:], norms[1:])
     bound = probes.pascanu_bound(params["w_h"], "tanh")
@@ -186,7 +188,9 @@ for sigma in (0.8, 1.0, 1.2):
     ax.semilogy(dist, norms, label=f"tanh RNN, σ_max(W_hh) = {sigma}")
 for name, init in (("lstm", rec.init_lstm), ("gru", rec.init_gru)):
     params = init(jax.random.key(8), H_GRAD, H_GRAD)
-    loss = lambda v, p=params, n=name: jnp.sum(rec.run(n, p, v)[1][:, -1] @ readout)
+    loss = lambda v, p=params, n=name: jnp.sum(
+        rec.run(mixers.get_cell(n), p, v)[1][:, -1] @ readout
+    )
     dist, norms = probes.by_distance(probes.input_grad_norms(loss, xs))
     ax.semilogy(dist, norms, label=f"{name} (default init)")
 layer = attn.init_encoder_layer(jax.random.key(9), H_GRAD, n_heads=4, d_ff=4 * H_GRAD)

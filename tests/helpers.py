@@ -29,6 +29,7 @@ import optax
 
 import anatomy.data as data
 from anatomy import train
+from anatomy.compiling import compiler_options, jit_options
 from anatomy.seq2seq import BOS, EOS
 
 
@@ -137,7 +138,7 @@ def adam_fit(loss_fn, params, steps, lr):
         return params, loss_fn(params)
 
     # Tiny models: XLA's backend optimisations cost more compile time than they save.
-    compiled = jax.jit(run).lower(params).compile({"xla_backend_optimization_level": 0})
+    compiled = jax.jit(run).lower(params).compile(jit_options(compiler_options(0)))
     return compiled(params)
 
 

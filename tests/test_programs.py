@@ -20,7 +20,7 @@ from anatomy.seq2seq import build_model
 from anatomy.train.state import create_state
 from anatomy.train.step import make_train_step
 from experiments.configs import rnn_vs_attn
-from experiments.rnn_vs_attn.training import _model_config, train_config
+from experiments.tasks.translation.training import _model_config, train_config
 
 PROGRAMS = {
     "rnnenc": "f1a964a65828e39b",

@@ -117,7 +117,8 @@ def read_text_pair(src_path, tgt_path):
     return _finish(pairs, report, report["path"])
 
 
-def _text(value):
+def as_text(value):
+    """A tfds text feature (bytes, or already str) as str."""
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
@@ -157,7 +158,7 @@ def read_tfds(
             raise CorpusError(
                 f"tfds {name}: example has keys {sorted(ex)}, not {src_key!r}/{tgt_key!r}"
             )
-        s, t = _text(ex[src_key]).strip(), _text(ex[tgt_key]).strip()
+        s, t = as_text(ex[src_key]).strip(), as_text(ex[tgt_key]).strip()
         report["lines"] += 1
         if not s or not t or "\n" in s or "\n" in t:
             _skip(report, "empty_side", i)

@@ -11,6 +11,7 @@ import dataclasses
 import tensorflow_datasets as tfds
 
 from anatomy.data import defaults, toy_wmt
+from anatomy.data.readers import as_text
 
 
 @dataclasses.dataclass
@@ -90,11 +91,7 @@ def read_toy_wmt(data_dir, **params):
             f"toy_wmt/{config.name}", split=split, data_dir=str(data_dir), download=False
         )
         out[split] = [
-            (_text(ex["source"]), _text(ex["target"]))
+            (as_text(ex["source"]), as_text(ex["target"]))
             for ex in (source[i] for i in range(len(source)))
         ]
     return out
-
-
-def _text(value):
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)

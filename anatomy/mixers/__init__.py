@@ -1,8 +1,11 @@
 """Sequence mixers behind one interface, and the stacks built from them.
 
 registry.py   the mixers by name (linear_attention, rglru, mlstm, gated_deltanet, mamba2,
-              mingru, mamba, attention): get_mixer, default_config, build_mixer -> Mixer
-              (init / apply with form= / init_state / step / state_bytes), the short conv
+              mingru, mamba, attention, rnn, lstm, gru): get_mixer, default_config,
+              build_mixer -> Mixer (init / apply with form= / init_state / step /
+              state_bytes), the short conv; the cells among them (and gru_paper, sru, qrnn)
+              as CellSpecs for the scan runner and the translators (get_cell, CELLS), and
+              each cell's path (resolve_path)
 attention.py  causal softmax self-attention as a mixer (its state: a KV cache)
 stack.py      a stack of pre-LN residual blocks, each a mixer (and an MLP), by a pattern
               string: 'RRAR' puts attention third among recurrent mixers
@@ -13,16 +16,23 @@ both families. It imports nothing of training, translators or sharding (tests/te
 """
 
 from anatomy.mixers.registry import (
+    CELLS,
+    FUSED_CELLS,
     KNOBS,
+    LINEAR,
+    LINEAR_CELLS,
     MIXERS,
     NAMES,
     RECURRENT,
+    CellSpec,
     Mixer,
     MixerSpec,
     build_mixer,
     check_knobs,
     default_config,
+    get_cell,
     get_mixer,
+    resolve_path,
 )
 from anatomy.mixers.stack import (
     init_mixer_stack,
@@ -33,16 +43,23 @@ from anatomy.mixers.stack import (
 )
 
 __all__ = [
+    "CELLS",
+    "FUSED_CELLS",
     "KNOBS",
+    "LINEAR",
+    "LINEAR_CELLS",
     "MIXERS",
     "NAMES",
     "RECURRENT",
+    "CellSpec",
     "Mixer",
     "MixerSpec",
     "build_mixer",
     "check_knobs",
     "default_config",
+    "get_cell",
     "get_mixer",
+    "resolve_path",
     "init_mixer_stack",
     "mixer_stack",
     "mixer_stack_state",

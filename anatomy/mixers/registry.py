@@ -9,6 +9,18 @@
     mingru            Feng et al. 2024               vector state [w]
     mamba             Gu & Dao 2023 (selective SSM)  state [m, n]
     attention         softmax, causal                a KV cache: 2 L h d, growing with L
+    rnn, lstm, gru    Elman 1990; Hochreiter &       vector state [m] (the LSTM's h and c)
+                      Schmidhuber 1997; Cho et al.
+                      2014: nonlinear, one form
+
+A recurrence that is also a cell, ``cell(params, carry, x) -> (carry, y)`` (rnn, lstm, gru,
+mingru, mamba), carries its ``CellSpec`` in its registration (``MixerSpec.cell``): the parts
+the scan runner (anatomy.recurrence.scan.run) and the translators use, at any input and hidden
+width. The cells that are only cells (gru_paper, the GRU of Cho et al.'s paper; the SRU and
+the QRNN) are registered by the same idiom, ``_cell``, in ``CELL_ONLY``; ``CELLS`` is every
+cell by name, read from both (``get_cell``). A nonlinear cell's mixer is the scan runner:
+``apply`` is ``scan.run`` on the cell's path (knobs hoist and vjp, None = the backend's
+default, ``resolve_path``), ``step`` is the cell.
 
 ``build_mixer(name, d_model, **knobs) -> Mixer``; ``default_config(name)`` lists a mixer's
 knobs with a comment each; an unknown name or knob is one BadInputError naming the choices.
@@ -31,12 +43,14 @@ A Mixer is pure functions over a frozen config (hashable: a static argument of j
 conv (a knob of every mixer, 0 = none): a depthwise causal convolution of that width on the
 mixer's input (anatomy.conv.short_conv), the recipe of the recall papers (H3, Based, Mamba,
 Griffin, xLSTM); its K-1 inputs join the state. A new mixer: its module (init, the sequence
-form with ``form=``, a step, a zero state), one ``MixerSpec`` below.
+form with ``form=``, a step, a zero state), one ``MixerSpec`` below (with its ``cell`` when it
+is also a cell), and its default form, a row of anatomy/recurrence/defaults.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 from collections.abc import Callable
 from typing import NamedTuple
@@ -49,7 +63,11 @@ from anatomy.conv import init_short_conv, short_conv, short_conv_step
 from anatomy.errors import BadInputError
 from anatomy.layers import dense, init_dense
 from anatomy.mixers import attention as att
-from anatomy.recurrence.defaults import default_form
+from anatomy.recurrence import cells
+from anatomy.recurrence import fused as fused_layers
+from anatomy.recurrence import quasi as q
+from anatomy.recurrence import selective as sel
+from anatomy.recurrence.defaults import default_form, default_path
 from anatomy.recurrence.deltanet import (
     gated_deltanet,
     gated_deltanet_step,
@@ -67,8 +85,11 @@ from anatomy.recurrence.linear_scan import CHUNK, FORMS, check_form
 from anatomy.recurrence.mingru import init_mingru, mingru, mingru_cell, mingru_zero_carry
 from anatomy.recurrence.mlstm import MLSTM_FORMS, init_mlstm, mlstm, mlstm_step, mlstm_zero_state
 from anatomy.recurrence.rglru import init_rglru, rglru, rglru_step, rglru_zero_state
-from anatomy.recurrence.selective import init_mamba, mamba, mamba_cell, mamba_zero_carry
+from anatomy.recurrence.scan import run
 from anatomy.recurrence.ssd import MAMBA2_FORMS, init_mamba2, mamba2, mamba2_step, mamba2_zero_state
+
+# the module (anatomy.recurrence's namespace holds the function of the same name)
+_MINGRU = importlib.import_module("anatomy.recurrence.mingru")
 
 # Every knob, its default and what it means; a mixer's default_config takes the ones it uses.
 KNOBS = {
@@ -88,7 +109,72 @@ KNOBS = {
         "attention's positions inside it: 'rope', 'alibi', 'none' or 'hard_alibi' (windowed "
         "heads beside NoPE ones, Jelassi et al. 2024)",
     ),
+    "hoist": (
+        None,
+        "a cell's input projection before the scan (True) or in each step; None = "
+        "the backend's default (recurrence.defaults)",
+    ),  # fmt: skip
+    "vjp": (None, "a cell's gradient: 'autodiff' or 'fused' (lstm, gru); None = the default"),
 }
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CellSpec:
+    """A recurrence as a cell: everything the scan runner needs to know (keyword fields).
+
+    name: registry key.
+    init(key, d_in, d_hidden) -> params.
+    cell(params, carry, x [B, D]) -> (carry, y [B, H])       (= recur ∘ project).
+    project(params, x [..., D]) -> xw [..., G*H]             (hoistable input projection).
+    recur(params, carry, xw [B, G*H]) -> (carry, y [B, H]).
+    zero_carry(batch, d_hidden, dtype) -> carry.
+    hidden(carry) -> h [B, H].
+    sequence: None, or for a linear recurrence its whole-sequence form
+      (params, xs [B, T, D], carry0, *, lengths, parallel) -> (final carry, ys [B, T, H]),
+      computed with jax.lax.associative_scan (parallel=True) or jax.lax.scan (False).
+    from_hidden: None, or (params, h0 [B, H]) -> a carry starting from the output h0 (a
+      translator's s_0): the state is set to h0 where it has the output's shape (sru, qrnn,
+      mingru) and to zero where it does not (mamba's [B, H, N]).
+    fused: None, or the custom-VJP layer (fused.py) that scan.run(vjp="fused") calls:
+      (params, xs, *, lengths, carry0, reverse, hoist) -> (final carry, ys [B, T, H]).
+    """
+
+    name: str
+    init: Callable
+    cell: Callable
+    project: Callable
+    recur: Callable
+    zero_carry: Callable
+    hidden: Callable
+    sequence: Callable | None = None
+    from_hidden: Callable | None = None
+    fused: Callable | None = None
+
+
+def _identity(carry):
+    return carry
+
+
+def _carry_h(carry):
+    return carry.h
+
+
+def _cell(module, name, hidden, *, shares=None, **forms):
+    """The CellSpec of ``name`` from ``module``'s functions, named by the cells' convention:
+    init_<name>, <name>_cell, <name>_project, <name>_recur, <name>_zero_carry. A variant that
+    ``shares`` another cell's init, input projection and zero carry names that cell (gru_paper:
+    'gru'). forms: the optional fields (sequence, from_hidden, fused)."""
+    base = shares or name
+    return CellSpec(
+        name=name,
+        init=getattr(module, f"init_{base}"),
+        cell=getattr(module, f"{name}_cell"),
+        project=getattr(module, f"{base}_project"),
+        recur=getattr(module, f"{name}_recur"),
+        zero_carry=getattr(module, f"{base}_zero_carry"),
+        hidden=hidden,
+        **forms,
+    )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -110,6 +196,7 @@ class MixerSpec:
     forms: tuple = FORMS
     defaults: dict = dataclasses.field(default_factory=dict)
     stateful_apply: bool = True
+    cell: CellSpec | None = None
 
 
 def _size(v):
@@ -154,14 +241,44 @@ def _mingru_step(p, s, x, c):
     return dense(p["out"], h), h
 
 
+def _mingru_from_hidden(params, h0):
+    return h0
+
+
 def _mamba_apply(p, x, s, c, form, lengths):
-    state, outs = mamba(p, x, s, lengths=lengths, form=form, chunk=c.chunk)
+    state, outs = sel.mamba(p, x, s, lengths=lengths, form=form, chunk=c.chunk)
     return outs, state
 
 
 def _mamba_step(p, s, x, c):
-    state, out = mamba_cell(p, s, x)
+    state, out = sel.mamba_cell(p, s, x)
     return out, state
+
+
+def _cell_mixer(cell):
+    """The MixerSpec of a nonlinear cell at width m (hidden = input = m): apply is the scan
+    runner on the cell's path (knobs hoist, vjp), step the cell, the state its carry."""
+
+    def apply(p, x, s, c, form, lengths):
+        final, ys = run(cell, p, x, lengths=lengths, carry0=s, hoist=c.hoist, vjp=c.vjp)
+        return ys, final
+
+    def step(p, s, x, c):
+        carry, y = cell.cell(p, s, x)
+        return y, carry
+
+    return MixerSpec(
+        name=cell.name,
+        init=lambda key, m, c: cell.init(key, m, m),
+        apply=apply,
+        step=step,
+        zero_state=lambda p, batch, max_len, c, dtype: cell.zero_carry(
+            batch, p["w_h"].shape[0], dtype
+        ),
+        knobs=("hoist", "vjp"),
+        forms=("sequential",),
+        cell=cell,
+    )
 
 
 def _attention_apply(p, x, s, c, form, lengths):
@@ -227,16 +344,18 @@ SPECS = (
             batch, p["cell"]["w"].shape[1] // 2, dtype
         ),
         knobs=("expand",),
+        cell=_cell(_MINGRU, "mingru", _identity, sequence=mingru, from_hidden=_mingru_from_hidden),
     ),
     MixerSpec(
         name="mamba",
-        init=lambda key, m, c: init_mamba(key, m, m, c.d_state),
+        init=lambda key, m, c: sel.init_mamba(key, m, m, c.d_state),
         apply=_mamba_apply,
         step=_mamba_step,
-        zero_state=lambda p, batch, max_len, c, dtype: mamba_zero_carry(
+        zero_state=lambda p, batch, max_len, c, dtype: sel.mamba_zero_carry(
             batch, p["d"].shape[0], dtype, p["a_log"].shape[1]
         ),
         knobs=("d_state",),
+        cell=_cell(sel, "mamba", _carry_h, sequence=sel.mamba, from_hidden=sel.mamba_from_hidden),
     ),
     MixerSpec(
         name="attention",
@@ -250,10 +369,60 @@ SPECS = (
         forms=att.ATTENTION_FORMS,
         stateful_apply=False,
     ),
+    _cell_mixer(_cell(cells, "rnn", _identity)),
+    _cell_mixer(_cell(cells, "lstm", _carry_h, fused=fused_layers.run_lstm)),
+    _cell_mixer(_cell(cells, "gru", _identity, fused=fused_layers.run_gru)),
+)
+
+
+def _sru_from_hidden(params, h0):
+    return q.SRUState(h0, h0)
+
+
+def _qrnn_from_hidden(params, h0):
+    return q.QRNNState(h0, h0, jnp.zeros(h0.shape[:-1] + (params["b"].shape[0],), h0.dtype))
+
+
+CELL_ONLY = (  # the cells that are no mixer of their own, by the same idiom
+    _cell(cells, "gru_paper", _identity, shares="gru"),
+    _cell(q, "sru", _carry_h, sequence=q.sru_sequence, from_hidden=_sru_from_hidden),
+    _cell(q, "qrnn", _carry_h, sequence=q.qrnn, from_hidden=_qrnn_from_hidden),
 )
 MIXERS = {s.name: s for s in SPECS}  # name -> MixerSpec, in registration order
 NAMES = tuple(MIXERS)
 RECURRENT = tuple(n for n in NAMES if n != "attention")  # the fixed-state mixers
+CELLS = {s.name: s.cell for s in SPECS if s.cell} | {c.name: c for c in CELL_ONLY}
+LINEAR_CELLS = {n: c for n, c in CELLS.items() if c.sequence}  # linear recurrences as cells
+FUSED_CELLS = tuple(n for n, c in CELLS.items() if c.fused)  # ('lstm', 'gru')
+# the recurrent mixers linear in their state (a form to choose; the others are nonlinear cells)
+LINEAR = tuple(n for n in RECURRENT if MIXERS[n].cell is None or MIXERS[n].cell.sequence)
+
+
+def get_cell(name):
+    """The CellSpec registered as ``name`` (a key of CELLS: 'rnn', 'lstm', 'gru', 'gru_paper',
+    or a linear recurrence: 'sru', 'qrnn', 'mingru', 'mamba').
+
+    A CellSpec passes through unchanged, so functions can take either.
+    """
+    if isinstance(name, CellSpec):
+        return name
+    if name not in CELLS:
+        raise ValueError(f"unknown cell {name!r}; choose one of {sorted(CELLS)}")
+    return CELLS[name]
+
+
+def resolve_path(cell, hoist=None, vjp=None, backend=None, where="recurrence"):
+    """(hoist, vjp) of ``cell`` (a name): the given values, with None filled in from
+    defaults.default_path. A vjp that is not "autodiff" / "fused", or "fused" for a cell
+    without that path, is a BadInputError naming `where` (e.g. the model whose config asked)."""
+    if vjp is not None and vjp not in ("autodiff", "fused"):
+        raise BadInputError(f"{where}: vjp must be 'autodiff', 'fused' or None, got {vjp!r}")
+    if vjp == "fused" and cell not in FUSED_CELLS:
+        raise BadInputError(
+            f"{where}: vjp='fused' exists for the cells {FUSED_CELLS}, not cell={cell!r}"
+        )
+    path = default_path(cell, backend)
+    return (path["hoist"] if hoist is None else bool(hoist)), (path["vjp"] if vjp is None else vjp)
 
 
 def get_mixer(name):
@@ -321,6 +490,8 @@ def build_mixer(name, d_model, **knobs) -> Mixer:
     c = default_config(spec.name)
     c.update(knobs)
     c.d_model = d_model
+    if spec.cell is not None and "vjp" in c:  # the cell's path, resolved once
+        c.hoist, c.vjp = resolve_path(spec.name, c.hoist, c.vjp, where=f"mixer {name!r}")
     cfg = ml_collections.FrozenConfigDict(c)
     default = cfg.form or (spec.forms[0] if spec.name == "attention" else default_form(spec.name))
     check_form(default, spec.forms, f"mixer {name!r}: form")

@@ -248,6 +248,12 @@ def _floats(values) -> np.ndarray:
     return arr
 
 
+def paired(a: Sequence, b: Sequence, op) -> list:
+    """op(a_s, b_s) per seed s, over the seeds both lists give, in order (None where either
+    is missing: an interval over them is then not finite)."""
+    return [None if x is None or y is None else op(x, y) for x, y in zip(a, b)]
+
+
 def _t(n: int) -> float:
     """The two-sided LEVEL quantile of Student's t with n − 1 degrees of freedom."""
     return float(scipy_stats.t.ppf(0.5 + LEVEL / 2, n - 1))

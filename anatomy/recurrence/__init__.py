@@ -1,10 +1,8 @@
 """Recurrences: cells (params, carry, x) -> (carry, y) and one scan runner over time.
 
 cells.py  rnn / lstm / gru (reset after or before) cells, inits, zero carries
-registry.py  the cell registry: every cell as a CellSpec by name (get_cell), the linear
-          recurrences among them ('sru', 'qrnn', 'mingru', 'mamba') and the fused paths
-scan.py   run (lengths, reverse, hoisted input projection, fused VJP), bidirectional;
-          sequences.py reverse_padded and the runners' input checks
+scan.py   run over a cell's CellSpec (lengths, reverse, hoisted input projection, fused VJP),
+          bidirectional; sequences.py reverse_padded and the runners' input checks
 fused.py  the custom-VJP LSTM and GRU (one matmul per backward step)
 defaults.py  what runs unless a config says otherwise, per backend: a mixer's form, a
           translator cell's path (hoist, vjp); one table, each row with its reason and source
@@ -19,19 +17,18 @@ linear_attention.py, rglru.py, mlstm.py, deltanet.py, ssd.py  the mixers of the 
           DeltaNet; Mamba-2's SSD): each X(params, x, state, *, form) -> (y, state), X_step,
           X_zero_state, init_X (anatomy.mixers names them and adds the short conv)
 heads.py  the per-head projections they share
-stack.py  deep LSTM / GRU stacks: n_layers, GNMT residuals, LayerNorm on each layer's output;
-          one step at a time (stack_step) and bidirectional (torch's bidirectional num_layers)
 
+Every recurrence is registered once, by name, in anatomy.mixers (its MixerSpec, with the cell
+part, a CellSpec, for those that are also cells: get_cell(name) is what run takes).
 Imports only anatomy.layers / anatomy.axes below it (tests/test_layering.py).
 
-This namespace holds what a user composes: the cell registry (CELLS, LINEAR_CELLS,
-FUSED_CELLS, CellSpec, get_cell), each cell's init and one-step form (init_lstm, lstm_cell,
-...; gru_paper_cell shares init_gru) and its state type, the linear recurrences' sequence forms
-(sru, qrnn, mingru, mamba; linear_scan, linear_recurrence, quasi_recurrence), the mixers'
-functions (linear_attention, rglru, mlstm, gated_deltanet, mamba2: init, sequence form, step,
-zero state, state type), the runners (run,
-bidirectional, reverse_padded, defaults) and the stacks. A cell's hoisted steps (X_project,
-X_recur, X_zero_carry) come from its CellSpec (get_cell(name).recur, ...) or its module.
+This namespace holds what a user composes: each cell's init and one-step form (init_lstm,
+lstm_cell, ...; gru_paper_cell shares init_gru) and its state type, the linear recurrences'
+sequence forms (sru, qrnn, mingru, mamba; linear_scan, linear_recurrence, quasi_recurrence),
+the mixers' functions (linear_attention, rglru, mlstm, gated_deltanet, mamba2: init, sequence
+form, step, zero state, state type) and the runners (run, bidirectional, reverse_padded,
+defaults). A cell's hoisted steps (X_project, X_recur, X_zero_carry) come from its CellSpec
+(get_cell(name).recur, ...) or its module.
 """
 
 from anatomy.recurrence import defaults  # per-backend default forms and paths
@@ -75,28 +72,13 @@ from anatomy.recurrence.quasi import (
     sru,
     sru_cell,
 )
-from anatomy.recurrence.registry import CELLS, FUSED_CELLS, LINEAR_CELLS, CellSpec, get_cell
 from anatomy.recurrence.rglru import RGLRUState, init_rglru, rglru, rglru_step, rglru_zero_state
 from anatomy.recurrence.scan import bidirectional, run
 from anatomy.recurrence.selective import MambaState, init_mamba, mamba, mamba_cell
 from anatomy.recurrence.sequences import reverse_padded
 from anatomy.recurrence.ssd import SSDState, init_mamba2, mamba2, mamba2_step, mamba2_zero_state
-from anatomy.recurrence.stack import (
-    STACK_CELLS,
-    check_stack_cell,
-    init_stack,
-    run_stack,
-    stack_step,
-    zero_stack_carry,
-)
 
 __all__ = [
-    # the registry
-    "CELLS",
-    "FUSED_CELLS",
-    "LINEAR_CELLS",
-    "CellSpec",
-    "get_cell",
     # cells: init, one step, state
     "init_rnn",
     "rnn_cell",
@@ -159,11 +141,4 @@ __all__ = [
     "bidirectional",
     "reverse_padded",
     "defaults",
-    # stacks
-    "STACK_CELLS",
-    "check_stack_cell",
-    "init_stack",
-    "run_stack",
-    "stack_step",
-    "zero_stack_carry",
 ]

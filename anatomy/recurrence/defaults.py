@@ -7,14 +7,15 @@ Two kinds of choice change speed and memory, never the function computed:
            (jax.lax.scan, T serial steps), 'associative' (jax.lax.associative_scan, O(log T)
            depth), 'chunked' (dense products inside chunks of C positions, a state per chunk),
            'quadratic' (the masked T x T form), 'parallel' (mLSTM's quadratic form, as
-           xLSTM names it); each mixer's test_<mixer>_twin.py in tests/anatomy/mixers/ holds every form to a float64 sequential
-           twin, values and gradients.
+           xLSTM names it); a nonlinear cell (rnn, lstm, gru) has the one form 'sequential';
+           each mixer's test_<mixer>_twin.py in tests/anatomy/mixers/ holds every form to a float64 sequential twin, values and
+           gradients.
     path   how a translator's cell runs (anatomy.recurrence.scan.run): hoist, the input
            projection as ONE [B·T, D] x [D, G·H] matmul before the scan (True) or inside each
            step (False); vjp, "autodiff" (JAX differentiates the scan) or "fused" (fused.py's
            custom VJP: one matmul per backward step, the weight gradients as one matmul over
            all steps); tests/anatomy/recurrence/test_recurrence_path_defaults.py holds every path to the hoisted
-           autodiff one.
+           autodiff one. anatomy.mixers.resolve_path fills a config's None from here.
 
 A row is (backend, kind, name, choice, source, reason); '*' as the name is every other mixer or
 cell of that kind, '*' as the backend every backend without a row of its own. A row's source
@@ -27,7 +28,6 @@ from typing import NamedTuple
 import jax
 
 from anatomy.errors import BadInputError
-from anatomy.recurrence.registry import FUSED_CELLS
 
 MEASURED_PATHS = "measured: `python -m benchmarks.run` (BENCHMARKS.md, the translators' steps)"
 MEASURED_FORMS = (
@@ -52,6 +52,8 @@ VECTOR_STATE = (
 )
 MATRIX_STATE = "a matrix state: dense matmuls inside each chunk, a state per chunk, not per step"
 MATRIX = ("linear_attention", "mlstm", "gated_deltanet", "mamba2")
+NONLINEAR = ("rnn", "lstm", "gru")  # one form: no associative operator composes their steps
+FUSED = ("lstm", "gru")  # the cells with a custom-VJP layer (their CellSpec's fused)
 
 
 def _form(name, choice):
@@ -74,6 +76,18 @@ TABLE = (
     *(
         Row(
             "cpu",
+            "form",
+            name,
+            "sequential",
+            "reasoned: the only form a nonlinear recurrence has",
+            "its next state needs the previous one through a nonlinearity: no associative "
+            "operator composes two steps, so neither the associative nor the chunked form exists",
+        )  # fmt: skip
+        for name in NONLINEAR
+    ),
+    *(
+        Row(
+            "cpu",
             "path",
             cell,
             {"hoist": False, "vjp": "fused"},
@@ -82,7 +96,7 @@ TABLE = (
             "fused VJP faster again (the RNNenc train step 0.53x; the GRU layer's fwd+bwd "
             "0.67-0.9x of the hoisted autodiff path)",
         )  # fmt: skip
-        for cell in FUSED_CELLS
+        for cell in FUSED
     ),
     Row(
         "cpu",
@@ -130,17 +144,3 @@ def default_path(cell, backend=None):
     """{'hoist': bool, 'vjp': 'autodiff' | 'fused'} for `cell` (a name) on `backend`
     (None: jax.default_backend())."""
     return dict(row("path", cell, backend).choice)
-
-
-def resolve_path(cell, hoist=None, vjp=None, backend=None, where="recurrence"):
-    """(hoist, vjp): the given values, with None filled in from default_path. A vjp that is
-    not "autodiff" / "fused", or "fused" for a cell without that path, is a BadInputError
-    naming `where` (e.g. the model whose config asked for it)."""
-    if vjp is not None and vjp not in ("autodiff", "fused"):
-        raise BadInputError(f"{where}: vjp must be 'autodiff', 'fused' or None, got {vjp!r}")
-    if vjp == "fused" and cell not in FUSED_CELLS:
-        raise BadInputError(
-            f"{where}: vjp='fused' exists for the cells {FUSED_CELLS}, not cell={cell!r}"
-        )
-    path = default_path(cell, backend)
-    return (path["hoist"] if hoist is None else bool(hoist)), (path["vjp"] if vjp is None else vjp)

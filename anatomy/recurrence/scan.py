@@ -14,12 +14,11 @@ the same formulas (``cell = recur ∘ project``, see ``cells.py``).
 import jax
 import jax.numpy as jnp
 
-from anatomy.recurrence.registry import FUSED_CELLS, get_cell
 from anatomy.recurrence.sequences import check_inputs, reverse_padded
 
 
 def run(
-    name_or_spec,
+    spec,
     params,
     xs,
     *,
@@ -34,8 +33,8 @@ def run(
     """Run a cell over every time step of a batch of sequences with ``jax.lax.scan``.
 
     Args:
-      name_or_spec: a registry name (registry.get_cell: 'rnn', 'lstm', 'gru', ...) or a
-        CellSpec.
+      spec: the cell, a CellSpec (anatomy.mixers.get_cell(name): 'rnn', 'lstm', 'gru', ...;
+        the cell part of a mixer's registration).
       params: the cell's parameters (from its init).
       xs: [B, T, D] inputs, batch-major.
       lengths: [B] int or None. Step t of sequence b is real iff t < lengths[b]; past
@@ -47,18 +46,18 @@ def run(
         scan (fast path); False = call the plain cell inside the scan.
       return_carries: also return the carry after every step (e.g. LSTM cell states), a
         carry pytree with leaves [B, T, H], aligned like ys and zero past each length.
-      parallel: for a linear-recurrence cell (spec.sequence, registry.py: sru, qrnn, mingru,
-        mamba), which runs its own sequence form: jax.lax.associative_scan (True) or
+      parallel: for a linear-recurrence cell (spec.sequence: sru, qrnn, mingru, mamba), which runs its own sequence form: jax.lax.associative_scan (True) or
         jax.lax.scan (False). Ignored by the other cells.
       vjp: how the gradient is computed: "autodiff" (JAX differentiates the scan: two small
         matmuls per backward step) or "fused" (the cell's spec.fused, fused.py's custom VJP: one matmul
-        per backward step, the weight gradients as one matmul over all steps; FUSED_CELLS,
-        same values, gradients equal up to float rounding).
+        per backward step, the weight gradients as one matmul over all steps; the cells whose
+        spec.fused is set, same values, gradients equal up to float rounding).
 
     Returns:
       (final_carry, ys [B, T, H]), or (final_carry, ys, carries) with return_carries.
     """
-    spec = get_cell(name_or_spec)
+    if not hasattr(spec, "recur"):
+        raise ValueError(f"run takes a CellSpec (anatomy.mixers.get_cell(name)), got {spec!r}")
     xs = jnp.asarray(xs)
     lengths = None if lengths is None else jnp.asarray(lengths)
     if vjp not in ("autodiff", "fused"):
@@ -114,7 +113,9 @@ def run(
 def _run_fused(spec, params, xs, lengths, carry0, reverse, hoist, return_carries):
     """``run`` through the cell's custom-VJP path, spec.fused (fused.py; same values)."""
     if spec.fused is None:
-        raise ValueError(f"run: vjp='fused' exists for the cells {FUSED_CELLS}, not {spec.name!r}")
+        raise ValueError(
+            f"run: vjp='fused' exists for the cells with a fused layer (spec.fused), not {spec.name!r}"
+        )
     if return_carries:
         raise ValueError("run: return_carries is not supported with vjp='fused'")
     return spec.fused(params, xs, lengths=lengths, carry0=carry0, reverse=reverse, hoist=hoist)
@@ -132,9 +133,7 @@ def _run_sequence(spec, params, xs, lengths, carry0, reverse, parallel, return_c
     return final, reverse_padded(ys, lengths) if reverse else ys
 
 
-def bidirectional(
-    name_or_spec, params_fw, params_bw, xs, *, lengths=None, hoist=True, vjp="autodiff"
-):
+def bidirectional(spec, params_fw, params_bw, xs, *, lengths=None, hoist=True, vjp="autodiff"):
     """Bidirectional encoder: a forward and a backward (within-length reversed) run.
 
     Args: as ``run``; params_fw / params_bw are two parameter sets of the same cell.
@@ -144,6 +143,6 @@ def bidirectional(
       carry after reading position 0 (torch's h_n for bidirectional=True).
     """
     kw = dict(lengths=lengths, hoist=hoist, vjp=vjp)
-    carry_fw, ys_fw = run(name_or_spec, params_fw, xs, **kw)
-    carry_bw, ys_bw = run(name_or_spec, params_bw, xs, reverse=True, **kw)
+    carry_fw, ys_fw = run(spec, params_fw, xs, **kw)
+    carry_bw, ys_bw = run(spec, params_bw, xs, reverse=True, **kw)
     return jnp.concatenate([ys_fw, ys_bw], axis=-1), (carry_fw, carry_bw)

@@ -14,7 +14,8 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.errors import BadInputError
-from anatomy.recurrence import CellSpec, check_stack_cell, defaults, get_cell
+from anatomy.mixers import CellSpec, get_cell, resolve_path
+from anatomy.stack import check_stack_cell
 from anatomy.tokens import BOS, EOS, PAD, UNK  # noqa: F401  (re-exported)
 
 
@@ -61,7 +62,7 @@ def check_choices(name, config, choices):
 
 def deep_encoder(name, config):
     """Whether a recurrent translator's encoder is a stack (config.n_layers > 1 or
-    config.layer_norm; anatomy.recurrence.stack) rather than its one plain layer (whose
+    config.layer_norm; anatomy.stack) rather than its one plain layer (whose
     parameters and digits stay those of the one-layer model). BadInputError, naming the
     model and field, for n_layers < 1 or a stack of a cell other than 'lstm' / 'gru'."""
     n = config.n_layers
@@ -80,8 +81,8 @@ class RecurrentBuild(NamedTuple):
     """What a recurrent translator's build() starts from (see recurrent_build)."""
 
     cfg: ml_collections.FrozenConfigDict  # the checked config, frozen
-    spec: CellSpec  # its cell (recurrence.get_cell)
-    hoist: bool  # the recurrent path (recurrence.defaults.resolve_path)
+    spec: CellSpec  # its cell (mixers.get_cell)
+    hoist: bool  # the recurrent path (mixers.resolve_path)
     vjp: str
     deep: bool  # the encoder is a stack (deep_encoder)
 
@@ -92,7 +93,7 @@ def recurrent_build(name, config, choices):
     check_choices(name, config, choices)
     cfg = freeze(config)
     spec = get_cell(cfg.cell)
-    hoist, vjp = defaults.resolve_path(cfg.cell, cfg.hoist, cfg.vjp, where=name)
+    hoist, vjp = resolve_path(cfg.cell, cfg.hoist, cfg.vjp, where=name)
     return RecurrentBuild(cfg, spec, hoist, vjp, deep_encoder(name, cfg))
 
 

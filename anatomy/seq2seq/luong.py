@@ -18,7 +18,8 @@ import ml_collections
 
 from anatomy.attention import LUONG_KINDS, init_luong, luong_attention
 from anatomy.layers import dense, dropout, init_dense, init_embedding, init_output
-from anatomy.recurrence import get_cell, run
+from anatomy.mixers import get_cell
+from anatomy.recurrence import run
 from anatomy.seq2seq import base
 
 # The fields build() checks (base.check_choices) and their allowed values.

@@ -16,7 +16,7 @@ input (Cho et al.'s "c" at every step); reverse_source=True reads the source bac
 within its length (Sutskever et al.'s trick).
 
 A deep encoder (config.n_layers > 1, config.residual, config.layer_norm; 'lstm' or 'gru'):
-anatomy.recurrence.stack's run_stack, layer l reading layer l - 1's outputs (GNMT's residual
+anatomy.stack's run_stack, layer l reading layer l - 1's outputs (GNMT's residual
 from layer 2 on, Wu et al. 2016; LayerNorm on each layer's output), and h_S / the carry the
 decoder starts from are the TOP layer's; the decoder stays one layer. params['encoder'] is
 then the stack's {'layers': [...], 'ln': [...]}; the one-layer plain encoder (the default)
@@ -33,8 +33,9 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.layers import dense, dropout, init_embedding, init_output
-from anatomy.recurrence import init_stack, run, run_stack
+from anatomy.recurrence import run
 from anatomy.seq2seq import base
+from anatomy.stack import init_stack, run_stack
 
 CELLS = ("rnn", "lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
 CHOICES = {"cell": CELLS}  # the fields build() checks (base.check_choices)
@@ -50,9 +51,9 @@ def default_config():
     c.reverse_source = False  # read the source backwards within its length (Sutskever)
     c.dropout_rate = 0.0  # on embeddings and the decoder output, training only
     c.emb_init_std = 0.0  # embedding init N(0, std^2); 0 = init_embedding's d_emb^-1/2
-    c.n_layers = 1  # encoder layers (recurrence.stack; > 1 needs cell lstm / gru)
+    c.n_layers = 1  # encoder layers (anatomy.stack; > 1 needs cell lstm / gru)
     c.residual = False  # GNMT residual around encoder layers 2.. (Wu et al. 2016)
-    c.layer_norm = False  # LayerNorm on every encoder layer's output (stack.py)
+    c.layer_norm = False  # LayerNorm on every encoder layer's output (anatomy/stack.py)
     # The recurrent path (the same function, different speed; recurrence/defaults.py):
     # None = chosen per backend (CPU: per-step projection and the fused VJP for the LSTM).
     c.hoist = ml_collections.config_dict.placeholder(bool)  # input projection before the scan

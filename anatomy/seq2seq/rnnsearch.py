@@ -30,7 +30,7 @@ where the paper uses its gated unit (cell='gru_paper').
 apply(..., return_intermediates=True) returns the alignments α as [B, T, S].
 
 A deep encoder (config.n_layers > 1, config.residual, config.layer_norm; 'lstm' or 'gru'):
-anatomy.recurrence.stack's bidirectional stack, each layer reading both directions of the
+anatomy.stack's bidirectional stack, each layer reading both directions of the
 layer below as torch's nn.LSTM(bidirectional=True, num_layers=L) (GNMT's residual from layer
 2 on, Wu et al. 2016; LayerNorm over each layer's 2·d_enc outputs): the annotations h_j are
 the top layer's, and s_0 reads the top layer's backward state ←h_1. params['encoder'] is
@@ -45,8 +45,9 @@ import ml_collections
 from anatomy.attention import additive_attention, init_additive
 from anatomy.attention.additive import project_keys
 from anatomy.layers import dense, dropout, init_dense, init_embedding, init_output
-from anatomy.recurrence import LSTMState, bidirectional, init_stack, run_stack
+from anatomy.recurrence import LSTMState, bidirectional
 from anatomy.seq2seq import base
+from anatomy.stack import init_stack, run_stack
 
 CELLS = ("lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
 # The fields build() checks (base.check_choices) and their allowed values.
@@ -69,7 +70,7 @@ def default_config():
     c.readout_state = "current"  # state in the readout: current (s_i) / previous (s_{i-1}, paper)
     c.readout = "tanh"  # readout nonlinearity: tanh / maxout (paper, pool 2 over 2·d_readout)
     c.dropout_rate = 0.0  # on embeddings and t_i (and between encoder layers), training only
-    c.n_layers = 1  # bidirectional encoder layers (recurrence.stack; > 1 needs lstm / gru)
+    c.n_layers = 1  # bidirectional encoder layers (anatomy.stack; > 1 needs lstm / gru)
     c.residual = False  # GNMT residual around encoder layers 2.. (Wu et al. 2016)
     c.layer_norm = False  # LayerNorm on every encoder layer's output (over 2 · d_enc)
     # The encoder's recurrent path (the same function, different speed; recurrence/defaults.py;
@@ -141,7 +142,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
     def init_state(params, memory, max_len):
         """s_0 = tanh(W_init ←h_1 + b_init) (+ a zero LSTM cell state)."""
         h0 = jnp.tanh(dense(params["init"], memory["h_bw_first"]))  # [B, d_dec]
-        if spec.from_hidden is not None:  # a linear recurrence (anatomy.recurrence.registry)
+        if spec.from_hidden is not None:  # a linear recurrence (its CellSpec)
             return spec.from_hidden(params["decoder"], h0)
         return LSTMState(h0, jnp.zeros_like(h0)) if cfg.cell == "lstm" else h0
 

@@ -29,7 +29,9 @@ def corpus_chrf(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     return float(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score)
 
 
-def _round_up(n: int, m: int) -> int:
+def round_up(n: int, m: int) -> int:
+    """n rounded up to a multiple of m, at least m: the source length decode_ids pads a batch
+    whose longest source has n tokens to (len_multiple m)."""
     return max(m, -(-n // m) * m)
 
 
@@ -62,7 +64,7 @@ def decode_ids(
     n_tokens, t0 = 0, time.perf_counter()
     for i in range(0, len(order), batch_size):
         idx = order[i : i + batch_size]
-        s_len = _round_up(max(len(sources[j]) for j in idx), len_multiple)
+        s_len = round_up(max(len(sources[j]) for j in idx), len_multiple)
         src = np.zeros((batch_size, s_len), np.int32)  # [B, S], padding rows kept
         src_len = np.zeros((batch_size,), np.int32)
         for r, j in enumerate(idx):

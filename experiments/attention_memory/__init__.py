@@ -18,7 +18,6 @@ The claims, judged on results.json, are in claims.py.
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 
 from anatomy import probes
@@ -123,9 +122,7 @@ def plot(cfg, raw, workdir):
     return outputs.save_plot(fig, workdir, "attention_memory.png")
 
 
-def draw(results, workdir) -> list[str]:
-    """attention_memory.png from results.json alone (a run's or a committed one's)."""
-    return [plot(ml_collections.ConfigDict(results["config"]), results["raw"], workdir)]
+draw = outputs.drawn_by(plot)  # attention_memory.png from results.json alone
 
 
 def run(config, workdir):

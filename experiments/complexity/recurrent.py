@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 
 from anatomy import probes
-from anatomy.recurrence import get_cell
+from anatomy.mixers import get_cell
 from anatomy.recurrence import run as run_cell
 
 

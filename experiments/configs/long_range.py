@@ -19,7 +19,7 @@ def get_config(preset=None):
     c.vocab = 8  # symbols; chance accuracy is 1/vocab
     c.k_grid = [1, 2, 4, 8, 16, 32]  # recall distances k: the target at position t is x_{t-k}
     c.extra_length = 24  # sequence length = max(k_grid) + extra_length (the same for every k)
-    # architectures compared; mingru / mamba: linear recurrences (anatomy.recurrence.registry)
+    # architectures compared; mingru / mamba: linear recurrences (anatomy.mixers.get_cell)
     c.models = ("rnn", "lstm", "gru", "mingru", "mamba", "transformer", "conv")  # overridable
     c.conv_layers = 2  # conv: causal GLU blocks (ConvS2S's decoder layer without attention)
     c.conv_kernel = 3  # their kernel width K: receptive field 1 + conv_layers·(K-1) = 5

@@ -341,7 +341,7 @@ def _paper_scale(c, tfds_name, src, tgt):
     corpus is read, the run compiles each model's train step once on the host's CPU and
     prints what the cost model (anatomy.probes.roofline) predicts: parameters, memory per
     device, step time on one cost_estimate.gpu and on a cost_estimate.tpu_chips-chip slice of
-    cost_estimate.tpu, and the hours of num_steps (experiments/rnn_vs_attn/cost.py; kept in
+    cost_estimate.tpu, and the hours of num_steps (experiments/tasks/translation/cost.py; kept in
     results.json; --config.cost_estimate.enabled=False skips it). Predicted, never measured."""
     c.data.name = "tfds"
     c.data.tfds_name = tfds_name

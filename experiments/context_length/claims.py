@@ -150,7 +150,7 @@ def seeds(results, name) -> list[int]:
     return list(m["seeds"]) if "seeds" in m else list(range(len(m["value_loss_by_position"])))
 
 
-def paired(results, *named) -> list[np.ndarray]:
+def on_common_seeds(results, *named) -> list[np.ndarray]:
     """Per-seed values [(name, values)] restricted to the seeds every name ran on, in order:
     a difference between two models is paired by seed (the same batches)."""
     common = [
@@ -199,7 +199,7 @@ def rise(results, name, length, ref=None) -> np.ndarray:
     ref = ref or name
     if not (has(results, name) and has(results, ref)):
         return np.full(1, np.nan)
-    a, b = paired(
+    a, b = on_common_seeds(
         results,
         (name, excess(results, name, length)),
         (ref, excess(results, ref, L(results))),
@@ -297,7 +297,7 @@ def speedup(results, name) -> np.ndarray:
     theirs_steps, theirs = curve(results, CONTROL, beyond(results))
     a = np.mean([ours[ours_steps.index(s)] for s, _ in pairs], axis=0)
     b = np.mean([theirs[theirs_steps.index(t)] for _, t in pairs], axis=0)
-    a, b = paired(results, (name, a), (CONTROL, b))
+    a, b = on_common_seeds(results, (name, a), (CONTROL, b))
     return a - b
 
 
@@ -715,7 +715,7 @@ def _gap_claim(results, own, others, claim, cid) -> list[Claim]:
         ]
 
     def diff(r, m):
-        a, b = paired(r, (m, gap(r, m)), (own, gap(r, own)))
+        a, b = on_common_seeds(r, (m, gap(r, m)), (own, gap(r, own)))
         return a - b
 
     parts = [

@@ -1,17 +1,7 @@
 """context_length's report tables and notes, read from results.json as stored."""
 
-import numpy as np
-
-from anatomy.tables import markdown_table
+from anatomy.tables import markdown_table, mean_std
 from experiments.context_length import claims
-
-
-def _pm(xs) -> str:
-    """'mean ± std' over the seeds ('—' for none; the value alone for one seed)."""
-    xs = np.asarray([x for x in np.ravel(xs) if np.isfinite(x)], float)
-    if not len(xs):
-        return "—"
-    return f"{xs.mean():.3f} ± {xs.std(ddof=1):.3f}" if len(xs) > 1 else f"{xs[0]:.3f}"
 
 
 def loss(results) -> str:
@@ -34,8 +24,8 @@ def loss(results) -> str:
     ]
     for name, r in results["models"].items():
         rows.append(
-            [name, r["stage"], r["params"], _pm(claims.closed(results, name))]
-            + [_pm(claims.excess(results, name, m)) for m in results["lengths"]]
+            [name, r["stage"], r["params"], mean_std(claims.closed(results, name), ddof=1)]
+            + [mean_std(claims.excess(results, name, m), ddof=1) for m in results["lengths"]]
         )
     return markdown_table(header, rows)
 
@@ -46,7 +36,7 @@ def _probe_at(results, length) -> str:
     n = results["train_length"]
     header = ["model"] + [f"k={k}" + (" (beyond L)" if k > n else "") for k in ks]
     rows = [
-        [name] + [_pm(seeds) for seeds in claims._floats(r["probe"][i])]
+        [name] + [mean_std(seeds, ddof=1) for seeds in claims._floats(r["probe"][i])]
         for name, r in results["models"].items()
     ]
     return f"At N = {length} ({length // n}L):\n\n" + markdown_table(header, rows)
@@ -69,7 +59,7 @@ def curves(results) -> str:
         if not got:
             continue
         steps = got
-        rows.append([name] + [_pm(a) for a in acc])
+        rows.append([name] + [mean_std(a, ddof=1) for a in acc])
     if not rows:
         return "No fine-tune curve in this run."
     n, nf = results["train_length"], results["ft_length"]
@@ -95,8 +85,8 @@ def grid(results) -> str:
                     [
                         g.get("model", name),
                         f"{mark}{lr:g}{mark}",
-                        _pm(g[score[0]][i]),
-                        _pm(g[extra[0]][i]),
+                        mean_std(g[score[0]][i], ddof=1),
+                        mean_std(g[extra[0]][i], ddof=1),
                     ]
                 )
         return f"{title}\n\n" + markdown_table(header, rows)

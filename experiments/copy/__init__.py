@@ -292,11 +292,7 @@ def run(config, workdir):
     started = record.start(NAME, config, workdir)
     results = {"config": config.to_dict()}
     if config.lr_grid:
-        results["lr_grid"] = lr_grid(config)
-        results["plots"] = []
-        return started.finish(
-            results, None, TITLE + " (learning-rate grid)", [("Grid", plots.grid_table(results))]
-        )
+        return started.finish_grid(results, lr_grid(config), plots.grid_table, TITLE)
     results["lengths"] = [int(n) for n in config.test_lengths]
     results["train_max"] = int(config.train_max)
     results["longer"] = str(config.longer)  # the attention contender copy/longer reads

@@ -4,16 +4,9 @@ experiments/lab/style.py's, a family's members told apart by their line style.""
 
 import numpy as np
 
-from anatomy.tables import markdown_table
+from anatomy.tables import markdown_table, mean_std
 from experiments.copy import claims
 from experiments.lab import outputs, style
-
-
-def _pm(xs) -> str:
-    xs = np.asarray([x for x in xs if x is not None], float)
-    if not len(xs):
-        return "—"
-    return f"{xs.mean():.3f} ± {xs.std():.3f}" if len(xs) > 1 else f"{xs[0]:.3f}"
 
 
 def draw(results, workdir) -> list[str]:
@@ -54,7 +47,7 @@ def exact_table(results) -> str:
     for name, e in results["contenders"].items():
         b = "grows" if e["bound"] is None else f"{e['bound']:,.0f}"
         rows.append([name, e["d_model"], e["params"], e["state_bytes"][i], b]
-                    + [_pm(x) for x in e["exact"]])  # fmt: skip
+                    + [mean_std(x) for x in e["exact"]])  # fmt: skip
     return "Exact-match rate, mean ± std over seeds.\n\n" + markdown_table(header, rows)
 
 

@@ -1,8 +1,6 @@
 """decode_cost's plot (decode_cost.png) and report.md's tables and prose, every number in them
 read from the measurements."""
 
-import ml_collections
-
 from anatomy.tables import markdown_table
 from experiments.lab import outputs, style
 
@@ -41,9 +39,7 @@ def plot(cfg, raw, workdir):
     return outputs.save_plot(fig, workdir, "decode_cost.png")
 
 
-def draw(results, workdir) -> list[str]:
-    """decode_cost.png from results.json alone (a run's or a committed one's)."""
-    return [plot(ml_collections.ConfigDict(results["config"]), results["raw"], workdir)]
+draw = outputs.drawn_by(plot)  # decode_cost.png from results.json alone
 
 
 def sections(config, raw) -> list[tuple[str, str]]:

@@ -1,4 +1,4 @@
-"""The recurrent contenders: anatomy.lm's 'recurrent' family (anatomy.recurrence.stack's LSTM
+"""The recurrent contenders: anatomy.lm's 'recurrent' family (anatomy.stack's LSTM
 stack), three wirings.
 
     lstm               y_l = LSTM_l(y_{l-1})                torch's multi-layer nn.LSTM

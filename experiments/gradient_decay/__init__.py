@@ -26,7 +26,8 @@ from anatomy import probes
 from anatomy.attention.decoder_only import decoder_only, init_block
 from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
-from anatomy.recurrence import get_cell, init_rnn
+from anatomy.mixers import get_cell
+from anatomy.recurrence import init_rnn
 from anatomy.recurrence import run as run_cell
 from experiments.gradient_decay import claims, plots
 from experiments.lab import record
@@ -82,7 +83,7 @@ def _cell_norms(name, params, xs, v):
     """||∂L/∂x_t|| [T] for L = Σ_b h_T[b]·v of a recurrent cell run over xs."""
 
     def loss(x):
-        return jnp.sum(run_cell(name, params, x)[1][:, -1] @ v)
+        return jnp.sum(run_cell(get_cell(name), params, x)[1][:, -1] @ v)
 
     return probes.input_grad_norms(loss, xs)
 
@@ -222,9 +223,9 @@ def other_curves(cfg, progress=None):
 
 def _param_grads(params, xs, v):
     """(∂L/∂params, ∂L/∂xs) for L = Σ_b h_T[b]·v of the tanh RNN."""
-    return jax.grad(lambda p, x: jnp.sum(run_cell("rnn", p, x)[1][:, -1] @ v), argnums=(0, 1))(
-        params, xs
-    )
+    return jax.grad(
+        lambda p, x: jnp.sum(run_cell(get_cell("rnn"), p, x)[1][:, -1] @ v), argnums=(0, 1)
+    )(params, xs)
 
 
 def clipping(cfg, progress=None):

@@ -47,6 +47,7 @@ from anatomy.probes.claims import (
     judge,
     judged,
     judged_parts,
+    paired,
     power_from,
     t_interval,
     weakest,
@@ -100,11 +101,6 @@ def per_seed(curve: dict, key: str = "rate") -> list:
     return [s["fit"][key] if key in s.get("fit", {}) else s[key] for s in curve["seeds"]]
 
 
-def _paired(a: list, b: list, op) -> list:
-    """op(a_s, b_s) per seed (None where either is missing: the interval is then not finite)."""
-    return [None if x is None or y is None else op(x, y) for x, y in zip(a, b)]
-
-
 def direct_range(distance: int) -> Range:
     """A per-step rate whose norm changes less than DECAY_FACTOR-fold over `distance` steps."""
     lo, hi = DECAY_FACTOR ** (-1 / distance), DECAY_FACTOR ** (1 / distance)
@@ -140,7 +136,7 @@ def pascanu(results) -> list[Claim]:
     out = []
     for label, c in results["rnn"].items():
         rates = per_seed(c)
-        ratio = t_interval(_paired(rates, per_seed(c, "pascanu_bound"), lambda r, b: r / b))
+        ratio = t_interval(paired(rates, per_seed(c, "pascanu_bound"), lambda r, b: r / b))
         mean = t_interval(rates)
         claim = judged(
             f"gradient_decay/pascanu/{c['regime']}_{c['w_kind']}_{c['sigma']:g}",
@@ -184,7 +180,7 @@ CARRYING = ("lstm open gate", "gru open gate")  # the gates that carry: what the
 def _gate_diff(results, name) -> list:
     """Per seed: the cell's rate minus the same-initialisation tanh RNN's (same inputs, readout)."""
     ref = results["other"][SAME_INIT_RNN]
-    return _paired(per_seed(results["other"][name]), per_seed(ref), lambda a, b: a - b)
+    return paired(per_seed(results["other"][name]), per_seed(ref), lambda a, b: a - b)
 
 
 def gates(results) -> list[Claim]:
@@ -242,7 +238,7 @@ def clipping_parts(results) -> dict:
     clipped norm at the last T, per seed; each an (Interval, Range)."""
     cfg, clip = results["config"], results["clipping"]
     first, last = clip[0], clip[-1]
-    growth = _paired(
+    growth = paired(
         last["grad_norm"],
         first["grad_norm"],
         lambda a, b: math.log10(a / b) if a > 0 and b > 0 else None,

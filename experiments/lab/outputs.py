@@ -213,6 +213,18 @@ def save_plot(fig, workdir: str, name: str) -> str:
     return name
 
 
+def drawn_by(plot):
+    """The draw(results, workdir) of an experiment whose one figure is plot(config, raw,
+    workdir): [that PNG] from results.json alone (a run's, or a committed one's), its config
+    as a ConfigDict and its raw measurements."""
+    import ml_collections
+
+    def draw(results, workdir) -> list[str]:
+        return [plot(ml_collections.ConfigDict(results["config"]), results["raw"], workdir)]
+
+    return draw
+
+
 def grid_ticks(ax, values) -> None:
     """Label a log x-axis at the grid values only (no overlapping minor labels)."""
     from matplotlib.ticker import NullFormatter

@@ -26,9 +26,9 @@ pages has a `docs.py` beside its claims.py, with
     PLOTS       {committed result: (the module whose draw(results, workdir) makes its plots,
                  {PNG it draws: its name under docs/img})}
 
-read here by name, as record.claims_of reads each experiment's claims.py (the chapter's,
-experiments/report/docs.py, holds the pages' renderers today). Nothing here names an
-experiment.
+read here by name, as record.claims_of reads each experiment's claims.py (the report's holds
+the chapter's own blocks: the scorecard, the closing table, a section per claim; what the
+renderers share is experiments/lab/pages.py). Nothing here names an experiment.
 """
 
 from __future__ import annotations

@@ -115,6 +115,15 @@ class Started:
             print(done_text(self.name, self.workdir, judged), flush=True)
         return results
 
+    def finish_grid(self, results: dict, grid: dict, table: Callable[[dict], str], title: str):
+        """`finish` for a learning-rate grid (an experiment's lr_grid preset): results["lr_grid"]
+        = grid, no plots and no claims, report.md the grid's `table`(results)."""
+        results["lr_grid"] = grid
+        results["plots"] = []
+        return self.finish(
+            results, None, f"{title} (learning-rate grid)", [("Grid", table(results))]
+        )
+
     def finish_drawn(
         self,
         results: dict,

@@ -38,6 +38,7 @@ from anatomy.probes.claims import (
     Range,
     judge,
     judged_parts,
+    paired,
     t_interval,
     weakest,
 )
@@ -59,11 +60,6 @@ def recall_bar(chance: float) -> float:
 def bar_range(chance: float) -> Range:
     bar = recall_bar(chance)
     return Range.at_least(bar, f"≥ {bar:.4g} (the recall bar, one-sided)")
-
-
-def _paired(a: list, b: list, op) -> list:
-    """op(a_s, b_s) per seed (None where either is missing: the interval is then not finite)."""
-    return [None if x is None or y is None else op(x, y) for x, y in zip(a, b)]
 
 
 def accuracies(results, name: str, k: int) -> list:
@@ -161,7 +157,7 @@ def attention_parts(results) -> dict:
     return {
         "recalls": (t_interval(t), bar_range(chance)),
         "level": (
-            t_interval(_paired(t, best, lambda a, b: a - b)),
+            t_interval(paired(t, best, lambda a, b: a - b)),
             Range.at_least(-RECALL_MARGIN, f"≥ −{RECALL_MARGIN} (level with the best other model)"),
         ),
     }
@@ -200,9 +196,7 @@ def gated_reach(results) -> list[Claim]:
     rng = Range.at_least(
         GATED_STEPS, f"lstm's reach − rnn's ≥ {GATED_STEPS} step of the k grid (one-sided)"
     )
-    diff = t_interval(
-        _paired(reaches(results, "lstm"), reaches(results, "rnn"), lambda a, b: a - b)
-    )
+    diff = t_interval(paired(reaches(results, "lstm"), reaches(results, "rnn"), lambda a, b: a - b))
     measured = f"{diff} steps ({_reach_text(results, 'lstm')}, {_reach_text(results, 'rnn')})"
     ok, near = learned(results, "lstm")
     if not ok:
@@ -227,7 +221,7 @@ def linear_recall(results) -> list[Claim]:
         cid = f"long_range/linear_recall/{name}"
         claim = f"{name}, a linear recurrence run in parallel, recalls as far as the LSTM"
         diff = t_interval(
-            _paired(reaches(results, name), reaches(results, "lstm"), lambda a, b: a - b)
+            paired(reaches(results, name), reaches(results, "lstm"), lambda a, b: a - b)
         )
         measured = f"{diff} steps ({_reach_text(results, name)}, {_reach_text(results, 'lstm')})"
         if not ok:

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from anatomy.recurrence import get_cell
+from anatomy.mixers import get_cell
 from anatomy.recurrence import run as run_cell
 
 
@@ -29,5 +29,5 @@ def init(key, name, cfg, width):
 
 def apply(name, params, tokens):
     """tokens [B, L] int -> logits [B, L, V] (causal: the recurrence reads left to right)."""
-    x = run_cell(name, params["cell"], params["embed"][tokens])[1]  # [B, L, H]
+    x = run_cell(get_cell(name), params["cell"], params["embed"][tokens])[1]  # [B, L, H]
     return x @ params["out"] + params["b_out"]

@@ -45,7 +45,9 @@ from anatomy.probes.claims import (
     weakest,
 )
 from experiments.lab import committed
+from experiments.lab.thresholds import SPEEDUP_N, SPEEDUP_RANGE
 
+# the chapter's speed-up (SPEEDUP_RANGE at SPEEDUP_N) is scaling's too: experiments/lab/thresholds.py
 STEPS_TOL = 1e-6  # loop trips per token from the compiled HLO are exact counts: only the
 # fit's float rounding is allowed
 ONE_CORE_TOL = 0.2  # "the recurrence keeps one core busy": busy cores within 1 ± this
@@ -54,8 +56,6 @@ DEPTH_EXPONENT_TOL = 0.1  # a scan's compiled depth against N: exponent within 1
 FLAT_DEPTH_TOL = 0.05  # a conv stack's compiled depth against N: exponent within 0 ± this
 LOG_DEPTH_R2 = 0.98  # associative scan: depth = a + b·log2 N fits with R² >= this ...
 LOG_DEPTH_EXPONENT = 0.5  # ... and its power-law exponent in N is <= this (a scan's is 1)
-SPEEDUP_RANGE = (5.0, 10.0)  # the chapter's wall-clock claim: attention 5-10x faster ...
-SPEEDUP_N = 512  # ... at N = 512 (two-sided: far faster is a finding, not agreement)
 CORES_MARGIN = 0.1  # parallel training: attention keeps at least this many more cores busy
 TIMING = "timing repeats"  # what a timing interval is over (the repeats of one run)
 PILOT = "results/parallelism/pilot.json"

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from anatomy import probes
+from anatomy.mixers import get_cell
 from anatomy.recurrence import init_mingru
 from anatomy.recurrence import run as run_cell
 
@@ -25,7 +26,7 @@ def init(key, cfg):
 
 def loss(parallel):
     def loss(params, x):
-        return jnp.sum(run_cell("mingru", params, x, parallel=parallel)[1] ** 2)
+        return jnp.sum(run_cell(get_cell("mingru"), params, x, parallel=parallel)[1] ** 2)
 
     return loss
 
@@ -35,7 +36,7 @@ def scan_flops(exe, params, x):
     cost (XLA counts the loop body once)."""
     z = jnp.ones((x.shape[0], params["w"].shape[1] // 2))  # [B, H]
     fwd = probes.scan_cost(
-        lambda p, x: run_cell("mingru", p, x, parallel=False)[1],
+        lambda p, x: run_cell(get_cell("mingru"), p, x, parallel=False)[1],
         (params, x),
         lambda h, a, b: a * h + b,  # one step: h_t = a_t ⊙ h_{t-1} + b_t
         (z, z, z),

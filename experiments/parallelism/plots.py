@@ -1,7 +1,6 @@
 """parallelism's plot (parallelism.png) and report.md's tables and prose, every number in
 them read from the measurements."""
 
-import ml_collections
 import numpy as np
 
 from anatomy.tables import markdown_table
@@ -41,9 +40,7 @@ def plot(cfg, raw, workdir):
     return outputs.save_plot(fig, workdir, "parallelism.png")
 
 
-def draw(results, workdir) -> list[str]:
-    """parallelism.png from results.json alone (a run's or a committed one's)."""
-    return [plot(ml_collections.ConfigDict(results["config"]), results["raw"], workdir)]
+draw = outputs.drawn_by(plot)  # parallelism.png from results.json alone
 
 
 def _load_note(load, cores) -> str:

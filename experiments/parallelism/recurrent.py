@@ -9,7 +9,8 @@ loop body once, so its FLOPs are 3 × the loop-corrected forward count (probes.s
 import jax.numpy as jnp
 
 from anatomy import probes
-from anatomy.recurrence import LSTMState, get_cell, init_lstm
+from anatomy.mixers import get_cell
+from anatomy.recurrence import LSTMState, init_lstm
 from anatomy.recurrence import run as run_cell
 
 
@@ -18,7 +19,7 @@ def init(key, cfg):
 
 
 def loss(params, x):
-    return jnp.sum(run_cell("lstm", params, x)[1] ** 2)
+    return jnp.sum(run_cell(get_cell("lstm"), params, x)[1] ** 2)
 
 
 def flops(exe, params, x):
@@ -26,7 +27,7 @@ def flops(exe, params, x):
     b, d = x.shape[0], params["w_h"].shape[0]
     carry = LSTMState(jnp.zeros((b, d)), jnp.zeros((b, d)))
     fwd = probes.scan_cost(
-        lambda p, x: run_cell("lstm", p, x)[1],
+        lambda p, x: run_cell(get_cell("lstm"), p, x)[1],
         (params, x),
         get_cell("lstm").recur,
         (params, carry, jnp.ones((b, 4 * d))),

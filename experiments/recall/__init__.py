@@ -223,11 +223,7 @@ def run(config, workdir):
     started = record.start(NAME, config, workdir)
     results = {"config": config.to_dict()}
     if config.lr_grid:
-        results["lr_grid"] = lr_grid(config)
-        results["plots"] = []
-        return started.finish(
-            results, None, TITLE + " (learning-rate grid)", [("Grid", plots.grid_table(results))]
-        )
+        return started.finish_grid(results, lr_grid(config), plots.grid_table, TITLE)
     seed = split_seed(config)
     results["readers"] = readers(config, seed)
     results["frontier"] = frontier(config, seed, Progress(NAME, fits(config)))

@@ -4,7 +4,7 @@ look from experiments/lab/style.py, as in every figure.
 
 import numpy as np
 
-from anatomy.tables import markdown_table
+from anatomy.tables import markdown_table, mean_std
 from experiments.lab import outputs, style
 from experiments.recall import claims
 
@@ -12,13 +12,6 @@ from experiments.recall import claims
 def _mean(xs):
     vals = [x for x in np.ravel(np.asarray(xs, dtype=object)) if x is not None]
     return float(np.mean(np.asarray(vals, float))) if vals else float("nan")
-
-
-def _pm(xs) -> str:
-    xs = np.asarray([x for x in xs if x is not None], float)
-    if not len(xs):
-        return "—"
-    return f"{xs.mean():.3f} ± {xs.std():.3f}" if len(xs) > 1 else f"{xs[0]:.3f}"
 
 
 def _by_family(contenders):
@@ -88,7 +81,7 @@ def frontier_table(results) -> str:
     for name, e in front["contenders"].items():
         b = e["state_bytes"]
         state = f"{b[0]:,}" if len(set(b)) == 1 else " / ".join(f"{x:,}" for x in b)
-        cells = [_pm(x) for row in e["accuracy"] for x in row]
+        cells = [mean_std(x) for row in e["accuracy"] for x in row]
         rows.append([name, e["family"], f"{e['params']:,}", state, e["learning_rate"],
                      f"{claims.recalled(results, name):.2f}"] + cells)  # fmt: skip
     return (
@@ -104,7 +97,7 @@ def lengths_table(results) -> str:
     ns, ks = front["seq_lens"], front["pair_counts"]
     header = ["contender"] + [f"N={n} (K={', '.join(map(str, k))})" for n, k in zip(ns, ks)]
     rows = [
-        [name] + [_pm(np.mean(np.asarray(x, float), axis=0)) for x in e["accuracy"]]
+        [name] + [mean_std(np.mean(np.asarray(x, float), axis=0)) for x in e["accuracy"]]
         for name, e in front["contenders"].items()
     ]
     return "Mean over K, mean ± std over seeds.\n\n" + markdown_table(header, rows)

@@ -4,8 +4,9 @@ validation split, and choose one setting per model.
 Each setting is a set of overrides of experiments/configs/rnn_vs_attn.py (dotted paths such as
 `train_by_model.{model}.warmup_steps` or `model.rnnenc.reverse_source`; `{model}` is replaced
 by the model being run, so one grid gives every model the same settings). Every (setting,
-model) pair is its own rnn_vs_attn run, in workdir/<label>/<model>/, exactly as
-`launch.py --experiment=rnn_vs_attn --config.models="('<model>',)"` would run it except that
+model) pair is its own translation run (experiments/tasks/translation, the training of
+rnn_vs_attn), in workdir/<label>/<model>/, exactly as
+`launch.py --experiment=rnn_vs_attn --config.models="('<model>',)"` would train it except that
 BLEU is decoded on the **validation** split (`eval.split = 'valid'`, the same per-bucket
 structure as the test split, `max_per_bucket` sentences per bucket): the test split is
 decoded only by the final run, never by a selection. A setting that diverges (a non-finite
@@ -30,10 +31,10 @@ import time
 from anatomy import paths
 from anatomy.tables import markdown_table
 from anatomy.train.loop import NonFiniteLossError
-from experiments import rnn_vs_attn
 from experiments.configs import rnn_vs_attn as base_config
 from experiments.configs.recipe_sweep import GRIDS, UNTUNED_DEFAULTS
 from experiments.lab import jsonio, provenance
+from experiments.tasks import translation
 
 SELECTION_SPLIT = "valid"  # what every selection is scored on (never 'test')
 
@@ -147,7 +148,7 @@ def choose_jointly(rows, header=HEADER):
 def _run_one(config, overrides, model, workdir):
     """rnn_vs_attn's row of `model` under one setting, or None if its loss diverged."""
     try:
-        res = rnn_vs_attn.run(setting_config(config, overrides, model), workdir)
+        res = translation.train(setting_config(config, overrides, model), workdir)
     except NonFiniteLossError as e:
         print(f"[recipe_sweep] {model} diverged: {e}", file=sys.stderr, flush=True)
         return None

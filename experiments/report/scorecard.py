@@ -3,7 +3,7 @@
 One Entry per claim of the chapter (the numbering of the chapter digest, docs/chapter.md), naming the claims that
 measure it by id ("<experiment>/<name>", each judged by its experiment's claims.py on the
 committed result experiments.lab.committed.VERDICTS_FROM names), the plots that show it
-(their names under docs/img, drawn by experiments/report/docs.py's PLOTS) and the experiment to
+(their names under docs/img, drawn by the experiments' docs.py PLOTS) and the experiment to
 run. Nothing here reads a number: the verdicts, the measured texts and the run times come from
 the committed results when a page is rendered (experiments.lab.publish).
 """
@@ -345,10 +345,11 @@ def run_of(name: str) -> str:
     return experiment + ("" if preset in ("", "default") else f" --preset={preset}")
 
 
-def what_a_cpu_shows() -> list[str]:
+def what_a_cpu_shows(why=None) -> list[str]:
     """The lines above the scorecard: which rows hold on this 2-core CPU, which need an
-    accelerator, which went the other way at this budget, which are undecided or did not
-    learn; each read from the rows' verdicts now."""
+    accelerator, which went the other way at this budget (and by how much: `why(entry)`, else
+    the failing part's clause), which are undecided or did not learn; each read from the
+    rows' verdicts now."""
     by = {}
     for i, e in enumerate(ENTRIES, 1):
         verdict, parts = verdicts(e)
@@ -373,7 +374,8 @@ def what_a_cpu_shows() -> list[str]:
         for i, e in by[FAILS]:
             verdict, parts = verdicts(e)
             lab, c = next((lab, c) for lab, c in parts if c is not None and c.verdict == FAILS)
-            fails.append(f"{e.heading.lower()} ({i}: {lab}: {measured_clause(c)})")
+            said = why(e) if why else f"{lab}: {measured_clause(c)}"
+            fails.append(f"{e.heading.lower()} ({i}: {said})")
         out.append(f"- **Went the other way at this budget**: {'; '.join(fails)}.")
     for verdict, words in ((UNDECIDED, "Undecided"), (DID_NOT_LEARN, "Did not learn")):
         if by.get(verdict):

@@ -28,16 +28,19 @@ from anatomy.probes.claims import (
     Range,
     judge,
     judged,
+    paired,
     t_interval,
     weakest,
 )
 from anatomy.seq2seq import registry
 from anatomy.tables import format_number
+from experiments.lab.thresholds import BLEU_GAP, ENC_SHORT_FLOOR
+from experiments.tasks.translation.seeds import per_seed
 
-# The ranges each claim gives its quantities, stated before any run (BLEU points, over seeds):
-ENC_SHORT_FLOOR = 40.0  # RNNenc learned: BLEU on the shortest bucket >= this, else UNDECIDED
+# The ranges each claim gives its quantities, stated before any run (BLEU points, over seeds);
+# RNNenc's floor on short sentences (ENC_SHORT_FLOOR) and its gap to every attention model on
+# the longest (BLEU_GAP) are rnnenc_state's too: experiments/lab/thresholds.py
 ENC_DROP = 25.0  # the bottleneck: RNNenc falls by >= this from the shortest to the longest bucket
-BLEU_GAP = 10.0  # ... and scores >= this below every attention model on the longest bucket
 FLAT_RATIO = 0.8  # every attention model keeps >= this fraction of its shortest-bucket BLEU
 BLEU_TIE = 1.0  # "level": the Transformer's BLEU minus the best RNN's >= -this
 MIN_BLEU = 10.0  # below this overall BLEU (every model) nothing learned: no quality claim
@@ -61,17 +64,6 @@ def translators(models, *, family=None, cross_attention=None) -> list[str]:
     return [m for m in registry.names(family, cross_attention=cross_attention) if m in models]
 
 
-def per_seed(model: dict, key: str, bucket: str | None = None) -> list:
-    """One number of a model per seed: row[key] (or row[key][bucket]) of each seed's row."""
-    rows = model.get("seeds") or [model]
-    return [r[key] if bucket is None else r[key].get(bucket) for r in rows]
-
-
-def _paired(a: list, b: list, op) -> list:
-    """op(a_s, b_s) per seed s (the seeds both models share, in order)."""
-    return [None if x is None or y is None else op(x, y) for x, y in zip(a, b)]
-
-
 def bottleneck_parts(enc_short, enc_long, attn_short: dict, attn_long: dict) -> dict:
     """The bottleneck's parts, each an (Interval, Range) over the seeds (lists of per-seed BLEU
     on the shortest and longest bucket; dicts of them per attention model):
@@ -81,17 +73,17 @@ def bottleneck_parts(enc_short, enc_long, attn_short: dict, attn_long: dict) -> 
     parts = {
         "learned": (t_interval(enc_short, bounds=BLEU_BOUNDS), Range.at_least(ENC_SHORT_FLOOR)),
         "drop": (
-            t_interval(_paired(enc_short, enc_long, lambda s, g: s - g)),
+            t_interval(paired(enc_short, enc_long, lambda s, g: s - g)),
             Range.at_least(ENC_DROP, f"RNNenc falls ≥ {ENC_DROP:g} BLEU"),
         ),
     }
     for m in attn_long:
         parts[f"gap/{m}"] = (
-            t_interval(_paired(attn_long[m], enc_long, lambda a, e: a - e)),
+            t_interval(paired(attn_long[m], enc_long, lambda a, e: a - e)),
             Range.at_least(BLEU_GAP, f"{m} ≥ {BLEU_GAP:g} BLEU above RNNenc on the longest"),
         )
         parts[f"flat/{m}"] = (
-            t_interval(_paired(attn_long[m], attn_short[m], lambda g, s: g / s if s else None)),
+            t_interval(paired(attn_long[m], attn_short[m], lambda g, s: g / s if s else None)),
             Range.at_least(FLAT_RATIO, f"{m} keeps ≥ {FLAT_RATIO:.0%}"),
         )
     return parts
@@ -114,11 +106,11 @@ def quality_parts(t_bleu, t_seconds, rnn_bleu, rnn_seconds) -> dict:
     seconds per seed), each an (Interval, Range)."""
     return {
         "level": (
-            t_interval(_paired(t_bleu, rnn_bleu, lambda t, r: t - r)),
+            t_interval(paired(t_bleu, rnn_bleu, lambda t, r: t - r)),
             Range.at_least(-BLEU_TIE, f"BLEU level (≥ −{BLEU_TIE:g})"),
         ),
         "cost": (
-            t_interval(_paired(t_seconds, rnn_seconds, lambda t, r: t / r)),
+            t_interval(paired(t_seconds, rnn_seconds, lambda t, r: t / r)),
             Range.at_most(1.0, "training time ≤ the RNN's"),
         ),
     }
@@ -248,7 +240,7 @@ def equal_time(results) -> Claim:
     cores = (setup.get("provenance") or {}).get("cpus", "?")
     best = max((n for n in models if n != "transformer"), key=lambda n: models[n]["bleu"])
     diff = t_interval(
-        _paired(
+        paired(
             per_seed(models["transformer"], "bleu"),
             per_seed(models[best], "bleu"),
             lambda t, o: t - o,
@@ -286,14 +278,14 @@ def retention(results) -> Claim:
 
     def share(m):  # longest-bucket BLEU / shortest-bucket BLEU, per seed
         kept = lambda lg, sh: lg / sh if sh else None
-        return _paired(
+        return paired(
             per_seed(models[m], "bleu_by_length", long),
             per_seed(models[m], "bleu_by_length", short),
             kept,
         )
 
     ratio = lambda m: t_interval(
-        _paired(share("rnnenc"), share(m), lambda e, a: e / a if a else None)
+        paired(share("rnnenc"), share(m), lambda e, a: e / a if a else None)
     )
     others = [m for m in translators(models, cross_attention=True) if m != "rnnsearch"]
     reported = "; ".join(f"against {m}: {ratio(m)}" for m in others)
@@ -320,7 +312,7 @@ def transformer_wins(results) -> Claim:
     best = max(rnns, key=lambda m: models[m]["bleu"])
     t = models["transformer"]
     diff = lambda key, m: t_interval(
-        _paired(per_seed(t, key), per_seed(models[m], key), lambda a, b: a - b)
+        paired(per_seed(t, key), per_seed(models[m], key), lambda a, b: a - b)
     )
     chrf = f"; chrF difference {diff('chrf', best)}" if "chrf" in t else ""
     others = [m for m in translators(models) if m not in rnns and m != "transformer"]

@@ -8,9 +8,9 @@ import sys
 import numpy as np
 
 from anatomy.data import describe_corpus_report
-from experiments.lab import jsonio, outputs, record, style
+from experiments.lab import outputs, record, style
 from experiments.rnn_vs_attn import claims
-from experiments.rnn_vs_attn.seeds import STD, bleu_table, results_table
+from experiments.tasks.translation.seeds import STD, bleu_table, results_table
 
 # what plot_by_length draws: metric -> (results key, its name, the PNG)
 BY_LENGTH = {
@@ -203,8 +203,8 @@ def _setup_note(config, meta) -> str:
 
 
 def write_outputs(config, workdir, models, labels, meta) -> list[str]:
-    """results.json, the plots and report.md (process 0 only); the tables to stdout."""
-    jsonio.write_json(workdir, {"models": models, "setup": meta})
+    """The plots and report.md (process 0 only; results.json is the training's); the tables
+    to stdout."""
     plots = draw({"models": models, "setup": meta}, workdir)
     img = lambda *names: "\n\n".join(f"![]({n})" for n in names if n in plots)
     sections = [

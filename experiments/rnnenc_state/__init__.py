@@ -4,8 +4,9 @@ sentences, and how much per state byte?
 Every variant of config.variants is the no-attention translator with a mixer's state
 (anatomy/seq2seq/rnnenc_mixer.py: encoder and decoder stacks of one recurrent mixer, each
 decoder layer starting from the encoder's final state of that layer and reading it by content,
-no attention over source positions), trained by rnn_vs_attn itself (the same corpus, steps,
-token batches, curriculum, recipe and test split; workdir/<variant>/) for config.seeds seeds.
+no attention over source positions), trained as rnn_vs_attn trains its translators
+(experiments/tasks/translation: the same corpus, steps, token batches, curriculum, recipe and
+test split; workdir/<variant>/) for config.seeds seeds.
 Beside them, the baselines as rnn_vs_attn's committed result has them (config.baseline_result:
 RNNenc, RNNsearch, the Transformer), their configs checked equal to the one the variants are
 trained with (data, curriculum, training: a result made otherwise is refused in one line).
@@ -22,11 +23,11 @@ import jax.numpy as jnp
 from anatomy import paths
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model, rnnenc_mixer
-from experiments import rnn_vs_attn
 from experiments.configs.rnnenc_state import rnn_vs_attn_config
 from experiments.lab import committed, record
-from experiments.rnn_vs_attn.claims import per_seed
 from experiments.rnnenc_state import claims, plots
+from experiments.tasks import translation
+from experiments.tasks.translation.seeds import per_seed
 
 NAME = "rnnenc_state"
 TITLE = "RNNenc with a bigger state: a matrix-state encoder without attention"
@@ -95,7 +96,7 @@ def baselines(cfg, variant_config):
 
 
 def run(config, workdir):
-    """Train every variant through rnn_vs_attn, read the baselines, judge, plot, write."""
+    """Train every variant as rnn_vs_attn trains, read the baselines, judge, plot, write."""
     started = record.start(NAME, config, workdir)
     labels = list(config.variants)
     if not labels:
@@ -104,7 +105,7 @@ def run(config, workdir):
     variants = {}
     for label in labels:
         c = rnn_vs_attn_config(config, label)
-        res = rnn_vs_attn.run(c, paths.join(workdir, label))
+        res = translation.train(c, paths.join(workdir, label))
         m = res["models"]["rnnenc_mixer"]
         by, overall = _bleu(m)
         src_vocab, tgt_vocab = res["setup"]["vocab"]

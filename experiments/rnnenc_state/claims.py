@@ -14,7 +14,8 @@ chapter(results):
                                       judged one); whether attention is still ahead is in its
                                       detail (behind), whatever it is
 
-The thresholds are rnn_vs_attn's (the bottleneck's own): imported, never copied.
+The thresholds are rnn_vs_attn's (the bottleneck's own), written once in
+experiments/lab/thresholds.py.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from anatomy.probes.claims import (
     judged,
     t_interval,
 )
-from experiments.rnn_vs_attn.claims import BLEU_GAP, ENC_SHORT_FLOOR
+from experiments.lab.thresholds import BLEU_GAP, ENC_SHORT_FLOOR
 
 ATTENTION = "rnnsearch"  # the attention translator the variants are measured against
 BASELINE = "rnnenc"  # the fixed-vector translator whose collapse they should move

@@ -52,7 +52,7 @@ from anatomy.probes.claims import (
     under_load,
     weakest,
 )
-from experiments.parallelism.claims import SPEEDUP_N, SPEEDUP_RANGE
+from experiments.lab.thresholds import SPEEDUP_N, SPEEDUP_RANGE
 from experiments.scaling import applied
 from experiments.scaling.applied import mid
 

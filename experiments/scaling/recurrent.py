@@ -3,7 +3,7 @@
 
 Both are pure (init, loss) pairs over continuous inputs, so the programs hold only the
 recurrence (no embedding, no softmax):
-    stack  L LSTM layers of width d (anatomy.recurrence.stack), loss = mean((y_L − target)²);
+    stack  L LSTM layers of width d (anatomy.stack), loss = mean((y_L − target)²);
            per layer 4·(d + d)·d + 4d parameters: 8d² + 4d
     layer  one LSTM layer of width d, loss = Σ h_t² (parallelism's)
 Under tensor parallelism anatomy's rules split each gate matmul's 4H output columns over
@@ -12,9 +12,10 @@ Under tensor parallelism anatomy's rules split each gate matmul's 4H output colu
 
 import jax.numpy as jnp
 
+from anatomy.mixers import get_cell
 from anatomy.recurrence import init_lstm
 from anatomy.recurrence import run as run_cell
-from anatomy.recurrence.stack import init_stack, run_stack
+from anatomy.stack import init_stack, run_stack
 
 NAME = "LSTM"
 
@@ -44,6 +45,6 @@ def layer(d: int, n_heads: int):
         return init_lstm(key, d, d)
 
     def loss(params, x):
-        return jnp.sum(run_cell("lstm", params, x)[1] ** 2)
+        return jnp.sum(run_cell(get_cell("lstm"), params, x)[1] ** 2)
 
     return init, loss

@@ -34,6 +34,7 @@ from anatomy.data.corpus import VOCAB_FINGERPRINT
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model
 from anatomy.tokens import UNK
+from anatomy.train.evaluate import round_up
 from experiments.configs.translate import DEFAULT_WORKDIR
 from experiments.lab.provenance import COMMAND_FILE
 
@@ -179,10 +180,6 @@ def _unknown_words(vocab, line):
     return [w for w in line.split() if UNK in vocab.encode(w)]
 
 
-def _round_up(n, m):
-    return max(m, -(-n // m) * m)
-
-
 def _lines_list(numbers, limit=10):
     """'line 3' / 'lines 1, 4 and 2 more' (1-based) for 0-based line numbers."""
     shown = ", ".join(str(i + 1) for i in numbers[:limit])
@@ -244,7 +241,7 @@ def check_sources(lines, ids, src_vocab, *, name, trained, max_positions, extra)
         skip = [
             i
             for i, x in enumerate(ids)
-            if len(x) and _round_up(len(x), LEN_MULTIPLE) + extra > max_positions
+            if len(x) and round_up(len(x), LEN_MULTIPLE) + extra > max_positions
         ]
     if skip:
         cap = (max_positions - extra) // LEN_MULTIPLE * LEN_MULTIPLE

@@ -14,10 +14,11 @@ from helpers import rel
 
 from anatomy import mixers
 from anatomy.attention import positions
+from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
 
 B, T, D, H = 2, 7, 8, 4
-FAST = {"xla_backend_optimization_level": 0}
+FAST = jit_options(compiler_options(0))
 
 
 def test_bias_is_zero_inside_each_windowed_head_and_nowhere_masked_in_the_others():

@@ -128,6 +128,20 @@ def test_every_recurrent_mixer_has_a_default_form_among_its_forms_with_its_sourc
         row("form", "attention", "cpu")
 
 
+def test_a_recurrence_that_is_a_mixer_and_a_cell_is_registered_once():
+    """The cell table is read from the mixers' registrations (their cell part) and the cells
+    that are only cells: no name in both, none twice."""
+    for name, cell in mixers.CELLS.items():
+        if name in mixers.MIXERS:
+            assert mixers.MIXERS[name].cell is cell
+    assert {"mingru", "mamba", "rnn", "lstm", "gru"} <= set(mixers.MIXERS) & set(mixers.CELLS)
+    assert mixers.get_cell("lstm").fused is not None and mixers.get_cell("gru_paper").fused is None
+    m = mixers.build_mixer("lstm", D, vjp="autodiff")
+    assert (m.config.hoist, m.config.vjp) == mixers.resolve_path("lstm", None, "autodiff")
+    with pytest.raises(BadInputError, match="vjp='fused' exists for the cells"):
+        mixers.build_mixer("rnn", D, vjp="fused")
+
+
 @pytest.mark.parametrize("name", mixers.NAMES)
 def test_every_parameter_declares_its_logical_axes(name):
     """trace() raises on an array no init declared (sharding reads the axes from it)."""

@@ -12,10 +12,11 @@ import numpy as np
 from helpers import rel
 
 from anatomy import mixers
+from anatomy.compiling import compiler_options, jit_options
 
 B, T, D = 2, 7, 8
 CHUNK = 3  # two full chunks and a padded one
-FAST = {"xla_backend_optimization_level": 0}  # tiny programs: compiling dominates
+FAST = jit_options(compiler_options(0))  # tiny programs: compiling dominates
 # Each mixer at a tiny size; its twin (test_<name>_twin.py) computes the same layer in float64.
 KNOBS = {
     "linear_attention": {"n_heads": 2, "d_key": 3},
@@ -26,6 +27,9 @@ KNOBS = {
     "mingru": {"expand": 2},
     "mamba": {"d_state": 3},
     "attention": {"n_heads": 2},
+    "rnn": {},
+    "lstm": {},
+    "gru": {},
 }
 RNG = np.random.default_rng(0)
 

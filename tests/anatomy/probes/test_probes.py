@@ -7,8 +7,9 @@ import pytest
 
 from anatomy import probes
 from anatomy.attention import init_mha, multi_head_attention
+from anatomy.mixers import get_cell
 from anatomy.probes import claims
-from anatomy.recurrence import LSTMState, get_cell, init_rnn, run
+from anatomy.recurrence import LSTMState, init_rnn, run
 
 
 def test_input_grad_norms_match_explicit_jacobian_product(rng):
@@ -23,7 +24,7 @@ def test_input_grad_norms_match_explicit_jacobian_product(rng):
     readout = rng.normal(size=hid).astype(np.float32)
 
     def loss(x):
-        return jnp.sum(run("rnn", params, x)[1][:, -1] @ readout)
+        return jnp.sum(run(get_cell("rnn"), params, x)[1][:, -1] @ readout)
 
     got = np.asarray(probes.input_grad_norms(loss, jnp.asarray(xs)))
     p = {k: np.asarray(v, np.float64) for k, v in params.items()}

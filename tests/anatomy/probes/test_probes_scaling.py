@@ -212,12 +212,13 @@ def test_all_gather_outside_the_loop():
 
 
 def _lstm_grad(n):
+    from anatomy.mixers import get_cell
     from anatomy.recurrence import init_lstm
     from anatomy.recurrence import run as run_cell
 
     params = init_lstm(jax.random.PRNGKey(0), 16, 16)
     x = jax.random.normal(jax.random.PRNGKey(1), (2, n, 16))
-    loss = lambda p, x: jnp.sum(run_cell("lstm", p, x)[1] ** 2)
+    loss = lambda p, x: jnp.sum(run_cell(get_cell("lstm"), p, x)[1] ** 2)
     return probes.compiled(jax.grad(loss, argnums=(0, 1)), params, x)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from helpers import rel
 
+from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
 from anatomy.recurrence.linear_scan import (
     FORMS,
@@ -20,7 +21,7 @@ from anatomy.recurrence.linear_scan import (
 
 B, T, H, K, V = 2, 7, 2, 3, 2
 CHUNK = 3  # T = 7: two full chunks and a padded one
-FAST = {"xla_backend_optimization_level": 0}  # tiny programs: compiling dominates
+FAST = jit_options(compiler_options(0))  # tiny programs: compiling dominates
 LENGTHS = np.array([7, 4])
 RNG = np.random.default_rng(0)
 normal = lambda *s: RNG.normal(size=s)

@@ -9,6 +9,7 @@ from helpers import rel
 from jax.test_util import check_grads
 
 from anatomy import recurrence as rec
+from anatomy.mixers import get_cell
 
 NAMES = ["rnn", "lstm", "gru", "gru_paper"]
 B, T, D, H = 3, 6, 4, 5
@@ -74,7 +75,7 @@ def np_sequence(name, p, xs, reverse=False):
 
 def rand_params(name, rng):
     """Random float32 parameters with the init's shapes (no zero biases)."""
-    shapes = jax.tree_util.tree_map(jnp.shape, rec.get_cell(name).init(jax.random.key(0), D, H))
+    shapes = jax.tree_util.tree_map(jnp.shape, get_cell(name).init(jax.random.key(0), D, H))
     return {k: rng.normal(0, 0.5, s).astype(np.float32) for k, s in shapes.items()}
 
 
@@ -106,7 +107,7 @@ def test_cell_matches_numpy_float64(name, data, rng):
     x = rng.normal(size=(B, D)).astype(np.float32)
     hc = [rng.normal(size=(B, H)).astype(np.float32) for _ in range(2)]
     carry = rec.LSTMState(*hc) if name == "lstm" else hc[0]
-    spec = rec.get_cell(name)
+    spec = get_cell(name)
     new, y = spec.cell(p, carry, x)
     ref_carry, ref_y = np_step(
         name, to64(p), to64(tuple(carry) if name == "lstm" else carry), to64(x)
@@ -148,24 +149,24 @@ def test_inits_and_registry():
     }
     assert rec.init_rnn(key, D, H)["w_h"].dtype == jnp.float32
     for name in NAMES:
-        spec = rec.get_cell(name)
-        assert rec.get_cell(spec) is spec
+        spec = get_cell(name)
+        assert get_cell(spec) is spec
         carry = spec.zero_carry(2, H, jnp.float32)
         assert spec.hidden(carry).shape == (2, H)
     with pytest.raises(ValueError, match="unknown cell 'lsmt'.*lstm"):
-        rec.get_cell("lsmt")
+        get_cell("lsmt")
 
 
 def test_bad_inputs_raise_value_error(data):
     params, xs = data
     with pytest.raises(ValueError, match=r"\[B, T, D\]"):
-        rec.run("rnn", params["rnn"], xs[0])
+        rec.run(get_cell("rnn"), params["rnn"], xs[0])
     with pytest.raises(ValueError, match="feature size"):
-        rec.run("rnn", params["rnn"], xs[..., :2])
+        rec.run(get_cell("rnn"), params["rnn"], xs[..., :2])
     with pytest.raises(ValueError, match="lengths must have shape"):
-        rec.run("rnn", params["rnn"], xs, lengths=np.array([1, 2]))
+        rec.run(get_cell("rnn"), params["rnn"], xs, lengths=np.array([1, 2]))
     with pytest.raises(ValueError, match="integers"):
-        rec.run("rnn", params["rnn"], xs, lengths=np.array([1.0, 2.0, 3.0]))
+        rec.run(get_cell("rnn"), params["rnn"], xs, lengths=np.array([1.0, 2.0, 3.0]))
     with pytest.raises(ValueError, match="positive"):
         rec.init_lstm(jax.random.key(0), 0, H)
 
@@ -181,7 +182,7 @@ def test_run_matches_numpy_per_sequence(name, reverse, data):
     p64 = to64(params[name])
     for hoist in (True, False):
         final, ys, carries = rec.run(
-            name,
+            get_cell(name),
             params[name],
             xs,
             lengths=LENGTHS,
@@ -198,7 +199,7 @@ def test_run_matches_numpy_per_sequence(name, reverse, data):
             ):
                 assert rel(got[b], ref[0]) <= 1e-5
             # per-step carries: the hidden part equals ys; zero past the length
-            np.testing.assert_array_equal(rec.get_cell(name).hidden(carries)[b], ys[b])
+            np.testing.assert_array_equal(get_cell(name).hidden(carries)[b], ys[b])
             for leaf in jax.tree_util.tree_leaves(carries):
                 assert np.all(np.asarray(leaf[b, length:]) == 0.0)
         if name == "lstm":  # the cell states are the NumPy twin's c_t
@@ -219,7 +220,7 @@ def np_sequence_c(p, xs, reverse):
 @pytest.mark.parametrize("name", NAMES)
 def test_scan_matches_python_loop_and_hoist_matches_plain(name, data):
     params, xs = data
-    spec = rec.get_cell(name)
+    spec = get_cell(name)
     p = params[name]
     rng = np.random.default_rng(7)
     carry0 = jax.tree_util.tree_map(
@@ -232,14 +233,14 @@ def test_scan_matches_python_loop_and_hoist_matches_plain(name, data):
         loop_ys.append(y)
     loop_ys = jnp.stack(loop_ys, axis=1)
     for hoist in (True, False):
-        final, ys = rec.run(name, p, xs, carry0=carry0, hoist=hoist)
+        final, ys = rec.run(get_cell(name), p, xs, carry0=carry0, hoist=hoist)
         # float32 vs float32 with different summation order (hoisted matmul): ~1e-7
         np.testing.assert_allclose(ys, loop_ys, rtol=1e-5, atol=1e-6)
         for a, b in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(carry)):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     # reverse without lengths = the loop run over flipped time, outputs flipped back
-    final_r, ys_r = rec.run(name, p, xs, carry0=carry0, reverse=True)
-    final_f, ys_f = rec.run(name, p, xs[:, ::-1], carry0=carry0)
+    final_r, ys_r = rec.run(get_cell(name), p, xs, carry0=carry0, reverse=True)
+    final_f, ys_f = rec.run(get_cell(name), p, xs[:, ::-1], carry0=carry0)
     np.testing.assert_allclose(ys_r, ys_f[:, ::-1], rtol=1e-6, atol=1e-7)
 
 
@@ -252,9 +253,9 @@ def test_padding_equals_each_sequence_alone(name, data):
     for b, n in enumerate(LENGTHS):
         noisy[b, n:] = 100.0 * np.random.default_rng(b).normal(size=(T - n, D))
     for reverse in (False, True):
-        final, ys = rec.run(name, params[name], noisy, lengths=LENGTHS, reverse=reverse)
+        final, ys = rec.run(get_cell(name), params[name], noisy, lengths=LENGTHS, reverse=reverse)
         for b, n in enumerate(LENGTHS):
-            fa, ya = rec.run(name, params[name], xs[b : b + 1, :n], reverse=reverse)
+            fa, ya = rec.run(get_cell(name), params[name], xs[b : b + 1, :n], reverse=reverse)
             np.testing.assert_allclose(ys[b : b + 1, :n], ya, rtol=1e-5, atol=1e-6)
             assert np.all(np.asarray(ys[b, n:]) == 0.0)
             for a, c in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(fa)):
@@ -264,7 +265,9 @@ def test_padding_equals_each_sequence_alone(name, data):
 def test_zero_length_keeps_carry0(data):
     params, xs = data
     carry0 = jnp.asarray(np.random.default_rng(3).normal(size=(B, H)), jnp.float32)
-    final, ys = rec.run("gru", params["gru"], xs, lengths=np.array([0, 3, 0]), carry0=carry0)
+    final, ys = rec.run(
+        get_cell("gru"), params["gru"], xs, lengths=np.array([0, 3, 0]), carry0=carry0
+    )
     np.testing.assert_array_equal(final[0], carry0[0])
     np.testing.assert_array_equal(final[2], carry0[2])
     assert np.all(np.asarray(ys[0]) == 0.0)
@@ -274,7 +277,7 @@ def test_bidirectional_is_forward_concat_backward(data):
     params, xs = data
     rng = np.random.default_rng(5)
     p_bw = rand_params("lstm", rng)
-    ys, (cf, cb) = rec.bidirectional("lstm", params["lstm"], p_bw, xs, lengths=LENGTHS)
+    ys, (cf, cb) = rec.bidirectional(get_cell("lstm"), params["lstm"], p_bw, xs, lengths=LENGTHS)
     assert ys.shape == (B, T, 2 * H)
     for b, n in enumerate(LENGTHS):
         _, ref_f = np_sequence("lstm", to64(params["lstm"]), to64(xs[b, :n]))
@@ -290,7 +293,7 @@ def test_jit_equals_no_jit(data):
     """jax.jit against the same function run op by op: under jax.disable_jit the scan is a
     Python loop of eager steps, so the two results come from different programs."""
     params, xs = data
-    fn = lambda p, x, n: rec.run("lstm", p, x, lengths=n, reverse=True)
+    fn = lambda p, x, n: rec.run(get_cell("lstm"), p, x, lengths=n, reverse=True)
     with jax.disable_jit():
         eager = fn(params["lstm"], xs, LENGTHS)
     jitted = jax.jit(fn)(params["lstm"], xs, LENGTHS)
@@ -304,14 +307,14 @@ def test_gradients_check_grads(name):
     """Reverse-mode (order 1 and 2) vs finite differences, in float64 so FD is accurate."""
     with jax.enable_x64(True):  # float64 only inside this test
         rng = np.random.default_rng(11)
-        shapes = jax.tree_util.tree_map(jnp.shape, rec.get_cell(name).init(jax.random.key(0), 3, 2))
+        shapes = jax.tree_util.tree_map(jnp.shape, get_cell(name).init(jax.random.key(0), 3, 2))
         p = {k: jnp.asarray(rng.normal(0, 0.5, s)) for k, s in shapes.items()}
         xs = jnp.asarray(rng.normal(size=(2, 4, 3)))
         lengths = jnp.array([4, 2])
 
         @jax.jit  # FD evaluates the loss many times: compile it once
         def loss(p, xs):
-            final, ys = rec.run(name, p, xs, lengths=lengths, reverse=True)
+            final, ys = rec.run(get_cell(name), p, xs, lengths=lengths, reverse=True)
             return jnp.sum(ys**2) + jnp.sum(jax.tree_util.tree_leaves(final)[0])
 
         check_grads(loss, (p, xs), order=2, modes=["rev"], atol=1e-5, rtol=1e-5)
@@ -320,7 +323,9 @@ def test_gradients_check_grads(name):
 def test_hoist_puts_one_input_matmul_outside_the_scan(data):
     """hoist=True: a single [B, T, D] x [D, 4H] dot before the scan, one [B, H] x [H, 4H] inside."""
     params, xs = data
-    jaxpr = jax.make_jaxpr(lambda p, x: rec.run("lstm", p, x, hoist=True))(params["lstm"], xs).jaxpr
+    jaxpr = jax.make_jaxpr(lambda p, x: rec.run(get_cell("lstm"), p, x, hoist=True))(
+        params["lstm"], xs
+    ).jaxpr
     outside = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"]
     assert [e.outvars[0].aval.shape for e in outside] == [(B, T, 4 * H)]
     (scan,) = [e for e in jaxpr.eqns if e.primitive.name == "scan"]

@@ -13,6 +13,7 @@ import pytest
 from helpers import rel
 
 from anatomy import recurrence as rec
+from anatomy.mixers import get_cell
 from anatomy.recurrence.fused import run_gru, run_lstm
 
 B, T, D, H = 3, 7, 5, 4
@@ -37,7 +38,9 @@ def loss(runner, params, xs, carry0, g, lengths, reverse):
 
 
 def plain(hoist, cell="lstm"):
-    return lambda p, x, c0, n, r: rec.run(cell, p, x, carry0=c0, lengths=n, reverse=r, hoist=hoist)
+    return lambda p, x, c0, n, r: rec.run(
+        get_cell(cell), p, x, carry0=c0, lengths=n, reverse=r, hoist=hoist
+    )
 
 
 def fused_runner(hoist, run_fused=run_lstm):
@@ -77,10 +80,10 @@ def check_fused_equals_plain(data, cell, run_fused, use_lengths, reverse, fused_
 def test_fused_lstm_default_carry_and_jit(data):
     params, xs, _, g, _ = data
     final, ys = jax.jit(lambda p, x: run_lstm(p, x))(params, xs)
-    ref_final, ref_ys = rec.run("lstm", params, xs)
+    ref_final, ref_ys = rec.run(get_cell("lstm"), params, xs)
     assert rel(ys, ref_ys) < 1e-6 and rel(final.c, ref_final.c) < 1e-6
     dw = jax.grad(lambda p: jnp.vdot(run_lstm(p, xs)[1], g[0]))(params)
-    ref = jax.grad(lambda p: jnp.vdot(rec.run("lstm", p, xs)[1], g[0]))(params)
+    ref = jax.grad(lambda p: jnp.vdot(rec.run(get_cell("lstm"), p, xs)[1], g[0]))(params)
     for k in params:
         assert rel(dw[k], ref[k]) < 1e-5, k
 
@@ -110,10 +113,10 @@ def test_fused_gru_equals_the_plain_path(gru_data, use_lengths, reverse, fused_h
 def test_fused_gru_default_carry_and_jit(gru_data):
     params, xs, _, g, _ = gru_data
     final, ys = jax.jit(lambda p, x: run_gru(p, x))(params, xs)
-    ref_final, ref_ys = rec.run("gru", params, xs)
+    ref_final, ref_ys = rec.run(get_cell("gru"), params, xs)
     assert rel(ys, ref_ys) < 1e-6 and rel(final, ref_final) < 1e-6
     for hoist in (True, False):
         dw = jax.grad(lambda p, h=hoist: jnp.vdot(run_gru(p, xs, hoist=h)[1], g[0]))(params)
-        ref = jax.grad(lambda p: jnp.vdot(rec.run("gru", p, xs)[1], g[0]))(params)
+        ref = jax.grad(lambda p: jnp.vdot(rec.run(get_cell("gru"), p, xs)[1], g[0]))(params)
         for k in params:
             assert rel(dw[k], ref[k]) < 1e-5, (hoist, k)

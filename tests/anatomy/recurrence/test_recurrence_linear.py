@@ -11,6 +11,7 @@ from helpers import rel
 from anatomy import probes
 from anatomy import recurrence as rec
 from anatomy.axes import is_axes, trace
+from anatomy.mixers import get_cell
 
 B, T, D, H = 3, 9, 5, 6
 LENGTHS = np.array([9, 4, 0])
@@ -23,7 +24,7 @@ def sig(x):
 
 def random_params(name, seed, d_in=D):
     """The cell's init with every leaf moved off it (biases start at zero, D at one)."""
-    params = rec.get_cell(name).init(jax.random.key(seed), d_in, H)
+    params = get_cell(name).init(jax.random.key(seed), d_in, H)
     noise = np.random.default_rng(seed)
     return jax.tree_util.tree_map(
         lambda p: p + 0.3 * noise.normal(size=p.shape).astype(p.dtype), params
@@ -32,7 +33,7 @@ def random_params(name, seed, d_in=D):
 
 def random_carry(name, params, seed):
     """A fresh random carry of the cell's structure (never zeros)."""
-    spec = rec.get_cell(name)
+    spec = get_cell(name)
     zero = spec.from_hidden(params, jnp.zeros((B, H)))
     noise = np.random.default_rng(seed)
     return jax.tree_util.tree_map(
@@ -124,7 +125,9 @@ def test_associative_scan_equals_sequential_scan_values_and_gradients(name):
     w = jnp.asarray(np.random.default_rng(13).normal(size=(B, T, H)), jnp.float32)
 
     def loss(params, xs, carry0, parallel):
-        final, ys = rec.run(name, params, xs, lengths=LENGTHS, carry0=carry0, parallel=parallel)
+        final, ys = rec.run(
+            get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0, parallel=parallel
+        )
         leaves = jax.tree_util.tree_leaves(final)
         return jnp.sum(ys * w) + sum(jnp.sum(jnp.sin(leaf)) for leaf in leaves)
 
@@ -142,7 +145,7 @@ def test_associative_scan_equals_sequential_scan_values_and_gradients(name):
         assert np.abs(np.asarray(b)).max() > 0  # every gradient reaches its leaf
         assert rel(a, b) <= 1e-5
     # the length-0 row: its carry passes through untouched, its outputs are exactly zero
-    final, ys = rec.run(name, params, xs, lengths=LENGTHS, carry0=carry0)
+    final, ys = rec.run(get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0)
     for got, want in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(carry0)):
         np.testing.assert_array_equal(got[2], want[2])
     assert (np.asarray(ys)[1, LENGTHS[1] :] == 0).all() and (np.asarray(ys)[2] == 0).all()
@@ -168,18 +171,18 @@ def stepwise(spec, params, xs, lengths, carry):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_one_step_cell_equals_sequence_form_also_reversed(name):
-    spec = rec.get_cell(name)
+    spec = get_cell(name)
     params, xs = random_params(name, 20), jnp.asarray(inputs(21))
     carry0 = random_carry(name, params, 22)
     want_final, want = stepwise(spec, params, xs, LENGTHS, carry0)
-    final, ys = rec.run(name, params, xs, lengths=LENGTHS, carry0=carry0)
+    final, ys = rec.run(get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0)
     assert rel(ys, want) <= 1e-5
     for a, b in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(want_final)):
         assert rel(a, b) <= 1e-5
     assert rel(spec.hidden(final)[:2], want[np.arange(2), LENGTHS[:2] - 1]) <= 1e-5
     # reverse: the cell reads each sequence backwards within its length, ys stay aligned
     _, back = stepwise(spec, params, rec.reverse_padded(xs, jnp.asarray(LENGTHS)), LENGTHS, carry0)
-    _, ys_rev = rec.run(name, params, xs, lengths=LENGTHS, carry0=carry0, reverse=True)
+    _, ys_rev = rec.run(get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0, reverse=True)
     assert rel(ys_rev, rec.reverse_padded(back, jnp.asarray(LENGTHS))) <= 1e-5
 
 
@@ -187,10 +190,14 @@ def test_sru_cell_form_keeps_the_layer_and_bidirectional_runs():
     params, xs = random_params("sru", 30), jnp.asarray(inputs(31))
     c0 = jnp.asarray(np.random.default_rng(32).normal(size=(B, H)), jnp.float32)
     c_final, hs = rec.sru(params, xs, c0, lengths=LENGTHS)  # the layer API
-    state, hs_cell = rec.run("sru", params, xs, lengths=LENGTHS, carry0=rec.SRUState(c0, c0))
+    state, hs_cell = rec.run(
+        get_cell("sru"), params, xs, lengths=LENGTHS, carry0=rec.SRUState(c0, c0)
+    )
     np.testing.assert_array_equal(hs, hs_cell)  # h does not feed back: the same numbers
     np.testing.assert_array_equal(c_final, state.c)
-    ann, (fw, bw) = rec.bidirectional("mingru", *(random_params("mingru", s) for s in (1, 2)), xs)
+    ann, (fw, bw) = rec.bidirectional(
+        get_cell("mingru"), *(random_params("mingru", s) for s in (1, 2)), xs
+    )
     assert ann.shape == (B, T, 2 * H) and fw.shape == bw.shape == (B, H)
 
 
@@ -203,7 +210,7 @@ def test_compiled_serial_depth_scan_has_t_steps_associative_scan_none(name):
     params, xs = random_params(name, 40), jnp.asarray(inputs(41))
 
     def loss(params, xs, parallel):
-        return jnp.sum(rec.run(name, params, xs, parallel=parallel)[1] ** 2)
+        return jnp.sum(rec.run(get_cell(name), params, xs, parallel=parallel)[1] ** 2)
 
     steps = {
         par: probes.compiled_sequential_steps(
@@ -219,7 +226,7 @@ def test_compiled_serial_depth_scan_has_t_steps_associative_scan_none(name):
 def test_every_parameter_declares_its_logical_axes(name):
     for d_in in (D, H):  # SRU: w_skip only when D != H
         axes, shapes = trace(
-            lambda k, d_in=d_in: rec.get_cell(name).init(k, d_in, H), jax.random.key(0)
+            lambda k, d_in=d_in: get_cell(name).init(k, d_in, H), jax.random.key(0)
         )
         assert jax.tree_util.tree_structure(shapes) == jax.tree_util.tree_structure(
             jax.tree_util.tree_map(lambda a: 0, axes, is_leaf=is_axes)
@@ -232,13 +239,20 @@ def test_every_parameter_declares_its_logical_axes(name):
 
 def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="unknown cell 'lru'.*mamba.*mingru.*qrnn.*sru"):
-        rec.get_cell("lru")
+        get_cell("lru")
     p = random_params("mingru", 0)
     with pytest.raises(ValueError, match="mingru: xs must be"):
         rec.mingru(p, jnp.ones((B, T, D + 1)))
     with pytest.raises(ValueError, match="return_carries"):
-        rec.run("mamba", random_params("mamba", 0), jnp.ones((B, T, D)), return_carries=True)
+        rec.run(
+            get_cell("mamba"), random_params("mamba", 0), jnp.ones((B, T, D)), return_carries=True
+        )
     with pytest.raises(ValueError, match="lengths"):
-        rec.run("qrnn", random_params("qrnn", 0), jnp.ones((B, T, D)), lengths=np.ones(B + 1, int))
+        rec.run(
+            get_cell("qrnn"),
+            random_params("qrnn", 0),
+            jnp.ones((B, T, D)),
+            lengths=np.ones(B + 1, int),
+        )
     with pytest.raises(ValueError, match="d_state"):
         rec.init_mamba(jax.random.key(0), D, H, d_state=0)

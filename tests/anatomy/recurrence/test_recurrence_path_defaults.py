@@ -15,23 +15,29 @@ from helpers import rel
 from anatomy import recurrence as rec
 from anatomy.decode import greedy
 from anatomy.errors import BadInputError
+from anatomy.mixers import FUSED_CELLS, get_cell, resolve_path
 from anatomy.recurrence import defaults
 from anatomy.seq2seq import build_model
 from anatomy.train.losses import sequence_loss
 
 
 def test_default_path_per_backend():
-    for cell in rec.FUSED_CELLS:
+    for cell in FUSED_CELLS:
         assert defaults.default_path(cell, "cpu") == {"hoist": False, "vjp": "fused"}
     assert defaults.default_path("rnn", "cpu") == {"hoist": False, "vjp": "autodiff"}
     for backend in ("gpu", "tpu"):
         assert defaults.default_path("lstm", backend) == {"hoist": True, "vjp": "autodiff"}
     # explicit values win over the backend's defaults
-    assert defaults.resolve_path("lstm", hoist=True, vjp="autodiff", backend="cpu") == (
+    assert resolve_path("lstm", hoist=True, vjp="autodiff", backend="cpu") == (
         True,
         "autodiff",
     )
-    assert defaults.resolve_path("lstm", hoist=None, vjp=None, backend="cpu") == (False, "fused")
+    assert resolve_path("lstm", hoist=None, vjp=None, backend="cpu") == (False, "fused")
+
+
+def test_the_fused_rows_name_the_cells_with_a_fused_layer():
+    """defaults.FUSED (the cells whose CPU row chooses the fused VJP) is the registry's."""
+    assert defaults.FUSED == FUSED_CELLS
 
 
 def test_a_nonsense_path_in_a_translator_config_is_a_bad_input_naming_it():
@@ -42,15 +48,17 @@ def test_a_nonsense_path_in_a_translator_config_is_a_bad_input_naming_it():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cell", rec.FUSED_CELLS)
+@pytest.mark.parametrize("cell", FUSED_CELLS)
 def test_run_vjp_fused_equals_autodiff_and_rejects_what_it_cannot_do(cell):
     rng = np.random.default_rng(3)
     f = lambda *s: jnp.asarray(rng.normal(size=s), jnp.float32)
-    p = rec.get_cell(cell).init(jax.random.key(0), 5, 4)
+    p = get_cell(cell).init(jax.random.key(0), 5, 4)
     xs, g, lengths = f(3, 6, 5), f(3, 6, 4), jnp.asarray([6, 2, 4])
 
     def loss(params, x, vjp, hoist):
-        final, ys = rec.run(cell, params, x, lengths=lengths, reverse=True, hoist=hoist, vjp=vjp)
+        final, ys = rec.run(
+            get_cell(cell), params, x, lengths=lengths, reverse=True, hoist=hoist, vjp=vjp
+        )
         return jnp.vdot(ys, g) + sum(jnp.sum(leaf**2) for leaf in jax.tree.leaves(final))
 
     ref_v, ref_g = jax.value_and_grad(loss, (0, 1))(p, xs, "autodiff", True)
@@ -60,12 +68,12 @@ def test_run_vjp_fused_equals_autodiff_and_rejects_what_it_cannot_do(cell):
         for a, b in zip(jax.tree.leaves(gr), jax.tree.leaves(ref_g), strict=True):
             assert rel(a, b) < 1e-5
     with pytest.raises(ValueError, match="vjp must be"):
-        rec.run(cell, p, xs, vjp="magic")
+        rec.run(get_cell(cell), p, xs, vjp="magic")
     with pytest.raises(ValueError, match="return_carries"):
-        rec.run(cell, p, xs, vjp="fused", return_carries=True)
+        rec.run(get_cell(cell), p, xs, vjp="fused", return_carries=True)
     rnn = rec.init_rnn(jax.random.key(1), 5, 4)
     with pytest.raises(ValueError, match="vjp='fused' exists for the cells"):
-        rec.run("rnn", rnn, xs, vjp="fused")
+        rec.run(get_cell("rnn"), rnn, xs, vjp="fused")
 
 
 def _batch(rng, b=4, s=7, t=6, v=17):

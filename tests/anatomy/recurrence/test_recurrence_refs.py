@@ -10,6 +10,7 @@ import torch
 from helpers import rel
 
 from anatomy import recurrence as rec
+from anatomy.mixers import get_cell
 from benchmarks import peers
 
 B, T, D, H = 3, 6, 4, 5
@@ -17,7 +18,7 @@ LENGTHS = np.array([4, 6, 1])  # unsorted on purpose (enforce_sorted=False)
 
 
 def rand_params(name, rng):
-    shapes = jax.tree_util.tree_map(jnp.shape, rec.get_cell(name).init(jax.random.key(0), D, H))
+    shapes = jax.tree_util.tree_map(jnp.shape, get_cell(name).init(jax.random.key(0), D, H))
     return {k: rng.normal(0, 0.5, s).astype(np.float32) for k, s in shapes.items()}
 
 
@@ -39,7 +40,7 @@ def test_unidirectional_vs_torch(name, torch_cls, data):
     layer.load_state_dict(torch_state(p))
     with torch.no_grad():
         out, hn = layer(torch.tensor(xs, dtype=torch.float64))
-    final, ys = rec.run(name, p, xs)
+    final, ys = rec.run(get_cell(name), p, xs)
     assert rel(ys, out.numpy()) <= 1e-5
     if name == "lstm":
         assert rel(final.h, hn[0][0].numpy()) <= 1e-5
@@ -64,12 +65,12 @@ def test_bidirectional_packed_vs_torch(name, torch_cls, data):
     with torch.no_grad():
         out, hn = layer(packed)
     out, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=T)
-    ys, (cf, cb) = rec.bidirectional(name, p_fw, p_bw, xs, lengths=LENGTHS)
+    ys, (cf, cb) = rec.bidirectional(get_cell(name), p_fw, p_bw, xs, lengths=LENGTHS)
     assert rel(ys, out.numpy()) <= 1e-5
     assert np.all(np.asarray(ys)[out.numpy() == 0.0] == 0.0)  # torch pads with zeros too
     h_n = hn[0] if name == "lstm" else hn  # [2, B, H]: forward, backward
-    assert rel(rec.get_cell(name).hidden(cf), h_n[0].numpy()) <= 1e-5
-    assert rel(rec.get_cell(name).hidden(cb), h_n[1].numpy()) <= 1e-5
+    assert rel(get_cell(name).hidden(cf), h_n[0].numpy()) <= 1e-5
+    assert rel(get_cell(name).hidden(cb), h_n[1].numpy()) <= 1e-5
     if name == "lstm":
         assert rel(cf.c, hn[1][0].numpy()) <= 1e-5
         assert rel(cb.c, hn[1][1].numpy()) <= 1e-5

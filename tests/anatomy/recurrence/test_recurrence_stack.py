@@ -1,4 +1,4 @@
-"""The deep recurrent stack (anatomy/recurrence/stack.py): the plain stack against torch's
+"""The deep recurrent stack (anatomy/stack.py): the plain stack against torch's
 multi-layer nn.LSTM / nn.GRU with copied weights (values and gradients, float64), and the
 residual / LayerNorm variants against a float64 NumPy loop over layers and time."""
 
@@ -10,8 +10,9 @@ from jax.test_util import check_grads
 
 from anatomy import axes as axes_mod
 from anatomy import recurrence as rec
+from anatomy import stack
 from anatomy.errors import BadInputError
-from anatomy.recurrence import stack
+from anatomy.mixers import get_cell
 
 B, T, D, H, L = 3, 6, 4, 5, 3
 LENGTHS = np.array([4, 6, 1])  # unsorted on purpose
@@ -163,7 +164,7 @@ def test_plain_stack_equals_torch_values_and_gradients(cell):
         carries, ys = stack.run_stack(params, x, jnp.asarray(LENGTHS), cell=cell)
         total = jnp.sum(ys * w_y)
         for k, c in enumerate(carries):
-            total += jnp.sum(rec.get_cell(cell).hidden(c) * w_h[k])
+            total += jnp.sum(get_cell(cell).hidden(c) * w_h[k])
             if cell == "lstm":
                 total += jnp.sum(c.c * w_c[k])
         return total, (carries, ys)
@@ -174,9 +175,7 @@ def test_plain_stack_equals_torch_values_and_gradients(cell):
         )(params, jnp.asarray(x))
     np.testing.assert_allclose(ys, out.detach().numpy(), rtol=1e-10, atol=1e-12)
     for k, c in enumerate(carries):
-        np.testing.assert_allclose(
-            rec.get_cell(cell).hidden(c), h_n[k].detach().numpy(), rtol=1e-10
-        )
+        np.testing.assert_allclose(get_cell(cell).hidden(c), h_n[k].detach().numpy(), rtol=1e-10)
         if cell == "lstm":
             np.testing.assert_allclose(c.c, c_n[k].detach().numpy(), rtol=1e-10)
     np.testing.assert_allclose(value, loss_t.item(), rtol=1e-10)
@@ -253,7 +252,7 @@ def test_reverse_reads_each_sequence_backwards_within_its_length():
             np.testing.assert_allclose(a, b, rtol=1e-12)
         one = {"layers": params["layers"][:1]}
         (c1,), y1 = stack.run_stack(one, x, LENGTHS, cell="lstm", reverse=True)
-        c_run, y_run = rec.run("lstm", one["layers"][0], x, lengths=LENGTHS, reverse=True)
+        c_run, y_run = rec.run(get_cell("lstm"), one["layers"][0], x, lengths=LENGTHS, reverse=True)
         np.testing.assert_allclose(y1, y_run, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(c1.c, c_run.c, rtol=1e-12)
 

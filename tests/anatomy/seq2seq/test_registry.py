@@ -160,7 +160,7 @@ def test_a_registered_model_trains_in_rnn_vs_attn(bag, tmp_path):
 def test_a_registered_model_is_in_its_family(bag):
     assert bag in registry.names("attention") and bag not in registry.names("recurrent")
     assert bag in registry.names(cross_attention=True)
-    from experiments.rnn_vs_attn.training import model_spec
+    from experiments.tasks.translation.training import model_spec
 
     assert model_spec(f"{bag}-30") == (bag, 30)  # rnn_vs_attn's length-limited variant
 

@@ -15,7 +15,8 @@ from anatomy import sharding as sh
 from anatomy.attention import encoder_layer, init_encoder_layer, padding_mask
 from anatomy.axes import declare, is_axes
 from anatomy.layers import FFN_AXES, OUT_AXES, init_dense, init_embedding
-from anatomy.recurrence import get_cell, run
+from anatomy.mixers import get_cell
+from anatomy.recurrence import run
 from anatomy.train.sharded import shard_eval_step
 
 
@@ -178,7 +179,7 @@ def layer_inputs():
 
 def _layers_loss(params, x, lengths):
     y = encoder_layer(params["enc"], x, padding_mask(lengths, x.shape[1]))  # [b, t, m]
-    _, hs = run("lstm", params["lstm"], y, lengths=lengths)  # [b, t, H]
+    _, hs = run(get_cell("lstm"), params["lstm"], y, lengths=lengths)  # [b, t, H]
     return jnp.mean(hs**2), hs
 
 

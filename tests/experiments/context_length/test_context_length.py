@@ -598,7 +598,9 @@ def test_models_on_fewer_seeds_are_paired_over_the_seeds_both_ran():
     none = res["models"]["none"]
     none["seeds"] = [0, 1]
     none["value_loss_by_position"] = none["value_loss_by_position"][:2]
-    got = claims.paired(res, ("rope", np.array([10.0, 11.0, 12.0])), ("none", np.array([1.0, 2.0])))
+    got = claims.on_common_seeds(
+        res, ("rope", np.array([10.0, 11.0, 12.0])), ("none", np.array([1.0, 2.0]))
+    )
     np.testing.assert_array_equal(got[0], [10.0, 11.0])
     np.testing.assert_array_equal(got[1], [1.0, 2.0])
     assert _verdicts(res)["context_length/nope"].verdict == UNDECIDED  # two seeds: too few

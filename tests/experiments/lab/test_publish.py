@@ -1,5 +1,5 @@
 """Every number the README and docs/chapter.md quote is generated from a committed result
-(experiments/lab/publish.py, with the renderers of experiments/report/docs.py): a block that
+(experiments/lab/publish.py, with the renderers of each experiment's docs.py): a block that
 differs from what its result renders fails here."""
 
 import dataclasses
@@ -10,8 +10,8 @@ import shutil
 
 import pytest
 
-from experiments.lab import publish
-from experiments.report import docs
+from experiments.lab import pages, publish
+from experiments.rnn_vs_attn import docs
 
 
 def test_every_quoted_block_equals_its_committed_result():
@@ -57,7 +57,7 @@ def test_unknown_block_is_named():
 
 def _real_text_doc(seeds=3):
     """A committed real-text result as rnn_vs_attn writes it, from made-up rows."""
-    from experiments.rnn_vs_attn.seeds import aggregate
+    from experiments.tasks.translation.seeds import aggregate
 
     buckets = docs.BUCKETS
     models = {}
@@ -148,7 +148,7 @@ def test_real_verdicts_set_each_claim_on_real_text_beside_toy_wmt(monkeypatch):
 
 def test_every_committed_plot_is_drawn_from_its_committed_result():
     """Each PNG under docs/img names the committed result it was drawn from and that result's
-    digest as it is now (docs.PLOTS, outputs.stamping); every plot a page shows is one."""
+    digest as it is now (the docs.py PLOTS, outputs.stamping); every plot a page shows is one."""
     assert publish.stale_plots() == [], "redraw them: python -m experiments.lab.publish"
     from experiments.report import scorecard
 
@@ -245,14 +245,48 @@ def test_rates_name_each_contender_where_the_run_set_one_per_contender(monkeypat
         "contenders": ["attention", "attention:positions=none", "lstm"],
         "learning_rate": {"attention": 0.01, "attention:positions=none": 0.003, "lstm": 0.01},
     }}}  # fmt: skip
-    monkeypatch.setattr(docs.committed, "exists", lambda name: name.startswith("copy/lr_"))
-    monkeypatch.setattr(docs, "_source", lambda doc: "`results/copy/default.json`")
-    text = docs.render_rates(doc)
+    monkeypatch.setattr(pages.committed, "exists", lambda name: name.startswith("copy/lr_"))
+    monkeypatch.setattr(pages, "source", lambda doc: "`results/copy/default.json`")
+    text = pages.render_rates(doc, 3e-3)
     assert "attention 0.01, attention:positions=none 0.003, lstm 0.01;" in text
     assert "`results/copy/lr_grid.json` and `results/copy/lr_grid_top.json`, read as one" in text
     doc = {"name": "recall/default", "result": {"config": {
         "frontier": {"contenders": ["attention", "mlstm:n_heads=2", "mlstm:n_heads=4"]},
         "learning_rate": {"attention": 0.01, "mlstm": 0.003, "rglru": 0.01},
     }}}  # fmt: skip
-    monkeypatch.setattr(docs.committed, "exists", lambda name: False)
-    assert docs.render_rates(doc).startswith("Peak learning rates: attention 0.01, mlstm 0.003;")
+    monkeypatch.setattr(pages.committed, "exists", lambda name: False)
+    assert pages.render_rates(doc, 3e-3).startswith(
+        "Peak learning rates: attention 0.01, mlstm 0.003;"
+    )
+
+
+def test_every_row_gives_its_reason_in_a_sentence_written_for_its_verdict():
+    """The scorecard's "why" cell: each row's sentence (experiments/report/reasons.py) is
+    written for the verdict the committed results give it now, and reads its numbers from
+    them; a row whose verdict moves falls back to its parts' clauses, never to a sentence
+    written for another verdict; a measured text the sentence cannot read is a ReasonError
+    naming the claim."""
+    from anatomy.probes.claims import Claim
+    from experiments.report import reasons, scorecard
+
+    assert set(reasons.SENTENCES) == {e.heading for e in scorecard.ENTRIES}
+    for entry in scorecard.ENTRIES:
+        verdict, _ = scorecard.verdicts(entry)
+        written, sentence = reasons.SENTENCES[entry.heading]
+        assert written == verdict, (entry.heading, written, verdict)
+        said = reasons.why(entry)
+        assert said == sentence() and "…" not in said and len(said) < 520, (entry.heading, said)
+    wall = next(e for e in scorecard.ENTRIES if e.heading == "Wall clock at N = 512")
+    assert "0.85 [0.82, 0.88]× the LSTM's speed" in reasons.why(wall)
+
+    moved = dataclasses.replace(wall, heading="Serial steps")  # its sentence is for 'holds'
+    assert reasons.why(moved) == scorecard.why(moved)
+
+    garbled = Claim("x", "—", "no number", "does not hold here", "", id="parallelism/wall_clock")
+    real = scorecard.judged
+    try:
+        scorecard.judged = lambda cid: garbled if cid == garbled.id else real(cid)
+        with pytest.raises(reasons.ReasonError, match="parallelism/wall_clock"):
+            reasons.why(wall)
+    finally:
+        scorecard.judged = real

@@ -33,7 +33,7 @@ def test_quick_grid_scores_each_setting_on_the_valid_split(tmp_path):
 
 
 def _planted_run(calls):
-    """A stand-in for rnn_vs_attn.run whose BLEU depends on the split it is scored on: on
+    """A stand-in for translation.train whose BLEU depends on the split it is scored on: on
     'test' the low learning rate is best, on 'valid' the high one; lr 1.0 diverges."""
 
     def run(config, workdir):
@@ -59,10 +59,10 @@ def _planted_run(calls):
 def test_valid_decides_the_choice_for_every_model_and_a_divergence_is_no_score(
     tmp_path, monkeypatch
 ):
-    from experiments import rnn_vs_attn
+    from experiments.tasks import translation
 
     calls = []
-    monkeypatch.setattr(rnn_vs_attn, "run", _planted_run(calls))
+    monkeypatch.setattr(translation, "train", _planted_run(calls))
     settings = [(f"lr{lr}", {"train_by_model.{model}.learning_rate": lr}) for lr in (0.1, 0.5, 1.0)]
     monkeypatch.setitem(recipe_sweep.GRIDS, "planted", (("rnnenc", "transformer"), 7, 2, settings))
     config = get_config("quick")

@@ -12,7 +12,8 @@ from helpers import MOCK_LAUNCH, launch_together, locale_dir
 
 from anatomy.probes.claims import FAILS, HOLDS, MISSING, UNDECIDED
 from experiments.configs.rnn_vs_attn import get_config
-from experiments.rnn_vs_attn import claims, seeds
+from experiments.rnn_vs_attn import claims
+from experiments.tasks.translation import seeds
 
 BUCKETS = ("1-10", "61+")
 

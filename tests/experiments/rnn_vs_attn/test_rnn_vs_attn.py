@@ -224,7 +224,7 @@ def test_length_limited_models_train_on_short_sources_only():
     from anatomy import data
     from anatomy.errors import BadInputError
     from experiments.configs.rnn_vs_attn import get_config
-    from experiments.rnn_vs_attn import training
+    from experiments.tasks.translation import training
 
     assert training.model_spec("rnnsearch-30") == ("rnnsearch", 30)
     assert training.model_spec("transformer") == ("transformer", 0)
@@ -246,7 +246,7 @@ def test_length_limited_models_train_on_short_sources_only():
 
 
 def test_aggregate_over_seeds_on_constructed_rows():
-    from experiments.rnn_vs_attn import seeds
+    from experiments.tasks.translation import seeds
 
     rows = [
         {

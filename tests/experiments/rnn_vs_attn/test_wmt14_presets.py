@@ -22,7 +22,7 @@ from helpers import MOCK_LAUNCH, launch_together
 from anatomy.seq2seq import build_model, count_params
 from anatomy.train import config_schedule, make_optimizer
 from experiments.configs.rnn_vs_attn import get_config
-from experiments.rnn_vs_attn import cost, training
+from experiments.tasks.translation import cost, training
 
 STEPS = 3
 TINY_DATA = (

@@ -45,7 +45,9 @@ def test_quick_rnnenc_state_trains_through_rnn_vs_attn(quick_report):
     v = res["variants"][label]
     assert set(v["bleu_by_length"]) == set(res["buckets"]) and v["state_bytes"] > 0
     assert v["memory_bytes"] == v["state_bytes"]  # all the decoder gets is the state
-    assert (workdir / label / "results.json").is_file()  # rnn_vs_attn's own run
+    assert (
+        workdir / label / "results.json"
+    ).is_file()  # the translation run's own (experiments/tasks/translation)
     assert "rnnenc_state/bigger_state" in record.claims_of("rnnenc_state", res)
 
 

@@ -1,4 +1,4 @@
-"""rnn_vs_attn over seeds: a model's rows -> mean ± std, and the tables that print them.
+"""A translation run over seeds: a model's rows -> mean ± std, and the tables that print them.
 
 One model's results row (see training.train_one) per seed; `aggregate` turns a model's
 rows into the entry results.json keeps under models/<name>:
@@ -81,6 +81,12 @@ def aggregate(rows: list[dict]) -> dict:
         else:
             out[key] = first
     return dict(out, std=std, seeds=rows, n_seeds=len(rows))
+
+
+def per_seed(model: dict, key: str, bucket: str | None = None) -> list:
+    """One number of a model (an aggregated entry, or one row) per seed: row[key] (or row[key][bucket]) of each seed's row."""
+    rows = model.get("seeds") or [model]
+    return [r[key] if bucket is None else r[key].get(bucket) for r in rows]
 
 
 def _fmt(v) -> str:

@@ -1,4 +1,4 @@
-"""rnn_vs_attn's training of one model: its recipe (config.train with its per-model
+"""The training of one translator (rnn_vs_attn's config): its recipe (config.train with its per-model
 overrides), batches (length limit, curriculum, the fixed validation subset), training on the
 mesh through anatomy.train.sharded, BLEU on the test (or valid) split cached per checkpoint,
 and one cross-attention map to draw."""

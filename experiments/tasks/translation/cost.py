@@ -27,7 +27,7 @@ op_cost's per-op FLOPs and bytes, hardware.py's published rates and assumed late
   hours             num_steps x the predicted step, summed over the models (trained one after
                     the other); validation, decoding and compilation are not counted.
 
-One compile per model. It lives here, next to the experiment whose steps it prices (it reads
+One compile per model. It lives here, next to the training whose steps it prices (it reads
 training.py's recipes and model names), rather than in experiments/scaling/applied.py, which
 prices that experiment's fixed programs at many sizes; both use the same probes.
 """
@@ -45,7 +45,7 @@ from anatomy.probes import collectives, hardware, roofline
 from anatomy.seq2seq import build_model, count_params
 from anatomy.train import create_state, make_optimizer, make_train_step
 from anatomy.train.step import compile_train_step
-from experiments.rnn_vs_attn import training
+from experiments.tasks.translation import training
 
 GB = 1e9
 

@@ -45,9 +45,8 @@ import jax.numpy as jnp
 
 from anatomy.errors import BadInputError
 from anatomy.layers import dropout, init_layer_norm, layer_norm
-from anatomy.recurrence.registry import get_cell
-from anatomy.recurrence.scan import bidirectional, run
-from anatomy.recurrence.sequences import reverse_padded
+from anatomy.mixers import get_cell
+from anatomy.recurrence import bidirectional, reverse_padded, run
 
 STACK_CELLS = ("lstm", "gru")
 
@@ -160,7 +159,7 @@ def run_stack(
       is (forward, backward) (scan.bidirectional's: the forward carry after the last real
       step, the backward one after reading position 0) and every y_l is [b, t, 2H].
     """
-    check_stack_cell(cell)
+    spec = get_cell(check_stack_cell(cell))
     both_ways = "fw" in params
     if both_ways and len(params["fw"]) != len(params["bw"]):
         raise BadInputError("bidirectional stack params: 'fw' and 'bw' differ in length")
@@ -182,10 +181,10 @@ def run_stack(
     carries, outputs, y = [], [], x
     for i, p in enumerate(layers):
         if both_ways:  # h [b, t, 2H], final (forward carry, backward carry)
-            h, final = bidirectional(cell, *p, y, lengths=lengths, hoist=hoist, vjp=vjp)
+            h, final = bidirectional(spec, *p, y, lengths=lengths, hoist=hoist, vjp=vjp)
         else:  # h [b, t, H]
             c0 = None if carry0 is None else carry0[i]
-            final, h = run(cell, p, y, lengths=lengths, carry0=c0, hoist=hoist, vjp=vjp)
+            final, h = run(spec, p, y, lengths=lengths, carry0=c0, hoist=hoist, vjp=vjp)
         h = _norm_drop_residual(h, y, i, n_layers, norms, valid, residual, dropout_rate, rngs[i])
         carries.append(final)
         outputs.append(h)
