@@ -4,30 +4,33 @@ Letters: b batch, t positions, m model width, V vocabulary, L layers.
 
     x_t    = s · E[w_t]                 E [V, m] ~ N(0, 1/m); s = √m for 'attention'
                                         (the Transformer's scale), 1 otherwise
-    h      = Stack(x)                   [b, t, m], position t reads positions <= t only
-             'attention'  anatomy.attention.decoder_only: L causal blocks with the
-                          config's positions (sinusoidal / learned / rope / alibi / none)
-                          and norm (post / pre / deepnorm / none; pre-LN adds a final LN)
-             'recurrent'  anatomy.stack: L LSTM or GRU layers, GNMT residuals
-                          and LayerNorm on each layer's output as the config says
-             'mixer'      anatomy.mixers.stack: L pre-LN blocks, each a mixer of the
-                          registry (config.mixer: linear_attention, rglru, mlstm,
-                          gated_deltanet, mamba2, mingru, mamba, attention) and an MLP when
-                          d_ff > 0, a final LN; config.pattern ('RRAR') puts softmax
-                          attention (config.attention_config) at the 'A' layers
+    x_t   += PE(t)                      sinusoidal or learned positions ('attention' only)
+    h      = Stack(x)                   [b, t, m], anatomy.stack's one residual stack, position
+                                        t reads positions <= t only; each family is a preset
+                                        of its options (``preset``):
+             'attention'  L attention mixers (RoPE / ALiBi inside), the config's norm (post
+                          / pre / deepnorm / none; pre-LN adds a final LN) and residual, FFN
+             'recurrent'  L LSTM or GRU mixers, GNMT residuals and LayerNorm on each
+                          layer's output as the config says
+             'mixer'      L pre-LN blocks, each a mixer of the registry (config.mixer:
+                          linear_attention, rglru, mlstm, gated_deltanet, mamba2, mingru,
+                          mamba, attention) and an MLP when d_ff > 0, a final LN;
+                          config.pattern ('RRAR') puts softmax attention
+                          (config.attention_config) at the 'A' layers
     logits = h Eᵀ + b (tie_output)  or  h W + b                       [b, t, V]
 
 ``build_lm(config, vocab_size) -> LanguageModel``, a NamedTuple of pure functions over a
 frozen config (hashable, so a model can be a static argument of jax.jit; ``build_lm_once``
 gives one model per distinct config):
 
-    init(key) -> params           {'emb': [V, m], 'stack': ..., 'out_bias': [V]
-                                   (+ 'out': [m, V] untied, + 'final_ln' for pre-LN)}
+    init(key) -> params           {'emb': [V, m], 'stack': {'blocks': [...]}, 'out_bias': [V]
+                                   (+ 'out': [m, V] untied, + 'final_ln' for pre-LN,
+                                   + 'positions': {'table'} for learned positions)}
     apply(params, tokens [b, t], *, rng=None, return_intermediates=False)
                                   -> logits [b, t, V] (logits[:, t] predicts tokens[:, t+1]);
                                   intermediates {'layers': (each layer's output [b, t, m])}
-    init_state(params, batch, max_len) -> the decoding state: one KVCache per block
-                                  (capacity max_len) or one carry per recurrent layer
+    init_state(params, batch, max_len) -> the decoding state: one per layer (a KVCache of
+                                  capacity max_len for attention, a carry for a recurrence)
     step(params, state, tokens [b]) -> (logits [b, V], state): the next position; fed a
                                   sequence token by token it gives apply's logits row by row
     layers(params) -> [layer 1's parameters, ..., layer L's]: the per-layer groups
@@ -54,23 +57,23 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.attention import check_norm, encoding
-from anatomy.attention import decoder_only as attn_stack
 from anatomy.axes import declare
 from anatomy.errors import BadInputError
 from anatomy.layers import dropout, init_embedding, init_layer_norm, init_output, layer_norm
-from anatomy.mixers import (
-    build_mixer,
-    check_knobs,
-    get_mixer,
-    init_mixer_stack,
-    mixer_stack,
-    mixer_stack_state,
-    mixer_stack_step,
-    parse_pattern,
-    resolve_path,
-)
+from anatomy.mixers import build_mixer, check_knobs, get_mixer
 from anatomy.mixers import default_config as mixer_defaults
-from anatomy.stack import check_stack_cell, init_stack, run_stack, stack_step, zero_stack_carry
+from anatomy.stack import (
+    Stack,
+    apply_stack,
+    check_stack_cell,
+    init_stack,
+    init_stack_state,
+    make_stack,
+    parse_pattern,
+    pre_ln_stack,
+    recurrent_stack,
+    stack_step,
+)
 
 FAMILIES = ("attention", "recurrent", "mixer")
 DEFAULT_MIXER = "mamba2"  # the mixer family's mixer when default_config names none
@@ -170,47 +173,69 @@ def _mixers(cfg):
     return tuple(built[letter] for letter in parse_pattern(cfg.pattern, cfg.n_layers))
 
 
+class Preset(NamedTuple):
+    """What a family sets around the one stack: the stack, the embedding's scale and added
+    positions (an Encoding, or None), and whether a final LN follows the stack."""
+
+    stack: Stack
+    scale: float
+    positions: object
+    final_ln: bool
+
+
+def preset(cfg):
+    """The family's stack options (anatomy.stack) and embedding, from its config:
+
+    'attention'  attention mixers (RoPE / ALiBi inside them; sinusoidal / learned positions
+                 added to the embedding, scaled by √m), norm and residual as configured,
+                 the FFN, torch's dropout ('transformer'), keys 'split', a final LN when pre-LN
+    'recurrent'  LSTM / GRU mixers, norm 'output' with layer_norm (else 'none'), residual
+                 'from2' (GNMT) with residual, dropout 'between' layers, keys 'layer'
+    'mixer'      the pattern's mixers, pre-LN, residual around both sub-layers, the MLP when
+                 d_ff > 0, dropout on the 'branches', keys 'block', a final LN
+    """
+    m, n, rate = cfg.d_model, cfg.n_layers, cfg.dropout_rate
+    if cfg.family == "attention":
+        enc = encoding(cfg.positions, cfg.rope_base, cfg.rope_scale)
+        inside = enc.kind if enc.kind in ("rope", "alibi") else "none"
+        mixer = build_mixer(
+            "attention", m, n_heads=cfg.n_heads, positions=inside, rope_base=enc.rope_base,
+            rope_scale=enc.rope_scale,
+        )  # fmt: skip
+        stack = make_stack(
+            (mixer,) * n, norm=cfg.norm, residual="all" if cfg.residual else "none",
+            d_ff=cfg.d_ff, dropout="transformer", dropout_rate=rate, keys="split",
+        )  # fmt: skip
+        added = enc if enc.kind in ("sinusoidal", "learned") else None
+        return Preset(stack, float(m) ** 0.5, added, cfg.norm == "pre")
+    if cfg.family == "recurrent":
+        stack = recurrent_stack(
+            cfg.cell, m, n, residual=cfg.residual, layer_norm=cfg.layer_norm, dropout_rate=rate
+        )
+        return Preset(stack, 1.0, None, False)
+    return Preset(pre_ln_stack(_mixers(cfg), cfg.d_ff, rate), 1.0, None, True)
+
+
 def build_lm(config, vocab_size):
     """The LanguageModel of ``config`` (a default_config(family), possibly edited) over a
     vocabulary of ``vocab_size`` ids. Unknown fields and choices are BadInputErrors."""
     config = ml_collections.ConfigDict(config)
     _check(config, vocab_size)
     cfg = ml_collections.FrozenConfigDict(config)
-    m, n, rate = cfg.d_model, cfg.n_layers, cfg.dropout_rate
-    attention, mixed = cfg.family == "attention", cfg.family == "mixer"
-    if mixed:
-        mixers = _mixers(cfg)
-        final_ln = True
-    elif attention:
-        stack_kw = dict(
-            norm=cfg.norm,
-            residual=cfg.residual,
-            positions=cfg.positions,
-            rope_base=cfg.rope_base,
-            rope_scale=cfg.rope_scale,
-        )
-        final_ln = cfg.norm == "pre"
-    else:
-        hoist, vjp = resolve_path(cfg.cell, where="lm")
-        final_ln = False
-    scale = jnp.sqrt(jnp.float32(m)) if attention else jnp.float32(1.0)
+    m, rate = cfg.d_model, cfg.dropout_rate
+    stack, scale, added, final_ln = preset(cfg)
+    scale = jnp.sqrt(jnp.float32(m)) if scale != 1.0 else jnp.float32(1.0)
 
     def init(key):
         k_emb, k_stack, k_out = jax.random.split(key, 3)
-        if mixed:
-            stack = init_mixer_stack(k_stack, mixers, m, cfg.d_ff)
-        elif attention:
-            stack = attn_stack.init_decoder_only(
-                k_stack, n, m, cfg.n_heads, cfg.d_ff, norm=cfg.norm, positions=cfg.positions,
-                max_positions=cfg.max_positions,
-            )  # fmt: skip
-        else:
-            stack = init_stack(k_stack, cfg.cell, m, m, n, cfg.residual, cfg.layer_norm)
         p = {
             "emb": init_embedding(k_emb, vocab_size, m),
-            "stack": stack,
+            "stack": init_stack(k_stack, stack),
             "out_bias": declare(jnp.zeros((vocab_size,), jnp.float32), ("vocab",)),
         }
+        if added is not None and added.kind == "learned":  # its key: the stack's, folded
+            n = len(stack.mixers)
+            p["positions"] = added.init_table(jax.random.fold_in(k_stack, n), cfg.max_positions, m)
         if not cfg.tie_output:
             p["out"] = init_output(k_out, m, vocab_size, bias=False)["w"]  # [m, V]
         if final_ln:
@@ -230,19 +255,9 @@ def build_lm(config, vocab_size):
             raise BadInputError(f"lm.apply: tokens must be [b, t], got shape {tokens.shape}")
         r_emb, r_stack = (None, None) if rng is None or rate == 0.0 else jax.random.split(rng)
         x = dropout(params["emb"][tokens] * scale, rate, r_emb, r_emb is None)  # [b, t, m]
-        if mixed:
-            h, outs = mixer_stack(
-                params["stack"], mixers, x, dropout_rate=rate, rng=r_stack, return_layers=True
-            )
-        elif attention:
-            h, outs = attn_stack.decoder_only(
-                params["stack"], x, dropout_rate=rate, rng=r_stack, return_layers=True, **stack_kw
-            )
-        else:
-            _, h, outs = run_stack(
-                params["stack"], x, cell=cfg.cell, residual=cfg.residual, dropout_rate=rate,
-                rng=r_stack, hoist=hoist, vjp=vjp, return_intermediates=True,
-            )  # fmt: skip
+        if added is not None:
+            x = x + added.added(x.shape[1], m, params.get("positions"))
+        h, outs = apply_stack(params["stack"], stack, x, rng=r_stack, return_layers=True)
         h = _final(params, h)
         return (h, {"layers": tuple(outs)}) if return_intermediates else h
 
@@ -253,36 +268,20 @@ def build_lm(config, vocab_size):
         return readout(params, out)
 
     def init_state(params, batch, max_len):
-        if mixed:
-            return mixer_stack_state(params["stack"], mixers, batch, max_len)
-        if attention:
-            return attn_stack.init_decoder_only_cache(params["stack"], batch, max_len)
-        return zero_stack_carry(params["stack"], batch, cell=cfg.cell)
+        return init_stack_state(params["stack"], stack, batch, max_len)
 
     def step(params, state, tokens):
         x_t = params["emb"][jnp.asarray(tokens)] * scale  # [b, m]
-        if mixed:
-            h, state = mixer_stack_step(params["stack"], mixers, state, x_t)
-        elif attention:
-            h, state = attn_stack.decoder_only_step(
-                params["stack"], x_t[:, None], state, **stack_kw
-            )
-            h = h[:, 0]
-        else:
-            state, h = stack_step(params["stack"], state, x_t, cell=cfg.cell, residual=cfg.residual)
+        if added is not None:  # at the next position: the KV caches' fill, of their capacity
+            cache = state[0]["mix"]
+            pos = jnp.broadcast_to(cache.length, (x_t.shape[0],))  # [b]
+            rows = added.added_at(pos, cache.k.shape[1], m, params.get("positions"))  # [b, m]
+            x_t = (x_t[:, None] + rows[:, None])[:, 0]
+        h, state = stack_step(params["stack"], stack, state, x_t)
         return readout(params, _final(params, h)), state
 
     def layers(params):
-        stack = params["stack"]
-        if mixed:
-            return list(stack["blocks"])
-        if attention:
-            return list(stack["layers"])
-        norms = stack.get("ln")
-        return [
-            {"cell": p} if norms is None else {"cell": p, "ln": norms[i]}
-            for i, p in enumerate(stack["layers"])
-        ]
+        return list(params["stack"]["blocks"])
 
     return LanguageModel(
         cfg.family, cfg, vocab_size, init, apply, init_state, step, layers, hidden, readout

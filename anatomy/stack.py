@@ -1,54 +1,90 @@
-"""A deep recurrent stack: n_layers LSTM or GRU layers, each one ``run`` over the sequence.
+"""The one residual stack: a mixer per layer, wired by norm, residual, FFN and dropout options.
 
-Layer l reads the outputs of layer l - 1 (layer 1 reads x) and is scanned over all of time
-before layer l + 1 starts, as torch's multi-layer nn.LSTM / nn.GRU (L·N serial steps):
+Letters: b batch, t positions, m stream width (the mixers' d_model; 2·d_model both ways), f FFN
+width, L layers. Layer l = 1..L is a block of one or two sub-layers, each G wired by ``norm``
+(x the sub-layer's input [b, t, m], D dropout, r = 1 with the residual, else 0):
 
-    y_0 = x                                                    [b, t, d_in]
-    h_l = Cell_l(y_{l-1})                                      [b, t, H]
-    y_l = Dropout(LN_l(h_l)) + y_{l-1}                         [b, t, H]
-          (LN_l only with layer_norm, Dropout only for l < L, + y_{l-1} only with residual
-          and l >= 2; the plain stack is y_l = h_l)
-    ys  = y_L
+    'pre'       x <- r·x + D(G(LN(x)))        pre-LN (Xiong et al. 2020; the caller adds the
+                                              final LN a pre-LN stack ends with)
+    'post'      x <- LN(r·x + D(G(x)))        post-LN (Vaswani et al. 2017)
+    'deepnorm'  x <- LN(α·x + D(G(x)))        DeepNet (Wang et al. 2022), decoder-only
+                                              constants for L layers: α = (2L)^(1/4), and
+                                              β = (8L)^(-1/4) on the attention's value and
+                                              output and the FFN's initial weights
+    'output'    x <- r·x + D(LN(G(x)))        LN on the mixer's output before the residual
+                                              sum (the deep LSTM / GRU stacks; not RNMT+'s
+                                              per-gate LN); zero again past the lengths
+    'none'      x <- r·x + D(G(x))
 
-residual: GNMT's (Wu et al. 2016) connection around every layer from the second
-on, where input and output widths always match (H); layer 1 has none even when d_in = H.
-layer_norm: LayerNorm (learned scale and bias over H) on each layer's CELL OUTPUT h_l, before
-the residual sum; the cell's equations are unchanged. This is not RNMT+'s per-gate
-LayerNorm (Chen et al. 2018, applied to the gate pre-activations inside the cell). With both,
-y_l = y_{l-1} + LN(Cell(y_{l-1})): the residual path itself is never normalised.
-dropout (torch's nn.LSTM ``dropout``): on every layer's branch but the last's, after the
-LayerNorm and before the residual sum, when dropout_rate > 0 and an rng is given.
+    block:  x <- Sub(x, Mixer_l)   then, with d_ff > 0,   x <- Sub(x, FFN)     [b, t, m]
+            FFN(z) = ReLU(z W1 + b1) W2 + b2, W1 [m, f]
 
-With lengths, every layer's outputs are exactly zero past each sequence's length (LN's bias
-included), and its carry stays at the last real step, as ``run``. reverse=True reads every
-sequence backwards within its length (the outputs stay aligned with x, as ``run``'s).
+residual: 'all' (around every sub-layer), 'from2' (GNMT's, Wu et al. 2016: from layer 2 on,
+where input and output widths always match), 'none'. dropout (active with a rate > 0 and
+an rng; layer l's key is split(rng, L)[l]): 'between' (torch's nn.LSTM dropout: on the
+mixer's branch of every layer but the last, the layer's key itself), 'branches' (on each
+sub-layer's branch, the key split in two: mixer, FFN), 'transformer' (torch's
+TransformerEncoderLayer: split in three, the mixer's branch, after the FFN's ReLU, the FFN's
+branch).
 
-Parameters: {'layers': [cell params per layer], 'ln': [{'scale': [H], 'bias': [H]} per
-layer]} ('ln' only with layer_norm; a bidirectional stack has 'fw' and 'bw' in place of
-'layers'); the cells and init_layer_norm declare their axes.
+keys, how block l's key k_l = split(key, L)[l] reaches its parameters: 'layer' (the mixer's
+registered init takes k_l itself; no FFN, no conv: the deep LSTM / GRU stacks), 'split'
+((k_mix, k_ffn) = split(k_l), the mixer's registered init takes k_mix: the decoder-only
+Transformer), 'block' ((k_mix, k_ffn) = split(k_l), then Mixer.init(k_mix) splits again for
+its short conv: the mixer stacks). A family's presets (anatomy.lm) pick the keys its
+parameters were always drawn with, so each family's numbers are those of before.
 
-Incremental use (a language model decoding one token at a time): ``stack_step`` runs one
-position through every layer with the cells' one-step form, from ``zero_stack_carry``; fed
-a sequence step by step it equals ``run_stack`` (tests/anatomy/recurrence/test_recurrence_stack.py).
+bidirectional (an encoder that reads the whole source; cell mixers only, 'layer' keys): each
+layer runs its cell forwards and backwards within the lengths (recurrence.bidirectional,
+torch's nn.LSTM(bidirectional=True, num_layers=L)); layer 1 reads d_in, the others 2·d_model,
+the stream is [→h ; ←h], 2·d_model wide, each direction from split(k_l). d_in: layer 1's
+input width (a cell's; 0 = d_model). reverse: every layer reads each sequence backwards
+within its length (the outputs stay aligned with x).
 
-A bidirectional stack (``init_stack(..., bidirectional=True)``; ``run_stack`` reads it from
-its params' 'fw' / 'bw'), for an encoder that reads the whole source: each layer is
-``scan.bidirectional`` over the layer below, as torch's nn.LSTM(bidirectional=True,
-num_layers=L) (layer 1 [d_in -> 2H], the others [2H -> 2H]), with the same residual (from
-layer 2 on) and LayerNorm (over 2H) options:
+Parameters: {'blocks': [per layer {'mixer': the Mixer's ({'fw', 'bw'} both ways), 'ln1' /
+'out_ln1' (the mixer's sub-layer LN: 'out_' with norm='output'), 'ffn', 'ln2' / 'out_ln2'
+(with d_ff)}]}.
 
-    y_l = Dropout(LN_l([→h_l ; ←h_l])) + y_{l-1}              [b, t, 2H]
+Incremental use: ``stack_step`` runs one position through every layer with each mixer's step
+form over the per-layer states of ``init_stack_state`` (a KV cache of capacity max_len for
+an attention mixer, a carry for a recurrence); fed a sequence it gives ``apply_stack``'s rows.
+``apply_stack`` takes per-layer states to start from and returns the final ones on request
+(stopped at each row's length), so a stack can hand its state on (an encoder to its decoder).
 """
+
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from anatomy.attention.layers import deepnorm_constants
+from anatomy.attention.multihead import MHA_AXES
+from anatomy.axes import declare
 from anatomy.errors import BadInputError
-from anatomy.layers import dropout, init_layer_norm, layer_norm
-from anatomy.mixers import get_cell
-from anatomy.recurrence import bidirectional, reverse_padded, run
+from anatomy.layers import FFN_AXES, dropout, ffn, init_ffn, init_layer_norm, layer_norm
+from anatomy.mixers import Mixer, build_mixer, get_mixer
+from anatomy.recurrence import bidirectional as run_both_ways
+from anatomy.recurrence import reverse_padded
 
-STACK_CELLS = ("lstm", "gru")
+NORMS = ("pre", "post", "deepnorm", "output", "none")
+RESIDUALS = ("all", "from2", "none")
+DROPOUTS = ("between", "branches", "transformer")
+KEYS = ("layer", "split", "block")
+LETTERS = ("R", "A")  # a pattern's letters: the recurrent mixer, softmax attention
+STACK_CELLS = ("lstm", "gru")  # the cells of the deep recurrent stacks (a preset's choice)
+
+
+def parse_pattern(pattern, n_layers):
+    """A hybrid's pattern as a tuple of n_layers letters ('' = all 'R'), else BadInputError:
+    'RRAR' is Griffin's recipe in miniature (a few attention layers among recurrent ones)."""
+    if not pattern:
+        return ("R",) * n_layers
+    if len(pattern) != n_layers or set(pattern) - set(LETTERS):
+        raise BadInputError(
+            f"pattern must be {n_layers} letters of {'/'.join(LETTERS)} (one per layer: R a "
+            f"recurrent mixer, A attention), or '' for all R; got {pattern!r}"
+        )
+    return tuple(pattern)
 
 
 def check_stack_cell(cell, field="cell"):
@@ -59,174 +95,404 @@ def check_stack_cell(cell, field="cell"):
     return cell
 
 
-def init_stack(
-    key, cell, d_in, d_hidden, n_layers, residual=False, layer_norm=False, bidirectional=False
-):
-    """Parameters of an n_layers stack of ``cell`` ('lstm' | 'gru'), each layer from the
-    cell's own init (torch's U(-1/√H, 1/√H)).
+class Stack(NamedTuple):
+    """The stack's static options (module docstring); build one with ``make_stack``."""
 
-    One direction: {'layers': [...]}, layer 1 [d_in -> H], the others [H -> H], layer l from
-    jax.random.split(key, n_layers)[l]. bidirectional: {'fw': [...], 'bw': [...]}, layer 1
-    [d_in -> H] per direction, the others [2H -> H]; layer l's two directions from
-    jax.random.split(jax.random.split(key, n_layers)[l]).
-    residual creates no parameters (checked here, pass the same flag to ``run_stack``);
-    layer_norm adds 'ln', one LayerNorm (scale 1, bias 0) per layer, over H (2H both ways).
-    """
+    mixers: tuple
+    norm: str = "pre"
+    residual: str = "all"
+    d_ff: int = 0
+    dropout: str = "branches"
+    dropout_rate: float = 0.0
+    keys: str = "block"
+    bidirectional: bool = False
+    d_in: int = 0
+
+
+def _one_of(value, choices, field):
+    if not isinstance(value, str) or value not in choices:
+        raise BadInputError(
+            f"stack: {field} must be one of {', '.join(map(repr, choices))}; got {value!r}"
+        )
+    return value
+
+
+def make_stack(mixers, **options):
+    """A checked Stack over ``mixers`` (built Mixers, one per layer) and the module
+    docstring's options; a bad one is a BadInputError naming it."""
+    mixers = tuple(mixers)
+    if not mixers or not all(isinstance(m, Mixer) for m in mixers):
+        raise BadInputError(f"stack: mixers must be >= 1 built Mixer, got {mixers!r}")
+    s = Stack(mixers, **options)
+    _one_of(s.norm, NORMS, "norm")
+    _one_of(s.residual, RESIDUALS, "residual")
+    _one_of(s.dropout, DROPOUTS, "dropout")
+    _one_of(s.keys, KEYS, "keys")
+    if s.norm == "deepnorm" and s.residual != "all":
+        raise BadInputError("stack: norm='deepnorm' scales the residual: it needs residual='all'")
+    for name in ("d_ff", "d_in"):
+        v = getattr(s, name)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise BadInputError(f"stack: {name} must be an int >= 0, got {v!r}")
+    if not isinstance(s.bidirectional, bool):
+        raise BadInputError(f"stack: bidirectional must be a boolean, got {s.bidirectional!r}")
+    if len({m.config.d_model for m in mixers}) != 1:
+        raise BadInputError("stack: every mixer must have the same d_model")
+    if s.keys == "layer" and s.d_ff:
+        raise BadInputError("stack: keys='layer' draws no FFN key; use 'split' or 'block'")
+    if s.bidirectional and (s.keys != "layer" or any(_cell(m) is None for m in mixers)):
+        raise BadInputError("stack: a bidirectional stack takes cell mixers and keys='layer'")
+    return s
+
+
+def recurrent_stack(
+    cell, d_hidden, n_layers, *, d_in=0, residual=False, layer_norm=False, bidirectional=False,
+    dropout_rate=0.0, hoist=None, vjp=None,
+):  # fmt: skip
+    """The deep LSTM / GRU stack (torch's multi-layer nn.LSTM / nn.GRU, L·N serial steps):
+    n_layers ``cell`` mixers of hidden size d_hidden (layer 1 reading d_in), GNMT's residual
+    ('from2') with residual, LN on each layer's output ('output') with layer_norm, dropout
+    'between' layers, keys 'layer' (layer l's cell from split(key, L)[l], both ways from
+    split of it); hoist / vjp: the cells' path (None: the backend's default)."""
     check_stack_cell(cell)
-    _check_flags(n_layers, residual, layer_norm)
-    if not isinstance(bidirectional, bool):
-        raise BadInputError(f"bidirectional must be a boolean, got {bidirectional!r}")
-    init = get_cell(cell).init
-    keys = jax.random.split(key, n_layers)
-    if bidirectional:
-        both = [jax.random.split(k) for k in keys]
-        params = {
-            d: [init(k[j], d_in if i == 0 else 2 * d_hidden, d_hidden) for i, k in enumerate(both)]
-            for j, d in enumerate(("fw", "bw"))
-        }
-    else:
-        params = {
-            "layers": [init(k, d_in if i == 0 else d_hidden, d_hidden) for i, k in enumerate(keys)]
-        }
-    if layer_norm:
-        width = 2 * d_hidden if bidirectional else d_hidden
-        params["ln"] = [init_layer_norm(width) for _ in range(n_layers)]
-    return params
-
-
-def _check_flags(n_layers, residual, layer_norm):
     if not isinstance(n_layers, int) or isinstance(n_layers, bool) or n_layers < 1:
         raise BadInputError(f"n_layers must be a positive integer, got {n_layers!r}")
     if not isinstance(residual, bool) or not isinstance(layer_norm, bool):
         raise BadInputError(
             f"residual and layer_norm must be booleans, got {residual!r}, {layer_norm!r}"
         )
+    mixer = build_mixer(cell, d_hidden, hoist=hoist, vjp=vjp)
+    return make_stack(
+        (mixer,) * n_layers, norm="output" if layer_norm else "none",
+        residual="from2" if residual else "none", dropout="between", dropout_rate=dropout_rate,
+        keys="layer", bidirectional=bidirectional, d_in=d_in,
+    )  # fmt: skip
 
 
-def _valid(x, lengths):
-    """[b, t, 1] bool (True at real steps), or None without lengths."""
-    if lengths is None:
-        return None
-    return (jnp.arange(x.shape[1])[None, :] < lengths[:, None])[..., None]
+def pre_ln_stack(mixers, d_ff=0, dropout_rate=0.0):
+    """Pre-LN residual blocks over ``mixers`` (a hybrid by pattern: 'RRAR'), each with an MLP
+    of width d_ff (0 = none), dropout on both 'branches', keys 'block'; the caller adds the
+    final LN."""
+    return make_stack(
+        mixers, norm="pre", d_ff=d_ff, dropout="branches", dropout_rate=dropout_rate, keys="block"
+    )
 
 
-def _norm_drop_residual(h, y, i, n_layers, norms, valid, residual, dropout_rate, rng):
-    """A layer's cell output h -> its output: LN (zero again past the lengths), dropout
-    (not after the last layer), the residual y (layer 2 on)."""
-    if norms is not None:
-        h = layer_norm(norms[i], h)
+def _cell(mixer):
+    return get_mixer(mixer.name).cell
+
+
+def _width(stack):
+    d = stack.mixers[0].config.d_model
+    return 2 * d if stack.bidirectional else d
+
+
+def _init_mixer(key, mixer, d_in, keys, beta):
+    """One mixer's parameters from its key (the module docstring's ``keys``)."""
+    if keys == "block":
+        if d_in != mixer.config.d_model:
+            raise BadInputError(f"stack: keys='block' builds mixers at d_model, not d_in={d_in}")
+        return mixer.init(key)
+    spec, m = get_mixer(mixer.name), mixer.config.d_model
+    if mixer.config.conv:
+        raise BadInputError(f"stack: keys={keys!r} draws no key for mixer {mixer.name!r}'s conv")
+    if d_in == m:
+        mix = spec.init(key, m, mixer.config)
+    elif spec.cell is not None:
+        mix = spec.cell.init(key, d_in, m)
+    else:
+        raise BadInputError(f"stack: mixer {mixer.name!r} reads d_model={m}, not d_in={d_in}")
+    if beta != 1.0:  # DeepNet's β on the attention's value and output projections
+        if mixer.name != "attention":
+            raise BadInputError(f"stack: norm='deepnorm' scales attention, not {mixer.name!r}")
+        mix["w_v"], mix["w_o"] = mix["w_v"] * beta, mix["w_o"] * beta
+        mix = declare(mix, MHA_AXES)
+    return {"mix": mix}
+
+
+def _ln_names(norm):
+    if norm == "none":
+        return None, None
+    return ("out_ln1", "out_ln2") if norm == "output" else ("ln1", "ln2")
+
+
+def _beta_alpha(stack):
+    if stack.norm != "deepnorm":
+        return 1.0, 1.0
+    alpha, beta = deepnorm_constants(0, len(stack.mixers))["decoder"]
+    return beta, alpha
+
+
+def init_stack(key, stack):
+    """{'blocks': [...]} (module docstring), block l from jax.random.split(key, L)[l]."""
+    n, w = len(stack.mixers), _width(stack)
+    beta, _ = _beta_alpha(stack)
+    ln1, ln2 = _ln_names(stack.norm)
+    blocks = []
+    for i, (k, mixer) in enumerate(zip(jax.random.split(key, n), stack.mixers)):
+        d_in = (stack.d_in or mixer.config.d_model) if i == 0 else w
+        k_mix, k_ffn = (k, None) if stack.keys == "layer" else jax.random.split(k)
+        if stack.bidirectional:
+            k_fw, k_bw = jax.random.split(k_mix)
+            block = {d: _init_mixer(kd, mixer, d_in, "layer", 1.0)
+                     for d, kd in (("fw", k_fw), ("bw", k_bw))}  # fmt: skip
+        else:
+            block = {"mixer": _init_mixer(k_mix, mixer, d_in, stack.keys, beta)}
+        if ln1:
+            block[ln1] = init_layer_norm(w)
+        if stack.d_ff:
+            p = init_ffn(k_ffn, w, stack.d_ff)
+            if beta != 1.0:
+                p["w1"], p["w2"] = p["w1"] * beta, p["w2"] * beta
+                p = declare(p, FFN_AXES)
+            block["ffn"] = p
+            if ln2:
+                block[ln2] = init_layer_norm(w)
+        blocks.append(block)
+    return {"blocks": blocks}
+
+
+def _sublayer(stack, x, fn, ln, *, residual, alpha, rng, valid=None):
+    """The module docstring's wiring around fn: x -> (new x, fn's auxiliary output)."""
+    norm, rate = stack.norm, stack.dropout_rate
+    drop = lambda y: dropout(y, rate, rng, deterministic=rng is None)
+    if norm == "pre":
+        y, aux = fn(layer_norm(ln, x))
+        y = drop(y)
+        return (x + y if residual else y), aux
+    y, aux = fn(x)
+    if norm == "output":
+        y = layer_norm(ln, y)
         if valid is not None:
-            h = jnp.where(valid, h, jnp.zeros_like(h))  # LN(0) = bias: back to zero
-    if i < n_layers - 1:  # torch's inter-layer dropout; on the branch, not the residual
-        h = dropout(h, dropout_rate, rng, deterministic=rng is None)
-    if residual and i > 0:
-        h = h + y  # widths match from layer 2 on
-    return h
+            y = jnp.where(valid, y, jnp.zeros_like(y))  # LN(0) = bias: back to zero
+        y = drop(y)
+        return (x + y if residual else y), aux
+    y = drop(y)
+    if residual:
+        y = alpha * x + y if norm == "deepnorm" else x + y
+    return (y if norm == "none" else layer_norm(ln, y)), aux
 
 
-def run_stack(
-    params,
-    x,
-    lengths=None,
-    *,
-    cell,
-    residual=False,
-    carry0=None,
-    reverse=False,
-    dropout_rate=0.0,
-    rng=None,
-    hoist=True,
-    vjp="autodiff",
-    return_intermediates=False,
-):
-    """Run the stack over x [b, t, d_in] (see the module docstring for the equations).
+def _dropout_keys(stack, rng, i):
+    """(mixer branch, inside the FFN, FFN branch) keys of layer i from its key."""
+    if rng is None:
+        return None, None, None
+    if stack.dropout == "between":
+        return (rng if i < len(stack.mixers) - 1 else None), None, None
+    if stack.dropout == "branches":
+        r1, r2 = jax.random.split(rng)
+        return r1, None, r2
+    r1, r_ffn, r2 = jax.random.split(rng, 3)
+    return r1, r_ffn, r2
 
-    Args:
-      params: from ``init_stack``; layer_norm is on iff it holds 'ln', bidirectional iff it
-        holds 'fw' and 'bw'.
-      x: [b, t, d_in]. lengths: [b] int or None (as ``run``).
-      cell: 'lstm' | 'gru', the cell init_stack was given. residual: as in the module doc.
-      carry0: None (zeros), or a list with one initial carry per layer (one direction only).
-      reverse: read each sequence backwards within its length (every layer; outputs stay
-        aligned with x, the carries are those after reading position 0; one direction only).
-      dropout_rate, rng: dropout between layers (not after the last); rng=None = evaluation.
-      hoist, vjp: ``run``'s paths, the same for every layer.
-      return_intermediates: also return every layer's outputs y_l, a list of [b, t, H].
-    Returns:
-      (carries, ys): carries = [final carry of layer 1, ..., of layer L] (LSTMState for the
-      LSTM, h [b, H] for the GRU; torch's h_n / c_n stacked over layers), ys = y_L [b, t, H];
-      with return_intermediates, (carries, ys, [y_1, ..., y_L]). Bidirectional: each carry
-      is (forward, backward) (scan.bidirectional's: the forward carry after the last real
-      step, the backward one after reading position 0) and every y_l is [b, t, 2H].
+
+def _check(params, stack, what):
+    if not isinstance(params, dict) or len(params.get("blocks", ())) != len(stack.mixers):
+        raise BadInputError(
+            f"{what}: params must be {{'blocks': [...]}} with one block per mixer "
+            f"({len(stack.mixers)})"
+        )
+
+
+def _residual(stack, i):
+    return stack.residual == "all" or (stack.residual == "from2" and i > 0)
+
+
+def apply_stack(
+    params, stack, x, *, lengths=None, states=None, return_states=False, rng=None,
+    reverse=False, return_layers=False,
+):  # fmt: skip
+    """The stack over x [b, t, d_in] -> y [b, t, m] (the module docstring's equations).
+
+    lengths [b]: each layer's state stops at a row's last real token (with norm='output' the
+    outputs are zero past it). states: one per layer to continue from (None: zeros).
+    return_states: also every layer's final state (a bidirectional layer's: (forward,
+    backward) carries). rng: dropout's key (None: none). reverse: read each row backwards
+    within its length. return_layers: also every block's output, a list of L [b, t, m].
+    Returns y, (y, layers), (y, states) or (y, layers, states).
     """
-    spec = get_cell(check_stack_cell(cell))
-    both_ways = "fw" in params
-    if both_ways and len(params["fw"]) != len(params["bw"]):
-        raise BadInputError("bidirectional stack params: 'fw' and 'bw' differ in length")
-    if both_ways and (carry0 is not None or reverse):
-        raise BadInputError("run_stack: a bidirectional stack takes no carry0 and no reverse")
-    layers = list(zip(params["fw"], params["bw"])) if both_ways else params["layers"]
-    norms, n_layers = params.get("ln"), len(layers)
-    if norms is not None and len(norms) != n_layers:
-        raise BadInputError(f"stack params: {n_layers} layers but {len(norms)} LayerNorms")
-    if carry0 is not None and len(carry0) != n_layers:
-        raise BadInputError(f"run_stack: carry0 needs one carry per layer ({n_layers})")
+    _check(params, stack, "stack")
+    n = len(stack.mixers)
     x = jnp.asarray(x)
     lengths = None if lengths is None else jnp.asarray(lengths)
+    if stack.bidirectional and (states is not None or reverse):
+        raise BadInputError("stack: a bidirectional stack takes no states and no reverse")
+    states = [None] * n if states is None else list(states)
+    if len(states) != n:
+        raise BadInputError(f"stack: {len(states)} states for {n} layers")
+    stateful = lengths is not None or return_states or any(s is not None for s in states)
     if reverse:
         x = reverse_padded(x, lengths)
-    valid = _valid(x, lengths)
-    rngs = [None] * n_layers if rng is None else list(jax.random.split(rng, n_layers))
+    valid = None
+    if lengths is not None and stack.norm == "output":
+        valid = (jnp.arange(x.shape[1])[None, :] < lengths[:, None])[..., None]  # [b, t, 1]
+    rngs = [None] * n if rng is None else list(jax.random.split(rng, n))
+    _, alpha = _beta_alpha(stack)
+    ln1, ln2 = _ln_names(stack.norm)
+    outs, finals = [], []
+    for i, (block, mixer, s, r) in enumerate(zip(params["blocks"], stack.mixers, states, rngs)):
+        r_mix, r_inner, r_ffn = _dropout_keys(stack, r, i)
+        kw = dict(residual=_residual(stack, i), alpha=alpha)
 
-    carries, outputs, y = [], [], x
-    for i, p in enumerate(layers):
-        if both_ways:  # h [b, t, 2H], final (forward carry, backward carry)
-            h, final = bidirectional(spec, *p, y, lengths=lengths, hoist=hoist, vjp=vjp)
-        else:  # h [b, t, H]
-            c0 = None if carry0 is None else carry0[i]
-            final, h = run(spec, p, y, lengths=lengths, carry0=c0, hoist=hoist, vjp=vjp)
-        h = _norm_drop_residual(h, y, i, n_layers, norms, valid, residual, dropout_rate, rngs[i])
-        carries.append(final)
-        outputs.append(h)
-        y = h
+        def mix(z, block=block, mixer=mixer, s=s):
+            if stack.bidirectional:
+                c = mixer.config
+                y, final = run_both_ways(
+                    _cell(mixer), block["fw"]["mix"], block["bw"]["mix"], z, lengths=lengths,
+                    hoist=c.hoist, vjp=c.vjp,
+                )  # fmt: skip
+                return y, final
+            if stateful:
+                return mixer.apply(block["mixer"], z, s, lengths=lengths, return_state=True)
+            return mixer.apply(block["mixer"], z), None
+
+        x, final = _sublayer(stack, x, mix, block.get(ln1), rng=r_mix, valid=valid, **kw)
+        if "ffn" in block:
+            fn = lambda z, p=block["ffn"], r=r_inner: (
+                ffn(p, z, dropout_rate=stack.dropout_rate, rng=r),
+                None,
+            )
+            x, _ = _sublayer(stack, x, fn, block.get(ln2), rng=r_ffn, **kw)
+        outs.append(x)
+        finals.append(final)
     if reverse:
-        outputs = [reverse_padded(o, lengths) for o in outputs]
-        y = outputs[-1]
-    if return_intermediates:
-        return carries, y, outputs
-    return carries, y
+        outs = [reverse_padded(o, lengths) for o in outs]
+        x = outs[-1]
+    head = (x, outs) if return_layers else (x,)
+    if return_states:
+        return (*head, finals)
+    return head if return_layers else x
 
 
-def zero_stack_carry(params, batch, *, cell, dtype=jnp.float32):
-    """One zero carry per layer (a list), the stack's carry before the first step."""
-    check_stack_cell(cell)
-    _one_direction(params, "zero_stack_carry")
-    spec = get_cell(cell)
-    return [spec.zero_carry(batch, p["w_h"].shape[0], dtype) for p in params["layers"]]
-
-
-def _one_direction(params, what):
-    if "fw" in params:
+def _one_direction(stack, what):
+    if stack.bidirectional:
         raise BadInputError(
             f"{what}: a bidirectional stack reads the whole sequence; it has no one-step form"
         )
 
 
-def stack_step(params, carries, x_t, *, cell, residual=False):
-    """One position through every layer (no dropout): x_t [b, d_in] and one carry per layer
-    -> (new carries, y_L [b, H]), the module docstring's equations with each cell's one-step
-    form. Fed x[:, 0], x[:, 1], ... from zero_stack_carry it gives run_stack's ys row by row
-    and, at the end, its final carries."""
-    check_stack_cell(cell)
-    _one_direction(params, "stack_step")
-    spec = get_cell(cell)
-    layers, norms = params["layers"], params.get("ln")
-    if len(carries) != len(layers):
-        raise BadInputError(f"stack_step: {len(carries)} carries for {len(layers)} layers")
-    new, y = [], x_t
+def init_stack_state(params, stack, batch, max_len=None, dtype=jnp.float32):
+    """The decoding state: one per layer, each its Mixer's init_state (a KV cache of capacity
+    max_len for attention, the zero carry of a recurrence)."""
+    _check(params, stack, "init_stack_state")
+    _one_direction(stack, "init_stack_state")
+    return [
+        m.init_state(b["mixer"], batch, max_len, dtype)
+        for b, m in zip(params["blocks"], stack.mixers)
+    ]
+
+
+def stack_step(params, stack, states, x_t):
+    """One position (no dropout): x_t [b, d_in] and the per-layer states -> (y_t [b, m], new
+    states); fed x[:, 0], x[:, 1], ... from init_stack_state it gives apply_stack's rows."""
+    _check(params, stack, "stack_step")
+    _one_direction(stack, "stack_step")
+    if len(states) != len(stack.mixers):
+        raise BadInputError(f"stack_step: {len(states)} states for {len(stack.mixers)} layers")
+    _, alpha = _beta_alpha(stack)
+    ln1, ln2 = _ln_names(stack.norm)
+    new = []
+    for i, (block, mixer, state) in enumerate(zip(params["blocks"], stack.mixers, states)):
+        kw = dict(residual=_residual(stack, i), alpha=alpha, rng=None)
+        step = lambda z, block=block, mixer=mixer, state=state: mixer.step(block["mixer"], state, z)
+        x_t, state = _sublayer(stack, x_t, step, block.get(ln1), **kw)
+        if "ffn" in block:  # the FFN reads [b, t, m]: one position
+            fn = lambda z, p=block["ffn"]: (ffn(p, z[:, None])[:, 0], None)
+            x_t, _ = _sublayer(stack, x_t, fn, block.get(ln2), **kw)
+        new.append(state)
+    return x_t, new
+
+
+# --- the deep LSTM / GRU stack's own layout ---------------------------------------------
+# {'layers': [cell per layer], 'ln': [LN per layer]} ({'fw', 'bw'} both ways) and a carry per
+# layer: the one stack above over recurrent_stack, its blocks read from and written to it.
+
+
+def _blocks(params):
+    """The recurrent layout -> the stack's {'blocks': [...]}."""
+    both = "fw" in params
+    if both and len(params["fw"]) != len(params["bw"]):
+        raise BadInputError("bidirectional stack params: 'fw' and 'bw' differ in length")
+    layers = list(zip(params["fw"], params["bw"])) if both else params["layers"]
+    norms = params.get("ln")
+    if norms is not None and len(norms) != len(layers):
+        raise BadInputError(f"stack params: {len(layers)} layers but {len(norms)} LayerNorms")
+    blocks = []
     for i, p in enumerate(layers):
-        carry, h = spec.cell(p, carries[i], y)  # [b, H]
-        h = _norm_drop_residual(h, y, i, len(layers), norms, None, residual, 0.0, None)
-        new.append(carry)
-        y = h
-    return new, y
+        block = {"fw": {"mix": p[0]}, "bw": {"mix": p[1]}} if both else {"mixer": {"mix": p}}
+        if norms is not None:
+            block["out_ln1"] = norms[i]
+        blocks.append(block)
+    return {"blocks": blocks}
+
+
+def _of_params(params, cell, residual=False, dropout_rate=0.0, hoist=True, vjp="autodiff"):
+    both = "fw" in params
+    first = params["fw"][0] if both else params["layers"][0]
+    return recurrent_stack(
+        cell, first["w_h"].shape[0], len(params["fw"] if both else params["layers"]),
+        residual=residual, layer_norm="ln" in params, bidirectional=both,
+        dropout_rate=dropout_rate, hoist=hoist, vjp=vjp,
+    )  # fmt: skip
+
+
+def init_recurrent_stack(
+    key, cell, d_in, d_hidden, n_layers, residual=False, layer_norm=False, bidirectional=False
+):
+    """recurrent_stack's parameters in the recurrent layout: {'layers': [...]} (layer 1 [d_in
+    -> H], the others [H -> H]) or {'fw', 'bw'} (the others [2H -> H]), + 'ln' with
+    layer_norm (over H, 2H both ways); residual creates no parameters (checked here)."""
+    if not isinstance(bidirectional, bool):
+        raise BadInputError(f"bidirectional must be a boolean, got {bidirectional!r}")
+    s = recurrent_stack(
+        cell, d_hidden, n_layers, d_in=d_in, residual=residual, layer_norm=layer_norm,
+        bidirectional=bidirectional,
+    )  # fmt: skip
+    blocks = init_stack(key, s)["blocks"]
+    if bidirectional:
+        params = {d: [b[d]["mix"] for b in blocks] for d in ("fw", "bw")}
+    else:
+        params = {"layers": [b["mixer"]["mix"] for b in blocks]}
+    if layer_norm:
+        params["ln"] = [b["out_ln1"] for b in blocks]
+    return params
+
+
+def run_recurrent_stack(
+    params, x, lengths=None, *, cell, residual=False, carry0=None, reverse=False,
+    dropout_rate=0.0, rng=None, hoist=True, vjp="autodiff", return_intermediates=False,
+):  # fmt: skip
+    """apply_stack over the recurrent layout -> (carries, ys) (+ every layer's outputs with
+    return_intermediates): one final carry per layer ((forward, backward) both ways)."""
+    s = _of_params(params, check_stack_cell(cell), residual, dropout_rate, hoist, vjp)
+    if s.bidirectional and (carry0 is not None or reverse):
+        raise BadInputError("run_stack: a bidirectional stack takes no carry0 and no reverse")
+    if carry0 is not None and len(carry0) != len(s.mixers):
+        raise BadInputError(f"run_stack: carry0 needs one carry per layer ({len(s.mixers)})")
+    states = None if carry0 is None else [{"mix": c} for c in carry0]
+    y, outs, finals = apply_stack(
+        _blocks(params), s, x, lengths=lengths, states=states, return_states=True, rng=rng,
+        reverse=reverse, return_layers=True,
+    )  # fmt: skip
+    carries = finals if s.bidirectional else [f["mix"] for f in finals]
+    return (carries, y, outs) if return_intermediates else (carries, y)
+
+
+def zero_stack_carry(params, batch, *, cell, dtype=jnp.float32):
+    """One zero carry per layer (a list), the recurrent stack's carry before the first step."""
+    check_stack_cell(cell)
+    if "fw" in params:
+        _one_direction(Stack((), bidirectional=True), "zero_stack_carry")
+    s = _of_params(params, cell)
+    return [st["mix"] for st in init_stack_state(_blocks(params), s, batch, None, dtype)]
+
+
+def recurrent_stack_step(params, carries, x_t, *, cell, residual=False):
+    """stack_step over the recurrent layout: x_t [b, d_in] and one carry per layer -> (new
+    carries, y_L [b, H])."""
+    s = _of_params(params, check_stack_cell(cell), residual)
+    _one_direction(s, "stack_step")
+    if len(carries) != len(s.mixers):
+        raise BadInputError(f"stack_step: {len(carries)} carries for {len(s.mixers)} layers")
+    y, new = stack_step(_blocks(params), s, [{"mix": c} for c in carries], x_t)
+    return [st["mix"] for st in new], y

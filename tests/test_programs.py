@@ -26,8 +26,8 @@ PROGRAMS = {
     "rnnenc": "f1a964a65828e39b",
     "rnnsearch": "8f4968835bb4d929",
     "transformer": "3fb227bd960705cf",
-    "lm/attention": "c885d369778e2f8d",
-    "lm/recurrent": "f7934cd5542bf153",
+    "lm/attention": "ef892695bbf6343e",
+    "lm/recurrent": "722da35f441f28d0",
     "lm/mixer": "ad5c17b76282108c",
 }
 VOCAB, BATCH, SRC, TGT = 64, 4, 11, 13

@@ -1,4 +1,4 @@
-"""Sequence mixers behind one interface, and the stacks built from them.
+"""Sequence mixers behind one interface (anatomy.stack builds the stacks of them).
 
 registry.py   the mixers by name (linear_attention, rglru, mlstm, gated_deltanet, mamba2,
               mingru, mamba, attention, rnn, lstm, gru): get_mixer, default_config,
@@ -7,12 +7,10 @@ registry.py   the mixers by name (linear_attention, rglru, mlstm, gated_deltanet
               as CellSpecs for the scan runner and the translators (get_cell, CELLS), and
               each cell's path (resolve_path)
 attention.py  causal softmax self-attention as a mixer (its state: a KV cache)
-stack.py      a stack of pre-LN residual blocks, each a mixer (and an MLP), by a pattern
-              string: 'RRAR' puts attention third among recurrent mixers
 
 The recurrences themselves live in anatomy.recurrence (each over linear_scan.py's one entry
-point); this package sits above recurrence, attention and conv, since a hybrid stack needs
-both families. It imports nothing of training, translators or sharding (tests/test_layering.py).
+point); this package sits above recurrence, attention and conv, since it names both
+families. It imports nothing of training, translators or sharding (tests/test_layering.py).
 """
 
 from anatomy.mixers.registry import (
@@ -34,13 +32,6 @@ from anatomy.mixers.registry import (
     get_mixer,
     resolve_path,
 )
-from anatomy.mixers.stack import (
-    init_mixer_stack,
-    mixer_stack,
-    mixer_stack_state,
-    mixer_stack_step,
-    parse_pattern,
-)
 
 __all__ = [
     "CELLS",
@@ -60,9 +51,4 @@ __all__ = [
     "get_cell",
     "get_mixer",
     "resolve_path",
-    "init_mixer_stack",
-    "mixer_stack",
-    "mixer_stack_state",
-    "mixer_stack_step",
-    "parse_pattern",
 ]

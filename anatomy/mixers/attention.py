@@ -11,7 +11,8 @@ Letters: b batch, t positions, m model width, h heads, d head width, L cache cap
 Forms: 'dense' (the [b, h, t, t] weights in memory) and 'chunked' (chunked_attention's
 online softmax, O(t) memory; no ALiBi).
 
-positions: 'rope', 'alibi', 'none' (positions.py), or 'hard_alibi' (Jelassi et al. 2024): the
+positions: 'rope' (rope_base, and rope_scale = position interpolation), 'alibi', 'none'
+(positions.py), or 'hard_alibi' (Jelassi et al. 2024): the
 first n_heads // 2 heads see hard windows of 1, 2, .. tokens behind them, the others no
 positions (positions.hard_alibi_bias); dense form only, at least 2 heads.
 """
@@ -29,13 +30,14 @@ POSITIONS = ("rope", "alibi", "none", "hard_alibi")  # the encodings that act in
 HARD_ALIBI = "hard_alibi"  # the mixer's own: windowed heads beside NoPE heads (module docstring)
 
 
-def check_positions(positions):
+def check_positions(positions, rope_base=10000.0, rope_scale=1.0):
+    """The positions.Encoding of ``positions`` (RoPE's base and scale with it)."""
     if positions not in POSITIONS:
         choices = ", ".join(map(repr, POSITIONS))
         raise BadInputError(
             f"attention mixer: positions must be one of {choices}; got {positions!r}"
         )
-    return encoding("none" if positions == HARD_ALIBI else positions)
+    return encoding("none" if positions == HARD_ALIBI else positions, rope_base, rope_scale)
 
 
 def hard_heads(n_heads):
@@ -54,9 +56,9 @@ def init_attention(key, d_model, n_heads=4):
     return init_mha(key, d_model, n_heads)
 
 
-def attention(params, x, *, positions="rope", form="dense"):
+def attention(params, x, *, positions="rope", form="dense", rope_base=10000.0, rope_scale=1.0):
     """Causal self-attention over x [b, t, m] -> [b, t, m]."""
-    enc = check_positions(positions)
+    enc = check_positions(positions, rope_base, rope_scale)
     t, n_heads = x.shape[1], params["w_q"].shape[1]
     pos = jnp.arange(t)
     rotary, bias = enc.attention(n_heads, pos, pos)
@@ -77,9 +79,9 @@ def attention_zero_state(params, batch, max_len, dtype=jnp.float32):
     return kv_cache.init_cache(batch, int(max_len), n_heads, d_head, dtype)
 
 
-def attention_step(params, cache, x_t, *, positions="rope"):
+def attention_step(params, cache, x_t, *, positions="rope", rope_base=10000.0, rope_scale=1.0):
     """One position x_t [b, m] through the KV cache -> (out [b, m], cache)."""
-    enc = check_positions(positions)
+    enc = check_positions(positions, rope_base, rope_scale)
     pos = jnp.broadcast_to(cache.length, (x_t.shape[0],))
     n_heads = params["w_q"].shape[1]
     rotary, bias = enc.step_attention(n_heads, pos, cache.k.shape[1])

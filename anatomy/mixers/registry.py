@@ -109,6 +109,8 @@ KNOBS = {
         "attention's positions inside it: 'rope', 'alibi', 'none' or 'hard_alibi' (windowed "
         "heads beside NoPE ones, Jelassi et al. 2024)",
     ),
+    "rope_base": (10000.0, "attention's RoPE frequency base (larger = slower rotations)"),
+    "rope_scale": (1.0, "attention's RoPE position interpolation: position p rotated as p / scale"),
     "hoist": (
         None,
         "a cell's input projection before the scan (True) or in each step; None = "
@@ -281,8 +283,12 @@ def _cell_mixer(cell):
     )
 
 
+def _attention_kw(c):
+    return dict(positions=c.positions, rope_base=c.rope_base, rope_scale=c.rope_scale)
+
+
 def _attention_apply(p, x, s, c, form, lengths):
-    return att.attention(p, x, positions=c.positions, form=form), None
+    return att.attention(p, x, form=form, **_attention_kw(c)), None
 
 
 SPECS = (
@@ -361,11 +367,11 @@ SPECS = (
         name="attention",
         init=lambda key, m, c: att.init_attention(key, m, c.n_heads),
         apply=_attention_apply,
-        step=lambda p, s, x, c: att.attention_step(p, s, x, positions=c.positions),
+        step=lambda p, s, x, c: att.attention_step(p, s, x, **_attention_kw(c)),
         zero_state=lambda p, batch, max_len, c, dtype: att.attention_zero_state(
             p, batch, max_len, dtype
         ),
-        knobs=("n_heads", "positions"),
+        knobs=("n_heads", "positions", "rope_base", "rope_scale"),
         forms=att.ATTENTION_FORMS,
         stateful_apply=False,
     ),

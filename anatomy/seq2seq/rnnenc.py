@@ -16,10 +16,10 @@ input (Cho et al.'s "c" at every step); reverse_source=True reads the source bac
 within its length (Sutskever et al.'s trick).
 
 A deep encoder (config.n_layers > 1, config.residual, config.layer_norm; 'lstm' or 'gru'):
-anatomy.stack's run_stack, layer l reading layer l - 1's outputs (GNMT's residual
+anatomy.stack's recurrent_stack, layer l reading layer l - 1's outputs (GNMT's residual
 from layer 2 on, Wu et al. 2016; LayerNorm on each layer's output), and h_S / the carry the
 decoder starts from are the TOP layer's; the decoder stays one layer. params['encoder'] is
-then the stack's {'layers': [...], 'ln': [...]}; the one-layer plain encoder (the default)
+then the stack's {'blocks': [...]}; the one-layer plain encoder (the default)
 keeps the cell's own parameters there, so its parameters and digits are those of before.
 
 Both scans run on the backend's default recurrent path unless config.hoist / config.vjp say
@@ -35,7 +35,7 @@ import ml_collections
 from anatomy.layers import dense, dropout, init_embedding, init_output
 from anatomy.recurrence import run
 from anatomy.seq2seq import base
-from anatomy.stack import init_stack, run_stack
+from anatomy.stack import apply_stack, init_stack, recurrent_stack
 
 CELLS = ("rnn", "lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
 CHOICES = {"cell": CELLS}  # the fields build() checks (base.check_choices)
@@ -65,6 +65,11 @@ def build(config, src_vocab_size, tgt_vocab_size):
     """The RNNenc Translator (see base.Translator)."""
     cfg, spec, hoist, vjp, deep = base.recurrent_build("rnnenc", config, CHOICES)
     d_dec_in = cfg.d_emb + (cfg.d_hidden if cfg.feed_context else 0)
+    if deep:
+        stack = recurrent_stack(
+            cfg.cell, cfg.d_hidden, cfg.n_layers, d_in=cfg.d_emb, residual=cfg.residual,
+            layer_norm=cfg.layer_norm, dropout_rate=cfg.dropout_rate, hoist=hoist, vjp=vjp,
+        )  # fmt: skip
 
     def init(key):
         ks = jax.random.split(key, 5)
@@ -73,17 +78,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
             "src_emb": init_embedding(ks[0], src_vocab_size, cfg.d_emb, std),
             "tgt_emb": init_embedding(ks[1], tgt_vocab_size, cfg.d_emb, std),
             "encoder": (
-                init_stack(
-                    ks[2],
-                    cfg.cell,
-                    cfg.d_emb,
-                    cfg.d_hidden,
-                    cfg.n_layers,
-                    cfg.residual,
-                    cfg.layer_norm,
-                )
-                if deep
-                else spec.init(ks[2], cfg.d_emb, cfg.d_hidden)
+                init_stack(ks[2], stack) if deep else spec.init(ks[2], cfg.d_emb, cfg.d_hidden)
             ),
             "decoder": spec.init(ks[3], d_dec_in, cfg.d_hidden),
             "out": init_output(ks[4], cfg.d_hidden, tgt_vocab_size),
@@ -94,11 +89,11 @@ def build(config, src_vocab_size, tgt_vocab_size):
         kw = dict(reverse=cfg.reverse_source, hoist=hoist, vjp=vjp)
         if deep:  # the top layer's carry; inter-layer dropout from a key of its own
             r_stack = None if rng is None else jax.random.fold_in(rng, 1)
-            carries, _ = run_stack(
-                params["encoder"], x, src_len, cell=cfg.cell, residual=cfg.residual,
-                dropout_rate=cfg.dropout_rate, rng=r_stack, **kw,
+            _, states = apply_stack(
+                params["encoder"], stack, x, lengths=src_len, rng=r_stack,
+                reverse=cfg.reverse_source, return_states=True,
             )  # fmt: skip
-            carry = carries[-1]
+            carry = states[-1]["mix"]
         else:
             carry, _ = run(spec, params["encoder"], x, lengths=src_len, **kw)
         return {"carry": carry, "context": spec.hidden(carry)}  # context [B, H]

@@ -36,9 +36,9 @@ from anatomy.layers import (
     init_output,
     layer_norm,
 )
-from anatomy.mixers import init_mixer_stack, mixer_stack, mixer_stack_step
 from anatomy.recurrence import reverse_padded
 from anatomy.seq2seq import base
+from anatomy.stack import apply_stack, init_stack, pre_ln_stack, stack_step
 
 KNOBS = tuple(k for k in mx.KNOBS if k != "positions")  # every recurrent mixer's knob names
 
@@ -87,15 +87,15 @@ def build(config, src_vocab_size, tgt_vocab_size):
     cfg = ml_collections.FrozenConfigDict(config)
     m, rate = cfg.d_model, cfg.dropout_rate
     mixer = mx.build_mixer(cfg.mixer, m, **knobs(cfg))
-    layers = (mixer,) * cfg.n_layers
+    stack = pre_ln_stack((mixer,) * cfg.n_layers, cfg.d_ff, rate)
 
     def init(key):
         ks = jax.random.split(key, 5)
         return {
             "src_emb": init_embedding(ks[0], src_vocab_size, m),
             "tgt_emb": init_embedding(ks[1], tgt_vocab_size, m),
-            "encoder": init_mixer_stack(ks[2], layers, m, cfg.d_ff),
-            "decoder": init_mixer_stack(ks[3], layers, m, cfg.d_ff),
+            "encoder": init_stack(ks[2], stack),
+            "decoder": init_stack(ks[3], stack),
             "final_ln": init_layer_norm(m),
             "out": init_output(ks[4], m, tgt_vocab_size),
         }
@@ -105,10 +105,9 @@ def build(config, src_vocab_size, tgt_vocab_size):
         x = dropout(params["src_emb"][src], rate, r_emb, r_emb is None)  # [B, S, m]
         if cfg.reverse_source:
             x = reverse_padded(x, src_len)
-        _, states = mixer_stack(
-            params["encoder"], layers, x, lengths=src_len, return_states=True,
-            dropout_rate=rate, rng=r_stack,
-        )  # fmt: skip
+        _, states = apply_stack(
+            params["encoder"], stack, x, lengths=src_len, return_states=True, rng=r_stack
+        )
         return {"states": states}
 
     def encode(params, src, src_len):
@@ -127,10 +126,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
         memory = _encode(params, src, src_len.astype(jnp.int32), r_enc)
         r_emb, r_stack = (None, None) if r_dec is None else jax.random.split(r_dec)
         x = dropout(params["tgt_emb"][tgt], rate, r_emb, r_emb is None)  # [B, T, m]
-        y = mixer_stack(
-            params["decoder"], layers, x, states=memory["states"], dropout_rate=rate,
-            rng=r_stack,
-        )  # fmt: skip
+        y = apply_stack(params["decoder"], stack, x, states=memory["states"], rng=r_stack)
         logits = _logits(params, y, r_out)
         return base.intermediates_or_logits(logits, {"decoder_states": y}, return_intermediates)
 
@@ -140,7 +136,7 @@ def build(config, src_vocab_size, tgt_vocab_size):
 
     def step(params, memory, state, tokens):
         """One decoder step: tokens [B] -> (logits [B, V], the new per-layer states)."""
-        y, state = mixer_stack_step(params["decoder"], layers, state, params["tgt_emb"][tokens])
+        y, state = stack_step(params["decoder"], stack, state, params["tgt_emb"][tokens])
         return _logits(params, y), state
 
     return base.Translator(

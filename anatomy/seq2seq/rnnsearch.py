@@ -47,7 +47,7 @@ from anatomy.attention.additive import project_keys
 from anatomy.layers import dense, dropout, init_dense, init_embedding, init_output
 from anatomy.recurrence import LSTMState, bidirectional
 from anatomy.seq2seq import base
-from anatomy.stack import init_stack, run_stack
+from anatomy.stack import apply_stack, init_stack, recurrent_stack
 
 CELLS = ("lstm", "gru", "gru_paper", "sru", "qrnn", "mingru", "mamba")  # config.cell
 # The fields build() checks (base.check_choices) and their allowed values.
@@ -88,16 +88,17 @@ def build(config, src_vocab_size, tgt_vocab_size):
     cfg, spec, hoist, vjp, deep = base.recurrent_build("rnnsearch", config, CHOICES)
     pool = 2 if cfg.readout == "maxout" else 1  # t̃_i has pool · d_readout units
     d_ann = 2 * cfg.d_enc
+    if deep:
+        stack = recurrent_stack(
+            cfg.cell, cfg.d_enc, cfg.n_layers, d_in=cfg.d_emb, residual=cfg.residual,
+            layer_norm=cfg.layer_norm, bidirectional=True, dropout_rate=cfg.dropout_rate,
+            hoist=hoist, vjp=vjp,
+        )  # fmt: skip
 
     def init(key):
         ks = jax.random.split(key, 9)
         if deep:  # layer 1 from ks[2] (a stack draws its own layers' keys from it)
-            enc = {
-                "encoder": init_stack(
-                    ks[2], cfg.cell, cfg.d_emb, cfg.d_enc, cfg.n_layers, cfg.residual,
-                    cfg.layer_norm, bidirectional=True,
-                )
-            }  # fmt: skip
+            enc = {"encoder": init_stack(ks[2], stack)}
         else:
             enc = {
                 "enc_fw": spec.init(ks[2], cfg.d_emb, cfg.d_enc),
@@ -118,11 +119,10 @@ def build(config, src_vocab_size, tgt_vocab_size):
         x = dropout(params["src_emb"][src], cfg.dropout_rate, rng, rng is None)  # [B, S, E]
         if deep:  # the top layer's annotations and backward state
             r_stack = None if rng is None else jax.random.fold_in(rng, 1)
-            carries, ann = run_stack(
-                params["encoder"], x, src_len, cell=cfg.cell, residual=cfg.residual,
-                dropout_rate=cfg.dropout_rate, rng=r_stack, hoist=hoist, vjp=vjp,
-            )  # fmt: skip
-            carry_bw = carries[-1][1]
+            ann, states = apply_stack(
+                params["encoder"], stack, x, lengths=src_len, rng=r_stack, return_states=True
+            )
+            carry_bw = states[-1][1]
         else:
             ann, (_, carry_bw) = bidirectional(
                 spec, params["enc_fw"], params["enc_bw"], x, lengths=src_len, hoist=hoist, vjp=vjp

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 from anatomy.mixers import get_cell
 from anatomy.recurrence import init_lstm
 from anatomy.recurrence import run as run_cell
-from anatomy.stack import init_stack, run_stack
+from anatomy.stack import apply_stack, init_stack, recurrent_stack
 
 NAME = "LSTM"
 
@@ -26,11 +26,13 @@ def stack(d: int, n_layers: int, vjp: str = "fused"):
     gradients as one matmul after the backward loop) or 'autodiff' (jax.lax.scan's transpose:
     a weight-gradient matmul inside every backward step)."""
 
+    lstm = recurrent_stack("lstm", d, n_layers, hoist=True, vjp=vjp)
+
     def init(key):
-        return init_stack(key, "lstm", d, d, n_layers)
+        return init_stack(key, lstm)
 
     def loss(params, batch):
-        ys = run_stack(params, batch["x"], cell="lstm", vjp=vjp)[1]  # [b, n, d]
+        ys = apply_stack(params, lstm, batch["x"])  # [b, n, d]
         return jnp.mean((ys - batch["y"]) ** 2)
 
     return init, loss

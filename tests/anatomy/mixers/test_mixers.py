@@ -14,7 +14,7 @@ import pytest
 from helpers import rel
 from twins import FAST, B, D, T, build, inputs, moved
 
-from anatomy import mixers
+from anatomy import mixers, stack
 from anatomy.conv import init_short_conv, short_conv
 from anatomy.errors import BadInputError
 
@@ -108,8 +108,8 @@ def test_bad_names_knobs_forms_and_patterns_are_one_clear_line():
         m = build("attention")
         m.apply(m.init(jax.random.key(0)), inputs(), return_state=True)
     with pytest.raises(BadInputError, match="pattern must be 3 letters of R/A"):
-        mixers.parse_pattern("RXA", 3)
-    assert mixers.parse_pattern("", 2) == ("R", "R") and mixers.parse_pattern("AR", 2) == ("A", "R")
+        stack.parse_pattern("RXA", 3)
+    assert stack.parse_pattern("", 2) == ("R", "R") and stack.parse_pattern("AR", 2) == ("A", "R")
 
 
 def test_every_recurrent_mixer_has_a_default_form_among_its_forms_with_its_source():

@@ -21,7 +21,7 @@ LENGTHS = np.array([4, 6, 1])  # unsorted on purpose
 def rand_stack(cell, rng, n_layers=L, layer_norm=False, d_in=D):
     """init_stack's structure, every leaf random float64 (LN scale around 1, bias nonzero)."""
     shapes = jax.eval_shape(
-        lambda k: stack.init_stack(k, cell, d_in, H, n_layers, layer_norm=layer_norm),
+        lambda k: stack.init_recurrent_stack(k, cell, d_in, H, n_layers, layer_norm=layer_norm),
         jax.random.key(0),
     )
     params = jax.tree_util.tree_map(lambda s: rng.normal(0, 0.5, s.shape), shapes)
@@ -98,7 +98,7 @@ def test_stack_equals_numpy_loop(cell, residual, layer_norm):
     params = rand_stack(cell, rng, layer_norm=layer_norm)
     x = rng.normal(size=(B, T, D))
     run = jax.jit(
-        lambda p, x: stack.run_stack(
+        lambda p, x: stack.run_recurrent_stack(
             p, x, LENGTHS, cell=cell, residual=residual, return_intermediates=True
         )
     )
@@ -161,7 +161,7 @@ def test_plain_stack_equals_torch_values_and_gradients(cell):
     loss_t.backward()
 
     def loss(params, x):
-        carries, ys = stack.run_stack(params, x, jnp.asarray(LENGTHS), cell=cell)
+        carries, ys = stack.run_recurrent_stack(params, x, jnp.asarray(LENGTHS), cell=cell)
         total = jnp.sum(ys * w_y)
         for k, c in enumerate(carries):
             total += jnp.sum(get_cell(cell).hidden(c) * w_h[k])
@@ -198,21 +198,25 @@ def test_residual_layer_norm_gradients_are_the_derivative():
     params = rand_stack("lstm", rng, n_layers=2, layer_norm=True)
     x = rng.normal(size=(B, T, D))
     with jax.enable_x64(True):
-        f = jax.jit(lambda p, x: stack.run_stack(p, x, LENGTHS, cell="lstm", residual=True)[1])
+        f = jax.jit(
+            lambda p, x: stack.run_recurrent_stack(p, x, LENGTHS, cell="lstm", residual=True)[1]
+        )
         check_grads(f, (params, jnp.asarray(x)), order=1, modes=("rev",))
 
 
 @pytest.mark.slow
 def test_init_axes_dropout_and_bad_input():
     key = jax.random.key(0)
-    params = stack.init_stack(key, "gru", D, H, 2, residual=True, layer_norm=True)
+    params = stack.init_recurrent_stack(key, "gru", D, H, 2, residual=True, layer_norm=True)
     assert params["layers"][0]["w_x"].shape == (D, 3 * H)
     assert params["layers"][1]["w_x"].shape == (H, 3 * H)
-    axes, _ = axes_mod.trace(lambda k: stack.init_stack(k, "lstm", D, H, 2, layer_norm=True), key)
+    axes, _ = axes_mod.trace(
+        lambda k: stack.init_recurrent_stack(k, "lstm", D, H, 2, layer_norm=True), key
+    )
     assert axes["layers"][1]["w_h"] == (None, "hidden") and axes["ln"][0]["scale"] == ("embed",)
     x = jnp.asarray(np.random.default_rng(0).normal(size=(B, T, D)), jnp.float32)
     run = jax.jit(
-        lambda p, rng: stack.run_stack(
+        lambda p, rng: stack.run_recurrent_stack(
             p, x, cell="gru", residual=True, dropout_rate=0.5, rng=rng, return_intermediates=True
         )
     )
@@ -226,11 +230,11 @@ def test_init_axes_dropout_and_bad_input():
     np.testing.assert_array_equal(run(one, jax.random.key(1))[1], run(one, None)[1])
     for bad in ("mamba", "rnn", None):
         with pytest.raises(BadInputError, match="'lstm', 'gru'"):
-            stack.init_stack(key, bad, D, H, 2)
+            stack.init_recurrent_stack(key, bad, D, H, 2)
     with pytest.raises(BadInputError, match="cell"):
-        stack.run_stack(params, x, cell="transformer")
+        stack.run_recurrent_stack(params, x, cell="transformer")
     with pytest.raises(BadInputError, match="n_layers"):
-        stack.init_stack(key, "lstm", D, H, 0)
+        stack.init_recurrent_stack(key, "lstm", D, H, 0)
 
 
 # --- reverse, one step at a time, bidirectional --------------------------------------------
@@ -245,13 +249,17 @@ def test_reverse_reads_each_sequence_backwards_within_its_length():
     x = rng.normal(size=(B, T, D))
     with jax.enable_x64(True):
         rev = lambda a: rec.reverse_padded(jnp.asarray(a), jnp.asarray(LENGTHS))
-        carries, ys = stack.run_stack(params, x, LENGTHS, cell="lstm", residual=True, reverse=True)
-        ref_c, ref_y = stack.run_stack(params, rev(x), LENGTHS, cell="lstm", residual=True)
+        carries, ys = stack.run_recurrent_stack(
+            params, x, LENGTHS, cell="lstm", residual=True, reverse=True
+        )
+        ref_c, ref_y = stack.run_recurrent_stack(
+            params, rev(x), LENGTHS, cell="lstm", residual=True
+        )
         np.testing.assert_allclose(ys, rev(ref_y), rtol=1e-12, atol=1e-12)
         for a, b in zip(jax.tree.leaves(carries), jax.tree.leaves(ref_c)):
             np.testing.assert_allclose(a, b, rtol=1e-12)
         one = {"layers": params["layers"][:1]}
-        (c1,), y1 = stack.run_stack(one, x, LENGTHS, cell="lstm", reverse=True)
+        (c1,), y1 = stack.run_recurrent_stack(one, x, LENGTHS, cell="lstm", reverse=True)
         c_run, y_run = rec.run(get_cell("lstm"), one["layers"][0], x, lengths=LENGTHS, reverse=True)
         np.testing.assert_allclose(y1, y_run, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(c1.c, c_run.c, rtol=1e-12)
@@ -267,9 +275,9 @@ def test_stack_step_equals_the_scan_row_by_row(cell, residual, layer_norm):
     params = rand_stack(cell, rng, layer_norm=layer_norm)
     x = rng.normal(size=(B, T, D))
     with jax.enable_x64(True):
-        carries, ys = stack.run_stack(params, x, cell=cell, residual=residual)
+        carries, ys = stack.run_recurrent_stack(params, x, cell=cell, residual=residual)
         step = jax.jit(
-            lambda c, x_t: stack.stack_step(params, c, x_t, cell=cell, residual=residual)
+            lambda c, x_t: stack.recurrent_stack_step(params, c, x_t, cell=cell, residual=residual)
         )
         state = stack.zero_stack_carry(params, B, cell=cell, dtype=jnp.float64)
         rows = []
@@ -280,12 +288,12 @@ def test_stack_step_equals_the_scan_row_by_row(cell, residual, layer_norm):
     for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(carries)):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     with pytest.raises(BadInputError, match="1 carries for 3 layers"):
-        stack.stack_step(params, state[:1], jnp.asarray(x[:, 0]), cell=cell)
+        stack.recurrent_stack_step(params, state[:1], jnp.asarray(x[:, 0]), cell=cell)
 
 
 def rand_bistack(cell, rng, n_layers=2, layer_norm=False):
     shapes = jax.eval_shape(
-        lambda k: stack.init_stack(
+        lambda k: stack.init_recurrent_stack(
             k, cell, D, H, n_layers, layer_norm=layer_norm, bidirectional=True
         ),
         jax.random.key(0),
@@ -322,20 +330,20 @@ def test_bidirectional_stack_equals_numpy_loops(cell, residual, layer_norm):
     params = rand_bistack(cell, rng, n_layers=3, layer_norm=layer_norm)
     x = rng.normal(size=(B, T, D))
     with jax.enable_x64(True):
-        carries, ys = stack.run_stack(params, x, LENGTHS, cell=cell, residual=residual)
+        carries, ys = stack.run_recurrent_stack(params, x, LENGTHS, cell=cell, residual=residual)
     np.testing.assert_allclose(ys, np_bistack(cell, params, x, LENGTHS, residual), atol=1e-12)
     assert len(carries) == 3 and ys.shape == (B, T, 2 * H)
     for bad in (dict(reverse=True), dict(carry0=[None] * 3)):  # one direction's options
         with pytest.raises(BadInputError, match="bidirectional stack takes no carry0"):
-            stack.run_stack(params, x, LENGTHS, cell=cell, **bad)
+            stack.run_recurrent_stack(params, x, LENGTHS, cell=cell, **bad)
     with pytest.raises(BadInputError, match="'fw' and 'bw' differ"):
-        stack.run_stack({**params, "bw": params["bw"][:2]}, x, cell=cell)
+        stack.run_recurrent_stack({**params, "bw": params["bw"][:2]}, x, cell=cell)
     with pytest.raises(BadInputError, match="stack_step: a bidirectional stack reads the whole"):
-        stack.stack_step(params, [None] * 3, x[:, 0], cell=cell)
+        stack.recurrent_stack_step(params, [None] * 3, x[:, 0], cell=cell)
     with pytest.raises(BadInputError, match="zero_stack_carry: a bidirectional stack"):
         stack.zero_stack_carry(params, B, cell=cell)
     with pytest.raises(BadInputError, match="bidirectional must be a boolean"):
-        stack.init_stack(jax.random.key(0), cell, D, H, 2, bidirectional="yes")
+        stack.init_recurrent_stack(jax.random.key(0), cell, D, H, 2, bidirectional="yes")
 
 
 def test_plain_bidirectional_stack_equals_torch_values_and_gradients():
@@ -358,7 +366,7 @@ def test_plain_bidirectional_stack_equals_torch_values_and_gradients():
     loss_t.backward()
 
     def loss(params, x):
-        carries, ys = stack.run_stack(params, x, jnp.asarray(LENGTHS), cell="lstm")
+        carries, ys = stack.run_recurrent_stack(params, x, jnp.asarray(LENGTHS), cell="lstm")
         hs = [c.h for pair in carries for c in pair]  # torch's h_n order: l0 fw, l0 bw, l1 ...
         return jnp.sum(ys * w_y) + sum(jnp.sum(h * w) for h, w in zip(hs, w_h)), ys
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from anatomy import mixers as mx
+from anatomy import stack as stack_mod
 from anatomy.errors import BadInputError
 from anatomy.seq2seq import build_model, rnnenc_mixer
 
@@ -16,11 +17,12 @@ def test_a_stack_continued_from_its_states_equals_one_pass(rng):
     """[a; b] in one pass equals a (stopped at each row's length) then b from a's states:
     rows of a shorter than its width are padded with noise the state must not read."""
     layers = (mx.build_mixer("gated_deltanet", 8, n_heads=2, conv=3, form="sequential"),) * 2
-    params = mx.init_mixer_stack(jax.random.key(0), layers, 8, d_ff=12)
+    blocks = stack_mod.pre_ln_stack(layers, d_ff=12)
+    params = stack_mod.init_stack(jax.random.key(0), blocks)
     lengths = np.array([5, 3])
     a = rng.normal(size=(2, 5, 8)).astype(np.float32)
     b = rng.normal(size=(2, 4, 8)).astype(np.float32)
-    stack = jax.jit(lambda *a, **k: mx.mixer_stack(params, layers, *a, **k),
+    stack = jax.jit(lambda *a, **k: stack_mod.apply_stack(params, blocks, *a, **k),
                     static_argnames="return_states")  # fmt: skip
     _, states = stack(a, lengths=lengths, return_states=True)
     cont = stack(b, states=states)
@@ -29,7 +31,7 @@ def test_a_stack_continued_from_its_states_equals_one_pass(rng):
         ref = stack(whole)[:, n:]
         np.testing.assert_allclose(cont[row : row + 1], ref, rtol=1e-5, atol=1e-5)
     with pytest.raises(BadInputError, match="states"):
-        mx.mixer_stack(params, layers, b, states=states[:1])
+        stack_mod.apply_stack(params, blocks, b, states=states[:1])
 
 
 def test_the_decoder_sees_the_source_only_through_the_state_and_its_bytes_are_fixed():

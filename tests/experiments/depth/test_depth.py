@@ -554,7 +554,7 @@ def test_grad_norms_split_the_stack_by_layer(name, quick, corpus):
     assert got["layers"].shape == (3,)
     assert float(jnp.sum(got["layers"] ** 2) + rest**2) == pytest.approx(float(total) ** 2, 1e-5)
     assert float(got["total"]) == pytest.approx(float(total), rel=1e-6)
-    want = p["stack"]["layers"][-1]["ffn"]["w2"] if v.family == "attention" else None
+    want = p["stack"]["blocks"][-1]["ffn"]["w2"] if v.family == "attention" else None
     if want is not None:
         assert float(got["xiong"]) == pytest.approx(float(jnp.linalg.norm(want)), rel=1e-5)
 
