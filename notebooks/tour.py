@@ -517,7 +517,7 @@ show_committed("gettext_enfr_bleu_by_length.png")
 # ## 14. After the Transformer: are RNNs back?
 #
 # The recurrences of 2023-25 (Mamba-2, RG-LRU, mLSTM, gated DeltaNet: `anatomy.mixers`) train
-# in parallel through one linear scan (`anatomy.recurrence.linear_scan`: sequential,
+# in parallel through one linear scan (`anatomy.scan.linear`: sequential,
 # associative and chunked forms, proven equal in `tests/test_linear_scan.py`), but they still
 # carry a fixed-size state. Multi-query associative recall (MQAR, Zoology's generator) is
 # where that bites: K key-value pairs, then each key asked once. A task must need what it

@@ -15,7 +15,7 @@
 
 A recurrence that is also a cell, ``cell(params, carry, x) -> (carry, y)`` (rnn, lstm, gru,
 mingru, mamba), carries its ``CellSpec`` in its registration (``MixerSpec.cell``): the parts
-the scan runner (anatomy.recurrence.scan.run) and the translators use, at any input and hidden
+the scan runner (anatomy.scan.runner.run) and the translators use, at any input and hidden
 width. The cells that are only cells (gru_paper, the GRU of Cho et al.'s paper; the SRU and
 the QRNN) are registered by the same idiom, ``_cell``, in ``CELL_ONLY``; ``CELLS`` is every
 cell by name, read from both (``get_cell``). A nonlinear cell's mixer is the scan runner:
@@ -81,12 +81,12 @@ from anatomy.recurrence.linear_attention import (
     linear_attention_step,
     linear_attention_zero_state,
 )
-from anatomy.recurrence.linear_scan import CHUNK, FORMS, check_form
 from anatomy.recurrence.mingru import init_mingru, mingru, mingru_cell, mingru_zero_carry
 from anatomy.recurrence.mlstm import MLSTM_FORMS, init_mlstm, mlstm, mlstm_step, mlstm_zero_state
 from anatomy.recurrence.rglru import init_rglru, rglru, rglru_step, rglru_zero_state
-from anatomy.recurrence.scan import run
 from anatomy.recurrence.ssd import MAMBA2_FORMS, init_mamba2, mamba2, mamba2_step, mamba2_zero_state
+from anatomy.scan.linear import CHUNK, FORMS, check_form
+from anatomy.scan.runner import run
 
 # the module (anatomy.recurrence's namespace holds the function of the same name)
 _MINGRU = importlib.import_module("anatomy.recurrence.mingru")

@@ -57,7 +57,6 @@ from anatomy.recurrence.linear_attention import (
     linear_attention_step,
     linear_attention_zero_state,
 )
-from anatomy.recurrence.linear_scan import FORMS, linear_scan, quadratic
 from anatomy.recurrence.mingru import init_mingru, mingru, mingru_cell
 from anatomy.recurrence.mlstm import MLSTMState, init_mlstm, mlstm, mlstm_step, mlstm_zero_state
 from anatomy.recurrence.quasi import (
@@ -73,10 +72,11 @@ from anatomy.recurrence.quasi import (
     sru_cell,
 )
 from anatomy.recurrence.rglru import RGLRUState, init_rglru, rglru, rglru_step, rglru_zero_state
-from anatomy.recurrence.scan import bidirectional, run
 from anatomy.recurrence.selective import MambaState, init_mamba, mamba, mamba_cell
-from anatomy.recurrence.sequences import reverse_padded
 from anatomy.recurrence.ssd import SSDState, init_mamba2, mamba2, mamba2_step, mamba2_zero_state
+from anatomy.scan.linear import FORMS, linear_scan, quadratic
+from anatomy.scan.runner import bidirectional, run
+from anatomy.scan.sequences import reverse_padded
 
 __all__ = [
     # cells: init, one step, state

@@ -10,7 +10,7 @@ Two kinds of choice change speed and memory, never the function computed:
            xLSTM names it); a nonlinear cell (rnn, lstm, gru) has the one form 'sequential';
            tests/test_mixers.py holds every form to a float64 sequential twin, values and
            gradients.
-    path   how a translator's cell runs (anatomy.recurrence.scan.run): hoist, the input
+    path   how a translator's cell runs (anatomy.scan.runner.run): hoist, the input
            projection as ONE [B·T, D] x [D, G·H] matmul before the scan (True) or inside each
            step (False); vjp, "autodiff" (JAX differentiates the scan) or "fused" (fused.py's
            custom VJP: one matmul per backward step, the weight gradients as one matmul over

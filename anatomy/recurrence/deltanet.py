@@ -43,7 +43,7 @@ import jax.numpy as jnp
 from anatomy.axes import declare
 from anatomy.layers import init_rms_norm, rms_norm
 from anatomy.recurrence import heads as hd
-from anatomy.recurrence.linear_scan import CHUNK, FORMS, check_form, linear_scan, outer, readout
+from anatomy.scan.linear import CHUNK, FORMS, check_form, linear_scan, outer, readout
 
 DT_RANGE = (1e-3, 1e-1)  # softplus(b_α) at initialisation, log-uniform (Mamba-2's Δ)
 

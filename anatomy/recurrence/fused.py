@@ -44,7 +44,7 @@ from anatomy.recurrence.cells import (
     lstm_update,
     lstm_zero_carry,
 )
-from anatomy.recurrence.sequences import check_inputs, reverse_padded
+from anatomy.scan.sequences import check_inputs, reverse_padded
 
 
 class _Cell(NamedTuple):

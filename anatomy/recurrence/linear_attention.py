@@ -24,7 +24,7 @@ import jax.numpy as jnp
 
 from anatomy.errors import BadInputError
 from anatomy.recurrence import heads as hd
-from anatomy.recurrence.linear_scan import (
+from anatomy.scan.linear import (
     CHUNK,
     FORMS,
     check_form,

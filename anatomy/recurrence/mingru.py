@@ -19,8 +19,8 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.axes import declare
-from anatomy.recurrence.linear_scan import CHUNK, linear_scan
 from anatomy.recurrence.quasi import _check_xs, scan_form, zero_padding
+from anatomy.scan.linear import CHUNK, linear_scan
 
 MINGRU_AXES = {"w": (None, "hidden"), "b": ("hidden",)}  # logical axes (anatomy.axes)
 

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 
 from anatomy.layers import init_rms_norm, rms_norm
 from anatomy.recurrence import heads as hd
-from anatomy.recurrence.linear_scan import (
+from anatomy.scan.linear import (
     CHUNK,
     FORMS,
     check_form,

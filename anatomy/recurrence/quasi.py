@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.axes import declare
-from anatomy.recurrence.linear_scan import linear_scan
+from anatomy.scan.linear import linear_scan
 
 # Logical axes (anatomy.axes): the gate dimension is 'hidden', the input one unsharded.
 SRU_AXES = {"w": (None, "hidden"), "b": ("hidden",), "w_skip": (None, "hidden")}

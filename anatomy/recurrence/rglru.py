@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from anatomy.axes import declare
 from anatomy.errors import BadInputError
 from anatomy.layers import dense, init_dense
-from anatomy.recurrence.linear_scan import CHUNK, check_form, linear_scan
+from anatomy.scan.linear import CHUNK, check_form, linear_scan
 
 C = 8.0  # the fixed scale c of log a_t
 RADIUS = (0.9, 0.999)  # the ring the base exp(-softplus(Λ)) is drawn on at initialisation

@@ -35,8 +35,8 @@ import jax.numpy as jnp
 
 from anatomy.axes import declare
 from anatomy.recurrence.heads import init_dt_bias
-from anatomy.recurrence.linear_scan import CHUNK, linear_scan
 from anatomy.recurrence.quasi import _check_xs, last_real, scan_form, zero_padding
+from anatomy.scan.linear import CHUNK, linear_scan
 
 D_STATE = 16  # N, Mamba's default state size per channel
 DT_MIN, DT_MAX = 1e-3, 1e-1  # the range of Δ at initialisation (log-uniform)

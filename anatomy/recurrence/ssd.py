@@ -33,7 +33,7 @@ from anatomy.axes import declare
 from anatomy.errors import BadInputError
 from anatomy.layers import dense, init_dense, init_rms_norm, rms_norm
 from anatomy.recurrence.heads import init_dt_bias
-from anatomy.recurrence.linear_scan import (
+from anatomy.scan.linear import (
     CHUNK,
     FORMS,
     check_form,

@@ -8,13 +8,13 @@ The fast path (``hoist=True``) computes the input projection of every step
 as ONE matmul [B, T, D] x [D, G*H] before the scan, so each serial step only
 does the recurrent matmul h [B, H] x w_h [H, G*H] and elementwise gates. The
 plain path (``hoist=False``) calls the cell itself at each step; both use
-the same formulas (``cell = recur ∘ project``, see ``cells.py``).
+the same formulas (``cell = recur ∘ project``, the CellSpec's).
 """
 
 import jax
 import jax.numpy as jnp
 
-from anatomy.recurrence.sequences import check_inputs, reverse_padded
+from anatomy.scan.sequences import check_inputs, reverse_padded
 
 
 def run(
