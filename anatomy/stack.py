@@ -46,7 +46,7 @@ import jax.numpy as jnp
 from anatomy.errors import BadInputError
 from anatomy.layers import dropout, init_layer_norm, layer_norm
 from anatomy.mixers import get_cell
-from anatomy.recurrence import bidirectional, reverse_padded, run
+from anatomy.scan import bidirectional, reverse_padded, run
 
 STACK_CELLS = ("lstm", "gru")
 

@@ -89,7 +89,7 @@ def _within(name, top):
 
 
 def test_the_graph_sees_the_imports():
-    assert "anatomy.axes" in GRAPH["anatomy.recurrence.cells"]
+    assert "anatomy.axes" in GRAPH["anatomy.mixers.cells"]
     assert "anatomy.scan.sequences" in GRAPH["anatomy.scan.runner"]
     assert "anatomy.sharding" in GRAPH["anatomy.train.sharded"]  # the package init runs
     assert "experiments.lab.provenance" in GRAPH["experiments.lab.outputs"]  # inside a function
@@ -153,7 +153,6 @@ def test_the_lab_imports_only_itself_and_anatomy():
 
 LAYERS = (
     "anatomy.scan",
-    "anatomy.recurrence",
     "anatomy.attention",
     "anatomy.conv",
     "anatomy.mixers",  # above the three families (a hybrid stack needs two), still a layer

@@ -23,6 +23,7 @@ from anatomy.attention.masks import causal_mask
 from anatomy.attention.multihead import cached_self_attention, init_mha, multi_head_attention
 from anatomy.attention.positions import encoding, hard_alibi_bias
 from anatomy.errors import BadInputError
+from anatomy.mixers.spec import MixerSpec
 
 ATTENTION_FORMS = ("dense", "chunked")
 POSITIONS = ("rope", "alibi", "none", "hard_alibi")  # the encodings that act inside attention
@@ -88,3 +89,22 @@ def attention_step(params, cache, x_t, *, positions="rope"):
         bias = hard_alibi_bias(n_heads, hard_heads(n_heads), pos[:, None], slots, x_t.dtype)
     out, _, cache = cached_self_attention(params, x_t[:, None], cache, rotary=rotary, bias=bias)
     return out[:, 0], cache
+
+
+# ------------------------------------------------------------------------- the registration
+
+
+def _apply(p, x, s, c, form, lengths):
+    return attention(p, x, positions=c.positions, form=form), None
+
+
+SPEC = MixerSpec(
+    name="attention",
+    init=lambda key, m, c: init_attention(key, m, c.n_heads),
+    apply=_apply,
+    step=lambda p, s, x, c: attention_step(p, s, x, positions=c.positions),
+    zero_state=lambda p, batch, max_len, c, dtype: attention_zero_state(p, batch, max_len, dtype),
+    knobs=("n_heads", "positions"),
+    forms=ATTENTION_FORMS,
+    stateful_apply=False,
+)

@@ -37,7 +37,7 @@ from anatomy.layers import (
     layer_norm,
 )
 from anatomy.mixers import init_mixer_stack, mixer_stack, mixer_stack_step
-from anatomy.recurrence import reverse_padded
+from anatomy.scan import reverse_padded
 from anatomy.seq2seq import base
 
 KNOBS = tuple(k for k in mx.KNOBS if k != "positions")  # every recurrent mixer's knob names

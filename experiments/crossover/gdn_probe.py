@@ -38,8 +38,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from anatomy.mixers import gated_deltanet as deltanet
 from anatomy.probes.op_cost import profile
-from anatomy.recurrence import deltanet
 from anatomy.scan.linear import linear_scan
 
 

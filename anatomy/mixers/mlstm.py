@@ -36,7 +36,8 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.layers import init_rms_norm, rms_norm
-from anatomy.recurrence import heads as hd
+from anatomy.mixers import shared as hd
+from anatomy.mixers.spec import MixerSpec, fn_apply, fn_step, heads_init, zero
 from anatomy.scan.linear import (
     CHUNK,
     FORMS,
@@ -170,3 +171,17 @@ def mlstm_step(params, state, x_t):
     a = jnp.exp(log_f + state.m - m)[..., None, None]
     c = a * state.c + outer(jnp.exp(i_tilde - m)[..., None] * k, v1)
     return _out(params, readout(c, q), m, o), MLSTMState(c, m)
+
+
+# ------------------------------------------------------------------------- the registration
+
+SPEC = MixerSpec(
+    name="mlstm",
+    init=heads_init(init_mlstm),
+    apply=fn_apply(mlstm),
+    step=fn_step(mlstm_step),
+    zero_state=zero(mlstm_zero_state),
+    knobs=("n_heads", "d_key", "d_value"),
+    forms=MLSTM_FORMS,
+    defaults={"conv": 4},
+)
