@@ -7,7 +7,7 @@ first form that fits in memory):
     'sequential'              jax.lax.scan, the twin every form is held to
     'associative'             jax.lax.associative_scan
     'chunked'                 dense products inside chunks, a scan across them
-    'quadratic' / 'parallel'  the T x T attention-like form (where one exists)
+    'quadratic'               the T x T attention-like form (where one exists)
 
 and, for Mamba-2 and gated DeltaNet, 'torch': a twin written from the paper's equations
 (benchmarks/peers_mixers.py: SSD's chunked algorithm; the delta rule step by step), beside
