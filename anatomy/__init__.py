@@ -1,12 +1,15 @@
 """anatomy: the RNN -> Transformer transition, made measurable.
 
-    anatomy.recurrence  one step at a time: rnn / lstm / gru cells over jax.lax.scan,
-                        bidirectional; linear recurrences (SRU, QRNN, minGRU, Mamba, RG-LRU,
-                        mLSTM, gated DeltaNet, Mamba-2, linear attention) on one linear scan
+    anatomy.scan        the scan engines: a cell run over time (lengths, reverse,
+                        bidirectional, a fused backward), the one linear recurrence in its
+                        forms (sequential, associative, chunked; the quadratic form)
     anatomy.attention   all positions at once: additive, Luong, scaled dot-product and
                         multi-head attention as batched einsums, masks, KV cache, layers
     anatomy.conv        a fixed window: causal / centred 1-D convolutions, GLU blocks (ConvS2S)
-    anatomy.mixers      sequence mixers by name behind one interface, hybrid stacks
+    anatomy.mixers      sequence mixers by name behind one interface, one file each (the
+                        rnn / lstm / gru cells, SRU, QRNN, minGRU, Mamba, RG-LRU, mLSTM,
+                        gated DeltaNet, Mamba-2, linear attention, softmax attention),
+                        hybrid stacks
     anatomy.data        toy_wmt corpus, tfds builder, TSV / tfds corpora, vocab, batches
     anatomy.seq2seq     translators: rnnenc, rnnsearch, luong, transformer, convs2s
     anatomy.lm          decoder-only language models of any family or mixer, one interface
@@ -15,13 +18,13 @@
     anatomy.sharding    mesh + logical axis rules -> NamedSharding
     anatomy.probes      gradient norms, XLA cost analysis, timing
 
-The two layer families are imported eagerly; the rest on first use (the data
+The scan engines and the attention family are imported eagerly; the rest on first use (the data
 package pulls in tensorflow-datasets, which is slow to import).
 """
 
 import importlib
 
-from anatomy import attention, recurrence
+from anatomy import attention, scan
 
 __version__ = "0.1.0"
 
@@ -45,4 +48,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'anatomy' has no attribute {name!r}")
 
 
-__all__ = ["attention", "recurrence", *_LAZY]
+__all__ = ["attention", "scan", *_LAZY]

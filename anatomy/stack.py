@@ -63,8 +63,8 @@ from anatomy.axes import declare
 from anatomy.errors import BadInputError
 from anatomy.layers import FFN_AXES, dropout, ffn, init_ffn, init_layer_norm, layer_norm
 from anatomy.mixers import Mixer, build_mixer, get_mixer
-from anatomy.recurrence import bidirectional as run_both_ways
-from anatomy.recurrence import reverse_padded
+from anatomy.scan import bidirectional as run_both_ways
+from anatomy.scan import reverse_padded
 
 NORMS = ("pre", "post", "deepnorm", "output", "none")
 RESIDUALS = ("all", "from2", "none")

@@ -22,9 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from anatomy import attention as att
-from anatomy import recurrence as rec
 from anatomy.mixers import get_cell
-from anatomy.recurrence.fused import run_gru, run_lstm
+from anatomy.mixers.cells import run_gru, run_lstm
+from anatomy.scan import run
 from benchmarks.inputs import f32, fill, shapes
 from benchmarks.protocol import Case, layer_impl, one_thread
 
@@ -111,10 +111,10 @@ def rnn_case(cell, batch, n_time, d_in, d_hidden, rng):
     for hoist in (True, False):
         label = "anatomy" if hoist else "anatomy hoist=False"
         impls[label] = _jax_impl(
-            lambda p_, x_, h=hoist: rec.run(get_cell(cell), p_, x_, hoist=h)[1], p, x, g
+            lambda p_, x_, h=hoist: run(get_cell(cell), p_, x_, hoist=h)[1], p, x, g
         )
     # the custom-VJP path (one matmul per backward step); hoist=False + fused is the
-    # translators' CPU default (anatomy/recurrence/defaults.py)
+    # translators' CPU default (anatomy/mixers/defaults.py)
     run_fused = run_lstm if cell == "lstm" else run_gru
     impls["anatomy fused VJP"] = _jax_impl(lambda p_, x_: run_fused(p_, x_)[1], p, x, g)
     impls["anatomy fused VJP hoist=False"] = _jax_impl(

@@ -7,12 +7,12 @@ first form that fits in memory):
     'sequential'              jax.lax.scan, the twin every form is held to
     'associative'             jax.lax.associative_scan
     'chunked'                 dense products inside chunks, a scan across them
-    'quadratic' / 'parallel'  the T x T attention-like form (where one exists)
+    'quadratic'               the T x T attention-like form (where one exists)
 
 and, for Mamba-2 and gated DeltaNet, 'torch': a twin written from the paper's equations
 (benchmarks/peers_mixers.py: SSD's chunked algorithm; the delta rule step by step), beside
 the same N for softmax attention ('anatomy' dense, 'anatomy chunked': the online
-softmax of anatomy/attention/chunked.py) and the LSTM (recurrence.run on the translators'
+softmax of anatomy/attention/chunked.py) and the LSTM (anatomy.scan.run on the translators'
 default path, and torch.nn.LSTM). The pass timed is 'fwdbwd': the gradients of <y, g> w.r.t.
 the input and every parameter (benchmarks/cases.py: _jax_impl). torch is imported only where a
 torch twin is built (twin=True, the default, and torch installed: without it the twins are
@@ -27,7 +27,8 @@ import jax
 import numpy as np
 
 from anatomy import mixers
-from anatomy import recurrence as rec
+from anatomy.mixers.cells import init_lstm
+from anatomy.scan import run
 from benchmarks.cases import _jax_impl
 from benchmarks.inputs import f32, fill, jitter, shapes
 from benchmarks.protocol import Case
@@ -98,17 +99,17 @@ def mixer_case(name, batch, n, d_model, rng, forms=None, max_bytes=MAX_BYTES, tw
 
 
 def lstm_case(batch, n, d_model, rng, twin=True):
-    """The LSTM layer at the same width: recurrence.run on the translators' CPU default path
+    """The LSTM layer at the same width: anatomy.scan.run on the translators' CPU default path
     (fused VJP, hoist off) and (twin) torch.nn.LSTM (2 threads), fwdbwd only."""
     bound = d_model**-0.5
     p = fill(
-        shapes(rec.init_lstm, jax.random.key(0), d_model, d_model),
+        shapes(init_lstm, jax.random.key(0), d_model, d_model),
         lambda _, s: rng.uniform(-bound, bound, s),
     )
     x = f32(rng.normal(size=(batch, n, d_model)))
     g = f32(rng.normal(size=(batch, n, d_model)))
-    run = lambda p_, x_: rec.run(mixers.get_cell("lstm"), p_, x_, hoist=False, vjp="fused")[1]
-    impls = {"anatomy": _fwdbwd_only(_jax_impl(run, p, x, g, note="fused VJP, hoist=False"))}
+    layer = lambda p_, x_: run(mixers.get_cell("lstm"), p_, x_, hoist=False, vjp="fused")[1]
+    impls = {"anatomy": _fwdbwd_only(_jax_impl(layer, p, x, g, note="fused VJP, hoist=False"))}
     if not (twin and _have_torch()):  # the torch reference is only a peer: skipped without it
         return Case("lstm", f"B={batch} N={n} m={d_model}", impls, {})
     import torch

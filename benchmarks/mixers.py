@@ -8,7 +8,7 @@ forward+backward program is sized by XLA first (over MAX_BYTES: left out at that
 form is checked against the first one (equal work), then all are timed interleaved
 (benchmarks/timing.py), medians. The default form of a mixer on this backend is the one
 with the lowest geometric mean time over the lengths, among the forms that ran at every
-length (``choose_defaults``); anatomy/recurrence/defaults.py records the choice.
+length (``choose_defaults``); anatomy/mixers/defaults.py records the choice.
 """
 
 import math

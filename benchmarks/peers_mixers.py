@@ -47,7 +47,7 @@ def _segsum(x):
 
 
 def torch_mamba2(p, x, chunk=64):
-    """Mamba-2's block on x [b, t, m] (anatomy.recurrence.ssd's parameters, no conv)."""
+    """Mamba-2's block on x [b, t, m] (anatomy.mixers.mamba2's parameters, no conv)."""
     inner, n_heads = p["out"]["w"].shape[0], p["a_log"].shape[0]
     n = (p["in"]["w"].shape[1] - 2 * inner - n_heads) // 2
     b, t, _ = x.shape
@@ -81,7 +81,7 @@ def torch_mamba2(p, x, chunk=64):
 
 
 def torch_gated_deltanet(p, x):
-    """Gated DeltaNet on x [b, t, m] (anatomy.recurrence.deltanet's parameters, no conv),
+    """Gated DeltaNet on x [b, t, m] (anatomy.mixers.gated_deltanet's parameters, no conv),
     the paper's recurrence one step at a time (S [b, h, v, k])."""
     heads = lambda w: torch.einsum("btm,mhk->bthk", x, w)
     l2 = lambda y: y * torch.rsqrt(y.pow(2).sum(-1, keepdim=True) + 1e-6)

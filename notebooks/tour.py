@@ -38,7 +38,8 @@ import numpy as np
 import anatomy
 from anatomy import attention as attn
 from anatomy import mixers, probes
-from anatomy import recurrence as rec
+from anatomy.mixers.cells import init_gru, init_lstm, init_rnn
+from anatomy.scan import run
 from notebooks.tourkit import (
     committed_block,
     report_section,
@@ -102,13 +103,13 @@ show(fig)
 # * GRU: update and reset gates $z, r$; $h_t = (1 - z) \odot n + z \odot h_{t-1}$
 #
 # Every cell is a pure function `cell(params, carry, x) -> (carry, y)`
-# (`anatomy.recurrence.rnn_cell`, `lstm_cell`, `gru_cell`), and one runner,
-# `anatomy.recurrence.run`, scans it over time with `jax.lax.scan` (per-sequence lengths,
+# (`anatomy.mixers.cells.rnn_cell`, `lstm_cell`, `gru_cell`), and one runner,
+# `anatomy.scan.run`, scans it over time with `jax.lax.scan` (per-sequence lengths,
 # reverse, the input projection hoisted out of the loop as one matmul). Tests:
-# `tests/anatomy/recurrence/test_recurrence.py::test_scan_matches_python_loop_and_hoist_matches_plain`,
-# `tests/anatomy/recurrence/test_recurrence.py::test_padding_equals_each_sequence_alone`,
-# `tests/anatomy/recurrence/test_recurrence.py::test_cell_matches_numpy_float64`, and against `torch.nn.LSTM`/`GRU`
-# `tests/anatomy/recurrence/test_recurrence_refs.py::test_unidirectional_vs_torch`.
+# `tests/anatomy/mixers/test_recurrence.py::test_scan_matches_python_loop_and_hoist_matches_plain`,
+# `tests/anatomy/mixers/test_recurrence.py::test_padding_equals_each_sequence_alone`,
+# `tests/anatomy/mixers/test_recurrence.py::test_cell_matches_numpy_float64`, and against `torch.nn.LSTM`/`GRU`
+# `tests/anatomy/mixers/test_recurrence_refs.py::test_unidirectional_vs_torch`.
 #
 # The third question in one number: the compiled program of an LSTM layer over N tokens has a
 # loop of N serial steps (`anatomy.probes.jaxpr_sequential_steps`), whatever the hardware;
@@ -121,11 +122,9 @@ x = jax.random.normal(jax.random.key(0), (B, T_LEN, D_IN))
 seq_len = jnp.array([12, 7, 3])  # rows 2 and 3 are padded
 
 fig, axes = plt.subplots(1, 3, figsize=(10, 2.6), sharey=True)
-for ax, (name, init) in zip(
-    axes, (("rnn", rec.init_rnn), ("lstm", rec.init_lstm), ("gru", rec.init_gru))
-):
+for ax, (name, init) in zip(axes, (("rnn", init_rnn), ("lstm", init_lstm), ("gru", init_gru))):
     params = init(jax.random.key(1), D_IN, H)
-    _, ys = rec.run(mixers.get_cell(name), params, x, lengths=seq_len)  # ys [B, T, H]
+    _, ys = run(mixers.get_cell(name), params, x, lengths=seq_len)  # ys [B, T, H]
     # the obvious twin: a Python loop over the cell, one sequence alone
     spec = mixers.get_cell(name)
     carry, loop = spec.zero_carry(1, H, jnp.float32), []
@@ -139,12 +138,12 @@ for ax, (name, init) in zip(
 axes[0].set_ylabel("hidden unit")
 show(fig)
 
-lstm = rec.init_lstm(jax.random.key(2), D_IN, H)
+lstm = init_lstm(jax.random.key(2), D_IN, H)
 mha = attn.init_mha(jax.random.key(3), d_model=D_IN, n_heads=2)
 for n in (16, 64, 256):
     xs = jnp.zeros((1, n, D_IN))
     rnn_steps = probes.jaxpr_sequential_steps(
-        lambda v: rec.run(mixers.get_cell("lstm"), lstm, v)[1], xs
+        lambda v: run(mixers.get_cell("lstm"), lstm, v)[1], xs
     )
     attn_steps = probes.jaxpr_sequential_steps(lambda v: attn.multi_head_attention(mha, v, v), xs)
     print(f"N = {n:3d}: serial steps, LSTM {rnn_steps}, self-attention {attn_steps}")
@@ -178,19 +177,17 @@ w_orth = probes.random_orthogonal(jax.random.key(6), H_GRAD)
 
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for sigma in (0.8, 1.0, 1.2):
-    params = rec.init_rnn(jax.random.key(7), H_GRAD, H_GRAD)
+    params = init_rnn(jax.random.key(7), H_GRAD, H_GRAD)
     params["w_h"] = probes.scale_to_sigma(w_orth, sigma)  # σ_max(W_hh) = sigma
-    loss = lambda v, p=params: jnp.sum(rec.run(mixers.get_cell("rnn"), p, v)[1][:, -1] @ readout)
+    loss = lambda v, p=params: jnp.sum(run(mixers.get_cell("rnn"), p, v)[1][:, -1] @ readout)
     dist, norms = probes.by_distance(probes.input_grad_norms(loss, xs))
     fit = probes.fit_rate(dist[1:], norms[1:])
     bound = probes.pascanu_bound(params["w_h"], "tanh")
     print(f"tanh RNN σ_max={sigma}: fitted rate {fit['rate']:.3f}/step <= bound {bound:.3f}")
     ax.semilogy(dist, norms, label=f"tanh RNN, σ_max(W_hh) = {sigma}")
-for name, init in (("lstm", rec.init_lstm), ("gru", rec.init_gru)):
+for name, init in (("lstm", init_lstm), ("gru", init_gru)):
     params = init(jax.random.key(8), H_GRAD, H_GRAD)
-    loss = lambda v, p=params, n=name: jnp.sum(
-        rec.run(mixers.get_cell(n), p, v)[1][:, -1] @ readout
-    )
+    loss = lambda v, p=params, n=name: jnp.sum(run(mixers.get_cell(n), p, v)[1][:, -1] @ readout)
     dist, norms = probes.by_distance(probes.input_grad_norms(loss, xs))
     ax.semilogy(dist, norms, label=f"{name} (default init)")
 layer = attn.init_encoder_layer(jax.random.key(9), H_GRAD, n_heads=4, d_ff=4 * H_GRAD)
@@ -464,7 +461,7 @@ show_png(os.path.join(workdir, "loss_vs_steps.png"), width=560)
 # experiment trains decoder-only character LMs at L = 1 to 16 layers, Transformer wirings and
 # LSTM stacks, each on the same token budget after the same learning-rate grid scored on
 # validation, and reads the gradient per layer at initialisation against Xiong et al.'s
-# theorem. Tests: `tests/experiments/depth/test_depth.py`, `tests/anatomy/recurrence/test_recurrence_stack.py`.
+# theorem. Tests: `tests/experiments/depth/test_depth.py`, `tests/anatomy/test_recurrence_stack.py`.
 
 # %%
 committed_block("chapter/claim/stackability")
@@ -517,8 +514,8 @@ show_committed("gettext_enfr_bleu_by_length.png")
 # ## 14. After the Transformer: are RNNs back?
 #
 # The recurrences of 2023-25 (Mamba-2, RG-LRU, mLSTM, gated DeltaNet: `anatomy.mixers`) train
-# in parallel through one linear scan (`anatomy.recurrence.linear_scan`: sequential,
-# associative and chunked forms, proven equal in `tests/anatomy/recurrence/test_linear_scan.py`), but they still
+# in parallel through one linear scan (`anatomy.scan.linear_scan`: sequential,
+# associative and chunked forms, proven equal in `tests/anatomy/scan/test_linear_scan.py`), but they still
 # carry a fixed-size state. Multi-query associative recall (MQAR, Zoology's generator) is
 # where that bites: K key-value pairs, then each key asked once. A task must need what it
 # claims to test, so readers come first: one that looks the key up, one that knows only where

@@ -173,7 +173,7 @@ TINY = {
         "n_decoder_layers": 1,
         "dropout_rate": 0.0,
     },
-    "rnnenc_mixer": {"mixer": "mlstm", "d_model": 16, "n_heads": 2, "form": "parallel"},
+    "rnnenc_mixer": {"mixer": "mlstm", "d_model": 16, "n_heads": 2, "form": "quadratic"},
     "convs2s": {
         "d_emb": 16,
         "d_conv": 24,

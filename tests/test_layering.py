@@ -89,8 +89,8 @@ def _within(name, top):
 
 
 def test_the_graph_sees_the_imports():
-    assert "anatomy.axes" in GRAPH["anatomy.recurrence.cells"]
-    assert "anatomy.recurrence.sequences" in GRAPH["anatomy.recurrence.scan"]
+    assert "anatomy.axes" in GRAPH["anatomy.mixers.cells"]
+    assert "anatomy.scan.sequences" in GRAPH["anatomy.scan.runner"]
     assert "anatomy.sharding" in GRAPH["anatomy.train.sharded"]  # the package init runs
     assert "experiments.lab.provenance" in GRAPH["experiments.lab.outputs"]  # inside a function
     assert "experiments.lab.registry" in GRAPH["launch"]
@@ -152,7 +152,7 @@ def test_the_lab_imports_only_itself_and_anatomy():
 
 
 LAYERS = (
-    "anatomy.recurrence",
+    "anatomy.scan",
     "anatomy.attention",
     "anatomy.conv",
     "anatomy.mixers",  # above the three families (a hybrid stack needs two), still a layer
@@ -170,6 +170,11 @@ def test_layers_import_nothing_above_them(layer):
         for m in mods
     }
     assert not {m: b for m, b in bad.items() if b}
+
+
+def test_the_scan_engines_know_no_mixer():
+    for m in (m for m in GRAPH if _within(m, "anatomy.scan")):
+        assert {t for t in _reachable(m) if not _within(t, "anatomy.scan")} <= {"anatomy.errors"}
 
 
 @pytest.mark.parametrize("leaf", ["anatomy.layers", "anatomy.axes"])

@@ -24,6 +24,7 @@ from anatomy.attention.masks import causal_mask
 from anatomy.attention.multihead import cached_self_attention, init_mha, multi_head_attention
 from anatomy.attention.positions import encoding, hard_alibi_bias
 from anatomy.errors import BadInputError
+from anatomy.mixers.spec import MixerSpec
 
 ATTENTION_FORMS = ("dense", "chunked")
 POSITIONS = ("rope", "alibi", "none", "hard_alibi")  # the encodings that act inside attention
@@ -90,3 +91,26 @@ def attention_step(params, cache, x_t, *, positions="rope", rope_base=10000.0, r
         bias = hard_alibi_bias(n_heads, hard_heads(n_heads), pos[:, None], slots, x_t.dtype)
     out, _, cache = cached_self_attention(params, x_t[:, None], cache, rotary=rotary, bias=bias)
     return out[:, 0], cache
+
+
+# ------------------------------------------------------------------------- the registration
+
+
+def _positions(c):
+    return dict(positions=c.positions, rope_base=c.rope_base, rope_scale=c.rope_scale)
+
+
+def _apply(p, x, s, c, form, lengths):
+    return attention(p, x, form=form, **_positions(c)), None
+
+
+SPEC = MixerSpec(
+    name="attention",
+    init=lambda key, m, c: init_attention(key, m, c.n_heads),
+    apply=_apply,
+    step=lambda p, s, x, c: attention_step(p, s, x, **_positions(c)),
+    zero_state=lambda p, batch, max_len, c, dtype: attention_zero_state(p, batch, max_len, dtype),
+    knobs=("n_heads", "positions", "rope_base", "rope_scale"),
+    forms=ATTENTION_FORMS,
+    stateful_apply=False,
+)

@@ -1,4 +1,4 @@
-"""Translators built from anatomy.recurrence, anatomy.attention and anatomy.conv, one registry
+"""Translators built from anatomy.mixers, anatomy.scan, anatomy.attention and anatomy.conv, one registry
 by name.
 
     rnnenc       encoder-decoder without attention (Cho et al. 2014; Sutskever et al. 2014)

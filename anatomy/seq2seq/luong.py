@@ -9,7 +9,7 @@
               p(y_t | y_<t, x) = softmax(W_s h̃_t + b_s)
 
 Unlike Bahdanau, the query is the CURRENT state h_t, and h̃_t is fed to the next step.
-Cells come from anatomy.recurrence, scores from anatomy.attention.luong.
+Cells come from anatomy.mixers (run by anatomy.scan), scores from anatomy.attention.luong.
 """
 
 import jax
@@ -19,7 +19,7 @@ import ml_collections
 from anatomy.attention import LUONG_KINDS, init_luong, luong_attention
 from anatomy.layers import dense, dropout, init_dense, init_embedding, init_output
 from anatomy.mixers import get_cell
-from anatomy.recurrence import run
+from anatomy.scan import run
 from anatomy.seq2seq import base
 
 # The fields build() checks (base.check_choices) and their allowed values.

@@ -8,7 +8,7 @@ state and generates from it alone; this fixed vector is the bottleneck the chapt
     decoder:  s_0 = h_S;  s_i = g(s_{i-1}, [E_tgt y_{i-1} (; h_S if feed_context)])
               p(y_i | y_<i, x) = softmax(W_o s_i + b_o)
 
-f, g are cells from anatomy.recurrence ('rnn', 'lstm', 'gru', 'gru_paper', or a linear
+f, g are cells from anatomy.mixers ('rnn', 'lstm', 'gru', 'gru_paper', or a linear
 recurrence 'sru', 'qrnn', 'mingru', 'mamba'; config.cell), with hidden size config.d_hidden.
 A linear recurrence runs the encoder and the teacher-forced decoder with
 jax.lax.associative_scan and decodes one step at a time with its cell. feed_context=True also concatenates h_S to every decoder
@@ -23,9 +23,9 @@ then the stack's {'blocks': [...]}; the one-layer plain encoder (the default)
 keeps the cell's own parameters there, so its parameters and digits are those of before.
 
 Both scans run on the backend's default recurrent path unless config.hoist / config.vjp say
-otherwise (recurrence/defaults.py: on CPU the per-step projection with the fused VJP, which
+otherwise (anatomy/mixers/defaults.py: on CPU the per-step projection with the fused VJP, which
 made the whole train step 0.53x the time of the hoisted autodiff path; same function,
-gradients equal to float rounding, tests/anatomy/recurrence/test_recurrence_path_defaults.py).
+gradients equal to float rounding, tests/anatomy/mixers/test_recurrence_path_defaults.py).
 """
 
 import jax
@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import ml_collections
 
 from anatomy.layers import dense, dropout, init_embedding, init_output
-from anatomy.recurrence import run
+from anatomy.scan import run
 from anatomy.seq2seq import base
 from anatomy.stack import apply_stack, init_stack, recurrent_stack
 
@@ -54,7 +54,7 @@ def default_config():
     c.n_layers = 1  # encoder layers (anatomy.stack; > 1 needs cell lstm / gru)
     c.residual = False  # GNMT residual around encoder layers 2.. (Wu et al. 2016)
     c.layer_norm = False  # LayerNorm on every encoder layer's output (anatomy/stack.py)
-    # The recurrent path (the same function, different speed; recurrence/defaults.py):
+    # The recurrent path (the same function, different speed; anatomy/mixers/defaults.py):
     # None = chosen per backend (CPU: per-step projection and the fused VJP for the LSTM).
     c.hoist = ml_collections.config_dict.placeholder(bool)  # input projection before the scan
     c.vjp = ml_collections.config_dict.placeholder(str)  # "autodiff" / "fused" (scan.run)

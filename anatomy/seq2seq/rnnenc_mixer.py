@@ -36,7 +36,7 @@ from anatomy.layers import (
     init_output,
     layer_norm,
 )
-from anatomy.recurrence import reverse_padded
+from anatomy.scan import reverse_padded
 from anatomy.seq2seq import base
 from anatomy.stack import apply_stack, init_stack, pre_ln_stack, stack_step
 

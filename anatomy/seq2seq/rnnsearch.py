@@ -12,7 +12,7 @@
                t_i  = [max(t̃_{i,2k-1}, t̃_{i,2k})]_k  ('maxout': 2·d_readout -> d_readout)
                p(y_i | y_<i, x) = softmax(W_o t_i + b_o)
 
-g is a GRU or LSTM from anatomy.recurrence (config.cell; an LSTM starts with c_0 = 0), or a
+g is a GRU or LSTM from anatomy.mixers (config.cell; an LSTM starts with c_0 = 0), or a
 linear recurrence ('sru', 'qrnn', 'mingru', 'mamba'; its carry starts from s_0 via the cell's
 from_hidden). With a linear recurrence the encoder runs with jax.lax.associative_scan; the
 decoder stays serial, since its input c_i depends on s_{i-1} through the attention.
@@ -45,7 +45,8 @@ import ml_collections
 from anatomy.attention import additive_attention, init_additive
 from anatomy.attention.additive import project_keys
 from anatomy.layers import dense, dropout, init_dense, init_embedding, init_output
-from anatomy.recurrence import LSTMState, bidirectional
+from anatomy.mixers.cells import LSTMState
+from anatomy.scan import bidirectional
 from anatomy.seq2seq import base
 from anatomy.stack import apply_stack, init_stack, recurrent_stack
 
@@ -73,7 +74,7 @@ def default_config():
     c.n_layers = 1  # bidirectional encoder layers (anatomy.stack; > 1 needs lstm / gru)
     c.residual = False  # GNMT residual around encoder layers 2.. (Wu et al. 2016)
     c.layer_norm = False  # LayerNorm on every encoder layer's output (over 2 · d_enc)
-    # The encoder's recurrent path (the same function, different speed; recurrence/defaults.py;
+    # The encoder's recurrent path (the same function, different speed; anatomy/mixers/defaults.py;
     # None = the backend's default). Kept at the hoisted autodiff path: RNNsearch's step is
     # its attentive decoder, and the CPU default path measured a tie on the whole train step
     # (1.01x), so the headline digits stay those of this path.

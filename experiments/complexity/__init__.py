@@ -4,7 +4,7 @@ For each layer, FLOPs of one forward pass from ``jax.jit(f).lower(...).compile()
 .cost_analysis()`` over a grid of N (at fixed d) and of d (at fixed N), then exponents
 fitted by least squares in log-log space against the theory:
 
-    recurrent (LSTM, via anatomy.recurrence.run)    O(N·d²)
+    recurrent (LSTM, via anatomy.scan.run)    O(N·d²)
     self-attention, score+value part                O(N²·d)
     self-attention, whole layer (with projections)  O(N²·d + N·d²): the formula's own slope on the grid
     convolution, width k                            O(k·N·d²)

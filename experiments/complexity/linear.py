@@ -9,10 +9,10 @@ import jax
 import jax.numpy as jnp
 
 from anatomy import probes
-from anatomy.recurrence import init_mamba, init_mingru, mamba, mingru
-from anatomy.recurrence.selective import D_STATE
+from anatomy.mixers.mamba import D_STATE, init_mamba, mamba
+from anatomy.mixers.mingru import init_mingru, mingru
 
-# linear recurrences two ways: name -> (init, layer fn(params, xs, parallel=...), state
+# linear recurrences two ways: name -> (init, layer fn(params, xs, form=...), state
 # channels the recurrence runs over for width d: minGRU's H, Mamba's H·N)
 SCANS = {
     "mingru": (init_mingru, mingru, lambda d: d),
@@ -20,22 +20,22 @@ SCANS = {
 }
 
 
-def linear_scan_cost(cfg, name, n, d, parallel):
+def linear_scan_cost(cfg, name, n, d, form):
     """FLOPs of one forward pass of a linear-recurrence layer (minGRU, Mamba) over N steps.
 
-    parallel=False: jax.lax.scan, one loop of N trips, corrected as scan_cost does (its body,
-    c_t = a_t ⊙ c_{t-1} + b_t over the layer's state channels, counted N times);
-    parallel=True: jax.lax.associative_scan, which must compile to no loop at all (else XLA
-    would undercount it, and this raises).
+    form='sequential': jax.lax.scan, one loop of N trips, corrected as scan_cost does (its
+    body, c_t = a_t ⊙ c_{t-1} + b_t over the layer's state channels, counted N times);
+    form='associative': jax.lax.associative_scan, which must compile to no loop at all (else
+    XLA would undercount it, and this raises).
     """
     init, layer, channels = SCANS[name]
     params = init(jax.random.PRNGKey(cfg.seed), d, d)
     xs = jax.random.normal(jax.random.PRNGKey(cfg.seed + 1), (cfg.batch, n, d), jnp.float32)
 
     def fn(p, x):
-        return layer(p, x, parallel=parallel)[1]
+        return layer(p, x, form=form)[1]
 
-    if parallel:
+    if form == "associative":
         exe = probes.compiled(fn, params, xs)
         loops = probes.while_loops(exe.as_text())
         if loops:
@@ -55,10 +55,10 @@ def measure_scans(cfg):
     """{name_scan / name_assoc: {'n': [dict(flops, bytes, n, d) per N]}} at d = d_fixed."""
     raw = {}
     for name in cfg.linear_recurrences:
-        for form, parallel in (("scan", False), ("assoc", True)):
-            raw[f"{name}_{form}"] = {
+        for key, form in (("scan", "sequential"), ("assoc", "associative")):
+            raw[f"{name}_{key}"] = {
                 "n": [
-                    dict(linear_scan_cost(cfg, name, n, cfg.d_fixed, parallel), n=n, d=cfg.d_fixed)
+                    dict(linear_scan_cost(cfg, name, n, cfg.d_fixed, form), n=n, d=cfg.d_fixed)
                     for n in cfg.n_grid
                 ]
             }

@@ -1,4 +1,4 @@
-"""complexity's recurrent layer: one cell of anatomy.recurrence (config.cell, an LSTM by default)
+"""complexity's recurrent layer: one cell of anatomy.mixers (config.cell, an LSTM by default)
 over N steps, O(N·d²). XLA counts a while loop's body once, so its FLOPs are corrected with
 anatomy.probes.scan_cost (the trip count read from the compiled HLO); the uncorrected count is
 kept to show the undercount."""
@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 from anatomy import probes
 from anatomy.mixers import get_cell
-from anatomy.recurrence import run as run_cell
+from anatomy.scan import run as run_cell
 
 
 def recurrent_cost(cfg, n, d):

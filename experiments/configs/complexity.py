@@ -13,7 +13,7 @@ def get_config(preset=None):
     c = ml_collections.ConfigDict()
     c.seed = 0  # PRNG seed for parameters and inputs (FLOPs do not depend on values)
     c.batch = 1  # batch size of every measured program (FLOPs are linear in it)
-    c.cell = "lstm"  # recurrent layer: a name from anatomy.recurrence.get_cell
+    c.cell = "lstm"  # recurrent layer: a name from anatomy.mixers.get_cell
     c.n_heads = 1  # heads of the attention layers (softmax costs O(N²·h), kept small vs O(N²·d))
     c.n_grid = [128, 256, 512, 1024, 2048]  # sequence lengths N, at d = d_fixed
     c.d_fixed = 64  # model width used along the N grid

@@ -82,7 +82,7 @@ def get_config(preset=None):
     c.attention = ml_collections.ConfigDict({"n_heads": 2, "positions": "rope"})
     # the form each mixer runs in (speed only: every form is the same function)
     c.forms = ml_collections.ConfigDict(
-        {"attention": "dense", "mlstm": "parallel", "mamba2": "quadratic", "rglru": "sequential"}
+        {"attention": "dense", "mlstm": "quadratic", "mamba2": "quadratic", "rglru": "sequential"}
     )
     # training, the same for every contender
     c.steps = STEPS

@@ -26,7 +26,7 @@ def get_config(preset=None):
     c.lengths = LENGTHS  # N, every power of 2 from 8 to 4096
     c.batch = 1  # sequences per call (the benchmark's)
     c.d_model = 64  # width (the benchmark's; knobs per mixer: cases_mixers.KNOBS; 4 heads of 16)
-    # the recurrent mixers, each in its default form on this backend (anatomy.recurrence.defaults)
+    # the recurrent mixers, each in its default form on this backend (anatomy.mixers.defaults)
     c.mixers = ("gated_deltanet", "mamba2", "mlstm", "linear_attention", "rglru", "mamba", "mingru")
     # extra (mixer, form) contenders beside the defaults: RG-LRU's default is the associative
     # scan (log depth); its sequential scan (N serial steps) is timed beside it

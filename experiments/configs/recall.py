@@ -104,7 +104,7 @@ def get_config(preset=None):
     # the form each mixer runs in (speed only; every form computes the same function,
     # tests/anatomy/mixers/: a twin file per mixer)
     c.forms = ml_collections.ConfigDict({
-        "mlstm": "parallel", "linear_attention": "quadratic", "mamba2": "quadratic",
+        "mlstm": "quadratic", "linear_attention": "quadratic", "mamba2": "quadratic",
         "rglru": "sequential", "mingru": "sequential", "gated_deltanet": "sequential",
         "mamba": "sequential", "attention": "dense",
     })  # fmt: skip

@@ -14,7 +14,7 @@ import ml_collections
 from experiments.configs import rnn_vs_attn as base
 
 PRESETS = ("", "sweep", "quick")
-MLSTM = {"mixer": "mlstm", "n_heads": 4, "form": "parallel"}  # form: speed only
+MLSTM = {"mixer": "mlstm", "n_heads": 4, "form": "quadratic"}  # form: speed only
 # The committed rnn_vs_attn result the baselines are read from: the one its verdicts read,
 # its three-seed run (results/rnn_vs_attn/seeds.json; tests/experiments/rnnenc_state/test_rnnenc_state.py ties the two)
 BASELINE = "rnn_vs_attn/seeds"

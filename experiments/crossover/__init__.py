@@ -24,7 +24,7 @@ two programs' FLOP counts give it.
 
 Gated DeltaNet's chunked form once timed 0.03-8.6 s a call for the same work: its triangular
 solve ran in LAPACK (scipy's OpenBLAS) with its own threads beside XLA's. It is now matmuls
-inside XLA (anatomy/recurrence/deltanet.py: unit_lower_inverse);
+inside XLA (anatomy/mixers/gated_deltanet.py: unit_lower_inverse);
 experiments/crossover/GATED_DELTANET.md has the measurements (experiments/crossover/gdn_probe.py re-makes them).
 """
 
@@ -34,9 +34,9 @@ import time
 import numpy as np
 
 from anatomy import probes
+from anatomy.mixers.defaults import default_form
 from anatomy.probes import op_cost
 from anatomy.probes.depth import hlo_critical_path
-from anatomy.recurrence.defaults import default_form
 from benchmarks import timing
 from benchmarks.cases_mixers import MAX_BYTES, lstm_case, mixer_case
 from experiments.crossover import claims, plots

@@ -87,7 +87,7 @@ from experiments.lab.twins import composite
 
 DENSE, CHUNKED = "attention (dense)", "attention (chunked)"
 HEADLINE = "gated_deltanet"
-CHUNK = 64  # anatomy.recurrence.linear_scan.CHUNK, the chunked forms' chunk (the mixer default)
+CHUNK = 64  # anatomy.scan.linear.CHUNK, the chunked forms' chunk (the mixer default)
 RATE_BAND = (0.25, 4.0)  # the rate ratio ρ (attention's over the recurrence's) the range allows
 # Flash-linear-attention's README table (GB200, fwd+bwd, ms), N -> (FlashAttention-2, GDN)
 FLA_TABLE = {1024: (0.48, 1.97), 8192: (15.37, 4.74)}

@@ -38,9 +38,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from anatomy.mixers import gated_deltanet as deltanet
 from anatomy.probes.op_cost import profile
-from anatomy.recurrence import deltanet
-from anatomy.recurrence.linear_scan import linear_scan
+from anatomy.scan.linear import linear_scan
 
 
 def _chunked_trsm(q, k, v, beta, log_alpha, h0, chunk):

@@ -164,7 +164,7 @@ def notes(results) -> str:
     return (
         f"Cases: benchmarks/cases_mixers.py (mixer_case, lstm_case) at batch {c['batch']}, width "
         f"{c['d_model']}, the benchmark's knobs per mixer, no short conv, no torch twin; each recurrent mixer "
-        "in its default form on this backend (anatomy/recurrence/defaults.py). Timing: "
+        "in its default form on this backend (anatomy/mixers/defaults.py). Timing: "
         f"benchmarks/timing.py, every contender interleaved, {c['rounds']} rounds per N, a "
         f"sample at least {c['target_s']} s; the interval on N* is a bootstrap over those "
         "rounds from 8 of them (both contenders' rounds resampled together; a resample without "

@@ -1,6 +1,6 @@
 """decode_cost: what generating token N costs, in XLA FLOPs and measured latency, against N.
 
-    rnn        one LSTM step (anatomy.recurrence.lstm_cell)                     O(d²)
+    rnn        one LSTM step (anatomy.mixers.cells.lstm_cell)                     O(d²)
     kv_cache   one Transformer layer step (self-attention + FFN): project the new
                token, append to a KVCache of N slots, attend over them             O(N·d) + O(d²)
     recompute  the same layer re-run over the whole prefix of N tokens

@@ -1,11 +1,11 @@
-"""decode_cost's recurrent decoder: one LSTM step (anatomy.recurrence.lstm_cell) from its state,
+"""decode_cost's recurrent decoder: one LSTM step (anatomy.mixers.cells.lstm_cell) from its state,
 whatever the position N of the token: O(d²) per token."""
 
 import jax
 import jax.numpy as jnp
 
 from anatomy import probes
-from anatomy.recurrence import LSTMState, init_lstm, lstm_cell
+from anatomy.mixers.cells import LSTMState, init_lstm, lstm_cell
 
 
 def _carry(batch, d):

@@ -1,7 +1,7 @@
 """gradient_decay: how ||∂L/∂x_t|| changes with the distance T − t to a loss at the last step.
 
 Models: a tanh RNN whose W_hh is rescaled to several largest singular values σ_max, an LSTM,
-a GRU (anatomy.recurrence) and a causal self-attention stack (anatomy.attention.decoder_only).
+a GRU (anatomy.mixers.cells) and a causal self-attention stack (anatomy.attention.decoder_only).
 For each, the per-step rate ρ̂ is fitted as norm ≈ c·ρ̂^distance and set beside Pascanu et
 al.'s bound ||∂h_t/∂h_{t-1}|| <= γ·σ_max(W_hh) (γ = 1 for tanh).
 
@@ -27,8 +27,8 @@ from anatomy.attention.decoder_only import decoder_only, init_block
 from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
 from anatomy.mixers import get_cell
-from anatomy.recurrence import init_rnn
-from anatomy.recurrence import run as run_cell
+from anatomy.mixers.cells import init_rnn
+from anatomy.scan import run as run_cell
 from experiments.gradient_decay import claims, plots
 from experiments.lab import record
 from experiments.lab.progress import Progress

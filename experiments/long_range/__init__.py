@@ -6,7 +6,7 @@ sequence length is the same for every k, so only the distance changes. Each (mod
 is trained from scratch for the same number of Adam steps, with every model sized to the
 same parameter budget:
 
-    rnn / lstm / gru   embedding -> anatomy.recurrence.run -> linear readout (recurrent.py)
+    rnn / lstm / gru   embedding -> anatomy.scan.run -> linear readout (recurrent.py)
     mingru / mamba     the same, the cell a linear recurrence (gates from x only) that
                        run computes with jax.lax.associative_scan (recurrent.py)
     conv               embedding -> causal GLU conv blocks (conv.py): no recurrence, a

@@ -1,4 +1,4 @@
-"""long_range's recurrent models: embedding -> anatomy.recurrence.run -> linear readout.
+"""long_range's recurrent models: embedding -> anatomy.scan.run -> linear readout.
 
 x = E[tokens]                    [B, L, E]
 h = run(cell, x)                 [B, L, H]   rnn / lstm / gru step by step (jax.lax.scan);
@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from anatomy.mixers import get_cell
-from anatomy.recurrence import run as run_cell
+from anatomy.scan import run as run_cell
 
 
 def init(key, name, cfg, width):

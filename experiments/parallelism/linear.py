@@ -1,4 +1,4 @@
-"""parallelism, the linear-recurrence rows: one minGRU (anatomy.recurrence.mingru) computed two ways.
+"""parallelism, the linear-recurrence rows: one minGRU (anatomy.mixers.mingru) computed two ways.
 
     h_t = a_t ⊙ h_{t-1} + b_t      a_t = 1 - z_t, b_t = z_t ⊙ h̃_t (gates from x_t only)
 
@@ -15,8 +15,8 @@ import numpy as np
 
 from anatomy import probes
 from anatomy.mixers import get_cell
-from anatomy.recurrence import init_mingru
-from anatomy.recurrence import run as run_cell
+from anatomy.mixers.mingru import init_mingru
+from anatomy.scan import run as run_cell
 
 
 def init(key, cfg):
@@ -24,9 +24,9 @@ def init(key, cfg):
     return init_mingru(key, cfg.d, cfg.d)
 
 
-def loss(parallel):
+def loss(form):
     def loss(params, x):
-        return jnp.sum(run_cell(get_cell("mingru"), params, x, parallel=parallel)[1] ** 2)
+        return jnp.sum(run_cell(get_cell("mingru"), params, x, form=form)[1] ** 2)
 
     return loss
 
@@ -36,7 +36,7 @@ def scan_flops(exe, params, x):
     cost (XLA counts the loop body once)."""
     z = jnp.ones((x.shape[0], params["w"].shape[1] // 2))  # [B, H]
     fwd = probes.scan_cost(
-        lambda p, x: run_cell(get_cell("mingru"), p, x, parallel=False)[1],
+        lambda p, x: run_cell(get_cell("mingru"), p, x, form="sequential")[1],
         (params, x),
         lambda h, a, b: a * h + b,  # one step: h_t = a_t ⊙ h_{t-1} + b_t
         (z, z, z),
@@ -51,8 +51,8 @@ def assoc_flops(exe, params, x):
 
 # the same minGRU, its linear recurrence h_t = a_t ⊙ h_{t-1} + b_t computed two ways
 LAYERS = {
-    "mingru_scan": (loss(False), init, scan_flops),
-    "mingru_assoc": (loss(True), init, assoc_flops),
+    "mingru_scan": (loss("sequential"), init, scan_flops),
+    "mingru_assoc": (loss("associative"), init, assoc_flops),
 }
 
 

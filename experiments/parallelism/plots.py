@@ -110,7 +110,7 @@ def sections(config, raw, a) -> list[tuple[str, str]]:
         ],
     )
     notes = (
-        f"One LSTM layer (anatomy.recurrence, hidden {config.d}) and one multi-head self-attention "
+        f"One LSTM layer (anatomy.mixers.cells, hidden {config.d}) and one multi-head self-attention "
         f"layer (anatomy.attention, d_model {config.d}, {config.n_heads} heads), batch "
         f"{config.batch}; each timed as jit(grad(Σ out²)) with respect to parameters and inputs.\n\n"
         "* **Serial steps** are read from the compiled program, not assumed: the trip counts of "
@@ -128,7 +128,7 @@ def sections(config, raw, a) -> list[tuple[str, str]]:
         "where one [B,d]x[d,4d] step already keeps a core busy, the gap is what the per-step "
         "overhead and the missing parallelism over time cost. Times are medians of "
         f"{config.repeats} calls. {_load_note(a['load_average_before_after'], cores)}\n"
-        f"* **minGRU** (anatomy.recurrence.mingru, hidden {config.d}): its gates read x only, so "
+        f"* **minGRU** (anatomy.mixers.mingru, hidden {config.d}): its gates read x only, so "
         "h_t = a_t ⊙ h_{t-1} + b_t is linear and runs either as jax.lax.scan (N steps) or "
         "jax.lax.associative_scan (no loop; log2 N levels). **Depth** is the critical path of "
         "the optimised gradient program: the longest chain of dependent HLO instructions, a "

@@ -1,4 +1,4 @@
-"""parallelism's recurrent layer: one LSTM (anatomy.recurrence), hidden cfg.d, over x [B, N, d].
+"""parallelism's recurrent layer: one LSTM (anatomy.mixers.cells), hidden cfg.d, over x [B, N, d].
 
     c_t, h_t = LSTM(c_{t-1}, h_{t-1}, x_t)      t = 1..N, one step after another (jax.lax.scan)
 
@@ -10,8 +10,8 @@ import jax.numpy as jnp
 
 from anatomy import probes
 from anatomy.mixers import get_cell
-from anatomy.recurrence import LSTMState, init_lstm
-from anatomy.recurrence import run as run_cell
+from anatomy.mixers.cells import LSTMState, init_lstm
+from anatomy.scan import run as run_cell
 
 
 def init(key, cfg):

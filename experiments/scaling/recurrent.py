@@ -13,8 +13,8 @@ Under tensor parallelism anatomy's rules split each gate matmul's 4H output colu
 import jax.numpy as jnp
 
 from anatomy.mixers import get_cell
-from anatomy.recurrence import init_lstm
-from anatomy.recurrence import run as run_cell
+from anatomy.mixers.cells import init_lstm
+from anatomy.scan import run as run_cell
 from anatomy.stack import apply_stack, init_stack, recurrent_stack
 
 NAME = "LSTM"

@@ -8,7 +8,7 @@ from twins import every_form_equals_the_twin, silu, softplus
 
 
 def twin_mamba(p, xs):
-    """Gu & Dao 2023 (selective.py's simplified block), the recurrence step by step."""
+    """Gu & Dao 2023 (mamba.py's simplified block), the recurrence step by step."""
     hw = p["d"].shape[0]
     s, out = 0.0, []
     for t in range(xs.shape[1]):

@@ -113,7 +113,7 @@ def test_bad_names_knobs_forms_and_patterns_are_one_clear_line():
 
 
 def test_every_recurrent_mixer_has_a_default_form_among_its_forms_with_its_source():
-    from anatomy.recurrence.defaults import TABLE, default_form, row
+    from anatomy.mixers.defaults import TABLE, default_form, row
 
     forms = [r for r in TABLE if r.kind == "form"]
     for backend in {r.backend for r in forms}:
@@ -154,7 +154,7 @@ def test_every_parameter_declares_its_logical_axes(name):
 
 
 def test_the_taylor_feature_map_is_the_second_order_expansion_of_exp():
-    from anatomy.recurrence.linear_attention import taylor
+    from anatomy.mixers.linear_attention import taylor
 
     q, k = (np.random.default_rng(s).normal(size=(5, 4)) for s in (5, 6))
     s = np.sum(q * k, -1) / np.sqrt(4)

@@ -8,8 +8,9 @@ import pytest
 from anatomy import probes
 from anatomy.attention import init_mha, multi_head_attention
 from anatomy.mixers import get_cell
+from anatomy.mixers.cells import LSTMState, init_rnn
 from anatomy.probes import claims
-from anatomy.recurrence import LSTMState, init_rnn, run
+from anatomy.scan import run
 
 
 def test_input_grad_norms_match_explicit_jacobian_product(rng):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from anatomy import probes
-from anatomy import recurrence as rec
+from anatomy.mixers.quasi import linear_recurrence
 from anatomy.probes.depth import compiled_critical_path
 from experiments.parallelism.claims import linear_parallel
 
@@ -41,7 +41,7 @@ def test_associative_scan_depth_grows_by_a_constant_per_doubling():
     depth = []
     for n in (16, 32, 64, 128):
         a = jnp.asarray(np.random.default_rng(n).uniform(0.1, 0.9, size=(2, n, 4)), jnp.float32)
-        depth.append(compiled_critical_path(rec.linear_recurrence, a, a))
+        depth.append(compiled_critical_path(linear_recurrence, a, a))
     steps = np.diff(depth)
     assert steps.min() > 0 and steps.max() <= 1.5 * steps.min(), depth
     assert depth[-1] < 128  # far below one op per position

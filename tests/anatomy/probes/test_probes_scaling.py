@@ -213,8 +213,8 @@ def test_all_gather_outside_the_loop():
 
 def _lstm_grad(n):
     from anatomy.mixers import get_cell
-    from anatomy.recurrence import init_lstm
-    from anatomy.recurrence import run as run_cell
+    from anatomy.mixers.cells import init_lstm
+    from anatomy.scan import run as run_cell
 
     params = init_lstm(jax.random.PRNGKey(0), 16, 16)
     x = jax.random.normal(jax.random.PRNGKey(1), (2, n, 16))

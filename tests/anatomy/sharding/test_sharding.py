@@ -16,7 +16,7 @@ from anatomy.attention import encoder_layer, init_encoder_layer, padding_mask
 from anatomy.axes import declare, is_axes
 from anatomy.layers import FFN_AXES, OUT_AXES, init_dense, init_embedding
 from anatomy.mixers import get_cell
-from anatomy.recurrence import run
+from anatomy.scan import run
 from anatomy.train.sharded import shard_eval_step
 
 

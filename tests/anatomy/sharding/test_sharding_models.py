@@ -33,7 +33,7 @@ CONFIGS["transformer"] = dict(
 )
 CONFIGS["convs2s"] = dict(TINY["convs2s"], dropout_rate=0.1)
 CONFIGS["rnnenc_mixer"] = dict(
-    mixer="mlstm", d_model=16, n_heads=4, form="parallel"
+    mixer="mlstm", d_model=16, n_heads=4, form="quadratic"
 )  # 4 heads: split
 MESHES = {name: [(4, 2)] for name in CONFIGS}
 MESHES["rnnsearch"] = MESHES["transformer"] = [(8, 1), (4, 2), (1, 8)]

@@ -222,7 +222,7 @@ def test_gated_deltanets_chunked_inverse_is_exact_and_stays_inside_xla():
     import jax.numpy as jnp
 
     from anatomy import mixers
-    from anatomy.recurrence.deltanet import unit_lower_inverse
+    from anatomy.mixers.gated_deltanet import unit_lower_inverse
 
     rng = np.random.default_rng(0)
     for c in (1, 3, 7, 64):  # odd sizes split unevenly; 64 the default chunk

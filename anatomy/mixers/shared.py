@@ -1,4 +1,5 @@
-"""What the matrix-state mixers share: per-head projections in and out of the model width.
+"""What several mixers share: per-head projections in and out of the model width (the
+matrix-state mixers), Mamba's step-size bias init, and the padding helpers of a sequence form.
 
 Letters: b batch, t positions, m model width, h heads, k / v a head's key / value width.
 
@@ -8,6 +9,9 @@ Letters: b batch, t positions, m model width, h heads, k / v a head's key / valu
 
 init_heads(key, m, h, k) draws w [m, h, k] ~ N(0, 1/m) and init_merge(key, h, v, m) w [h, v, m]
 ~ N(0, 1/(h v)), each with its logical axes (heads split over the mesh's 'model' axis).
+init_dt_bias: softplus⁻¹ of a log-uniform Δ₀ (Mamba, Mamba-2, gated DeltaNet). check_xs,
+valid_steps, zero_padding, last_real: a [B, T, D] input checked, the steps past each length
+zeroed, each sequence's last real step (SRU, QRNN, minGRU, Mamba).
 """
 
 import jax
@@ -77,3 +81,39 @@ def merge(y, w):
 def l2_normalise(x, eps=1e-6):
     """x / sqrt(‖x‖² + eps) over the last axis."""
     return x * jax.lax.rsqrt(jnp.sum(jnp.square(x), axis=-1, keepdims=True) + eps)
+
+
+def check_xs(xs, d_in, name):
+    """xs as an array, ValueError unless it is [B, T, D] with D = d_in."""
+    xs = jnp.asarray(xs)
+    if xs.ndim != 3 or xs.shape[-1] != d_in:
+        raise ValueError(f"{name}: xs must be [B, T, D] with D={d_in}, got {xs.shape}")
+    return xs
+
+
+def valid_steps(lengths, n_time):
+    """[B, T, 1] bool, True at real steps (t < lengths[b]); None when lengths is None."""
+    if lengths is None:
+        return None
+    return (jnp.arange(n_time)[None, :] < jnp.asarray(lengths)[:, None])[..., None]
+
+
+def zero_padding(ys, lengths):
+    """ys [B, T, ...] with every step past each length set to exactly zero."""
+    valid = valid_steps(lengths, ys.shape[1])
+    if valid is None:
+        return ys
+    return jnp.where(valid.reshape(valid.shape + (1,) * (ys.ndim - 3)), ys, jnp.zeros_like(ys))
+
+
+def last_real(ys, lengths, y0):
+    """ys at each sequence's last real step, [B, ...]; y0 [B, ...] where a length is 0.
+
+    Without lengths: ys[:, -1].
+    """
+    if lengths is None:
+        return ys[:, -1]
+    lengths = jnp.asarray(lengths)
+    idx = jnp.clip(lengths - 1, 0, ys.shape[1] - 1).reshape((-1, 1) + (1,) * (ys.ndim - 2))
+    last = jnp.take_along_axis(ys, idx, axis=1)[:, 0]  # [B, ...]
+    return jnp.where((lengths > 0).reshape((-1,) + (1,) * (ys.ndim - 2)), last, y0)

@@ -1,5 +1,6 @@
 """The mLSTM (Beck et al. 2024, "xLSTM"): a matrix memory with exponential input gates, its
-normaliser and its stabiliser; the recurrent form and the paper's parallel form, equal.
+normaliser and its stabiliser; the recurrent form and the paper's parallel form (here
+'quadratic', the name every mixer gives its attention-like T x T form), equal.
 
 Letters: b batch, t / s positions, m model width, h heads, k key width, v value width.
 
@@ -21,10 +22,10 @@ exp(log f_t + m_{t-1} - m_t) <= 1 and a write exp(ĩ_t - m_t) k_t v_tᵀ <= k v�
 first (a max-plus scan, m_t = max(log f_t + m_{t-1}, ĩ_t), associative like the linear one),
 then (C, n) is one linear_scan outer write with n the last column of C (v' = [v, 1]), in any
 of its forms. A fresh state has m_0 = -∞ (no history), so m_t = max_{s<=t} D̃_ts exactly as
-in the parallel form:
+in the paper's parallel form:
 
     D̃_ts = Σ_{r=s+1..t} log f_r + ĩ_s (s <= t),  m_t = max_s D̃_ts,  D = exp(D̃ - m_t)
-    h̃ = ((Q Kᵀ) ⊙ D) V / max(|((Q Kᵀ) ⊙ D) 1|, exp(-m_t))      'parallel' (eqs. 19-27)
+    h̃ = ((Q Kᵀ) ⊙ D) V / max(|((Q Kᵀ) ⊙ D) 1|, exp(-m_t))      'quadratic' (eqs. 19-27)
 
 Initialisation follows xLSTM: forget-gate biases from 3 to 6 over the heads (f near 1), input
 gates at 0.
@@ -36,8 +37,9 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.layers import init_rms_norm, rms_norm
-from anatomy.recurrence import heads as hd
-from anatomy.recurrence.linear_scan import (
+from anatomy.mixers import shared as hd
+from anatomy.mixers.spec import MixerSpec, fn_apply, fn_step, heads_init, zero
+from anatomy.scan.linear import (
     CHUNK,
     FORMS,
     check_form,
@@ -47,7 +49,7 @@ from anatomy.recurrence.linear_scan import (
     segment_sums,
 )
 
-MLSTM_FORMS = (*FORMS, "parallel")
+MLSTM_FORMS = (*FORMS, "quadratic")
 FORGET_BIAS = (3.0, 6.0)  # the forget gates' initial biases, linearly over the heads
 
 
@@ -126,8 +128,8 @@ def mlstm_zero_state(params, batch, dtype=jnp.float32):
     return MLSTMState(jnp.zeros((batch, h, k, v1), dtype), jnp.full((batch, h), -jnp.inf, dtype))
 
 
-def _parallel(q, k, v1, i_tilde, log_f, c0, m0):
-    """The paper's parallel form (with a starting state): (y1, m, c_last, m_last)."""
+def _quadratic(q, k, v1, i_tilde, log_f, c0, m0):
+    """The paper's parallel form, 'quadratic' (with a starting state): (y1, m, c_last, m_last)."""
     seg = segment_sums(jnp.moveaxis(log_f, 1, -1))  # [b, h, t, s]: Σ_{r=s+1..t} log f_r
     d_tilde = seg + jnp.moveaxis(i_tilde, 1, -1)[..., None, :]  # [b, h, t, s]
     from_start = jnp.moveaxis(jnp.cumsum(log_f, axis=1), 1, -1) + m0[..., None]  # [b, h, t]
@@ -146,14 +148,14 @@ def mlstm(params, x, state=None, *, form="sequential", chunk=CHUNK, lengths=None
     """x [b, t, m] -> (out [b, t, m], MLSTMState after the last (real) step).
 
     state: an MLSTMState to continue from or None (fresh); form: a linear_scan form or
-    'parallel' (the paper's); lengths [b] or None.
+    'quadratic' (the paper's parallel form); lengths [b] or None.
     """
     check_form(form, MLSTM_FORMS, "mlstm: form")
     q, k, v1, i_tilde, log_f, o = _inputs(params, x, lengths)
     if state is None:
         state = mlstm_zero_state(params, x.shape[0], q.dtype)
-    if form == "parallel":
-        y1, m, c_last, m_last = _parallel(q, k, v1, i_tilde, log_f, state.c, state.m)
+    if form == "quadratic":
+        y1, m, c_last, m_last = _quadratic(q, k, v1, i_tilde, log_f, state.c, state.m)
         return _out(params, y1, m, o), MLSTMState(c_last, m_last)
     m = stabiliser(log_f, i_tilde, state.m, form)  # [b, t, h]
     m_prev = jnp.concatenate([state.m[:, None], m[:, :-1]], axis=1)
@@ -170,3 +172,17 @@ def mlstm_step(params, state, x_t):
     a = jnp.exp(log_f + state.m - m)[..., None, None]
     c = a * state.c + outer(jnp.exp(i_tilde - m)[..., None] * k, v1)
     return _out(params, readout(c, q), m, o), MLSTMState(c, m)
+
+
+# ------------------------------------------------------------------------- the registration
+
+SPEC = MixerSpec(
+    name="mlstm",
+    init=heads_init(init_mlstm),
+    apply=fn_apply(mlstm),
+    step=fn_step(mlstm_step),
+    zero_state=zero(mlstm_zero_state),
+    knobs=("n_heads", "d_key", "d_value"),
+    forms=MLSTM_FORMS,
+    defaults={"conv": 4},
+)

@@ -1,17 +1,25 @@
-"""Quasi-parallel recurrences (SRU, QRNN): heavy gates for all steps at once, a cheap
-elementwise linear recurrence left, computed in O(log T) depth with ``jax.lax.associative_scan``.
+"""Quasi-recurrent cells (SRU, Lei et al. 2017; QRNN, Bradbury et al. 2017): heavy gates for
+all steps at once, a cheap elementwise linear recurrence left, computed in O(log T) depth with
+``jax.lax.associative_scan`` by default.
+
+    SRU    [z_t, a_f, a_r] = x_t W,  f_t = σ(a_f + b_f),  r_t = σ(a_r + b_r)   W [D, 3H]
+           c_t = f_t ⊙ c_{t-1} + (1 - f_t) ⊙ z_t,  h_t = r_t ⊙ tanh(c_t) + (1 - r_t) ⊙ x_t W_skip
+    QRNN   [a_z, a_f, a_o] = x_t W + x_{t-1} W_prev + b                     W, W_prev [D, 3H]
+           c_t = f_t ⊙ c_{t-1} + (1 - f_t) ⊙ z_t,  h_t = o_t ⊙ c_t          (c, h [B, H])
 
 The linear recurrence c_t = a_t ⊙ c_{t-1} + b_t composes associatively:
     (a1, b1) ∘ (a2, b2) = (a1 ⊙ a2, a2 ⊙ b1 + b2)      (apply 1 first, then 2)
 so all prefixes come out of one parallel scan; ``linear_recurrence_sequential`` is
-its serial twin with ``jax.lax.scan``. Both are linear_scan.py's entry point, the one every
-linear recurrence of the package runs on.
+its serial twin with ``jax.lax.scan``. Both are anatomy.scan.linear_scan, the one entry point
+every linear recurrence runs on, in the form asked (``form=``: 'associative', 'sequential',
+'chunked').
 
 SRU and QRNN are also cells, ``cell(params, carry, x) -> (carry, y)`` with the split
 ``*_project`` (every matmul, hoistable over time) / ``*_recur`` (one elementwise step), for
 decoding one token at a time; ``*_sequence`` is the same layer over a whole sequence (the
 parallel or the serial scan). Their carries keep the last output h beside the state c, so
-a translator can read h (its attention query) from the carry as it does for an LSTM.
+a translator can read h (its attention query) from the carry as it does for an LSTM. They are
+cells only, no mixers: their registrations (SRU_CELL, QRNN_CELL) end the file.
 """
 
 from typing import NamedTuple
@@ -20,7 +28,9 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.axes import declare
-from anatomy.recurrence.linear_scan import linear_scan
+from anatomy.mixers.shared import check_xs, last_real, zero_padding
+from anatomy.mixers.spec import carry_h, cell_spec
+from anatomy.scan.linear import linear_scan
 
 # Logical axes (anatomy.axes): the gate dimension is 'hidden', the input one unsharded.
 SRU_AXES = {"w": (None, "hidden"), "b": ("hidden",), "w_skip": (None, "hidden")}
@@ -28,7 +38,7 @@ QRNN_AXES = {"w": (None, "hidden"), "w_prev": (None, "hidden"), "b": ("hidden",)
 
 
 def linear_recurrence(a, b, c0=None, *, lengths=None, form="associative"):
-    """c_t = a_t ⊙ c_{t-1} + b_t for all t: linear_scan.linear_scan's states, by default in its
+    """c_t = a_t ⊙ c_{t-1} + b_t for all t: anatomy.scan.linear_scan's states, by default in its
     associative form (``jax.lax.associative_scan``, O(log T) depth).
 
     Args: a, b [B, T, H]; c0 [B, H] or None (zeros); lengths [B] int or None: past its
@@ -43,21 +53,15 @@ def linear_recurrence_sequential(a, b, c0=None, *, lengths=None):
     return linear_recurrence(a, b, c0, lengths=lengths, form="sequential")
 
 
-def quasi_recurrence(f, z, c0=None, *, lengths=None, parallel=True, form=None):
+def quasi_recurrence(f, z, c0=None, *, lengths=None, form="associative"):
     """QRNN f-pooling / SRU state: c_t = f_t ⊙ c_{t-1} + (1 - f_t) ⊙ z_t.
 
     Args: f (forget gate, in (0, 1)), z (candidate), both [B, T, H]; c0 [B, H] or None;
-      lengths [B] or None; parallel: associative scan (True) or sequential scan (False);
-      form: a linear_scan form, which overrides parallel.
+      lengths [B] or None; form: a linear_scan form ('associative': jax.lax.associative_scan,
+      'sequential': jax.lax.scan, 'chunked').
     Returns: cs [B, T, H].
     """
-    return linear_recurrence(f, (1.0 - f) * z, c0, lengths=lengths, form=scan_form(parallel, form))
-
-
-def scan_form(parallel, form=None):
-    """The linear_scan form of the older ``parallel`` switch: form if given, else
-    'associative' (True) or 'sequential' (False)."""
-    return form or ("associative" if parallel else "sequential")
+    return linear_recurrence(f, (1.0 - f) * z, c0, lengths=lengths, form=form)
 
 
 def init_sru(key, d_in, d_hidden, dtype=jnp.float32):
@@ -76,41 +80,6 @@ def init_sru(key, d_in, d_hidden, dtype=jnp.float32):
     if d_in != d_hidden:
         params["w_skip"] = jax.random.uniform(k2, (d_in, d_hidden), dtype, -bound, bound)
     return declare(params, SRU_AXES)
-
-
-def _check_xs(xs, d_in, name):
-    xs = jnp.asarray(xs)
-    if xs.ndim != 3 or xs.shape[-1] != d_in:
-        raise ValueError(f"{name}: xs must be [B, T, D] with D={d_in}, got {xs.shape}")
-    return xs
-
-
-def valid_steps(lengths, n_time):
-    """[B, T, 1] bool, True at real steps (t < lengths[b]); None when lengths is None."""
-    if lengths is None:
-        return None
-    return (jnp.arange(n_time)[None, :] < jnp.asarray(lengths)[:, None])[..., None]
-
-
-def zero_padding(ys, lengths):
-    """ys [B, T, ...] with every step past each length set to exactly zero."""
-    valid = valid_steps(lengths, ys.shape[1])
-    if valid is None:
-        return ys
-    return jnp.where(valid.reshape(valid.shape + (1,) * (ys.ndim - 3)), ys, jnp.zeros_like(ys))
-
-
-def last_real(ys, lengths, y0):
-    """ys at each sequence's last real step, [B, ...]; y0 [B, ...] where a length is 0.
-
-    Without lengths: ys[:, -1].
-    """
-    if lengths is None:
-        return ys[:, -1]
-    lengths = jnp.asarray(lengths)
-    idx = jnp.clip(lengths - 1, 0, ys.shape[1] - 1).reshape((-1, 1) + (1,) * (ys.ndim - 2))
-    last = jnp.take_along_axis(ys, idx, axis=1)[:, 0]  # [B, ...]
-    return jnp.where((lengths > 0).reshape((-1,) + (1,) * (ys.ndim - 2)), last, y0)
 
 
 # ----------------------------------------------------------------------------- SRU
@@ -158,20 +127,19 @@ def sru_zero_carry(batch, d_hidden, dtype=jnp.float32):
     return SRUState(z, z)
 
 
-def sru_sequence(params, xs, carry0=None, *, lengths=None, parallel=True):
+def sru_sequence(params, xs, carry0=None, *, lengths=None, form="associative"):
     """The SRU over a whole sequence: xs [B, T, D] -> (SRUState after the last real step,
-    hs [B, T, H], zero past each length); carry0 an SRUState or None (zeros)."""
-    xs = _check_xs(xs, params["w"].shape[0], "sru")
+    hs [B, T, H], zero past each length); carry0 an SRUState or None (zeros); form: the
+    recurrence's linear_scan form."""
+    xs = check_xs(xs, params["w"].shape[0], "sru")
     z, f, r, skip = _sru_gates(params, sru_project(params, xs))  # 4 x [B, T, H]
     h0 = jnp.zeros_like(z[:, 0]) if carry0 is None else carry0.h
-    cs = quasi_recurrence(
-        f, z, None if carry0 is None else carry0.c, lengths=lengths, parallel=parallel
-    )
+    cs = quasi_recurrence(f, z, None if carry0 is None else carry0.c, lengths=lengths, form=form)
     hs = r * jnp.tanh(cs) + (1.0 - r) * skip  # [B, T, H]
     return SRUState(cs[:, -1], last_real(hs, lengths, h0)), zero_padding(hs, lengths)
 
 
-def sru(params, xs, c0=None, *, lengths=None, parallel=True):
+def sru(params, xs, c0=None, *, lengths=None, form="associative"):
     """Simple Recurrent Unit layer (Lei et al. 2017, the version without v ⊙ c_{t-1} in the gates).
 
         [z_t, a_f, a_r] = x_t W                  (one [B, T, D] x [D, 3H] matmul for all t)
@@ -180,11 +148,11 @@ def sru(params, xs, c0=None, *, lengths=None, parallel=True):
         h_t = r_t ⊙ tanh(c_t) + (1 - r_t) ⊙ x_t W_skip    (W_skip = I when D = H)
 
     Args: params from ``init_sru``; xs [B, T, D]; c0 [B, H] or None; lengths [B] or None
-      (h is zero past each length, c frozen).
+      (h is zero past each length, c frozen); form: the recurrence's linear_scan form.
     Returns: (c_final [B, H], hs [B, T, H]).
     """
     carry0 = None if c0 is None else SRUState(jnp.asarray(c0), jnp.zeros_like(c0))
-    state, hs = sru_sequence(params, xs, carry0, lengths=lengths, parallel=parallel)
+    state, hs = sru_sequence(params, xs, carry0, lengths=lengths, form=form)
     return state.c, hs
 
 
@@ -251,7 +219,7 @@ def qrnn_zero_carry(batch, d_hidden, dtype=jnp.float32):
     return QRNNState(z, z, jnp.zeros((batch, 3 * d_hidden), dtype))
 
 
-def qrnn(params, xs, carry0=None, *, lengths=None, parallel=True):
+def qrnn(params, xs, carry0=None, *, lengths=None, form="associative"):
     """Quasi-recurrent layer (Bradbury et al. 2017), convolution width 2, fo-pooling.
 
         [a_z, a_f, a_o] = x_t W + x_{t-1} W_prev + b     (x_0 = 0: a causal convolution)
@@ -260,18 +228,34 @@ def qrnn(params, xs, carry0=None, *, lengths=None, parallel=True):
         h_t = o_t ⊙ c_t
 
     Args: params from ``init_qrnn``; xs [B, T, D]; carry0 a QRNNState or None (zeros; its
-      xw_prev stands in for x_0 W_prev); lengths [B] or None (h zero past each length).
+      xw_prev stands in for x_0 W_prev); lengths [B] or None (h zero past each length);
+      form: the recurrence's linear_scan form.
     Returns: (QRNNState after the last real step, hs [B, T, H]).
     """
-    xs = _check_xs(xs, params["w"].shape[0], "qrnn")
+    xs = check_xs(xs, params["w"].shape[0], "qrnn")
     cur, prev = jnp.split(qrnn_project(params, xs), 2, axis=-1)  # [B, T, 3H] each
     if carry0 is None:
         carry0 = qrnn_zero_carry(xs.shape[0], cur.shape[-1] // 3, cur.dtype)
     shifted = jnp.concatenate([carry0.xw_prev[:, None], prev[:, :-1]], axis=1)  # x_{t-1} W_prev
     z, f, o = _qrnn_gates(params, cur + shifted)
-    cs = quasi_recurrence(f, z, carry0.c, lengths=lengths, parallel=parallel)
+    cs = quasi_recurrence(f, z, carry0.c, lengths=lengths, form=form)
     hs = o * cs  # [B, T, H]
     final = QRNNState(
         cs[:, -1], last_real(hs, lengths, carry0.h), last_real(prev, lengths, carry0.xw_prev)
     )
     return final, zero_padding(hs, lengths)
+
+
+# ------------------------------------------------------------------------ the registrations
+
+
+def _sru_from_hidden(params, h0):
+    return SRUState(h0, h0)
+
+
+def _qrnn_from_hidden(params, h0):
+    return QRNNState(h0, h0, jnp.zeros(h0.shape[:-1] + (params["b"].shape[0],), h0.dtype))
+
+
+SRU_CELL = cell_spec(globals(), "sru", carry_h, sequence=sru_sequence, from_hidden=_sru_from_hidden)
+QRNN_CELL = cell_spec(globals(), "qrnn", carry_h, sequence=qrnn, from_hidden=_qrnn_from_hidden)

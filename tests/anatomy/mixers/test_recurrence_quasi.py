@@ -1,4 +1,4 @@
-"""anatomy.recurrence.quasi: associative scan vs sequential scan vs a float64 NumPy loop."""
+"""anatomy.mixers.quasi: associative scan vs sequential scan vs a float64 NumPy loop."""
 
 import jax
 import jax.numpy as jnp
@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 from helpers import rel
 
-from anatomy import recurrence as rec
-from anatomy.recurrence.quasi import linear_recurrence_sequential
+from anatomy.mixers.quasi import (
+    init_sru,
+    linear_recurrence,
+    linear_recurrence_sequential,
+    quasi_recurrence,
+    sru,
+)
 
 B, T, H = 3, 9, 4
 LENGTHS = np.array([9, 5, 0])
@@ -37,8 +42,8 @@ def gates():
 @pytest.mark.slow
 def test_associative_scan_matches_sequential_and_numpy(gates):
     f, z, c0 = gates
-    par = rec.quasi_recurrence(f, z, c0, lengths=LENGTHS)
-    seq = rec.quasi_recurrence(f, z, c0, lengths=LENGTHS, parallel=False)
+    par = quasi_recurrence(f, z, c0, lengths=LENGTHS)
+    seq = quasi_recurrence(f, z, c0, lengths=LENGTHS, form="sequential")
     ref = np_quasi(f, z, c0, LENGTHS)
     assert rel(par, ref) <= 1e-5
     assert rel(seq, ref) <= 1e-5
@@ -49,7 +54,7 @@ def test_associative_scan_matches_sequential_and_numpy(gates):
     for t in range(T):
         c = f[:, t] * c + z[:, t]
         want[:, t] = c
-    assert rel(rec.linear_recurrence(f, z), want) <= 1e-5
+    assert rel(linear_recurrence(f, z), want) <= 1e-5
     assert rel(linear_recurrence_sequential(f, z), want) <= 1e-5
 
 
@@ -57,11 +62,11 @@ def test_sru_layer_vs_numpy(gates):
     f, z, c0 = gates
     rng = np.random.default_rng(5)
     for d_in in (H, 3):  # identity highway, projected highway
-        shapes = jax.tree_util.tree_map(jnp.shape, rec.init_sru(jax.random.key(0), d_in, H))
+        shapes = jax.tree_util.tree_map(jnp.shape, init_sru(jax.random.key(0), d_in, H))
         p = {k: rng.normal(0, 0.5, s).astype(np.float32) for k, s in shapes.items()}
         xs = rng.normal(size=(B, T, d_in)).astype(np.float32)
-        c_final, hs = rec.sru(p, xs, c0, lengths=LENGTHS)
-        _, hs_seq = rec.sru(p, xs, c0, lengths=LENGTHS, parallel=False)
+        c_final, hs = sru(p, xs, c0, lengths=LENGTHS)
+        _, hs_seq = sru(p, xs, c0, lengths=LENGTHS, form="sequential")
         w = p["w"].astype(np.float64)
         x64 = xs.astype(np.float64)
         zz, af, ar = x64 @ w[:, :H], x64 @ w[:, H : 2 * H], x64 @ w[:, 2 * H :]
@@ -80,6 +85,6 @@ def test_sru_layer_vs_numpy(gates):
 def test_quasi_bad_shapes():
     a = jnp.ones((2, 3, 4))
     with pytest.raises(ValueError, match="a and b"):
-        rec.linear_recurrence(a, a[:, :2])
+        linear_recurrence(a, a[:, :2])
     with pytest.raises(ValueError, match="c0"):
-        rec.linear_recurrence(a, a, jnp.ones((2, 3)))
+        linear_recurrence(a, a, jnp.ones((2, 3)))

@@ -8,13 +8,13 @@ The fast path (``hoist=True``) computes the input projection of every step
 as ONE matmul [B, T, D] x [D, G*H] before the scan, so each serial step only
 does the recurrent matmul h [B, H] x w_h [H, G*H] and elementwise gates. The
 plain path (``hoist=False``) calls the cell itself at each step; both use
-the same formulas (``cell = recur ∘ project``, see ``cells.py``).
+the same formulas (``cell = recur ∘ project``, the CellSpec's).
 """
 
 import jax
 import jax.numpy as jnp
 
-from anatomy.recurrence.sequences import check_inputs, reverse_padded
+from anatomy.scan.sequences import check_inputs, reverse_padded
 
 
 def run(
@@ -27,7 +27,7 @@ def run(
     reverse=False,
     hoist=True,
     return_carries=False,
-    parallel=True,
+    form="associative",
     vjp="autodiff",
 ):
     """Run a cell over every time step of a batch of sequences with ``jax.lax.scan``.
@@ -46,12 +46,14 @@ def run(
         scan (fast path); False = call the plain cell inside the scan.
       return_carries: also return the carry after every step (e.g. LSTM cell states), a
         carry pytree with leaves [B, T, H], aligned like ys and zero past each length.
-      parallel: for a linear-recurrence cell (spec.sequence: sru, qrnn, mingru, mamba), which runs its own sequence form: jax.lax.associative_scan (True) or
-        jax.lax.scan (False). Ignored by the other cells.
+      form: for a linear-recurrence cell (spec.sequence: sru, qrnn, mingru, mamba), which
+        runs its own sequence form, the linear_scan form it runs in: 'associative'
+        (jax.lax.associative_scan), 'sequential' (jax.lax.scan) or 'chunked'. Ignored by the
+        other cells (a nonlinear cell has the one form, its scan).
       vjp: how the gradient is computed: "autodiff" (JAX differentiates the scan: two small
-        matmuls per backward step) or "fused" (the cell's spec.fused, fused.py's custom VJP: one matmul
-        per backward step, the weight gradients as one matmul over all steps; the cells whose
-        spec.fused is set, same values, gradients equal up to float rounding).
+        matmuls per backward step) or "fused" (the cell's spec.fused, over fused.py's custom
+        VJP: one matmul per backward step, the weight gradients as one matmul over all steps;
+        the cells whose spec.fused is set, same values, gradients equal up to float rounding).
 
     Returns:
       (final_carry, ys [B, T, H]), or (final_carry, ys, carries) with return_carries.
@@ -65,7 +67,7 @@ def run(
     if vjp == "fused":
         return _run_fused(spec, params, xs, lengths, carry0, reverse, hoist, return_carries)
     if spec.sequence is not None:
-        return _run_sequence(spec, params, xs, lengths, carry0, reverse, parallel, return_carries)
+        return _run_sequence(spec, params, xs, lengths, carry0, reverse, form, return_carries)
     check_inputs(params, xs, lengths)
     batch, n_time, _ = xs.shape
     d_hidden = params["w_h"].shape[0]
@@ -111,7 +113,7 @@ def run(
 
 
 def _run_fused(spec, params, xs, lengths, carry0, reverse, hoist, return_carries):
-    """``run`` through the cell's custom-VJP path, spec.fused (fused.py; same values)."""
+    """``run`` through the cell's custom-VJP path, spec.fused (over fused.py; same values)."""
     if spec.fused is None:
         raise ValueError(
             f"run: vjp='fused' exists for the cells with a fused layer (spec.fused), not {spec.name!r}"
@@ -121,7 +123,7 @@ def _run_fused(spec, params, xs, lengths, carry0, reverse, hoist, return_carries
     return spec.fused(params, xs, lengths=lengths, carry0=carry0, reverse=reverse, hoist=hoist)
 
 
-def _run_sequence(spec, params, xs, lengths, carry0, reverse, parallel, return_carries):
+def _run_sequence(spec, params, xs, lengths, carry0, reverse, form, return_carries):
     """``run`` for a linear-recurrence cell: its own sequence form, reversed like ``run``."""
     if return_carries:
         raise ValueError(f"run: return_carries is not supported for the cell {spec.name!r}")
@@ -129,7 +131,7 @@ def _run_sequence(spec, params, xs, lengths, carry0, reverse, parallel, return_c
         raise ValueError(f"xs must be batch-major [B, T, D], got shape {xs.shape}")
     if reverse:
         xs = reverse_padded(xs, lengths)
-    final, ys = spec.sequence(params, xs, carry0, lengths=lengths, parallel=parallel)
+    final, ys = spec.sequence(params, xs, carry0, lengths=lengths, form=form)
     return final, reverse_padded(ys, lengths) if reverse else ys
 
 

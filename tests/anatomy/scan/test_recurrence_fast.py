@@ -1,6 +1,6 @@
 """The recurrent fast paths against the plain path: values and gradients, fresh random inputs.
 
-anatomy.recurrence.fused.run_lstm / run_gru (custom VJP: one matmul per backward step, the
+anatomy.mixers.cells.run_lstm / run_gru (custom VJP: one matmul per backward step, the
 weight gradients as one matmul after the scan) must compute what scan.run('lstm') /
 scan.run('gru') compute, with hoist=True (the default, the same forward operations) and
 hoist=False (the cell per step).
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from helpers import rel
 
-from anatomy import recurrence as rec
 from anatomy.mixers import get_cell
-from anatomy.recurrence.fused import run_gru, run_lstm
+from anatomy.mixers.cells import LSTMState, run_gru, run_lstm
+from anatomy.scan import run
 
 B, T, D, H = 3, 7, 5, 4
 
@@ -24,7 +24,7 @@ def data():
     rng = np.random.default_rng(13)
     f = lambda *s: jnp.asarray(rng.normal(size=s), jnp.float32)
     params = {"w_x": f(D, 4 * H) * 0.5, "w_h": f(H, 4 * H) * 0.5, "b": f(4 * H) * 0.3}
-    carry0 = rec.LSTMState(f(B, H), f(B, H))
+    carry0 = LSTMState(f(B, H), f(B, H))
     return params, f(B, T, D), carry0, (f(B, T, H), f(B, H), f(B, H)), jnp.asarray([7, 3, 5])
 
 
@@ -38,7 +38,7 @@ def loss(runner, params, xs, carry0, g, lengths, reverse):
 
 
 def plain(hoist, cell="lstm"):
-    return lambda p, x, c0, n, r: rec.run(
+    return lambda p, x, c0, n, r: run(
         get_cell(cell), p, x, carry0=c0, lengths=n, reverse=r, hoist=hoist
     )
 
@@ -80,10 +80,10 @@ def check_fused_equals_plain(data, cell, run_fused, use_lengths, reverse, fused_
 def test_fused_lstm_default_carry_and_jit(data):
     params, xs, _, g, _ = data
     final, ys = jax.jit(lambda p, x: run_lstm(p, x))(params, xs)
-    ref_final, ref_ys = rec.run(get_cell("lstm"), params, xs)
+    ref_final, ref_ys = run(get_cell("lstm"), params, xs)
     assert rel(ys, ref_ys) < 1e-6 and rel(final.c, ref_final.c) < 1e-6
     dw = jax.grad(lambda p: jnp.vdot(run_lstm(p, xs)[1], g[0]))(params)
-    ref = jax.grad(lambda p: jnp.vdot(rec.run(get_cell("lstm"), p, xs)[1], g[0]))(params)
+    ref = jax.grad(lambda p: jnp.vdot(run(get_cell("lstm"), p, xs)[1], g[0]))(params)
     for k in params:
         assert rel(dw[k], ref[k]) < 1e-5, k
 
@@ -113,10 +113,10 @@ def test_fused_gru_equals_the_plain_path(gru_data, use_lengths, reverse, fused_h
 def test_fused_gru_default_carry_and_jit(gru_data):
     params, xs, _, g, _ = gru_data
     final, ys = jax.jit(lambda p, x: run_gru(p, x))(params, xs)
-    ref_final, ref_ys = rec.run(get_cell("gru"), params, xs)
+    ref_final, ref_ys = run(get_cell("gru"), params, xs)
     assert rel(ys, ref_ys) < 1e-6 and rel(final, ref_final) < 1e-6
     for hoist in (True, False):
         dw = jax.grad(lambda p, h=hoist: jnp.vdot(run_gru(p, xs, hoist=h)[1], g[0]))(params)
-        ref = jax.grad(lambda p: jnp.vdot(rec.run(get_cell("gru"), p, xs)[1], g[0]))(params)
+        ref = jax.grad(lambda p: jnp.vdot(run(get_cell("gru"), p, xs)[1], g[0]))(params)
         for k in params:
             assert rel(dw[k], ref[k]) < 1e-5, (hoist, k)

@@ -1,4 +1,4 @@
-"""anatomy.recurrence.linear_scan: every form of the one linear recurrence against a float64
+"""anatomy.scan.linear: every form of the one linear recurrence against a float64
 NumPy loop (values) and the float64 sequential form (gradients), for vector and matrix states,
 diagonal and matrix transitions, outer-product writes with a readout, a starting state and
 lengths; the building blocks (segment products and sums, the quadratic form); bad input."""
@@ -11,7 +11,7 @@ from helpers import rel
 
 from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
-from anatomy.recurrence.linear_scan import (
+from anatomy.scan.linear import (
     FORMS,
     linear_scan,
     quadratic,

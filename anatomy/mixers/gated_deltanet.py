@@ -42,8 +42,9 @@ import jax.numpy as jnp
 
 from anatomy.axes import declare
 from anatomy.layers import init_rms_norm, rms_norm
-from anatomy.recurrence import heads as hd
-from anatomy.recurrence.linear_scan import CHUNK, FORMS, check_form, linear_scan, outer, readout
+from anatomy.mixers import shared as hd
+from anatomy.mixers.spec import MixerSpec, fn_apply, fn_step, heads_init, zero
+from anatomy.scan.linear import CHUNK, FORMS, check_form, linear_scan, outer, readout
 
 DT_RANGE = (1e-3, 1e-1)  # softplus(b_α) at initialisation, log-uniform (Mamba-2's Δ)
 
@@ -190,3 +191,16 @@ def gated_deltanet_step(params, state, x_t):
     h = jnp.exp(log_alpha)[..., None, None] * (h - beta[..., None, None] * outer(k, kh))
     h = h + outer(beta[..., None] * k, v)
     return _out(params, readout(h, q), x_t), DeltaNetState(h)
+
+
+# ------------------------------------------------------------------------- the registration
+
+SPEC = MixerSpec(
+    name="gated_deltanet",
+    init=heads_init(init_gated_deltanet),
+    apply=fn_apply(gated_deltanet),
+    step=fn_step(gated_deltanet_step),
+    zero_state=zero(gated_deltanet_zero_state),
+    knobs=("n_heads", "d_key", "d_value"),
+    defaults={"conv": 4},
+)

@@ -1,6 +1,6 @@
 """The recurrent paths a translator can run (hoist x vjp) compute the same function.
 
-recurrence/defaults.py picks, per backend, the fastest measured path; these tests hold every
+anatomy/mixers/defaults.py picks, per backend, the fastest measured path; these tests hold every
 path to the slow, obvious one (autodiff of the hoisted scan): scan.run(vjp='fused') against
 scan.run(vjp='autodiff'), and whole translators (RNNenc, RNNsearch) built with each path:
 the same loss, the same gradient for every parameter, the same greedy decoding.
@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from helpers import rel
 
-from anatomy import recurrence as rec
 from anatomy.decode import greedy
 from anatomy.errors import BadInputError
-from anatomy.mixers import FUSED_CELLS, get_cell, resolve_path
-from anatomy.recurrence import defaults
+from anatomy.mixers import FUSED_CELLS, defaults, get_cell, resolve_path
+from anatomy.mixers.cells import init_rnn
+from anatomy.scan import run
 from anatomy.seq2seq import build_model
 from anatomy.train.losses import sequence_loss
 
@@ -56,7 +56,7 @@ def test_run_vjp_fused_equals_autodiff_and_rejects_what_it_cannot_do(cell):
     xs, g, lengths = f(3, 6, 5), f(3, 6, 4), jnp.asarray([6, 2, 4])
 
     def loss(params, x, vjp, hoist):
-        final, ys = rec.run(
+        final, ys = run(
             get_cell(cell), params, x, lengths=lengths, reverse=True, hoist=hoist, vjp=vjp
         )
         return jnp.vdot(ys, g) + sum(jnp.sum(leaf**2) for leaf in jax.tree.leaves(final))
@@ -68,12 +68,12 @@ def test_run_vjp_fused_equals_autodiff_and_rejects_what_it_cannot_do(cell):
         for a, b in zip(jax.tree.leaves(gr), jax.tree.leaves(ref_g), strict=True):
             assert rel(a, b) < 1e-5
     with pytest.raises(ValueError, match="vjp must be"):
-        rec.run(get_cell(cell), p, xs, vjp="magic")
+        run(get_cell(cell), p, xs, vjp="magic")
     with pytest.raises(ValueError, match="return_carries"):
-        rec.run(get_cell(cell), p, xs, vjp="fused", return_carries=True)
-    rnn = rec.init_rnn(jax.random.key(1), 5, 4)
+        run(get_cell(cell), p, xs, vjp="fused", return_carries=True)
+    rnn = init_rnn(jax.random.key(1), 5, 4)
     with pytest.raises(ValueError, match="vjp='fused' exists for the cells"):
-        rec.run(get_cell("rnn"), rnn, xs, vjp="fused")
+        run(get_cell("rnn"), rnn, xs, vjp="fused")
 
 
 def _batch(rng, b=4, s=7, t=6, v=17):

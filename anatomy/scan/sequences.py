@@ -1,4 +1,4 @@
-"""Batch-major sequence helpers shared by the scan runner (scan.py) and the fused layers
+"""Batch-major sequence helpers shared by the scan runner (runner.py) and the fused engine
 (fused.py): reversing each sequence within its length, and checking a runner's inputs.
 """
 

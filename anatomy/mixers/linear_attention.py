@@ -12,7 +12,7 @@ Letters: b batch, t positions, m model width, h heads, k feature (key) width, v 
 
 The normaliser rides in the state as one more value column: with v' = [v, 1], S' = [S | z]
 [h, k, v + 1] obeys S'_t = S'_{t-1} + k_t v'_tᵀ and S'ᵀq = [Sᵀq, zᵀq]. So the state is one
-linear_scan outer write with a = 1, in every form of linear_scan.py, plus 'quadratic':
+linear_scan outer write with a = 1, in every form of anatomy.scan.linear_scan, plus 'quadratic':
 (QKᵀ ⊙ causal mask) V', the paper's causal attention without a softmax. The state, the
 whole memory of the past, is h · k · (v + 1) numbers whatever the length.
 """
@@ -23,8 +23,9 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.errors import BadInputError
-from anatomy.recurrence import heads as hd
-from anatomy.recurrence.linear_scan import (
+from anatomy.mixers import shared as hd
+from anatomy.mixers.spec import MixerSpec, fn_apply, fn_step, heads_init
+from anatomy.scan.linear import (
     CHUNK,
     FORMS,
     check_form,
@@ -123,3 +124,18 @@ def linear_attention_step(params, state, x_t, *, feature_map="elu"):
     q, k, v1 = _inputs(params, x_t, feature_map)
     s = state.s + outer(k, v1)
     return _out(params, readout(s, q)), LinearAttentionState(s)
+
+
+# ------------------------------------------------------------------------- the registration
+
+SPEC = MixerSpec(
+    name="linear_attention",
+    init=heads_init(init_linear_attention),
+    apply=fn_apply(linear_attention, "feature_map"),
+    step=fn_step(linear_attention_step, "feature_map"),
+    zero_state=lambda p, batch, max_len, c, dtype: linear_attention_zero_state(
+        p, batch, dtype, c.feature_map
+    ),
+    knobs=("n_heads", "d_key", "d_value", "feature_map"),
+    forms=LINEAR_ATTENTION_FORMS,
+)

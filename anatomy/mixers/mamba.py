@@ -14,9 +14,9 @@ Per channel d < H and state index n < N (A diagonal, one [H, N] matrix):
                                                             output projection)
 
 Nothing in Ā_t or the input term reads s, so s_t is a linear recurrence in s, a diagonal
-linear_scan with the state [H, N]: ``parallel=True`` is its associative form
-(``jax.lax.associative_scan``, O(log T) depth), ``parallel=False`` its sequential one
-(``jax.lax.scan``, T serial steps), ``form='chunked'`` the third.
+linear_scan with the state [H, N], in any of its forms (``form=``): 'associative'
+(``jax.lax.associative_scan``, O(log T) depth), 'sequential' (``jax.lax.scan``, T serial
+steps), 'chunked'.
 
 Left out of the Mamba block, exactly: the short causal depthwise convolution (width 4)
 before silu(u); the low-rank factorisation of W_Δ (here one full [H, H] matrix); the
@@ -26,6 +26,8 @@ D = 1, b_Δ = softplus⁻¹(Δ₀) with Δ₀ log-uniform in [1e-3, 1e-1].
 
 As a cell, ``mamba_cell(params, carry, x) -> (carry, out_t)``; the carry is
 MambaState(s [B, H, N], h = the last out [B, H]) so a translator can read h as its query.
+As a mixer (``SPEC``, at the end) the cell runs at width m = H = D: x [b, t, m] -> [b, t, m],
+its state the carry.
 """
 
 from typing import NamedTuple
@@ -34,9 +36,9 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.axes import declare
-from anatomy.recurrence.heads import init_dt_bias
-from anatomy.recurrence.linear_scan import CHUNK, linear_scan
-from anatomy.recurrence.quasi import _check_xs, last_real, scan_form, zero_padding
+from anatomy.mixers.shared import check_xs, init_dt_bias, last_real, zero_padding
+from anatomy.mixers.spec import MixerSpec, carry_h, cell_spec
+from anatomy.scan.linear import CHUNK, linear_scan
 
 D_STATE = 16  # N, Mamba's default state size per channel
 DT_MIN, DT_MAX = 1e-3, 1e-1  # the range of Δ at initialisation (log-uniform)
@@ -143,23 +145,49 @@ def mamba_from_hidden(params, h0):
     return MambaState(jnp.zeros(h0.shape + params["a_log"].shape[1:], h0.dtype), h0)
 
 
-def mamba(params, xs, carry0=None, *, lengths=None, parallel=True, form=None, chunk=CHUNK):
+def mamba(params, xs, carry0=None, *, lengths=None, form="associative", chunk=CHUNK):
     """The selective SSM over a whole sequence.
 
     Args: params from ``init_mamba``; xs [B, T, D]; carry0 a MambaState or None (zeros);
-      lengths [B] or None (past its length a sequence's state stays frozen); parallel:
-      associative scan (True) or jax.lax.scan (False), the same values; form: any linear_scan
-      form, overriding parallel; chunk: the chunked form's C.
+      lengths [B] or None (past its length a sequence's state stays frozen); form: any
+      linear_scan form ('associative', 'sequential', 'chunked'), the same values; chunk: the
+      chunked form's C.
     Returns: (MambaState after the last real step, outs [B, T, H], zero past each length).
     """
-    xs = _check_xs(xs, params["w_in"].shape[0], "mamba")
+    xs = check_xs(xs, params["w_in"].shape[0], "mamba")
     u, z, delta, b_in, c_out = _unpack(params, mamba_project(params, xs))
     a_bar, bu = _coefficients(params, u, delta, b_in)  # [B, T, H, N] each
     batch, _, h, n = a_bar.shape
     if carry0 is None:
         carry0 = mamba_zero_carry(batch, h, a_bar.dtype, n)
     ss, _ = linear_scan(
-        a_bar, bu, carry0.s, form=scan_form(parallel, form), chunk=chunk, lengths=lengths
+        a_bar, bu, carry0.s, form=form, chunk=chunk, lengths=lengths
     )  # [B, T, H, N], frozen past each length
     outs = _readout(params, ss, u, z, c_out)  # [B, T, H]
     return MambaState(ss[:, -1], last_real(outs, lengths, carry0.h)), zero_padding(outs, lengths)
+
+
+# ------------------------------------------------------------------------- the registration
+
+
+def _apply(p, x, s, c, form, lengths):
+    state, outs = mamba(p, x, s, lengths=lengths, form=form, chunk=c.chunk)
+    return outs, state
+
+
+def _step(p, s, x, c):
+    state, out = mamba_cell(p, s, x)
+    return out, state
+
+
+SPEC = MixerSpec(
+    name="mamba",
+    init=lambda key, m, c: init_mamba(key, m, m, c.d_state),
+    apply=_apply,
+    step=_step,
+    zero_state=lambda p, batch, max_len, c, dtype: mamba_zero_carry(
+        batch, p["d"].shape[0], dtype, p["a_log"].shape[1]
+    ),
+    knobs=("d_state",),
+    cell=cell_spec(globals(), "mamba", carry_h, sequence=mamba, from_hidden=mamba_from_hidden),
+)

@@ -32,8 +32,9 @@ import jax.numpy as jnp
 from anatomy.axes import declare
 from anatomy.errors import BadInputError
 from anatomy.layers import dense, init_dense, init_rms_norm, rms_norm
-from anatomy.recurrence.heads import init_dt_bias
-from anatomy.recurrence.linear_scan import (
+from anatomy.mixers.shared import init_dt_bias
+from anatomy.mixers.spec import MixerSpec, fn_apply, fn_step, zero
+from anatomy.scan.linear import (
     CHUNK,
     FORMS,
     check_form,
@@ -140,3 +141,17 @@ def mamba2_step(params, state, x_t):
     z, k, v, q, log_a = _inputs(params, x_t)
     h = jnp.exp(log_a)[..., None, None] * state.h + outer(k, v)
     return _out(params, readout(h, q), v, z), SSDState(h)
+
+
+# ------------------------------------------------------------------------- the registration
+
+SPEC = MixerSpec(
+    name="mamba2",
+    init=lambda key, m, c: init_mamba2(key, m, c.expand, c.head_dim, c.d_state),
+    apply=fn_apply(mamba2),
+    step=fn_step(mamba2_step),
+    zero_state=zero(mamba2_zero_state),
+    knobs=("expand", "head_dim", "d_state"),
+    forms=MAMBA2_FORMS,
+    defaults={"conv": 4, "expand": 2},
+)

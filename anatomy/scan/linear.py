@@ -30,7 +30,7 @@ Forms (``form=``), each the same function of its inputs:
                       h_end = P_C h_start + Σ_s L[C, s] k_s v_sᵀ       (P_t = a_1 ⋯ a_t)
                   (Mamba-2's SSD, Dao & Gu 2024, chunked linear attention). Diagonal only: a
                   matrix transition has no dense intra-chunk form in general; gated
-                  DeltaNet's structured one chunks in its own module (deltanet.py, the UT
+                  DeltaNet's structured one chunks in its own module (anatomy/mixers/gated_deltanet.py, the UT
                   transform) and carries its state across chunks through this scan.
 
 L is a masked cumulative product, so it is exact for any a (zeros and signs included): no
@@ -358,7 +358,7 @@ def linear_scan(
     if matrix and form == "chunked":
         raise BadInputError(
             "linear_scan: form='chunked' needs a diagonal transition (a matrix one chunks by "
-            "its own structure, e.g. deltanet.py's UT transform)"
+            "its own structure, e.g. gated_deltanet.py's UT transform)"
         )
     dtype = jnp.result_type(*jax.tree.leaves(b))
     bsz = jax.tree.leaves(b)[0].shape[0]

@@ -6,15 +6,15 @@ Two kinds of choice change speed and memory, never the function computed:
     form   how a sequence mixer of anatomy.mixers runs its recurrence: 'sequential'
            (jax.lax.scan, T serial steps), 'associative' (jax.lax.associative_scan, O(log T)
            depth), 'chunked' (dense products inside chunks of C positions, a state per chunk),
-           'quadratic' (the masked T x T form), 'parallel' (mLSTM's quadratic form, as
-           xLSTM names it); a nonlinear cell (rnn, lstm, gru) has the one form 'sequential';
-           each mixer's test_<mixer>_twin.py in tests/anatomy/mixers/ holds every form to a float64 sequential twin, values and
-           gradients.
-    path   how a translator's cell runs (anatomy.recurrence.scan.run): hoist, the input
-           projection as ONE [B·T, D] x [D, G·H] matmul before the scan (True) or inside each
-           step (False); vjp, "autodiff" (JAX differentiates the scan) or "fused" (fused.py's
+           'quadratic' (the masked T x T form: SSD's, linear attention's, and mLSTM's, which
+           xLSTM calls its parallel form); a nonlinear cell (rnn, lstm, gru) has the one form
+           'sequential'; each mixer's test_<mixer>_twin.py in tests/anatomy/mixers/ holds every
+           form to a float64 sequential twin, values and gradients.
+    path   how a translator's cell runs (anatomy.scan.run): hoist, the input projection as
+           ONE [B·T, D] x [D, G·H] matmul before the scan (True) or inside each step (False);
+           vjp, "autodiff" (JAX differentiates the scan) or "fused" (anatomy/scan/fused.py's
            custom VJP: one matmul per backward step, the weight gradients as one matmul over
-           all steps); tests/anatomy/recurrence/test_recurrence_path_defaults.py holds every path to the hoisted
+           all steps); tests/anatomy/mixers/test_recurrence_path_defaults.py holds every path to the hoisted
            autodiff one. anatomy.mixers.resolve_path fills a config's None from here.
 
 A row is (backend, kind, name, choice, source, reason); '*' as the name is every other mixer or

@@ -5,11 +5,12 @@
     h_t = (1 - z_t) ⊙ h_{t-1} + z_t ⊙ h̃_t
 
 No gate reads h_{t-1}, so the recurrence is linear, h_t = a_t ⊙ h_{t-1} + b_t with
-a_t = 1 - z_t and b_t = z_t ⊙ h̃_t, run by linear_scan.py's entry point in any of its forms:
-``parallel=True`` is its associative form (``jax.lax.associative_scan``, O(log T) depth),
-``parallel=False`` its sequential one (``jax.lax.scan``, T serial steps), ``form='chunked'``
-the third. This is the paper's plain (not log-space) minGRU,
-one layer, without the stacked blocks' norm, residual or output projection.
+a_t = 1 - z_t and b_t = z_t ⊙ h̃_t, run by anatomy.scan.linear_scan in any of its forms
+(``form=``): 'associative' (``jax.lax.associative_scan``, O(log T) depth), 'sequential'
+(``jax.lax.scan``, T serial steps), 'chunked'. This is the paper's plain (not log-space)
+minGRU, one layer, without the stacked blocks' norm or residual; as a mixer (``SPEC``) its
+inner width w = expand · m and an output projection back to m: x [b, t, m] -> h [b, t, w] ->
+y [b, t, m], the state h [b, w].
 
 As a cell: ``mingru_cell(params, h, x) -> (h, h)`` for decoding one token at a time, split
 into ``mingru_project`` (x [..., D] -> [a_z, h̃] [..., 2H], hoistable) and ``mingru_recur``.
@@ -19,8 +20,10 @@ import jax
 import jax.numpy as jnp
 
 from anatomy.axes import declare
-from anatomy.recurrence.linear_scan import CHUNK, linear_scan
-from anatomy.recurrence.quasi import _check_xs, scan_form, zero_padding
+from anatomy.layers import dense, init_dense
+from anatomy.mixers.shared import check_xs, zero_padding
+from anatomy.mixers.spec import MixerSpec, cell_spec, identity
+from anatomy.scan.linear import CHUNK, linear_scan
 
 MINGRU_AXES = {"w": (None, "hidden"), "b": ("hidden",)}  # logical axes (anatomy.axes)
 
@@ -70,17 +73,51 @@ def mingru_zero_carry(batch, d_hidden, dtype=jnp.float32):
     return jnp.zeros((batch, d_hidden), dtype)
 
 
-def mingru(params, xs, h0=None, *, lengths=None, parallel=True, form=None, chunk=CHUNK):
+def mingru(params, xs, h0=None, *, lengths=None, form="associative", chunk=CHUNK):
     """The minGRU over a whole sequence.
 
     Args: params from ``init_mingru``; xs [B, T, D]; h0 [B, H] or None (zeros); lengths [B]
-      or None (past its length a sequence's h stays frozen); parallel: associative scan
-      (True) or jax.lax.scan (False), the same values; form: any linear_scan form
-      ('sequential', 'associative', 'chunked'), overriding parallel; chunk: its C.
+      or None (past its length a sequence's h stays frozen); form: any linear_scan form
+      ('associative', 'sequential', 'chunked'), the same values; chunk: the chunked form's C.
     Returns: (h after the last real step [B, H], hs [B, T, H], zero past each length).
     """
-    xs = _check_xs(xs, params["w"].shape[0], "mingru")
+    xs = check_xs(xs, params["w"].shape[0], "mingru")
     a, b = _coefficients(mingru_project(params, xs))  # [B, T, H] each
-    form = scan_form(parallel, form)
     hs, h_last = linear_scan(a, b, h0, form=form, chunk=chunk, lengths=lengths)  # frozen past
     return h_last, zero_padding(hs, lengths)
+
+
+# ------------------------------------------------------------------------- the registration
+
+
+def _init_mixer(key, m, c):
+    k1, k2 = jax.random.split(key)
+    w = int(c.expand * m)
+    return {"cell": init_mingru(k1, m, w), "out": init_dense(k2, w, m, axes=("hidden", "embed"))}
+
+
+def _apply(p, x, s, c, form, lengths):
+    h_last, hs = mingru(p["cell"], x, s, lengths=lengths, form=form, chunk=c.chunk)
+    return dense(p["out"], hs), h_last
+
+
+def _step(p, s, x, c):
+    h, _ = mingru_cell(p["cell"], s, x)
+    return dense(p["out"], h), h
+
+
+def _from_hidden(params, h0):
+    return h0
+
+
+SPEC = MixerSpec(
+    name="mingru",
+    init=_init_mixer,
+    apply=_apply,
+    step=_step,
+    zero_state=lambda p, batch, max_len, c, dtype: mingru_zero_carry(
+        batch, p["cell"]["w"].shape[1] // 2, dtype
+    ),
+    knobs=("expand",),
+    cell=cell_spec(globals(), "mingru", identity, sequence=mingru, from_hidden=_from_hidden),
+)

@@ -9,9 +9,12 @@ import pytest
 from helpers import rel
 
 from anatomy import probes
-from anatomy import recurrence as rec
 from anatomy.axes import is_axes, trace
 from anatomy.mixers import get_cell
+from anatomy.mixers.mamba import init_mamba, mamba
+from anatomy.mixers.mingru import mingru
+from anatomy.mixers.quasi import SRUState, qrnn, sru
+from anatomy.scan import bidirectional, reverse_padded, run
 
 B, T, D, H = 3, 9, 5, 6
 LENGTHS = np.array([9, 4, 0])
@@ -95,26 +98,26 @@ def test_mingru_mamba_qrnn_match_float64_loops():
     xs = inputs(0)
     p = random_params("mingru", 1)
     h0 = np.random.default_rng(2).normal(size=(B, H)).astype(np.float32)
-    for parallel in (True, False):
-        h_last, hs = rec.mingru(p, xs, h0, parallel=parallel)
+    for form in ("associative", "sequential"):
+        h_last, hs = mingru(p, xs, h0, form=form)
         ref = np_mingru(p, xs, h0)
         assert rel(hs, ref) <= 1e-5 and rel(h_last, ref[:, -1]) <= 1e-5
 
     p = random_params("mamba", 3)
     c0 = random_carry("mamba", p, 4)
-    for parallel in (True, False):
-        state, outs = rec.mamba(p, xs, c0, parallel=parallel)
+    for form in ("associative", "sequential"):
+        state, outs = mamba(p, xs, c0, form=form)
         assert rel(outs, np_mamba(p, xs, np.asarray(c0.s))) <= 1e-5
         assert rel(state.h, outs[:, -1]) == 0.0
 
     p = random_params("qrnn", 5)
     c0 = random_carry("qrnn", p, 6)
-    for parallel in (True, False):
-        _, hs = rec.qrnn(p, xs, c0, parallel=parallel)
+    for form in ("associative", "sequential"):
+        _, hs = qrnn(p, xs, c0, form=form)
         assert rel(hs, np_qrnn(p, xs, np.asarray(c0.c), np.asarray(c0.xw_prev))) <= 1e-5
 
 
-# ------------------------------------------- parallel == sequential, values and gradients
+# ---------------------------------------- associative == sequential, values and gradients
 
 
 @pytest.mark.slow
@@ -124,10 +127,8 @@ def test_associative_scan_equals_sequential_scan_values_and_gradients(name):
     carry0 = random_carry(name, params, 12)
     w = jnp.asarray(np.random.default_rng(13).normal(size=(B, T, H)), jnp.float32)
 
-    def loss(params, xs, carry0, parallel):
-        final, ys = rec.run(
-            get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0, parallel=parallel
-        )
+    def loss(params, xs, carry0, form):
+        final, ys = run(get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0, form=form)
         leaves = jax.tree_util.tree_leaves(final)
         return jnp.sum(ys * w) + sum(jnp.sum(jnp.sin(leaf)) for leaf in leaves)
 
@@ -135,9 +136,9 @@ def test_associative_scan_equals_sequential_scan_values_and_gradients(name):
         par: jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)), static_argnums=3)(
             params, xs, carry0, par
         )
-        for par in (True, False)
+        for par in ("associative", "sequential")
     }
-    (v_par, g_par), (v_seq, g_seq) = outs[True], outs[False]
+    (v_par, g_par), (v_seq, g_seq) = outs["associative"], outs["sequential"]
     np.testing.assert_allclose(v_par, v_seq, rtol=1e-5)
     flat_par, flat_seq = jax.tree_util.tree_leaves(g_par), jax.tree_util.tree_leaves(g_seq)
     assert len(flat_par) == len(flat_seq) > 3
@@ -145,7 +146,7 @@ def test_associative_scan_equals_sequential_scan_values_and_gradients(name):
         assert np.abs(np.asarray(b)).max() > 0  # every gradient reaches its leaf
         assert rel(a, b) <= 1e-5
     # the length-0 row: its carry passes through untouched, its outputs are exactly zero
-    final, ys = rec.run(get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0)
+    final, ys = run(get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0)
     for got, want in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(carry0)):
         np.testing.assert_array_equal(got[2], want[2])
     assert (np.asarray(ys)[1, LENGTHS[1] :] == 0).all() and (np.asarray(ys)[2] == 0).all()
@@ -175,27 +176,25 @@ def test_one_step_cell_equals_sequence_form_also_reversed(name):
     params, xs = random_params(name, 20), jnp.asarray(inputs(21))
     carry0 = random_carry(name, params, 22)
     want_final, want = stepwise(spec, params, xs, LENGTHS, carry0)
-    final, ys = rec.run(get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0)
+    final, ys = run(get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0)
     assert rel(ys, want) <= 1e-5
     for a, b in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(want_final)):
         assert rel(a, b) <= 1e-5
     assert rel(spec.hidden(final)[:2], want[np.arange(2), LENGTHS[:2] - 1]) <= 1e-5
     # reverse: the cell reads each sequence backwards within its length, ys stay aligned
-    _, back = stepwise(spec, params, rec.reverse_padded(xs, jnp.asarray(LENGTHS)), LENGTHS, carry0)
-    _, ys_rev = rec.run(get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0, reverse=True)
-    assert rel(ys_rev, rec.reverse_padded(back, jnp.asarray(LENGTHS))) <= 1e-5
+    _, back = stepwise(spec, params, reverse_padded(xs, jnp.asarray(LENGTHS)), LENGTHS, carry0)
+    _, ys_rev = run(get_cell(name), params, xs, lengths=LENGTHS, carry0=carry0, reverse=True)
+    assert rel(ys_rev, reverse_padded(back, jnp.asarray(LENGTHS))) <= 1e-5
 
 
 def test_sru_cell_form_keeps_the_layer_and_bidirectional_runs():
     params, xs = random_params("sru", 30), jnp.asarray(inputs(31))
     c0 = jnp.asarray(np.random.default_rng(32).normal(size=(B, H)), jnp.float32)
-    c_final, hs = rec.sru(params, xs, c0, lengths=LENGTHS)  # the layer API
-    state, hs_cell = rec.run(
-        get_cell("sru"), params, xs, lengths=LENGTHS, carry0=rec.SRUState(c0, c0)
-    )
+    c_final, hs = sru(params, xs, c0, lengths=LENGTHS)  # the layer API
+    state, hs_cell = run(get_cell("sru"), params, xs, lengths=LENGTHS, carry0=SRUState(c0, c0))
     np.testing.assert_array_equal(hs, hs_cell)  # h does not feed back: the same numbers
     np.testing.assert_array_equal(c_final, state.c)
-    ann, (fw, bw) = rec.bidirectional(
+    ann, (fw, bw) = bidirectional(
         get_cell("mingru"), *(random_params("mingru", s) for s in (1, 2)), xs
     )
     assert ann.shape == (B, T, 2 * H) and fw.shape == bw.shape == (B, H)
@@ -209,17 +208,17 @@ def test_sru_cell_form_keeps_the_layer_and_bidirectional_runs():
 def test_compiled_serial_depth_scan_has_t_steps_associative_scan_none(name):
     params, xs = random_params(name, 40), jnp.asarray(inputs(41))
 
-    def loss(params, xs, parallel):
-        return jnp.sum(rec.run(get_cell(name), params, xs, parallel=parallel)[1] ** 2)
+    def loss(params, xs, form):
+        return jnp.sum(run(get_cell(name), params, xs, form=form)[1] ** 2)
 
     steps = {
         par: probes.compiled_sequential_steps(
             jax.grad(lambda p, x, par=par: loss(p, x, par)), params, xs
         )
-        for par in (True, False)
+        for par in ("associative", "sequential")
     }
-    assert steps[False] == 2 * T  # T serial steps forward and T backward
-    assert steps[True] == 0  # associative scan: no loop over time at all
+    assert steps["sequential"] == 2 * T  # T serial steps forward and T backward
+    assert steps["associative"] == 0  # associative scan: no loop over time at all
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -242,17 +241,15 @@ def test_bad_inputs_raise_clear_errors():
         get_cell("lru")
     p = random_params("mingru", 0)
     with pytest.raises(ValueError, match="mingru: xs must be"):
-        rec.mingru(p, jnp.ones((B, T, D + 1)))
+        mingru(p, jnp.ones((B, T, D + 1)))
     with pytest.raises(ValueError, match="return_carries"):
-        rec.run(
-            get_cell("mamba"), random_params("mamba", 0), jnp.ones((B, T, D)), return_carries=True
-        )
+        run(get_cell("mamba"), random_params("mamba", 0), jnp.ones((B, T, D)), return_carries=True)
     with pytest.raises(ValueError, match="lengths"):
-        rec.run(
+        run(
             get_cell("qrnn"),
             random_params("qrnn", 0),
             jnp.ones((B, T, D)),
             lengths=np.ones(B + 1, int),
         )
     with pytest.raises(ValueError, match="d_state"):
-        rec.init_mamba(jax.random.key(0), D, H, d_state=0)
+        init_mamba(jax.random.key(0), D, H, d_state=0)

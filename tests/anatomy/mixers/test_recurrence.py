@@ -1,4 +1,4 @@
-"""anatomy.recurrence: cells vs float64 NumPy, scan vs a Python loop, hoisted vs plain,
+"""anatomy.mixers.cells and anatomy.scan.run: cells vs float64 NumPy, scan vs a Python loop, hoisted vs plain,
 padding, reverse, jit, gradients. (torch and flax.linen twins: test_recurrence_refs.py.)"""
 
 import jax
@@ -8,8 +8,9 @@ import pytest
 from helpers import rel
 from jax.test_util import check_grads
 
-from anatomy import recurrence as rec
 from anatomy.mixers import get_cell
+from anatomy.mixers.cells import LSTMState, gru_cell, gru_paper_cell, init_gru, init_lstm, init_rnn
+from anatomy.scan import bidirectional, run
 
 NAMES = ["rnn", "lstm", "gru", "gru_paper"]
 B, T, D, H = 3, 6, 4, 5
@@ -106,7 +107,7 @@ def test_cell_matches_numpy_float64(name, data, rng):
     p = params[name]
     x = rng.normal(size=(B, D)).astype(np.float32)
     hc = [rng.normal(size=(B, H)).astype(np.float32) for _ in range(2)]
-    carry = rec.LSTMState(*hc) if name == "lstm" else hc[0]
+    carry = LSTMState(*hc) if name == "lstm" else hc[0]
     spec = get_cell(name)
     new, y = spec.cell(p, carry, x)
     ref_carry, ref_y = np_step(
@@ -124,15 +125,15 @@ def test_cell_matches_numpy_float64(name, data, rng):
 def test_gru_variants_differ_and_flag_works(data):
     params, xs = data
     h0 = xs[:, 0, :1] * np.ones((1, H), np.float32)
-    a = rec.gru_cell(params["gru"], h0, xs[:, 1])[0]
-    b = rec.gru_cell(params["gru"], h0, xs[:, 1], reset_after=False)[0]
-    np.testing.assert_array_equal(b, rec.gru_paper_cell(params["gru"], h0, xs[:, 1])[0])
+    a = gru_cell(params["gru"], h0, xs[:, 1])[0]
+    b = gru_cell(params["gru"], h0, xs[:, 1], reset_after=False)[0]
+    np.testing.assert_array_equal(b, gru_paper_cell(params["gru"], h0, xs[:, 1])[0])
     assert np.abs(a - b).max() > 1e-3
 
 
 def test_inits_and_registry():
     key = jax.random.key(0)
-    p = rec.init_lstm(key, D, H, forget_bias=2.0)
+    p = init_lstm(key, D, H, forget_bias=2.0)
     assert {k: v.shape for k, v in p.items()} == {
         "w_x": (D, 4 * H),
         "w_h": (H, 4 * H),
@@ -140,14 +141,14 @@ def test_inits_and_registry():
     }
     np.testing.assert_array_equal(p["b"].reshape(4, H)[1], 2.0)
     assert float(jnp.abs(p["w_h"]).max()) <= 1 / np.sqrt(H)
-    p = rec.init_gru(key, D, H)
+    p = init_gru(key, D, H)
     assert {k: v.shape for k, v in p.items()} == {
         "w_x": (D, 3 * H),
         "w_h": (H, 3 * H),
         "b_x": (3 * H,),
         "b_h": (3 * H,),
     }
-    assert rec.init_rnn(key, D, H)["w_h"].dtype == jnp.float32
+    assert init_rnn(key, D, H)["w_h"].dtype == jnp.float32
     for name in NAMES:
         spec = get_cell(name)
         assert get_cell(spec) is spec
@@ -160,15 +161,15 @@ def test_inits_and_registry():
 def test_bad_inputs_raise_value_error(data):
     params, xs = data
     with pytest.raises(ValueError, match=r"\[B, T, D\]"):
-        rec.run(get_cell("rnn"), params["rnn"], xs[0])
+        run(get_cell("rnn"), params["rnn"], xs[0])
     with pytest.raises(ValueError, match="feature size"):
-        rec.run(get_cell("rnn"), params["rnn"], xs[..., :2])
+        run(get_cell("rnn"), params["rnn"], xs[..., :2])
     with pytest.raises(ValueError, match="lengths must have shape"):
-        rec.run(get_cell("rnn"), params["rnn"], xs, lengths=np.array([1, 2]))
+        run(get_cell("rnn"), params["rnn"], xs, lengths=np.array([1, 2]))
     with pytest.raises(ValueError, match="integers"):
-        rec.run(get_cell("rnn"), params["rnn"], xs, lengths=np.array([1.0, 2.0, 3.0]))
+        run(get_cell("rnn"), params["rnn"], xs, lengths=np.array([1.0, 2.0, 3.0]))
     with pytest.raises(ValueError, match="positive"):
-        rec.init_lstm(jax.random.key(0), 0, H)
+        init_lstm(jax.random.key(0), 0, H)
 
 
 # ----------------------------------------------------------------------- the scan
@@ -181,7 +182,7 @@ def test_run_matches_numpy_per_sequence(name, reverse, data):
     params, xs = data
     p64 = to64(params[name])
     for hoist in (True, False):
-        final, ys, carries = rec.run(
+        final, ys, carries = run(
             get_cell(name),
             params[name],
             xs,
@@ -233,14 +234,14 @@ def test_scan_matches_python_loop_and_hoist_matches_plain(name, data):
         loop_ys.append(y)
     loop_ys = jnp.stack(loop_ys, axis=1)
     for hoist in (True, False):
-        final, ys = rec.run(get_cell(name), p, xs, carry0=carry0, hoist=hoist)
+        final, ys = run(get_cell(name), p, xs, carry0=carry0, hoist=hoist)
         # float32 vs float32 with different summation order (hoisted matmul): ~1e-7
         np.testing.assert_allclose(ys, loop_ys, rtol=1e-5, atol=1e-6)
         for a, b in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(carry)):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     # reverse without lengths = the loop run over flipped time, outputs flipped back
-    final_r, ys_r = rec.run(get_cell(name), p, xs, carry0=carry0, reverse=True)
-    final_f, ys_f = rec.run(get_cell(name), p, xs[:, ::-1], carry0=carry0)
+    final_r, ys_r = run(get_cell(name), p, xs, carry0=carry0, reverse=True)
+    final_f, ys_f = run(get_cell(name), p, xs[:, ::-1], carry0=carry0)
     np.testing.assert_allclose(ys_r, ys_f[:, ::-1], rtol=1e-6, atol=1e-7)
 
 
@@ -253,9 +254,9 @@ def test_padding_equals_each_sequence_alone(name, data):
     for b, n in enumerate(LENGTHS):
         noisy[b, n:] = 100.0 * np.random.default_rng(b).normal(size=(T - n, D))
     for reverse in (False, True):
-        final, ys = rec.run(get_cell(name), params[name], noisy, lengths=LENGTHS, reverse=reverse)
+        final, ys = run(get_cell(name), params[name], noisy, lengths=LENGTHS, reverse=reverse)
         for b, n in enumerate(LENGTHS):
-            fa, ya = rec.run(get_cell(name), params[name], xs[b : b + 1, :n], reverse=reverse)
+            fa, ya = run(get_cell(name), params[name], xs[b : b + 1, :n], reverse=reverse)
             np.testing.assert_allclose(ys[b : b + 1, :n], ya, rtol=1e-5, atol=1e-6)
             assert np.all(np.asarray(ys[b, n:]) == 0.0)
             for a, c in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(fa)):
@@ -265,9 +266,7 @@ def test_padding_equals_each_sequence_alone(name, data):
 def test_zero_length_keeps_carry0(data):
     params, xs = data
     carry0 = jnp.asarray(np.random.default_rng(3).normal(size=(B, H)), jnp.float32)
-    final, ys = rec.run(
-        get_cell("gru"), params["gru"], xs, lengths=np.array([0, 3, 0]), carry0=carry0
-    )
+    final, ys = run(get_cell("gru"), params["gru"], xs, lengths=np.array([0, 3, 0]), carry0=carry0)
     np.testing.assert_array_equal(final[0], carry0[0])
     np.testing.assert_array_equal(final[2], carry0[2])
     assert np.all(np.asarray(ys[0]) == 0.0)
@@ -277,7 +276,7 @@ def test_bidirectional_is_forward_concat_backward(data):
     params, xs = data
     rng = np.random.default_rng(5)
     p_bw = rand_params("lstm", rng)
-    ys, (cf, cb) = rec.bidirectional(get_cell("lstm"), params["lstm"], p_bw, xs, lengths=LENGTHS)
+    ys, (cf, cb) = bidirectional(get_cell("lstm"), params["lstm"], p_bw, xs, lengths=LENGTHS)
     assert ys.shape == (B, T, 2 * H)
     for b, n in enumerate(LENGTHS):
         _, ref_f = np_sequence("lstm", to64(params["lstm"]), to64(xs[b, :n]))
@@ -293,7 +292,7 @@ def test_jit_equals_no_jit(data):
     """jax.jit against the same function run op by op: under jax.disable_jit the scan is a
     Python loop of eager steps, so the two results come from different programs."""
     params, xs = data
-    fn = lambda p, x, n: rec.run(get_cell("lstm"), p, x, lengths=n, reverse=True)
+    fn = lambda p, x, n: run(get_cell("lstm"), p, x, lengths=n, reverse=True)
     with jax.disable_jit():
         eager = fn(params["lstm"], xs, LENGTHS)
     jitted = jax.jit(fn)(params["lstm"], xs, LENGTHS)
@@ -314,7 +313,7 @@ def test_gradients_check_grads(name):
 
         @jax.jit  # FD evaluates the loss many times: compile it once
         def loss(p, xs):
-            final, ys = rec.run(get_cell(name), p, xs, lengths=lengths, reverse=True)
+            final, ys = run(get_cell(name), p, xs, lengths=lengths, reverse=True)
             return jnp.sum(ys**2) + jnp.sum(jax.tree_util.tree_leaves(final)[0])
 
         check_grads(loss, (p, xs), order=2, modes=["rev"], atol=1e-5, rtol=1e-5)
@@ -323,7 +322,7 @@ def test_gradients_check_grads(name):
 def test_hoist_puts_one_input_matmul_outside_the_scan(data):
     """hoist=True: a single [B, T, D] x [D, 4H] dot before the scan, one [B, H] x [H, 4H] inside."""
     params, xs = data
-    jaxpr = jax.make_jaxpr(lambda p, x: rec.run(get_cell("lstm"), p, x, hoist=True))(
+    jaxpr = jax.make_jaxpr(lambda p, x: run(get_cell("lstm"), p, x, hoist=True))(
         params["lstm"], xs
     ).jaxpr
     outside = [e for e in jaxpr.eqns if e.primitive.name == "dot_general"]

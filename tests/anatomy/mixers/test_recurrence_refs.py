@@ -1,4 +1,4 @@
-"""anatomy.recurrence vs torch.nn.LSTM / torch.nn.GRU (float64) and flax.linen cells, on our
+"""anatomy.mixers.cells (run by anatomy.scan) vs torch.nn.LSTM / torch.nn.GRU (float64) and flax.linen cells, on our
 weights mapped by benchmarks/peers.py (the benchmarks' own mappings)."""
 
 import flax.linen as nn
@@ -9,8 +9,9 @@ import pytest
 import torch
 from helpers import rel
 
-from anatomy import recurrence as rec
 from anatomy.mixers import get_cell
+from anatomy.mixers.cells import LSTMState, gru_cell, lstm_cell
+from anatomy.scan import bidirectional, run
 from benchmarks import peers
 
 B, T, D, H = 3, 6, 4, 5
@@ -40,7 +41,7 @@ def test_unidirectional_vs_torch(name, torch_cls, data):
     layer.load_state_dict(torch_state(p))
     with torch.no_grad():
         out, hn = layer(torch.tensor(xs, dtype=torch.float64))
-    final, ys = rec.run(get_cell(name), p, xs)
+    final, ys = run(get_cell(name), p, xs)
     assert rel(ys, out.numpy()) <= 1e-5
     if name == "lstm":
         assert rel(final.h, hn[0][0].numpy()) <= 1e-5
@@ -65,7 +66,7 @@ def test_bidirectional_packed_vs_torch(name, torch_cls, data):
     with torch.no_grad():
         out, hn = layer(packed)
     out, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=T)
-    ys, (cf, cb) = rec.bidirectional(get_cell(name), p_fw, p_bw, xs, lengths=LENGTHS)
+    ys, (cf, cb) = bidirectional(get_cell(name), p_fw, p_bw, xs, lengths=LENGTHS)
     assert rel(ys, out.numpy()) <= 1e-5
     assert np.all(np.asarray(ys)[out.numpy() == 0.0] == 0.0)  # torch pads with zeros too
     h_n = hn[0] if name == "lstm" else hn  # [2, B, H]: forward, backward
@@ -97,10 +98,10 @@ def test_lstm_cell_vs_flax(cls, data):
     h0, c0 = (jnp.asarray(rng.normal(size=(B, H)), jnp.float32) for _ in range(2))
     ours = rand_params("lstm", rng)
     fp = flax_params(module, (c0, h0), xs[:, 0], ours, peers.flax_lstm_cell)
-    carry_f, carry_o = (c0, h0), rec.LSTMState(h0, c0)
+    carry_f, carry_o = (c0, h0), LSTMState(h0, c0)
     for t in range(3):
         carry_f, y_f = module.apply({"params": fp}, carry_f, xs[:, t])
-        carry_o, y_o = rec.lstm_cell(ours, carry_o, xs[:, t])
+        carry_o, y_o = lstm_cell(ours, carry_o, xs[:, t])
         assert rel(y_o, y_f) <= 1e-5
         assert rel(carry_o.c, carry_f[0]) <= 1e-5
 
@@ -117,12 +118,12 @@ def test_gru_cell_vs_flax(data):
     hf, ho = h, h
     for t in range(3):
         hf, _ = module.apply({"params": fp}, hf, xs[:, t])
-        ho, _ = rec.gru_cell(ours, ho, xs[:, t], reset_after=True)
+        ho, _ = gru_cell(ours, ho, xs[:, t], reset_after=True)
         assert rel(ho, hf) <= 1e-5
     # the paper variant is a different function
     assert (
         rel(
-            rec.gru_cell(ours, h, xs[:, 0], reset_after=False)[0],
+            gru_cell(ours, h, xs[:, 0], reset_after=False)[0],
             module.apply({"params": fp}, h, xs[:, 0])[0],
         )
         > 1e-3

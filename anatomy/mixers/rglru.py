@@ -12,7 +12,7 @@ blocks (the gates are block-diagonal: n blocks of w/n).
 
 Λ starts where the base exp(-softplus(Λ)), which a_t raises to the power c·r_t, is uniform
 on the ring [0.9, 0.999] by area (recurrentgemma's rnn_param_init); √(1 - a²) is computed as √(-expm1(2 log a)). The RG-LRU is
-a diagonal linear_scan with a vector state [w]: every form of linear_scan.py applies.
+a diagonal linear_scan with a vector state [w]: every form of anatomy.scan.linear_scan applies.
 
 Left out of Griffin's block: the width-4 temporal convolution between W_x and the RG-LRU (a
 mixer takes the short convolution in front of it instead, on x: anatomy.mixers' conv
@@ -29,7 +29,8 @@ import jax.numpy as jnp
 from anatomy.axes import declare
 from anatomy.errors import BadInputError
 from anatomy.layers import dense, init_dense
-from anatomy.recurrence.linear_scan import CHUNK, check_form, linear_scan
+from anatomy.mixers.spec import MixerSpec, fn_apply, fn_step, zero
+from anatomy.scan.linear import CHUNK, check_form, linear_scan
 
 C = 8.0  # the fixed scale c of log a_t
 RADIUS = (0.9, 0.999)  # the ring the base exp(-softplus(Λ)) is drawn on at initialisation
@@ -112,3 +113,16 @@ def rglru_step(params, state, x_t):
     a, b, g = _coefficients(params, x_t)
     h = a * state.h + b
     return dense(params["out"], h * g), RGLRUState(h)
+
+
+# ------------------------------------------------------------------------- the registration
+
+SPEC = MixerSpec(
+    name="rglru",
+    init=lambda key, m, c: init_rglru(key, m, c.expand, c.n_blocks),
+    apply=fn_apply(rglru),
+    step=fn_step(rglru_step),
+    zero_state=zero(rglru_zero_state),
+    knobs=("expand", "n_blocks"),
+    defaults={"conv": 4},
+)

@@ -1,34 +1,31 @@
-"""LSTM and GRU layers whose backward pass does ONE matmul per step, not two.
+"""The fused backward of a gated cell's scan: ONE matmul per backward step, not two.
 
-``scan.run('lstm' | 'gru', ..., hoist=True)`` differentiated by JAX's autodiff does, at
-every step of the backward scan, the two matmuls of the step's recurrent product h W_h:
+A cell's scan differentiated by JAX's autodiff does, at every step of the backward scan, the
+two matmuls of the step's recurrent product h W_h:
     dh_{t-1} += dgh_t W_hᵀ          (the gradient flowing back in time: serial)
     dW_h     += h_{t-1}ᵀ dgh_t       (a [H, G*H] read-modify-write per step)
-Only the first is serial. ``run_lstm`` / ``run_gru`` compute the same functions with a
-custom VJP: the backward scan produces the pre-activation gradients (dgx_t of the input
-projection, dgh_t of the hidden one, [B, G*H]) and dh, and after the scan the weight
-gradient is ONE large matmul over all steps,
+Only the first is serial. ``run_fused`` computes the same function with a custom VJP: the
+backward scan produces the pre-activation gradients (dgx_t of the input projection, dgh_t of
+the hidden one, [B, G*H]) and dh, and after the scan the weight gradient is ONE large matmul
+over all steps,
     dW_h = Σ_t h_{t-1}ᵀ dgh_t = einsum('tbh,tbg->hg', H_prev, dGH)   (d b_h = Σ dgh_t),
 while the input projection's gradients (dW_x, db, dx) come from the hoisted [T, B, D] x
-[D, G*H] matmul outside the scan, which is already one matmul (run_lstm: its autodiff;
-run_gru: ``_project``, the same einsums as hoist=False's, since XLA CPU runs autodiff's
-transposed dW_x dot slower; run_lstm keeps autodiff's, bit-identical to before). The forward
-pass is the hoisted path's, and it saves what each step's elementwise update needs (the
-pre-activations), so that the backward never recomputes a matmul. With hoist=False the
-projection runs inside each step (the plain path's forward, no [T, B, G*H] input buffer)
-and dx, dW_x, db are large matmuls after the backward scan too; on 2 CPU cores this
-variant was the fastest (BENCHMARKS.md).
+[D, G*H] matmul outside the scan, which is already one matmul (a cell's own projection and
+its autodiff, or ``_project``'s einsums, since XLA CPU runs autodiff's transposed dW_x dot
+slower). The forward pass is the hoisted path's, and it saves what each step's elementwise
+update needs (the pre-activations), so that the backward never recomputes a matmul. With
+hoist=False the projection runs inside each step (the plain path's forward, no [T, B, G*H]
+input buffer) and dx, dW_x, db are large matmuls after the backward scan too; on 2 CPU
+cores this variant was the fastest (BENCHMARKS.md).
 
-One generic scan serves both cells (``_Cell``): the cell gives the elementwise update
-from (carry, what the step saved) and how the saved pre-activations depend on the two
-projections; the masking, the reverse, the serial matmul and the large matmuls are shared.
-  LSTM: saves the gates x W_x + b + h W_h [B, 4H] (dgx = dgh = dz).
-  GRU (reset_after=True, torch / cuDNN / flax's; cells.gru_recur): needs gx = x W_x + b_x
-    and gh = h W_h + b_h, each [B, 3H], since r multiplies (h W_hn + b_hn) alone; the scan
-    saves gh, and gx is the hoisted input buffer (hoist=False: the scan saves it too).
-Same values as ``run`` (the same operations in the forward pass); gradients equal up to
-float rounding (sums in another order); tests/anatomy/recurrence/test_recurrence_fast.py checks both against
-the plain path.
+This is an engine of the cell scan, not a cell: a cell hands it a ``FusedCell`` (its
+elementwise update from (carry, what the step saved) and how the saved pre-activations
+depend on the two projections); the masking, the reverse, the serial matmul and the large
+matmuls are shared. The LSTM's and the GRU's FusedCell and their layers (run_lstm,
+run_gru) live with the cells, anatomy/mixers/cells.py, and reach ``scan.run(vjp='fused')``
+through their CellSpec's ``fused``. Same values as ``run`` (the same operations in the
+forward pass); gradients equal up to float rounding (sums in another order);
+tests/anatomy/scan/test_recurrence_fast.py checks both against the plain path.
 """
 
 import functools
@@ -37,17 +34,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from anatomy.recurrence.cells import (
-    LSTMState,
-    gru_zero_carry,
-    lstm_project,
-    lstm_update,
-    lstm_zero_carry,
-)
-from anatomy.recurrence.sequences import check_inputs, reverse_padded
+from anatomy.scan.sequences import reverse_padded
 
 
-class _Cell(NamedTuple):
+class FusedCell(NamedTuple):
     """What the generic scan needs of a cell (all static: a jit / custom_vjp constant).
 
     pre(xw_t, hw_t) -> s_t: what the step's elementwise update needs, from the input
@@ -70,43 +60,6 @@ class _Cell(NamedTuple):
     d_h: callable
     hidden: callable
     with_hidden: callable
-
-
-_LSTM = _Cell(
-    pre=lambda xw, hw: xw + hw,  # gates [B, 4H], saved as they are
-    update=lambda carry, gates: lstm_update(carry.c, gates),
-    emit=lambda gates: gates,
-    rebuild=lambda _, gates: gates,
-    needs_xw=False,
-    d_x=lambda dz: dz,
-    d_h=lambda dz: dz,
-    hidden=lambda carry: carry.h,
-    with_hidden=lambda carry, h: carry._replace(h=h),
-)
-
-
-def _gru_update(h, s):
-    """cells.gru_recur (reset_after=True) from s = (gx, gh) = (x W_x + b_x, h W_h + b_h)."""
-    gx, gh = s
-    xr, xz, xn = jnp.split(gx, 3, axis=-1)  # 3 x [B, H]
-    hr, hz, hn = jnp.split(gh, 3, axis=-1)
-    r = jax.nn.sigmoid(xr + hr)
-    z = jax.nn.sigmoid(xz + hz)
-    n = jnp.tanh(xn + r * hn)
-    return (1.0 - z) * n + z * h
-
-
-_GRU = _Cell(
-    pre=lambda xw, hw: (xw, hw),
-    update=_gru_update,
-    emit=lambda s: s[1],  # gh; gx is the input projection (the hoisted buffer, or stacked)
-    rebuild=lambda xw, hw: (xw, hw),
-    needs_xw=True,
-    d_x=lambda ds: ds[0],
-    d_h=lambda ds: ds[1],
-    hidden=lambda h: h,
-    with_hidden=lambda _, h: h,
-)
 
 
 def _step(cell, w_h, b_h, carry, xw_t, m_t):
@@ -229,9 +182,12 @@ def _bwd_inline(cell, res, cot):
 _scan_inline.defvjp(_fwd_inline, _bwd_inline)
 
 
-def _run(cell, project, bias_key, hidden_bias, params, xs, lengths, carry0, reverse, hoist):
-    """project: the hoisted projection (params, xs [T, B, D]) -> [T, B, G*H], or None for
-    ``_project`` (its einsum backward)."""
+def run_fused(cell, project, bias_key, hidden_bias, params, xs, lengths, carry0, reverse, hoist):
+    """(final carry, ys [B, T, H]) of ``cell`` (a FusedCell) over xs [B, T, D] with the fused
+    backward (module doc). project: the hoisted projection (params, xs [T, B, D]) -> [T, B,
+    G*H], or None for ``_project`` (its einsum backward); bias_key: the input bias's key in
+    params; hidden_bias: the hidden bias's key, or None (no b_h); carry0: the initial carry
+    (never None); reverse, hoist: as ``run``'s."""
     batch, n_time, _ = xs.shape
     if reverse:
         xs = reverse_padded(xs, lengths)
@@ -252,34 +208,3 @@ def _run(cell, project, bias_key, hidden_bias, params, xs, lengths, carry0, reve
         final, ys = _scan_inline(cell, w_x, b_x, w_h, b_h, carry0, xs_t, mask)
     ys = jnp.swapaxes(ys, 0, 1)
     return final, reverse_padded(ys, lengths) if reverse else ys
-
-
-@functools.partial(jax.jit, static_argnames=("reverse", "hoist"))
-def run_lstm(params, xs, *, lengths=None, carry0=None, reverse=False, hoist=True):
-    """``scan.run('lstm', params, xs, lengths=..., carry0=..., reverse=..., hoist=...)`` with
-    the one-matmul-per-step backward pass (module doc). hoist=True: the input projection as
-    one matmul before the scan; False: inside each step (and its gradients after the backward
-    scan). Returns (final LSTMState, ys [B, T, H])."""
-    xs = jnp.asarray(xs)
-    check_inputs(params, xs, lengths)
-    if carry0 is None:
-        dtype = jnp.result_type(xs.dtype, params["w_h"].dtype)
-        carry0 = lstm_zero_carry(xs.shape[0], params["w_h"].shape[0], dtype)
-    return _run(
-        _LSTM, lstm_project, "b", None, params, xs, lengths, LSTMState(*carry0), reverse, hoist
-    )
-
-
-@functools.partial(jax.jit, static_argnames=("reverse", "hoist"))
-def run_gru(params, xs, *, lengths=None, carry0=None, reverse=False, hoist=True):
-    """``scan.run('gru', params, xs, lengths=..., carry0=..., reverse=..., hoist=...)`` (the
-    reset_after=True GRU of cells.gru_recur; params w_x [D, 3H], w_h [H, 3H], b_x, b_h [3H])
-    with the one-matmul-per-step backward pass (module doc): the backward scan does
-    dh_{t-1} += dgh_t W_hᵀ only; dW_h, d b_h (and with hoist=False dx, dW_x, d b_x) are large
-    matmuls / sums after it. Returns (final h [B, H], ys [B, T, H])."""
-    xs = jnp.asarray(xs)
-    check_inputs(params, xs, lengths)
-    if carry0 is None:
-        dtype = jnp.result_type(xs.dtype, params["w_h"].dtype)
-        carry0 = gru_zero_carry(xs.shape[0], params["w_h"].shape[0], dtype)
-    return _run(_GRU, None, "b_x", "b_h", params, xs, lengths, carry0, reverse, hoist)

@@ -1,4 +1,12 @@
-"""Recurrent cells as pure functions: vanilla RNN (tanh), LSTM, GRU.
+"""Recurrent cells as pure functions: vanilla RNN (tanh, Elman 1990), LSTM (Hochreiter &
+Schmidhuber 1997), GRU (Cho et al. 2014), each a mixer too.
+
+    RNN    h_t = tanh(x_t W_x + h_{t-1} W_h + b)                        W_x [D, H], W_h [H, H]
+    LSTM   [i, f, g, o] = x_t W_x + h_{t-1} W_h + b                     W_x [D, 4H], W_h [H, 4H]
+           c_t = σ(f) ⊙ c_{t-1} + σ(i) ⊙ tanh(g),  h_t = σ(o) ⊙ tanh(c_t)
+    GRU    r, z = σ(x_t W_xr + h_{t-1} W_hr + b_r), σ(...)              W_x [D, 3H], W_h [H, 3H]
+           n = tanh(x_t W_xn + b_xn + r ⊙ (h_{t-1} W_hn + b_hn))       (reset after, torch's;
+           h_t = (1 - z) ⊙ n + z ⊙ h_{t-1}                               gru_paper: r before W_hn)
 
 Every cell has the same signature, ``cell(params, carry, x) -> (carry, y)``,
 with ``x`` [B, D], hidden size H, and ``y`` = the new hidden state h [B, H].
@@ -20,14 +28,24 @@ Initialisation (all cells): weights ~ U(-1/sqrt(H), 1/sqrt(H)) as in
 
 Logical axes (anatomy.axes): the gate dimension G*H is 'hidden' (split over the
 mesh's 'model' axis by default); the input dimension is never sharded.
+
+The LSTM's and the GRU's fused layers (run_lstm, run_gru: one matmul per backward step) are
+anatomy.scan.fused's engine fed with each cell's elementwise update (a FusedCell). No
+associative operator composes two steps of a nonlinear cell, so each has one form,
+'sequential': the registrations at the end (RNN, LSTM, GRU as mixers: apply is the scan
+runner on the cell's path; GRU_PAPER a cell only) are read by anatomy.mixers.registry.
 """
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from anatomy.axes import declare
+from anatomy.mixers.spec import carry_h, cell_mixer, cell_spec, identity
+from anatomy.scan.fused import FusedCell, run_fused
+from anatomy.scan.sequences import check_inputs
 
 # Every cell's parameters: w_x [D, G*H], w_h [H, G*H], b / b_x / b_h [G*H].
 CELL_AXES = {
@@ -252,3 +270,82 @@ def gru_paper_cell(params, carry, x):
 def gru_zero_carry(batch, d_hidden, dtype=jnp.float32):
     """Initial GRU carry: h = 0 [B, H]."""
     return jnp.zeros((batch, d_hidden), dtype)
+
+
+# ----------------------------------------------------- the fused layers (one matmul per step)
+
+
+_LSTM = FusedCell(
+    pre=lambda xw, hw: xw + hw,  # gates [B, 4H], saved as they are
+    update=lambda carry, gates: lstm_update(carry.c, gates),
+    emit=lambda gates: gates,
+    rebuild=lambda _, gates: gates,
+    needs_xw=False,
+    d_x=lambda dz: dz,
+    d_h=lambda dz: dz,
+    hidden=lambda carry: carry.h,
+    with_hidden=lambda carry, h: carry._replace(h=h),
+)
+
+
+def _gru_update(h, s):
+    """cells.gru_recur (reset_after=True) from s = (gx, gh) = (x W_x + b_x, h W_h + b_h)."""
+    gx, gh = s
+    xr, xz, xn = jnp.split(gx, 3, axis=-1)  # 3 x [B, H]
+    hr, hz, hn = jnp.split(gh, 3, axis=-1)
+    r = jax.nn.sigmoid(xr + hr)
+    z = jax.nn.sigmoid(xz + hz)
+    n = jnp.tanh(xn + r * hn)
+    return (1.0 - z) * n + z * h
+
+
+_GRU = FusedCell(
+    pre=lambda xw, hw: (xw, hw),
+    update=_gru_update,
+    emit=lambda s: s[1],  # gh; gx is the input projection (the hoisted buffer, or stacked)
+    rebuild=lambda xw, hw: (xw, hw),
+    needs_xw=True,
+    d_x=lambda ds: ds[0],
+    d_h=lambda ds: ds[1],
+    hidden=lambda h: h,
+    with_hidden=lambda _, h: h,
+)
+
+
+@functools.partial(jax.jit, static_argnames=("reverse", "hoist"))
+def run_lstm(params, xs, *, lengths=None, carry0=None, reverse=False, hoist=True):
+    """``scan.run('lstm', params, xs, lengths=..., carry0=..., reverse=..., hoist=...)`` with
+    the one-matmul-per-step backward pass (module doc). hoist=True: the input projection as
+    one matmul before the scan; False: inside each step (and its gradients after the backward
+    scan). Returns (final LSTMState, ys [B, T, H])."""
+    xs = jnp.asarray(xs)
+    check_inputs(params, xs, lengths)
+    if carry0 is None:
+        dtype = jnp.result_type(xs.dtype, params["w_h"].dtype)
+        carry0 = lstm_zero_carry(xs.shape[0], params["w_h"].shape[0], dtype)
+    return run_fused(
+        _LSTM, lstm_project, "b", None, params, xs, lengths, LSTMState(*carry0), reverse, hoist
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("reverse", "hoist"))
+def run_gru(params, xs, *, lengths=None, carry0=None, reverse=False, hoist=True):
+    """``scan.run('gru', params, xs, lengths=..., carry0=..., reverse=..., hoist=...)`` (the
+    reset_after=True GRU of cells.gru_recur; params w_x [D, 3H], w_h [H, 3H], b_x, b_h [3H])
+    with the one-matmul-per-step backward pass (module doc): the backward scan does
+    dh_{t-1} += dgh_t W_hᵀ only; dW_h, d b_h (and with hoist=False dx, dW_x, d b_x) are large
+    matmuls / sums after it. Returns (final h [B, H], ys [B, T, H])."""
+    xs = jnp.asarray(xs)
+    check_inputs(params, xs, lengths)
+    if carry0 is None:
+        dtype = jnp.result_type(xs.dtype, params["w_h"].dtype)
+        carry0 = gru_zero_carry(xs.shape[0], params["w_h"].shape[0], dtype)
+    return run_fused(_GRU, None, "b_x", "b_h", params, xs, lengths, carry0, reverse, hoist)
+
+
+# ------------------------------------------------------------------------ the registrations
+
+RNN_SPEC = cell_mixer(cell_spec(globals(), "rnn", identity))
+LSTM_SPEC = cell_mixer(cell_spec(globals(), "lstm", carry_h, fused=run_lstm))
+GRU_SPEC = cell_mixer(cell_spec(globals(), "gru", identity, fused=run_gru))
+GRU_PAPER_CELL = cell_spec(globals(), "gru_paper", identity, shares="gru")  # a cell only

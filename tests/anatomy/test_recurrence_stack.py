@@ -9,10 +9,10 @@ import pytest
 from jax.test_util import check_grads
 
 from anatomy import axes as axes_mod
-from anatomy import recurrence as rec
 from anatomy import stack
 from anatomy.errors import BadInputError
 from anatomy.mixers import get_cell
+from anatomy.scan import reverse_padded, run
 
 B, T, D, H, L = 3, 6, 4, 5, 3
 LENGTHS = np.array([4, 6, 1])  # unsorted on purpose
@@ -248,7 +248,7 @@ def test_reverse_reads_each_sequence_backwards_within_its_length():
     params = rand_stack("lstm", rng, n_layers=2, layer_norm=True)
     x = rng.normal(size=(B, T, D))
     with jax.enable_x64(True):
-        rev = lambda a: rec.reverse_padded(jnp.asarray(a), jnp.asarray(LENGTHS))
+        rev = lambda a: reverse_padded(jnp.asarray(a), jnp.asarray(LENGTHS))
         carries, ys = stack.run_recurrent_stack(
             params, x, LENGTHS, cell="lstm", residual=True, reverse=True
         )
@@ -260,7 +260,7 @@ def test_reverse_reads_each_sequence_backwards_within_its_length():
             np.testing.assert_allclose(a, b, rtol=1e-12)
         one = {"layers": params["layers"][:1]}
         (c1,), y1 = stack.run_recurrent_stack(one, x, LENGTHS, cell="lstm", reverse=True)
-        c_run, y_run = rec.run(get_cell("lstm"), one["layers"][0], x, lengths=LENGTHS, reverse=True)
+        c_run, y_run = run(get_cell("lstm"), one["layers"][0], x, lengths=LENGTHS, reverse=True)
         np.testing.assert_allclose(y1, y_run, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(c1.c, c_run.c, rtol=1e-12)
 
