@@ -62,7 +62,7 @@ def mixer_case(name, batch, n, d_model, rng, forms=None, max_bytes=MAX_BYTES, tw
     ``forms``) as implementations labelled by form; max_bytes None: no sizing (tiny shapes);
     twin: also the torch twin ('torch') where one exists and torch is installed (imports it).
     Returns (case, reference: the first form that fits, {form: 'over memory'} left out)."""
-    knobs = dict(KNOBS[name])
+    knobs = dict(KNOBS.get(name, {}))  # a mixer not listed runs at its own defaults
     if name == "mamba2":
         knobs["head_dim"] = knobs["expand"] * d_model // 4
     mixer = mixers.build_mixer(name, d_model, conv=0, **knobs)

@@ -1,18 +1,10 @@
 """Sequence mixers behind one interface, one file per mixer (anatomy.stack stacks them).
 
-One file per mixer idea, each with its paper's equations and shapes, its init, its sequence
-form (``form=``), its step, its zero state and its registration (``SPEC``, a MixerSpec):
-
-linear_attention.py  linear attention (Katharopoulos et al. 2020; Based's Taylor map)
-rglru.py             Griffin's RG-LRU (De et al. 2024)
-mlstm.py             xLSTM's mLSTM (Beck et al. 2024), with its quadratic form
-gated_deltanet.py    gated DeltaNet (Yang et al. 2024), chunked by the UT transform
-mamba2.py            Mamba-2's SSD (Dao & Gu 2024)
-mingru.py            minGRU (Feng et al. 2024), a cell too
-mamba.py             a Mamba-style selective SSM (Gu & Dao 2023), a cell too
-attention.py         causal softmax self-attention (its state: a KV cache)
-cells.py             the RNN, LSTM and GRU cells (and gru_paper), their fused layers
-quasi.py             the SRU and QRNN cells (cells only, no mixers)
+One file per mixer idea (linear_attention.py, rglru.py, mlstm.py, gated_deltanet.py,
+mamba2.py, mingru.py, mamba.py, attention.py, cells.py for the RNN, LSTM and GRU, quasi.py for
+the SRU and QRNN cells, ...), each with its paper's equations and shapes, its init, its
+sequence form (``form=``), its step, its zero state and its registration (``SPEC``, a
+MixerSpec); registry.py's docstring lists every mixer with its paper and its state.
 
 and beside them:
 

@@ -169,11 +169,14 @@ def get_mixer(name):
 
 
 def default_config(name):
-    """The knobs of mixer ``name`` (a ConfigDict, a comment per field in KNOBS)."""
+    """The knobs of mixer ``name`` (a ConfigDict, a comment per field in KNOBS or in the
+    mixer's own_knobs)."""
     spec = get_mixer(name)
     c = ml_collections.ConfigDict()
     for knob in ("conv", "form", "chunk", *spec.knobs):
         c[knob] = spec.defaults.get(knob, KNOBS[knob][0])
+    for knob, (default, _) in spec.own_knobs.items():
+        c[knob] = default
     return c
 
 

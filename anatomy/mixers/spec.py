@@ -85,8 +85,10 @@ class MixerSpec:
 
     init(key, d_model, cfg) -> params; apply(params, x, state, cfg, form, lengths) -> (y,
     state); step(params, state, x_t, cfg) -> (y_t, state); zero_state(params, batch, max_len,
-    cfg, dtype) -> state; knobs: its KNOBS (conv, form and chunk are everyone's); forms: its
-    forms, the first the fallback default; stateful_apply: apply takes and returns a state.
+    cfg, dtype) -> state; knobs: the shared knobs it takes (registry.KNOBS; conv, form and
+    chunk are everyone's); own_knobs: the knobs only it has, {name: (default, what it means)};
+    forms: its forms, the first the fallback default; stateful_apply: apply takes and returns
+    a state.
     """
 
     name: str
@@ -95,6 +97,7 @@ class MixerSpec:
     step: Callable
     zero_state: Callable
     knobs: tuple
+    own_knobs: dict = dataclasses.field(default_factory=dict)
     forms: tuple = FORMS
     defaults: dict = dataclasses.field(default_factory=dict)
     stateful_apply: bool = True

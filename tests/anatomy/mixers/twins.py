@@ -17,7 +17,8 @@ from anatomy.compiling import compiler_options, jit_options
 B, T, D = 2, 7, 8
 CHUNK = 3  # two full chunks and a padded one
 FAST = jit_options(compiler_options(0))  # tiny programs: compiling dominates
-# Each mixer at a tiny size; its twin (test_<name>_twin.py) computes the same layer in float64.
+# Each mixer at a tiny size (one not listed: its defaults at width D); its twin
+# (test_<name>_twin.py) computes the same layer in float64.
 KNOBS = {
     "linear_attention": {"n_heads": 2, "d_key": 3},
     "rglru": {"expand": 1, "n_blocks": 2},
@@ -35,7 +36,7 @@ RNG = np.random.default_rng(0)
 
 
 def build(name, **knobs):
-    return mixers.build_mixer(name, D, chunk=CHUNK, **{"conv": 0, **KNOBS[name], **knobs})
+    return mixers.build_mixer(name, D, chunk=CHUNK, **{"conv": 0, **KNOBS.get(name, {}), **knobs})
 
 
 def moved(mixer, seed=0, scale=0.3):
