@@ -73,6 +73,15 @@ class Row(NamedTuple):
 TABLE = (
     *(_form(name, "chunked") for name in MATRIX),
     *(_form(name, "associative") for name in ("rglru", "mingru", "mamba")),
+    Row(
+        "cpu",
+        "form",
+        "hgrn2",
+        "sequential",
+        "reasoned: not yet measured by `python -m benchmarks.mixers`",
+        "a decay per key: its associative and chunked forms form every state [t, h, e, v] "
+        "(the chunked readout path needs one decay per head), the sequential form one at a time",
+    ),  # fmt: skip
     *(
         Row(
             "cpu",

@@ -12,6 +12,7 @@
     rnn, lstm, gru    Elman 1990; Hochreiter &       vector state [m] (the LSTM's h and c)
                       Schmidhuber 1997; Cho et al.
                       2014: nonlinear, one form
+    hgrn2             Qin et al. 2024 (HGRN-2)       matrix state [h, e, v], a decay per key
 
 Each mixer registers itself at the end of its own file (a ``MixerSpec``, spec.py); this module
 only collects the registrations, one line each (``SPECS``), and builds the interface over them.
@@ -66,6 +67,7 @@ from anatomy.mixers import (
     attention,
     cells,
     gated_deltanet,
+    hgrn2,
     linear_attention,
     mamba,
     mamba2,
@@ -120,6 +122,7 @@ SPECS = (
     cells.RNN_SPEC,
     cells.LSTM_SPEC,
     cells.GRU_SPEC,
+    hgrn2.SPEC,
 )
 CELL_ONLY = (cells.GRU_PAPER_CELL, quasi.SRU_CELL, quasi.QRNN_CELL)  # cells, no mixers
 MIXERS = {s.name: s for s in SPECS}  # name -> MixerSpec, in registration order
