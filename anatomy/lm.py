@@ -109,7 +109,7 @@ def default_config(family="attention", mixer=None):
     if mixer is not None and family != "mixer":
         raise BadInputError(f"lm: mixer= is for family 'mixer', not {family!r}")
     c = ml_collections.ConfigDict()
-    c.family = family  # 'attention' (decoder_only) | 'recurrent' (LSTM / GRU) | 'mixer'
+    c.family = family  # 'attention' (Transformer) | 'recurrent' (LSTM / GRU) | 'mixer'
     c.d_model = 128  # embedding width = residual stream (attention) = hidden size (recurrent)
     c.n_layers = 2  # blocks / recurrent layers L
     c.dropout_rate = 0.0  # inside the stack and on the embeddings, training only

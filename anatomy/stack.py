@@ -223,33 +223,38 @@ def _beta_alpha(stack):
     return beta, alpha
 
 
-def init_stack(key, stack):
-    """{'blocks': [...]} (module docstring), block l from jax.random.split(key, L)[l]."""
-    n, w = len(stack.mixers), _width(stack)
+def init_stack_block(key, stack, layer=0):
+    """Block ``layer``'s parameters (module docstring) drawn from ``key`` itself: init_stack
+    gives block l its k_l = split(key, L)[l]; a model that draws its blocks from keys of its
+    own builds {'blocks': [init_stack_block(k, stack, l) ...]}."""
+    w, mixer = _width(stack), stack.mixers[layer]
     beta, _ = _beta_alpha(stack)
     ln1, ln2 = _ln_names(stack.norm)
-    blocks = []
-    for i, (k, mixer) in enumerate(zip(jax.random.split(key, n), stack.mixers)):
-        d_in = (stack.d_in or mixer.config.d_model) if i == 0 else w
-        k_mix, k_ffn = (k, None) if stack.keys == "layer" else jax.random.split(k)
-        if stack.bidirectional:
-            k_fw, k_bw = jax.random.split(k_mix)
-            block = {d: _init_mixer(kd, mixer, d_in, "layer", 1.0)
-                     for d, kd in (("fw", k_fw), ("bw", k_bw))}  # fmt: skip
-        else:
-            block = {"mixer": _init_mixer(k_mix, mixer, d_in, stack.keys, beta)}
-        if ln1:
-            block[ln1] = init_layer_norm(w)
-        if stack.d_ff:
-            p = init_ffn(k_ffn, w, stack.d_ff)
-            if beta != 1.0:
-                p["w1"], p["w2"] = p["w1"] * beta, p["w2"] * beta
-                p = declare(p, FFN_AXES)
-            block["ffn"] = p
-            if ln2:
-                block[ln2] = init_layer_norm(w)
-        blocks.append(block)
-    return {"blocks": blocks}
+    d_in = (stack.d_in or mixer.config.d_model) if layer == 0 else w
+    k_mix, k_ffn = (key, None) if stack.keys == "layer" else jax.random.split(key)
+    if stack.bidirectional:
+        k_fw, k_bw = jax.random.split(k_mix)
+        block = {d: _init_mixer(kd, mixer, d_in, "layer", 1.0)
+                 for d, kd in (("fw", k_fw), ("bw", k_bw))}  # fmt: skip
+    else:
+        block = {"mixer": _init_mixer(k_mix, mixer, d_in, stack.keys, beta)}
+    if ln1:
+        block[ln1] = init_layer_norm(w)
+    if stack.d_ff:
+        p = init_ffn(k_ffn, w, stack.d_ff)
+        if beta != 1.0:
+            p["w1"], p["w2"] = p["w1"] * beta, p["w2"] * beta
+            p = declare(p, FFN_AXES)
+        block["ffn"] = p
+        if ln2:
+            block[ln2] = init_layer_norm(w)
+    return block
+
+
+def init_stack(key, stack):
+    """{'blocks': [...]} (module docstring), block l from jax.random.split(key, L)[l]."""
+    keys = jax.random.split(key, len(stack.mixers))
+    return {"blocks": [init_stack_block(k, stack, i) for i, k in enumerate(keys)]}
 
 
 def _sublayer(stack, x, fn, ln, *, residual, alpha, rng, valid=None):
@@ -286,12 +291,20 @@ def _dropout_keys(stack, rng, i):
     return r1, r_ffn, r2
 
 
-def _check(params, stack, what):
+def _check(params, stack, what, x=None, *, one_step=False):
     if not isinstance(params, dict) or len(params.get("blocks", ())) != len(stack.mixers):
         raise BadInputError(
             f"{what}: params must be {{'blocks': [...]}} with one block per mixer "
             f"({len(stack.mixers)})"
         )
+    if x is None:
+        return
+    name, want = ("x_t", "[b, d_in]") if one_step else ("x", "[b, t, d_in]")
+    if x.ndim != (2 if one_step else 3):
+        raise BadInputError(f"{what}: {name} must be {want}, got shape {x.shape}")
+    d_in = stack.d_in or stack.mixers[0].config.d_model
+    if x.shape[-1] != d_in:
+        raise BadInputError(f"{what}: {name} has width {x.shape[-1]}, the stack reads {d_in}")
 
 
 def _residual(stack, i):
@@ -311,9 +324,9 @@ def apply_stack(
     within its length. return_layers: also every block's output, a list of L [b, t, m].
     Returns y, (y, layers), (y, states) or (y, layers, states).
     """
-    _check(params, stack, "stack")
-    n = len(stack.mixers)
     x = jnp.asarray(x)
+    _check(params, stack, "stack", x)
+    n = len(stack.mixers)
     lengths = None if lengths is None else jnp.asarray(lengths)
     if stack.bidirectional and (states is not None or reverse):
         raise BadInputError("stack: a bidirectional stack takes no states and no reverse")
@@ -385,7 +398,8 @@ def init_stack_state(params, stack, batch, max_len=None, dtype=jnp.float32):
 def stack_step(params, stack, states, x_t):
     """One position (no dropout): x_t [b, d_in] and the per-layer states -> (y_t [b, m], new
     states); fed x[:, 0], x[:, 1], ... from init_stack_state it gives apply_stack's rows."""
-    _check(params, stack, "stack_step")
+    x_t = jnp.asarray(x_t)
+    _check(params, stack, "stack_step", x_t, one_step=True)
     _one_direction(stack, "stack_step")
     if len(states) != len(stack.mixers):
         raise BadInputError(f"stack_step: {len(states)} states for {len(stack.mixers)} layers")
@@ -401,98 +415,3 @@ def stack_step(params, stack, states, x_t):
             x_t, _ = _sublayer(stack, x_t, fn, block.get(ln2), **kw)
         new.append(state)
     return x_t, new
-
-
-# --- the deep LSTM / GRU stack's own layout ---------------------------------------------
-# {'layers': [cell per layer], 'ln': [LN per layer]} ({'fw', 'bw'} both ways) and a carry per
-# layer: the one stack above over recurrent_stack, its blocks read from and written to it.
-
-
-def _blocks(params):
-    """The recurrent layout -> the stack's {'blocks': [...]}."""
-    both = "fw" in params
-    if both and len(params["fw"]) != len(params["bw"]):
-        raise BadInputError("bidirectional stack params: 'fw' and 'bw' differ in length")
-    layers = list(zip(params["fw"], params["bw"])) if both else params["layers"]
-    norms = params.get("ln")
-    if norms is not None and len(norms) != len(layers):
-        raise BadInputError(f"stack params: {len(layers)} layers but {len(norms)} LayerNorms")
-    blocks = []
-    for i, p in enumerate(layers):
-        block = {"fw": {"mix": p[0]}, "bw": {"mix": p[1]}} if both else {"mixer": {"mix": p}}
-        if norms is not None:
-            block["out_ln1"] = norms[i]
-        blocks.append(block)
-    return {"blocks": blocks}
-
-
-def _of_params(params, cell, residual=False, dropout_rate=0.0, hoist=True, vjp="autodiff"):
-    both = "fw" in params
-    first = params["fw"][0] if both else params["layers"][0]
-    return recurrent_stack(
-        cell, first["w_h"].shape[0], len(params["fw"] if both else params["layers"]),
-        residual=residual, layer_norm="ln" in params, bidirectional=both,
-        dropout_rate=dropout_rate, hoist=hoist, vjp=vjp,
-    )  # fmt: skip
-
-
-def init_recurrent_stack(
-    key, cell, d_in, d_hidden, n_layers, residual=False, layer_norm=False, bidirectional=False
-):
-    """recurrent_stack's parameters in the recurrent layout: {'layers': [...]} (layer 1 [d_in
-    -> H], the others [H -> H]) or {'fw', 'bw'} (the others [2H -> H]), + 'ln' with
-    layer_norm (over H, 2H both ways); residual creates no parameters (checked here)."""
-    if not isinstance(bidirectional, bool):
-        raise BadInputError(f"bidirectional must be a boolean, got {bidirectional!r}")
-    s = recurrent_stack(
-        cell, d_hidden, n_layers, d_in=d_in, residual=residual, layer_norm=layer_norm,
-        bidirectional=bidirectional,
-    )  # fmt: skip
-    blocks = init_stack(key, s)["blocks"]
-    if bidirectional:
-        params = {d: [b[d]["mix"] for b in blocks] for d in ("fw", "bw")}
-    else:
-        params = {"layers": [b["mixer"]["mix"] for b in blocks]}
-    if layer_norm:
-        params["ln"] = [b["out_ln1"] for b in blocks]
-    return params
-
-
-def run_recurrent_stack(
-    params, x, lengths=None, *, cell, residual=False, carry0=None, reverse=False,
-    dropout_rate=0.0, rng=None, hoist=True, vjp="autodiff", return_intermediates=False,
-):  # fmt: skip
-    """apply_stack over the recurrent layout -> (carries, ys) (+ every layer's outputs with
-    return_intermediates): one final carry per layer ((forward, backward) both ways)."""
-    s = _of_params(params, check_stack_cell(cell), residual, dropout_rate, hoist, vjp)
-    if s.bidirectional and (carry0 is not None or reverse):
-        raise BadInputError("run_stack: a bidirectional stack takes no carry0 and no reverse")
-    if carry0 is not None and len(carry0) != len(s.mixers):
-        raise BadInputError(f"run_stack: carry0 needs one carry per layer ({len(s.mixers)})")
-    states = None if carry0 is None else [{"mix": c} for c in carry0]
-    y, outs, finals = apply_stack(
-        _blocks(params), s, x, lengths=lengths, states=states, return_states=True, rng=rng,
-        reverse=reverse, return_layers=True,
-    )  # fmt: skip
-    carries = finals if s.bidirectional else [f["mix"] for f in finals]
-    return (carries, y, outs) if return_intermediates else (carries, y)
-
-
-def zero_stack_carry(params, batch, *, cell, dtype=jnp.float32):
-    """One zero carry per layer (a list), the recurrent stack's carry before the first step."""
-    check_stack_cell(cell)
-    if "fw" in params:
-        _one_direction(Stack((), bidirectional=True), "zero_stack_carry")
-    s = _of_params(params, cell)
-    return [st["mix"] for st in init_stack_state(_blocks(params), s, batch, None, dtype)]
-
-
-def recurrent_stack_step(params, carries, x_t, *, cell, residual=False):
-    """stack_step over the recurrent layout: x_t [b, d_in] and one carry per layer -> (new
-    carries, y_L [b, H])."""
-    s = _of_params(params, check_stack_cell(cell), residual)
-    _one_direction(s, "stack_step")
-    if len(carries) != len(s.mixers):
-        raise BadInputError(f"stack_step: {len(carries)} carries for {len(s.mixers)} layers")
-    y, new = stack_step(_blocks(params), s, [{"mix": c} for c in carries], x_t)
-    return [st["mix"] for st in new], y

@@ -3,8 +3,8 @@ translators, scaled dot-product and multi-head attention as batched einsums, sli
 attention in O(r·N·d), chunked attention with an online softmax in O(N) memory, masks, a KV
 cache for incremental decoding, positional encodings (sinusoidal, learned, RoPE, ALiBi, NoPE;
 one Encoding per stack), Transformer encoder/decoder layers with post-LN / pre-LN / DeepNorm /
-no-LN wiring (built on anatomy.layers: LayerNorm, the FFN, dropout) and the decoder-only stack
-(the module anatomy.attention.decoder_only: init_decoder_only, decoder_only, decoder_only_step).
+no-LN wiring (built on anatomy.layers: LayerNorm, the FFN, dropout). The decoder-only stack is
+anatomy.stack's over attention mixers (anatomy.lm's 'attention' family).
 
 This namespace holds what a user composes:
 

@@ -9,8 +9,8 @@ Letters: b batch, q query positions, k key positions, m model dim, h heads, d he
 
 Positions enter attention here and nowhere else: rotary= rotates the projected queries and
 keys (positions.Rotary, Su et al. 2021), bias= is added to the logits (ALiBi, Press et al.
-2022). Every Transformer layer and its KV-cache step (layers.py, decoder_only.py) passes them
-through this module.
+2022). Every Transformer layer and its KV-cache step (layers.py, the attention mixer of
+anatomy/mixers/attention.py) passes them through this module.
 
 The parameter layout is flax.linen.MultiHeadDotProductAttention's
 (query/key/value kernels [m,h,d], out kernel [h,d,m]).

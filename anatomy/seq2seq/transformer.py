@@ -23,7 +23,7 @@ config.positions, one encoding for both sides (anatomy.attention.positions):
   (source) live in different sequences, so their distance means nothing; the source keys
   carry their positions from the encoder. 'none' (NoPE) is refused: without positions the
   encoder is permutation-equivariant, so the source would be a bag of words to the decoder,
-  and NoPE's case (Kazemnejad et al. 2023) is causal stacks (anatomy.attention.decoder_only).
+  and NoPE's case (Kazemnejad et al. 2023) is causal stacks (anatomy.lm's 'attention' family).
 config.norm: 'post' (the paper, the default), 'pre' (+ final LayerNorms), 'deepnorm'
 (DeepNet, Wang et al. 2022: encoder-decoder constants α, β for N encoder and M decoder
 layers, anatomy.attention.layers.deepnorm_constants), 'none' (no LayerNorm); config.residual

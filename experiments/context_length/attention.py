@@ -1,7 +1,7 @@
 """context_length's Transformers: anatomy.lm's 'attention' family, one per positional encoding.
 
     x = √m · E[tokens] (+ PE for 'sinusoidal' / 'learned')      [B, N, m]
-    h = decoder_only(x; positions, rope_base, rope_scale)      [B, N, m]   pre-LN causal blocks;
+    h = Stack(x; positions, rope_base, rope_scale)             [B, N, m]   pre-LN causal blocks;
                                                                            RoPE / ALiBi act
                                                                            inside attention
     logits = LN(h) W + b                                       [B, N, vocab]

@@ -1,5 +1,5 @@
-"""The Transformer contenders: anatomy.lm's 'attention' family (anatomy.attention.decoder_only's
-causal stack, sinusoidal positions), six wirings of its blocks.
+"""The Transformer contenders: anatomy.lm's 'attention' family (anatomy.stack's causal stack
+of attention mixers, sinusoidal positions), six wirings of its blocks.
 
 Each block is self-attention then FFN, each sub-layer wired by the library's `norm` and
 `residual` (anatomy/attention/layers.py):

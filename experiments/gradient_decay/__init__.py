@@ -1,7 +1,8 @@
 """gradient_decay: how ||∂L/∂x_t|| changes with the distance T − t to a loss at the last step.
 
 Models: a tanh RNN whose W_hh is rescaled to several largest singular values σ_max, an LSTM,
-a GRU (anatomy.mixers.cells) and a causal self-attention stack (anatomy.attention.decoder_only).
+a GRU (anatomy.mixers.cells) and a causal self-attention stack (anatomy.stack over attention
+mixers).
 For each, the per-step rate ρ̂ is fitted as norm ≈ c·ρ̂^distance and set beside Pascanu et
 al.'s bound ||∂h_t/∂h_{t-1}|| <= γ·σ_max(W_hh) (γ = 1 for tanh).
 
@@ -23,12 +24,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from anatomy import probes
-from anatomy.attention.decoder_only import decoder_only, init_block
+from anatomy.attention import encoding
 from anatomy.compiling import compiler_options, jit_options
 from anatomy.errors import BadInputError
-from anatomy.mixers import get_cell
+from anatomy.mixers import build_mixer, get_cell
 from anatomy.mixers.cells import init_rnn
 from anatomy.scan import run as run_cell
+from anatomy.stack import apply_stack, init_stack_block, make_stack
 from experiments.gradient_decay import claims, plots
 from experiments.lab import record
 from experiments.lab.progress import Progress
@@ -88,9 +90,19 @@ def _cell_norms(name, params, xs, v):
     return probes.input_grad_norms(loss, xs)
 
 
+def _stack(width, n_layers, n_heads):
+    """The causal post-LN stack (attention mixers, FFN 4·width; keys 'split')."""
+    mixer = build_mixer("attention", width, n_heads=n_heads, positions="none")
+    return make_stack((mixer,) * n_layers, norm="post", d_ff=4 * width, keys="split")
+
+
 def _attention_stack(params, xs):
-    """xs [B, T, d_in] -> xs·W_in + positions -> the causal post-LN stack -> [B, T, m]."""
-    return decoder_only(params, xs @ params["w_in"])
+    """xs [B, T, d_in] -> xs·W_in + sinusoidal positions -> the causal post-LN stack -> [B, T, m]."""
+    blocks = params["stack"]["blocks"]
+    width, n_heads = params["w_in"].shape[1], blocks[0]["mixer"]["mix"]["w_q"].shape[1]
+    x = xs @ params["w_in"]
+    x = x + encoding("sinusoidal").added(x.shape[1], width, None)
+    return apply_stack(params["stack"], _stack(width, len(blocks), n_heads), x)
 
 
 def _fit(cfg, by_d):
@@ -168,10 +180,13 @@ def _gated_norms(cfg, name):
 
 
 def _attention_params(cfg, seed):
+    """W_in and the stack, block l from keys[l + 1] itself (keys[0] draws W_in)."""
     keys = jax.random.split(_keys(seed)["attention"], cfg.attn_layers + 1)
+    stack = _stack(cfg.hidden, cfg.attn_layers, cfg.attn_heads)
+    blocks = [init_stack_block(k, stack, i) for i, k in enumerate(keys[1:])]
     return {
         "w_in": jax.random.normal(keys[0], (cfg.d_in, cfg.hidden)) / np.sqrt(cfg.d_in),
-        "layers": [init_block(k, cfg.hidden, cfg.attn_heads, 4 * cfg.hidden) for k in keys[1:]],
+        "stack": {"blocks": blocks},
     }
 
 

@@ -11,8 +11,8 @@ same parameter budget:
                        run computes with jax.lax.associative_scan (recurrent.py)
     conv               embedding -> causal GLU conv blocks (conv.py): no recurrence, a
                        receptive field of 1 + L·(K-1) positions
-    transformer        embedding·√m -> the causal pre-LN decoder-only stack with sinusoidal
-                       positions (anatomy.attention.decoder_only) -> linear readout (attention.py)
+    transformer        embedding·√m + sinusoidal positions -> anatomy.stack's causal pre-LN
+                       stack of attention mixers -> linear readout (attention.py)
 
 A seed fixes, for each k, the initial weights, the training stream and the held-out batch;
 every model sees the same ones (a paired comparison). One compiled program per model trains

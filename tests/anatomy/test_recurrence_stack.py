@@ -1,4 +1,5 @@
-"""The deep recurrent stack (anatomy/stack.py): the plain stack against torch's
+"""The deep recurrent stack (anatomy/stack.py's recurrent_stack preset, over the stack's own
+apply_stack / stack_step and {'blocks': [...]} layout): the plain stack against torch's
 multi-layer nn.LSTM / nn.GRU with copied weights (values and gradients, float64), and the
 residual / LayerNorm variants against a float64 NumPy loop over layers and time."""
 
@@ -9,26 +10,48 @@ import pytest
 from jax.test_util import check_grads
 
 from anatomy import axes as axes_mod
-from anatomy import stack
+from anatomy import scan, stack
 from anatomy.errors import BadInputError
 from anatomy.mixers import get_cell
-from anatomy.scan import reverse_padded, run
 
 B, T, D, H, L = 3, 6, 4, 5, 3
 LENGTHS = np.array([4, 6, 1])  # unsorted on purpose
 
 
-def rand_stack(cell, rng, n_layers=L, layer_norm=False, d_in=D):
-    """init_stack's structure, every leaf random float64 (LN scale around 1, bias nonzero)."""
-    shapes = jax.eval_shape(
-        lambda k: stack.init_recurrent_stack(k, cell, d_in, H, n_layers, layer_norm=layer_norm),
-        jax.random.key(0),
-    )
-    params = jax.tree_util.tree_map(lambda s: rng.normal(0, 0.5, s.shape), shapes)
-    if layer_norm:
-        for ln in params["ln"]:
-            ln["scale"] = 1.0 + ln["scale"]
+def make(cell, n_layers=L, *, residual=False, layer_norm=False, bidirectional=False, **kw):
+    """recurrent_stack over d_in = D, the cells' hoisted autodiff path."""
+    return stack.recurrent_stack(
+        cell, H, n_layers, d_in=D, residual=residual, layer_norm=layer_norm,
+        bidirectional=bidirectional, hoist=True, vjp="autodiff", **kw,
+    )  # fmt: skip
+
+
+def randomize(s, rng):
+    """init_stack's structure for stack s, every leaf random float64 (LN scale around 1)."""
+    shapes = jax.eval_shape(lambda k: stack.init_stack(k, s), jax.random.key(0))
+    params = jax.tree_util.tree_map(lambda a: rng.normal(0, 0.5, a.shape), shapes)
+    for block in params["blocks"]:
+        if "out_ln1" in block:
+            block["out_ln1"]["scale"] = 1.0 + block["out_ln1"]["scale"]
     return params
+
+
+def rand_stack(cell, rng, n_layers=L, layer_norm=False):
+    return randomize(make(cell, n_layers, layer_norm=layer_norm), rng)
+
+
+def run(s, params, x, lengths=None, **kw):
+    """apply_stack -> (final carries, y, every layer's output): one carry per layer, a
+    (forward, backward) pair per layer both ways."""
+    y, outs, finals = stack.apply_stack(
+        params, s, x, lengths=lengths, return_states=True, return_layers=True, **kw
+    )
+    return (finals if s.bidirectional else [f["mix"] for f in finals]), y, outs
+
+
+def cells(params, direction="mixer"):
+    """Each layer's cell parameters (one direction's both ways: 'fw' / 'bw')."""
+    return [b[direction]["mix"] for b in params["blocks"]]
 
 
 # --- the float64 NumPy twin ---------------------------------------------------------------
@@ -54,8 +77,9 @@ def np_step(cell, p, carry, x):
 
 def np_norm_residual(params, i, out, y, lengths, residual):
     """Layer i's LayerNorm (at real steps only) and residual, in float64."""
-    if "ln" in params:
-        scale, bias = (np.asarray(params["ln"][i][k], np.float64) for k in ("scale", "bias"))
+    if "out_ln1" in params["blocks"][i]:
+        ln = params["blocks"][i]["out_ln1"]
+        scale, bias = (np.asarray(ln[k], np.float64) for k in ("scale", "bias"))
         for b in range(B):
             for t in range(lengths[b]):
                 v = out[b, t]
@@ -67,7 +91,7 @@ def np_stack(cell, params, x, lengths, residual):
     """Layer by layer, step by step, sequence by sequence."""
     x = np.asarray(x, np.float64)
     finals, y = [], x
-    for i, p in enumerate(params["layers"]):
+    for i, p in enumerate(cells(params)):
         p = {k: np.asarray(v, np.float64) for k, v in p.items()}
         out = np.zeros((B, T, H))
         layer_finals = []
@@ -97,13 +121,9 @@ def test_stack_equals_numpy_loop(cell, residual, layer_norm):
     rng = np.random.default_rng(7)
     params = rand_stack(cell, rng, layer_norm=layer_norm)
     x = rng.normal(size=(B, T, D))
-    run = jax.jit(
-        lambda p, x: stack.run_recurrent_stack(
-            p, x, LENGTHS, cell=cell, residual=residual, return_intermediates=True
-        )
-    )
+    s = make(cell, residual=residual, layer_norm=layer_norm)
     with jax.enable_x64(True):
-        carries, ys, layers = run(params, x)
+        carries, ys, layers = jax.jit(lambda p, x: run(s, p, x, LENGTHS))(params, x)
         assert ys.dtype == jnp.float64 and len(carries) == len(layers) == L
     ref_finals, ref_ys = np_stack(cell, params, x, LENGTHS, residual)
     np.testing.assert_allclose(ys, ref_ys, rtol=1e-10, atol=1e-12)
@@ -127,10 +147,11 @@ def load_torch_stack(module, params):
 
     from benchmarks import peers
 
-    directions = (("", "fw"), ("_reverse", "bw")) if "fw" in params else (("", "layers"),)
+    both = "fw" in params["blocks"][0]
+    directions = (("", "fw"), ("_reverse", "bw")) if both else (("", "mixer"),)
     state = {}
     for sfx, key in directions:
-        for k, p in enumerate(params[key]):
+        for k, p in enumerate(cells(params, key)):
             state.update(peers.torch_rnn_state(p, suffix=f"_l{k}{sfx}", dtype=torch.float64))
     module.load_state_dict(state)
 
@@ -160,8 +181,10 @@ def test_plain_stack_equals_torch_values_and_gradients(cell):
         loss_t = loss_t + (c_n * torch.tensor(w_c)).sum()
     loss_t.backward()
 
+    s = make(cell)
+
     def loss(params, x):
-        carries, ys = stack.run_recurrent_stack(params, x, jnp.asarray(LENGTHS), cell=cell)
+        carries, ys, _ = run(s, params, x, jnp.asarray(LENGTHS))
         total = jnp.sum(ys * w_y)
         for k, c in enumerate(carries):
             total += jnp.sum(get_cell(cell).hidden(c) * w_h[k])
@@ -180,7 +203,7 @@ def test_plain_stack_equals_torch_values_and_gradients(cell):
             np.testing.assert_allclose(c.c, c_n[k].detach().numpy(), rtol=1e-10)
     np.testing.assert_allclose(value, loss_t.item(), rtol=1e-10)
     np.testing.assert_allclose(g_x, x_t.grad.numpy(), rtol=1e-9, atol=1e-12)
-    for k, g in enumerate(g_p["layers"]):
+    for k, g in enumerate(cells(g_p)):
         grad = lambda n, k=k: getattr(module, f"{n}_l{k}").grad.numpy()
         np.testing.assert_allclose(g["w_x"], grad("weight_ih").T, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(g["w_h"], grad("weight_hh").T, rtol=1e-9, atol=1e-12)
@@ -197,44 +220,44 @@ def test_residual_layer_norm_gradients_are_the_derivative():
     rng = np.random.default_rng(3)
     params = rand_stack("lstm", rng, n_layers=2, layer_norm=True)
     x = rng.normal(size=(B, T, D))
+    s = make("lstm", 2, residual=True, layer_norm=True)
     with jax.enable_x64(True):
-        f = jax.jit(
-            lambda p, x: stack.run_recurrent_stack(p, x, LENGTHS, cell="lstm", residual=True)[1]
-        )
+        f = jax.jit(lambda p, x: stack.apply_stack(p, s, x, lengths=LENGTHS))
         check_grads(f, (params, jnp.asarray(x)), order=1, modes=("rev",))
 
 
 @pytest.mark.slow
 def test_init_axes_dropout_and_bad_input():
     key = jax.random.key(0)
-    params = stack.init_recurrent_stack(key, "gru", D, H, 2, residual=True, layer_norm=True)
-    assert params["layers"][0]["w_x"].shape == (D, 3 * H)
-    assert params["layers"][1]["w_x"].shape == (H, 3 * H)
-    axes, _ = axes_mod.trace(
-        lambda k: stack.init_recurrent_stack(k, "lstm", D, H, 2, layer_norm=True), key
-    )
-    assert axes["layers"][1]["w_h"] == (None, "hidden") and axes["ln"][0]["scale"] == ("embed",)
+    params = stack.init_stack(key, make("gru", 2, residual=True, layer_norm=True))
+    assert cells(params)[0]["w_x"].shape == (D, 3 * H)
+    assert cells(params)[1]["w_x"].shape == (H, 3 * H)
+    axes, _ = axes_mod.trace(lambda k: stack.init_stack(k, make("lstm", 2, layer_norm=True)), key)
+    blocks = axes["blocks"]
+    assert blocks[1]["mixer"]["mix"]["w_h"] == (None, "hidden")
+    assert blocks[0]["out_ln1"]["scale"] == ("embed",)
     x = jnp.asarray(np.random.default_rng(0).normal(size=(B, T, D)), jnp.float32)
-    run = jax.jit(
-        lambda p, rng: stack.run_recurrent_stack(
-            p, x, cell="gru", residual=True, dropout_rate=0.5, rng=rng, return_intermediates=True
-        )
-    )
-    _, eval_ys, eval_layers = run(params, None)  # rng=None: evaluation, no dropout
-    _, train_ys, train_layers = run(params, jax.random.key(1))
+
+    def dropped_run(params, rng):
+        n = len(params["blocks"])
+        s = make("gru", n, residual=True, layer_norm=True, dropout_rate=0.5)
+        return jax.jit(lambda p, r: run(s, p, x, rng=r))(params, rng)
+
+    _, eval_ys, eval_layers = dropped_run(params, None)  # rng=None: evaluation, no dropout
+    _, train_ys, train_layers = dropped_run(params, jax.random.key(1))
     assert eval_ys.shape == (B, T, H) and not np.allclose(eval_ys, train_ys)
     dropped = np.asarray(train_layers[0]) == 0.0  # layer 1's branch: 0 or doubled
     assert 0 < dropped.mean() < 1
     np.testing.assert_allclose(np.asarray(train_layers[0])[~dropped], 2 * eval_layers[0][~dropped])
-    one = {"layers": params["layers"][:1], "ln": params["ln"][:1]}  # no layer after it
-    np.testing.assert_array_equal(run(one, jax.random.key(1))[1], run(one, None)[1])
+    one = {"blocks": params["blocks"][:1]}  # no layer after it
+    np.testing.assert_array_equal(dropped_run(one, jax.random.key(1))[1], dropped_run(one, None)[1])
     for bad in ("mamba", "rnn", None):
         with pytest.raises(BadInputError, match="'lstm', 'gru'"):
-            stack.init_recurrent_stack(key, bad, D, H, 2)
+            make(bad, 2)
     with pytest.raises(BadInputError, match="cell"):
-        stack.run_recurrent_stack(params, x, cell="transformer")
+        make("transformer")
     with pytest.raises(BadInputError, match="n_layers"):
-        stack.init_recurrent_stack(key, "lstm", D, H, 0)
+        make("lstm", 0)
 
 
 # --- reverse, one step at a time, bidirectional --------------------------------------------
@@ -242,25 +265,22 @@ def test_init_axes_dropout_and_bad_input():
 
 @pytest.mark.slow
 def test_reverse_reads_each_sequence_backwards_within_its_length():
-    """run_stack(reverse=True) == the stack over the within-length reversed input, reversed
+    """apply_stack(reverse=True) == the stack over the within-length reversed input, reversed
     back; its carries are run(reverse=True)'s for a one-layer stack."""
     rng = np.random.default_rng(5)
     params = rand_stack("lstm", rng, n_layers=2, layer_norm=True)
     x = rng.normal(size=(B, T, D))
     with jax.enable_x64(True):
-        rev = lambda a: reverse_padded(jnp.asarray(a), jnp.asarray(LENGTHS))
-        carries, ys = stack.run_recurrent_stack(
-            params, x, LENGTHS, cell="lstm", residual=True, reverse=True
-        )
-        ref_c, ref_y = stack.run_recurrent_stack(
-            params, rev(x), LENGTHS, cell="lstm", residual=True
-        )
+        rev = lambda a: scan.reverse_padded(jnp.asarray(a), jnp.asarray(LENGTHS))
+        s = make("lstm", 2, residual=True, layer_norm=True)
+        carries, ys, _ = run(s, params, x, LENGTHS, reverse=True)
+        ref_c, ref_y, _ = run(s, params, rev(x), LENGTHS)
         np.testing.assert_allclose(ys, rev(ref_y), rtol=1e-12, atol=1e-12)
         for a, b in zip(jax.tree.leaves(carries), jax.tree.leaves(ref_c)):
             np.testing.assert_allclose(a, b, rtol=1e-12)
-        one = {"layers": params["layers"][:1]}
-        (c1,), y1 = stack.run_recurrent_stack(one, x, LENGTHS, cell="lstm", reverse=True)
-        c_run, y_run = run(get_cell("lstm"), one["layers"][0], x, lengths=LENGTHS, reverse=True)
+        one = {"blocks": [{"mixer": params["blocks"][0]["mixer"]}]}
+        (c1,), y1, _ = run(make("lstm", 1), one, x, LENGTHS, reverse=True)
+        c_run, y_run = scan.run(get_cell("lstm"), cells(one)[0], x, lengths=LENGTHS, reverse=True)
         np.testing.assert_allclose(y1, y_run, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(c1.c, c_run.c, rtol=1e-12)
 
@@ -269,48 +289,38 @@ def test_reverse_reads_each_sequence_backwards_within_its_length():
     "cell,residual,layer_norm", [("lstm", True, True), ("gru", True, False), ("gru", False, True)]
 )
 def test_stack_step_equals_the_scan_row_by_row(cell, residual, layer_norm):
-    """stack_step fed x[:, 0], x[:, 1], ... from zero_stack_carry gives run_stack's outputs
+    """stack_step fed x[:, 0], x[:, 1], ... from init_stack_state gives apply_stack's outputs
     at every position and its final carries (float64)."""
     rng = np.random.default_rng(9)
     params = rand_stack(cell, rng, layer_norm=layer_norm)
     x = rng.normal(size=(B, T, D))
     with jax.enable_x64(True):
-        carries, ys = stack.run_recurrent_stack(params, x, cell=cell, residual=residual)
-        step = jax.jit(
-            lambda c, x_t: stack.recurrent_stack_step(params, c, x_t, cell=cell, residual=residual)
-        )
-        state = stack.zero_stack_carry(params, B, cell=cell, dtype=jnp.float64)
+        s = make(cell, residual=residual, layer_norm=layer_norm)
+        carries, ys, _ = run(s, params, x)
+        step = jax.jit(lambda st, x_t: stack.stack_step(params, s, st, x_t))
+        state = stack.init_stack_state(params, s, B, dtype=jnp.float64)
         rows = []
         for t in range(T):
-            state, y = step(state, jnp.asarray(x[:, t]))
+            y, state = step(state, jnp.asarray(x[:, t]))
             rows.append(y)
     np.testing.assert_allclose(jnp.stack(rows, 1), ys, rtol=1e-10, atol=1e-12)
-    for a, b in zip(jax.tree.leaves(state), jax.tree.leaves(carries)):
+    for a, b in zip(jax.tree.leaves([st["mix"] for st in state]), jax.tree.leaves(carries)):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
-    with pytest.raises(BadInputError, match="1 carries for 3 layers"):
-        stack.recurrent_stack_step(params, state[:1], jnp.asarray(x[:, 0]), cell=cell)
+    with pytest.raises(BadInputError, match="1 states for 3 layers"):
+        stack.stack_step(params, s, state[:1], jnp.asarray(x[:, 0]))
 
 
 def rand_bistack(cell, rng, n_layers=2, layer_norm=False):
-    shapes = jax.eval_shape(
-        lambda k: stack.init_recurrent_stack(
-            k, cell, D, H, n_layers, layer_norm=layer_norm, bidirectional=True
-        ),
-        jax.random.key(0),
-    )
-    params = jax.tree_util.tree_map(lambda s: rng.normal(0, 0.5, s.shape), shapes)
-    for ln in params.get("ln", ()):
-        ln["scale"] = 1.0 + ln["scale"]
-    return params
+    return randomize(make(cell, n_layers, layer_norm=layer_norm, bidirectional=True), rng)
 
 
 def np_bistack(cell, params, x, lengths, residual):
     """float64 loops: per layer a forward and a within-length backward pass, concatenated,
     then LayerNorm over 2H and the residual."""
-    y, n = np.asarray(x, np.float64), len(params["fw"])
-    for i in range(n):
+    y = np.asarray(x, np.float64)
+    for i, block in enumerate(params["blocks"]):
         out = np.zeros((B, T, 2 * H))
-        for half, p in enumerate((params["fw"][i], params["bw"][i])):
+        for half, p in enumerate((block["fw"]["mix"], block["bw"]["mix"])):
             p = {k: np.asarray(v, np.float64) for k, v in p.items()}
             for b in range(B):
                 z = np.zeros((1, H))
@@ -329,21 +339,22 @@ def test_bidirectional_stack_equals_numpy_loops(cell, residual, layer_norm):
     rng = np.random.default_rng(13)
     params = rand_bistack(cell, rng, n_layers=3, layer_norm=layer_norm)
     x = rng.normal(size=(B, T, D))
+    s = make(cell, 3, residual=residual, layer_norm=layer_norm, bidirectional=True)
     with jax.enable_x64(True):
-        carries, ys = stack.run_recurrent_stack(params, x, LENGTHS, cell=cell, residual=residual)
+        carries, ys, _ = run(s, params, x, LENGTHS)
     np.testing.assert_allclose(ys, np_bistack(cell, params, x, LENGTHS, residual), atol=1e-12)
     assert len(carries) == 3 and ys.shape == (B, T, 2 * H)
-    for bad in (dict(reverse=True), dict(carry0=[None] * 3)):  # one direction's options
-        with pytest.raises(BadInputError, match="bidirectional stack takes no carry0"):
-            stack.run_recurrent_stack(params, x, LENGTHS, cell=cell, **bad)
-    with pytest.raises(BadInputError, match="'fw' and 'bw' differ"):
-        stack.run_recurrent_stack({**params, "bw": params["bw"][:2]}, x, cell=cell)
+    for bad in (dict(reverse=True), dict(states=[None] * 3)):  # one direction's options
+        with pytest.raises(BadInputError, match="bidirectional stack takes no states"):
+            stack.apply_stack(params, s, x, lengths=LENGTHS, **bad)
+    with pytest.raises(BadInputError, match=r"one block per mixer \(3\)"):
+        stack.apply_stack({"blocks": params["blocks"][:2]}, s, x)
     with pytest.raises(BadInputError, match="stack_step: a bidirectional stack reads the whole"):
-        stack.recurrent_stack_step(params, [None] * 3, x[:, 0], cell=cell)
-    with pytest.raises(BadInputError, match="zero_stack_carry: a bidirectional stack"):
-        stack.zero_stack_carry(params, B, cell=cell)
+        stack.stack_step(params, s, [None] * 3, x[:, 0])
+    with pytest.raises(BadInputError, match="init_stack_state: a bidirectional stack"):
+        stack.init_stack_state(params, s, B)
     with pytest.raises(BadInputError, match="bidirectional must be a boolean"):
-        stack.init_recurrent_stack(jax.random.key(0), cell, D, H, 2, bidirectional="yes")
+        make(cell, 2, bidirectional="yes")
 
 
 def test_plain_bidirectional_stack_equals_torch_values_and_gradients():
@@ -365,8 +376,10 @@ def test_plain_bidirectional_stack_equals_torch_values_and_gradients():
     loss_t = (out * torch.tensor(w_y)).sum() + (h_n * torch.tensor(w_h)).sum()
     loss_t.backward()
 
+    s = make("lstm", 2, bidirectional=True)
+
     def loss(params, x):
-        carries, ys = stack.run_recurrent_stack(params, x, jnp.asarray(LENGTHS), cell="lstm")
+        carries, ys, _ = run(s, params, x, jnp.asarray(LENGTHS))
         hs = [c.h for pair in carries for c in pair]  # torch's h_n order: l0 fw, l0 bw, l1 ...
         return jnp.sum(ys * w_y) + sum(jnp.sum(h * w) for h, w in zip(hs, w_h)), ys
 
@@ -378,7 +391,7 @@ def test_plain_bidirectional_stack_equals_torch_values_and_gradients():
     np.testing.assert_allclose(value, loss_t.item(), rtol=1e-10)
     np.testing.assert_allclose(g_x, x_t.grad.numpy(), rtol=1e-9, atol=1e-12)
     for k in range(2):
-        for sfx, g in (("", g_p["fw"][k]), ("_reverse", g_p["bw"][k])):
+        for sfx, g in (("", cells(g_p, "fw")[k]), ("_reverse", cells(g_p, "bw")[k])):
             grad = lambda n, k=k, sfx=sfx: getattr(module, f"{n}_l{k}{sfx}").grad.numpy()
             np.testing.assert_allclose(g["w_x"], grad("weight_ih").T, rtol=1e-9, atol=1e-12)
             np.testing.assert_allclose(g["w_h"], grad("weight_hh").T, rtol=1e-9, atol=1e-12)

@@ -1,59 +1,104 @@
-"""The decoder-only stack against slow twins: the prefix re-run at every position, one
-position at a time through the KV cache, for every positional encoding and norm option;
-causality, gradients, DeepNorm's constants and init, bad input."""
+"""The causal Transformer stack, anatomy.stack over attention mixers as anatomy.lm's
+'attention' family builds it (lm.preset: keys 'split', positions added at the input or acting
+inside the mixers), against slow twins: the prefix re-run at every position, one position at a
+time through the KV cache, for every positional encoding and norm option; causality,
+gradients, DeepNorm's constants and init, bad input."""
 
 import functools
 
 import jax
 import jax.numpy as jnp
+import ml_collections
 import numpy as np
 import pytest
 
 from anatomy import attention as att
-from anatomy.attention.decoder_only import (
-    decoder_only,
-    decoder_only_step,
-    init_block,
-    init_decoder_only,
-    init_decoder_only_cache,
-)
-from anatomy.attention.layers import encoder_layer
+from anatomy import lm
+from anatomy.attention.layers import encoder_layer, init_encoder_layer
 from anatomy.attention.positions import Rotary
 from anatomy.errors import BadInputError
+from anatomy.stack import apply_stack, init_stack, init_stack_state, make_stack, stack_step
 
 B, T, M, H, N_LAYERS, P = 2, 5, 16, 4, 2, 12
+
+
+@functools.cache
+def _preset(norm="post", residual=True, positions="sinusoidal", rope_base=1e4, rope_scale=1.0,
+            n_layers=N_LAYERS):  # fmt: skip
+    """lm.preset of the attention family at these options: (stack, added Encoding or None)."""
+    c = lm.default_config("attention")
+    c.update(
+        d_model=M, n_heads=H, d_ff=2 * M, n_layers=n_layers, norm=norm, residual=residual,
+        positions=positions, rope_base=rope_base, rope_scale=rope_scale, max_positions=P,
+    )  # fmt: skip
+    pre = lm.preset(ml_collections.FrozenConfigDict(c))
+    return pre.stack, pre.positions
+
+
+def _init(key, *, norm="post", positions="sinusoidal", n_layers=N_LAYERS):
+    """The stack's blocks from key, and the learned table from fold_in(key, L) (lm's keys)."""
+    stack, added = _preset(norm=norm, positions=positions, n_layers=n_layers)
+    p = {"stack": init_stack(key, stack)}
+    if added is not None and added.kind == "learned":
+        p["positions"] = added.init_table(jax.random.fold_in(key, n_layers), P, M)
+    return p
 
 
 @functools.cache
 def _params(seed=0, *, norm="post", positions="sinusoidal", n_layers=N_LAYERS):
     """A stack moved off its init (biases, LayerNorm scales and shifts, the position table);
     built once per setting (eager inits compile one small program per shape)."""
-    init = functools.partial(
-        init_decoder_only, n_layers=n_layers, d_model=M, n_heads=H, d_ff=2 * M, norm=norm,
-        positions=positions, max_positions=P,
-    )  # fmt: skip
+    init = functools.partial(_init, norm=norm, positions=positions, n_layers=n_layers)
     params = jax.jit(init)(jax.random.PRNGKey(seed))
     noise = np.random.default_rng(seed + 1)
     return jax.tree.map(lambda x: x + 0.1 * noise.normal(size=x.shape).astype(x.dtype), params)
+
+
+def _full(params, x, **kw):
+    """The stack over x [b, t, m], the added encoding first (lm.hidden without the embedding)."""
+    stack, added = _preset(n_layers=len(params["stack"]["blocks"]), **kw)
+    if added is not None:
+        x = x + added.added(x.shape[1], M, params.get("positions"))
+    return apply_stack(params["stack"], stack, x)
+
+
+def _step(params, x_t, states, **kw):
+    """One position x_t [b, m] (lm.step without the embedding): the added encoding's row at
+    the KV caches' fill, then stack_step."""
+    stack, added = _preset(n_layers=len(params["stack"]["blocks"]), **kw)
+    if added is not None:
+        cache = states[0]["mix"]
+        pos = jnp.broadcast_to(cache.length, (x_t.shape[0],))
+        x_t = x_t + added.added_at(pos, cache.k.shape[1], M, params.get("positions"))
+    return stack_step(params["stack"], stack, states, x_t)
 
 
 def _x(rng, t=T):
     return jnp.asarray(rng.normal(size=(B, t, M)), jnp.float32)
 
 
+def _layers(params):
+    """The blocks as encoder layers {'self_attn', 'ln1', 'ffn', 'ln2'} (the twin's layout)."""
+    out = []
+    for b in params["stack"]["blocks"]:
+        layer = {"self_attn": b["mixer"]["mix"], "ffn": b["ffn"]}
+        out.append(layer | {k: b[k] for k in ("ln1", "ln2") if k in b})
+    return out
+
+
 def _prefix_twin(params, x, *, positions="sinusoidal", rope_base=1e4, rope_scale=1.0, **kw):
     """Layer by layer, position t's output = the layer WITHOUT any mask run over the previous
     layer's outputs at positions <= t, last row; the positions built from the primitives
     (sinusoidal, the table, rope, alibi_bias), not from the stack's Encoding."""
-    t_all, kind = x.shape[1], {True: "sinusoidal", False: "none"}.get(positions, positions)
+    t_all, kind = x.shape[1], positions
     h = x
     if kind == "sinusoidal":
         h = x + att.sinusoidal(t_all, x.shape[2])
     elif kind == "learned":
         h = x + params["positions"]["table"][:t_all]
-    n = len(params["layers"])
-    alpha = (2 * n) ** 0.25 if kw.get("norm") == "deepnorm" else 1.0
-    for layer in params["layers"]:
+    layers = _layers(params)
+    alpha = (2 * len(layers)) ** 0.25 if kw.get("norm") == "deepnorm" else 1.0
+    for layer in layers:
         rows = []
         for t in range(t_all):
             pos = jnp.arange(t + 1)
@@ -78,7 +123,7 @@ CASES = [
     dict(positions="rope"),
     dict(positions="alibi"),
     dict(positions="rope", norm="post", residual=False),
-    dict(positions=False, norm="pre"),  # the older spelling of 'none'
+    dict(positions="none", norm="pre"),
 ]
 
 
@@ -91,15 +136,17 @@ def test_kv_steps_equal_the_full_pass(rng, case):
     norm = case.get("norm", "post")
     params, x = _params(norm=norm, positions=case["positions"]), _x(rng)
     kw = dict(norm=norm, **{k: v for k, v in case.items() if k != "norm"})
-    out = decoder_only(params, x, **kw)
+    out = _full(params, x, **kw)
     assert out.shape == (B, T, M)
-    caches = init_decoder_only_cache(params, B, T + 2)  # spare capacity: masked slots
-    step = jax.jit(functools.partial(decoder_only_step, **kw))  # one compile for all t
+    stack, _ = _preset(**kw)
+    states = init_stack_state(params["stack"], stack, B, T + 2)  # spare capacity: masked slots
+    step = jax.jit(functools.partial(_step, **kw))  # one compile for all t
     steps = []
     for t in range(T):
-        y, caches = step(params, x[:, t : t + 1], caches)
-        steps.append(y[:, 0])
+        y, states = step(params, x[:, t], states)
+        steps.append(y)
     np.testing.assert_allclose(jnp.stack(steps, 1), out, rtol=2e-5, atol=2e-5)
+    caches = [s["mix"] for s in states]
     assert all(int(c.length) == T and not bool(c.overflow) for c in caches)
 
 
@@ -113,7 +160,7 @@ def test_stack_equals_prefix_rerun(rng, case):
     x = _x(rng)[:, :4]
     kw = dict(norm=norm, **{k: v for k, v in case.items() if k != "norm"})
     np.testing.assert_allclose(
-        decoder_only(params, x, **kw), _prefix_twin(params, x, **kw), rtol=2e-5, atol=2e-5
+        _full(params, x, **kw), _prefix_twin(params, x, **kw), rtol=2e-5, atol=2e-5
     )
 
 
@@ -122,12 +169,12 @@ def test_encodings_and_norms_change_the_function(rng):
     """Each option reaches the stack: on the same parameters every encoding, every norm and
     the residual switch give a different output (so no option is silently ignored)."""
     params, x = _params(positions="learned"), _x(rng)
-    outs = {p: decoder_only(params, x, positions=p) for p in att.POSITIONS}
-    outs["rope-base"] = decoder_only(params, x, positions="rope", rope_base=50.0)
-    outs["rope-scale"] = decoder_only(params, x, positions="rope", rope_scale=3.0)
+    outs = {p: _full(params, x, positions=p) for p in att.POSITIONS}
+    outs["rope-base"] = _full(params, x, positions="rope", rope_base=50.0)
+    outs["rope-scale"] = _full(params, x, positions="rope", rope_scale=3.0)
     for norm in ("pre", "deepnorm", "none"):
-        outs[norm] = decoder_only(params, x, norm=norm)
-    outs["no-residual"] = decoder_only(params, x, residual=False)
+        outs[norm] = _full(params, x, norm=norm)
+    outs["no-residual"] = _full(params, x, residual=False)
     names = list(outs)
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
@@ -146,23 +193,22 @@ def test_step_per_row_positions_and_overflow(rng):
     positions; past the capacity the added encoding has no row: NaN, never a clamped row."""
     params, x = _params(positions="rope"), _x(rng)
     for kind in ("rope", "alibi"):  # an added encoding per row: the translator's test
-        full = decoder_only(params, x, positions=kind)
-        step = jax.jit(functools.partial(decoder_only_step, positions=kind))
-        caches = [
-            att.init_cache(B, T, H, M // H, per_row=True) for _ in range(N_LAYERS)
+        full = _full(params, x, positions=kind)
+        step = jax.jit(functools.partial(_step, positions=kind))
+        states = [
+            {"mix": att.init_cache(B, T, H, M // H, per_row=True)} for _ in range(N_LAYERS)
         ]  # row 0 gets 3 steps, row 1 one
         for t in range(3):
-            _, new = step(params, x[:, t : t + 1], caches)
-            caches = _keep_rows(new, caches, jnp.array([True, t == 0]))
-        nxt = jnp.stack([x[0, 3], x[1, 1]])[:, None]  # [b, 1, m]
-        y, _ = step(params, nxt, caches)
-        np.testing.assert_allclose(
-            y[:, 0], jnp.stack([full[0, 3], full[1, 1]]), rtol=2e-5, atol=2e-5
-        )
-    caches = init_decoder_only_cache(params, B, 2)
+            _, new = step(params, x[:, t], states)
+            states = _keep_rows(new, states, jnp.array([True, t == 0]))
+        nxt = jnp.stack([x[0, 3], x[1, 1]])  # [b, m]
+        y, _ = step(params, nxt, states)
+        np.testing.assert_allclose(y, jnp.stack([full[0, 3], full[1, 1]]), rtol=2e-5, atol=2e-5)
+    stack, _ = _preset()
+    states = init_stack_state(params["stack"], stack, B, 2)
     for t in range(3):
-        y, caches = decoder_only_step(params, x[:, t : t + 1], caches)
-    assert np.isnan(np.asarray(y)).all() and all(bool(c.overflow) for c in caches)
+        y, states = _step(params, x[:, t], states)
+    assert np.isnan(np.asarray(y)).all() and all(bool(s["mix"].overflow) for s in states)
 
 
 @pytest.mark.slow
@@ -170,7 +216,7 @@ def test_stack_is_causal_and_its_gradients_match_the_twin(rng):
     params, x = _params(1), _x(rng)
     x2 = x.at[:, 3].add(1.0)  # a change at position 3 reaches only positions >= 3
     for kind in ("sinusoidal", "alibi"):
-        a, b = decoder_only(params, x, positions=kind), decoder_only(params, x2, positions=kind)
+        a, b = _full(params, x, positions=kind), _full(params, x2, positions=kind)
         np.testing.assert_array_equal(a[:, :3], b[:, :3])
         assert float(jnp.max(jnp.abs(a[:, 3:] - b[:, 3:]))) > 1e-3
     x = x[:, :3]  # the twin's gradient is one program per prefix: keep it small
@@ -180,7 +226,7 @@ def test_stack_is_causal_and_its_gradients_match_the_twin(rng):
         return lambda p, x: jnp.sum(f(p, x) * v)
 
     kw = dict(norm="pre", positions="rope")
-    fast = jax.grad(loss(lambda p, x: decoder_only(p, x, **kw)), argnums=(0, 1))
+    fast = jax.grad(loss(lambda p, x: _full(p, x, **kw)), argnums=(0, 1))
     slow = jax.grad(loss(lambda p, x: _prefix_twin(p, x, **kw)), argnums=(0, 1))
     for g, w in zip(
         jax.tree_util.tree_leaves(fast(params, x)), jax.tree_util.tree_leaves(slow(params, x))
@@ -189,29 +235,31 @@ def test_stack_is_causal_and_its_gradients_match_the_twin(rng):
 
 
 def test_init_splits_the_key_once_per_layer():
+    """keys 'split': block l from k_l = split(key, L)[l], its attention from split(k_l)[0]
+    and its FFN from split(k_l)[1], an encoder layer's numbers (init_encoder_layer(k_l))."""
     key = jax.random.PRNGKey(3)
-    params = init_decoder_only(key, N_LAYERS, M, H, 2 * M)
-    for layer, k in zip(params["layers"], jax.random.split(key, N_LAYERS)):
-        want = init_block(k, M, H, 2 * M)
+    params = _init(key)
+    for layer, k in zip(_layers(params), jax.random.split(key, N_LAYERS)):
+        want = init_encoder_layer(k, M, H, 2 * M)
         for a, b in zip(jax.tree_util.tree_leaves(layer), jax.tree_util.tree_leaves(want)):
             np.testing.assert_array_equal(a, b)
-    assert len(params["layers"]) == N_LAYERS and "positions" not in params
-    learned = init_decoder_only(key, N_LAYERS, M, H, 2 * M, positions="learned", max_positions=P)
+    assert len(params["stack"]["blocks"]) == N_LAYERS and "positions" not in params
+    learned = _init(key, positions="learned")
     assert learned["positions"]["table"].shape == (P, M)
-    for a, b in zip(jax.tree.leaves(learned["layers"]), jax.tree.leaves(params["layers"])):
+    for a, b in zip(jax.tree.leaves(learned["stack"]), jax.tree.leaves(params["stack"])):
         np.testing.assert_array_equal(a, b)  # the table's key leaves the blocks' keys alone
-    bare = init_decoder_only(key, N_LAYERS, M, H, 2 * M, norm="none")
-    assert all(set(layer) == {"self_attn", "ffn"} for layer in bare["layers"])
+    bare = _init(key, norm="none")
+    assert all(set(block) == {"mixer", "ffn"} for block in bare["stack"]["blocks"])
 
 
 def test_deepnorm_init_scales_values_outputs_and_ffn_by_beta():
     """DeepNet's decoder-only β = (8N)^(-1/4) on w_v, w_o and the FFN, not on w_q, w_k."""
     key, n = jax.random.PRNGKey(4), 4
-    plain = init_decoder_only(key, n, M, H, 2 * M)
-    deep = init_decoder_only(key, n, M, H, 2 * M, norm="deepnorm")
+    plain = _layers(_init(key, n_layers=n))
+    deep = _layers(_init(key, norm="deepnorm", n_layers=n))
     beta = (8 * n) ** -0.25
     assert att.deepnorm_constants(0, n)["decoder"] == pytest.approx(((2 * n) ** 0.25, beta))
-    for p, d in zip(plain["layers"], deep["layers"]):
+    for p, d in zip(plain, deep):
         for name in ("w_q", "w_k", "b_q"):
             np.testing.assert_array_equal(d["self_attn"][name], p["self_attn"][name])
         for w, w0 in [
@@ -225,31 +273,33 @@ def test_deepnorm_init_scales_values_outputs_and_ffn_by_beta():
 
 def test_bad_input_is_a_clear_error(rng):
     params = _params()
-    with pytest.raises(BadInputError, match="n_layers must be >= 1"):
-        init_decoder_only(jax.random.PRNGKey(0), 0, M, H, M)
-    with pytest.raises(BadInputError, match="max_positions >= 1"):
-        init_decoder_only(jax.random.PRNGKey(0), 1, M, H, M, positions="learned")
-    with pytest.raises(BadInputError, match=r"x must be \[b, t, m\]"):
-        decoder_only(params, jnp.ones((T, M)))
-    with pytest.raises(BadInputError, match="width 8, the stack d_model 16"):
-        decoder_only(params, jnp.ones((B, T, 8)))
+    with pytest.raises(BadInputError, match="mixers must be >= 1 built Mixer"):
+        make_stack(())
+    with pytest.raises(BadInputError, match="learned positions need max_len >= 1"):
+        att.encoding("learned").init_table(jax.random.PRNGKey(0), 0, M)
+    with pytest.raises(BadInputError, match=r"x must be \[b, t, d_in\]"):
+        _full(params, jnp.ones((T, M)), positions="none")
+    with pytest.raises(BadInputError, match="x has width 8, the stack reads 16"):
+        _full(params, jnp.ones((B, T, 8)), positions="none")
     with pytest.raises(BadInputError, match="positions must be one of .*'rope'.*got 'relative'"):
-        decoder_only(params, _x(rng), positions="relative")
-    with pytest.raises(BadInputError, match="norm must be one of 'post', 'pre', 'deepnorm'"):
-        decoder_only(params, _x(rng), norm="rms")
-    with pytest.raises(BadInputError, match="needs residual=True"):
-        decoder_only(params, _x(rng), norm="deepnorm", residual=False)
+        _preset(positions="relative")
+    with pytest.raises(BadInputError, match="norm must be one of 'pre', 'post', 'deepnorm'"):
+        _preset(norm="rms")
+    with pytest.raises(BadInputError, match="it needs residual='all'"):
+        _preset(norm="deepnorm", residual=False)
     with pytest.raises(BadInputError, match="rope_scale must be a positive number"):
-        decoder_only(params, _x(rng), positions="rope", rope_scale=0.0)
+        _preset(positions="rope", rope_scale=0.0)
     learned = _params(positions="learned")
     with pytest.raises(BadInputError, match="13 positions exceeds max_positions=12"):
-        decoder_only(learned, _x(rng, P + 1), positions="learned")
-    caches = init_decoder_only_cache(params, B, T)
-    with pytest.raises(BadInputError, match=r"x must be \[b, 1, m\]"):
-        decoder_only_step(params, _x(rng, 2), caches)
-    with pytest.raises(BadInputError, match="1 caches for 2 layers"):
-        decoder_only_step(params, _x(rng, 1), caches[:1])
+        _full(learned, _x(rng, P + 1), positions="learned")
+    stack, _ = _preset()
+    states = init_stack_state(params["stack"], stack, B, T)
+    with pytest.raises(BadInputError, match=r"x_t must be \[b, d_in\]"):
+        _step(params, _x(rng, 2), states, positions="none")
+    with pytest.raises(BadInputError, match="1 states for 2 layers"):
+        _step(params, _x(rng, 1)[:, 0], states[:1])
     with pytest.raises(BadInputError, match="decoding budget of 13 positions"):
-        decoder_only_step(
-            learned, _x(rng, 1), init_decoder_only_cache(learned, B, P + 1), positions="learned"
-        )
+        _step(
+            learned, _x(rng, 1)[:, 0],
+            init_stack_state(learned["stack"], stack, B, P + 1), positions="learned",
+        )  # fmt: skip
