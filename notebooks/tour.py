@@ -106,10 +106,10 @@ show(fig)
 # (`anatomy.mixers.cells.rnn_cell`, `lstm_cell`, `gru_cell`), and one runner,
 # `anatomy.scan.run`, scans it over time with `jax.lax.scan` (per-sequence lengths,
 # reverse, the input projection hoisted out of the loop as one matmul). Tests:
-# `tests/anatomy/mixers/test_recurrence.py::test_scan_matches_python_loop_and_hoist_matches_plain`,
-# `tests/anatomy/mixers/test_recurrence.py::test_padding_equals_each_sequence_alone`,
-# `tests/anatomy/mixers/test_recurrence.py::test_cell_matches_numpy_float64`, and against `torch.nn.LSTM`/`GRU`
-# `tests/anatomy/mixers/test_recurrence_refs.py::test_unidirectional_vs_torch`.
+# `tests/anatomy/mixers/test_cells.py::test_scan_matches_python_loop_and_hoist_matches_plain`,
+# `tests/anatomy/mixers/test_cells.py::test_padding_equals_each_sequence_alone`,
+# `tests/anatomy/mixers/test_cells.py::test_cell_matches_numpy_float64`, and against `torch.nn.LSTM`/`GRU`
+# `tests/anatomy/mixers/test_cells_torch.py::test_unidirectional_vs_torch`.
 #
 # The third question in one number: the compiled program of an LSTM layer over N tokens has a
 # loop of N serial steps (`anatomy.probes.jaxpr_sequential_steps`), whatever the hardware;
@@ -461,7 +461,7 @@ show_png(os.path.join(workdir, "loss_vs_steps.png"), width=560)
 # experiment trains decoder-only character LMs at L = 1 to 16 layers, Transformer wirings and
 # LSTM stacks, each on the same token budget after the same learning-rate grid scored on
 # validation, and reads the gradient per layer at initialisation against Xiong et al.'s
-# theorem. Tests: `tests/experiments/depth/test_depth.py`, `tests/anatomy/test_recurrence_stack.py`.
+# theorem. Tests: `tests/experiments/depth/test_depth.py`, `tests/anatomy/test_stack.py`.
 
 # %%
 committed_block("chapter/claim/stackability")

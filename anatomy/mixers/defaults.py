@@ -14,7 +14,7 @@ Two kinds of choice change speed and memory, never the function computed:
            ONE [B·T, D] x [D, G·H] matmul before the scan (True) or inside each step (False);
            vjp, "autodiff" (JAX differentiates the scan) or "fused" (anatomy/scan/fused.py's
            custom VJP: one matmul per backward step, the weight gradients as one matmul over
-           all steps); tests/anatomy/mixers/test_recurrence_path_defaults.py holds every path to the hoisted
+           all steps); tests/anatomy/mixers/test_defaults.py holds every path to the hoisted
            autodiff one. anatomy.mixers.resolve_path fills a config's None from here.
 
 A row is (backend, kind, name, choice, source, reason); '*' as the name is every other mixer or

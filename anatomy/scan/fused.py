@@ -25,7 +25,7 @@ matmuls are shared. The LSTM's and the GRU's FusedCell and their layers (run_lst
 run_gru) live with the cells, anatomy/mixers/cells.py, and reach ``scan.run(vjp='fused')``
 through their CellSpec's ``fused``. Same values as ``run`` (the same operations in the
 forward pass); gradients equal up to float rounding (sums in another order);
-tests/anatomy/scan/test_recurrence_fast.py checks both against the plain path.
+tests/anatomy/scan/test_fused.py checks both against the plain path.
 """
 
 import functools

@@ -25,7 +25,7 @@ keeps the cell's own parameters there, so its parameters and digits are those of
 Both scans run on the backend's default recurrent path unless config.hoist / config.vjp say
 otherwise (anatomy/mixers/defaults.py: on CPU the per-step projection with the fused VJP, which
 made the whole train step 0.53x the time of the hoisted autodiff path; same function,
-gradients equal to float rounding, tests/anatomy/mixers/test_recurrence_path_defaults.py).
+gradients equal to float rounding, tests/anatomy/mixers/test_defaults.py).
 """
 
 import jax

@@ -91,7 +91,7 @@ def test_lstm_cell_vs_flax(cls, data):
     """flax params: input kernels ii/if/ig/io [D, H] (no bias), hidden hi/hf/hg/ho [H, H] + bias.
 
     flax's carry is (c, h); ours is LSTMState(h, c). Both sides run in float32 with the same
-    equations (ours is checked against float64 NumPy in test_recurrence.py), so 1e-5 holds.
+    equations (ours is checked against float64 NumPy in test_cells.py), so 1e-5 holds.
     """
     rng, xs = data
     module = cls(features=H)

@@ -1,5 +1,5 @@
 """anatomy.mixers.cells and anatomy.scan.run: cells vs float64 NumPy, scan vs a Python loop, hoisted vs plain,
-padding, reverse, jit, gradients. (torch and flax.linen twins: test_recurrence_refs.py.)"""
+padding, reverse, jit, gradients. (torch and flax.linen twins: test_cells_torch.py.)"""
 
 import jax
 import jax.numpy as jnp
