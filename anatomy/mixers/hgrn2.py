@@ -105,9 +105,15 @@ def hgrn2_step(params, state, x_t, *, lower_bound=0.0):
 
 # ------------------------------------------------------------------------- the registration
 
+
+def _init(key, m, c):
+    _check_bound(c.lower_bound)  # a floor out of [0, 1) is refused before any parameter is made
+    return init_hgrn2(key, m, c.n_heads, int(c.d_key) or None)
+
+
 SPEC = MixerSpec(
     name="hgrn2",
-    init=lambda key, m, c: init_hgrn2(key, m, c.n_heads, int(c.d_key) or None),
+    init=_init,
     apply=lambda p, x, s, c, form, lengths: hgrn2(
         p, x, s, lower_bound=c.lower_bound, form=form, chunk=c.chunk, lengths=lengths
     ),

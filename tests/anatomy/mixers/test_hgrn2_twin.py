@@ -38,3 +38,11 @@ def test_the_forget_gates_floor_is_the_papers_in_every_form():
     assert rel(want, twin_hgrn2(p64, np.asarray(x, np.float64))) > 1e-2  # the floor matters
     for form in mixer.forms:
         assert rel(mixer.apply(params, x, form=form), want) < 1e-5, form
+
+
+@pytest.mark.parametrize("bound", [-0.1, 1.0, 2.0])
+def test_a_floor_out_of_its_range_is_one_clear_error(bound):
+    from anatomy.errors import BadInputError
+
+    with pytest.raises(BadInputError, match=r"hgrn2: lower_bound must be in \[0, 1\)"):
+        build("hgrn2", lower_bound=bound).init(jax.random.key(0))
