@@ -107,7 +107,8 @@ def render_rates(doc: dict, middle: float) -> str:
     else:  # a rate per family (recall)
         families = dict.fromkeys(spec.split(":")[0] for spec in specs)
         rates = ", ".join(f"{fam} {lr[fam]:g}" for fam in families)
-    grids = [g for g in (f"{name}/lr_grid", f"{name}/lr_grid_top") if committed.exists(g)]
+    parts = (f"{name}/lr_grid", f"{name}/lr_grid_top", f"{name}/lr_grid_low")  # grid, added rates
+    grids = [g for g in parts if committed.exists(g)]
     if grids:
         files = " and ".join(f"`results/{g}.json`" for g in grids)
         one = ", read as one grid" if len(grids) > 1 else ""

@@ -204,6 +204,27 @@ def lr_grid(cfg):
             "pair_counts": [list(ks) for _, ks in cells(cfg)]}  # fmt: skip
 
 
+def merged_grid(*grids):
+    """One grid from lr_grid results run over disjoint rates on the same design seeds and
+    validation set (results/recall/lr_grid.json and lr_grid_low.json: the low rate was added
+    once the hybrid and Mamba chose the bottom edge), rates ascending, the choice re-made over
+    every rate (`choose`)."""
+    names = list(grids[0]["valid_accuracy"])
+    points = sorted(
+        (r, m, g["valid_accuracy"][m][i], g["accuracy"][m][i])
+        for g in grids
+        for m in names
+        for i, r in enumerate(g["rates"])
+    )  # fmt: skip
+    rates = sorted({r for r, *_ in points})
+    if len(points) != len(rates) * len(names):
+        raise ValueError(f"the grids overlap or lack a contender: rates {rates}, {names}")
+    valid = {m: [v for _, n, v, _ in points if n == m] for m in names}
+    acc = {m: [a for _, n, _, a in points if n == m] for m in names}
+    return {**grids[0], "rates": rates, "valid_accuracy": valid, "accuracy": acc,
+            "chosen": choose(valid, rates)}  # fmt: skip
+
+
 def choose(valid, rates):
     """{family: rate}: per family, the rate with the best validation accuracy averaged over
     the family's contenders (the first on a tie)."""

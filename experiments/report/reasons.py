@@ -207,18 +207,51 @@ def _scale_out() -> str:
     )
 
 
+def _part(cid: str, holds: str, fails: str) -> str:
+    """A recall part in words for the verdict it reads: `holds` or `fails` with its interval,
+    else (undecided, did not learn) what it measured and what would decide it."""
+    c = scorecard.judged(cid)
+    if c is None:
+        raise ReasonError(f"{cid}: not judged (no committed result)")
+    m = interval(cid)
+    if c.verdict == HOLDS:
+        return f"{holds} ({fi(m)})"
+    if c.verdict == FAILS:
+        return f"{fails} ({fi(m)})"
+    seeds = re.search(r"about (\d+) seeds", c.detail)
+    decide = f"about {seeds.group(1)} seeds would decide it" if seeds else "a longer run would"
+    return f"whether {holds} is undecided ({fi(m)} straddles its edge: {decide})"
+
+
 def _recall() -> str:
     a, m = "recall/attention_every_n", "recall/matrix_vs_diagonal"
     worst = min(num(a, rf"N={n}: NUM") for n in (64, 128, 256))
     failed = re.match(r"([\w:=]+) did not learn recall", _text(m, "detail"))
     if failed is None:
         raise ReasonError(f"{m}: no 'X did not learn recall' in its detail")
+    g = "recall/grows_with_state"  # its detail: "largest (N B) − smallest (N B), ..."
+    large, small = num(g, r"\(NUM B\) − ", "detail"), num(g, r" − [\w:=]+ \(NUM B\)", "detail")
+    grows = _part(
+        "recall/grows_with_state",
+        f"Based's linear attention recalls more from {f(small)} to {f(large)} bytes of state",
+        f"Based's linear attention does not recall more from {f(small)} to {f(large)} bytes",
+    )
+    falls = _part(
+        "recall/falls_with_k",
+        "its recall falls as K grows at N = 256",
+        "its recall does not fall as K grows at N = 256",
+    )
+    hybrid = _part(
+        "recall/hybrid",
+        "a hybrid with one attention layer closes most of its gap to attention",
+        "a hybrid with one attention layer does not close most of its gap",
+    )
     return (
-        f"attention solves MQAR (≥ {f(worst, 3)} at N = 64, 128 and 256), but "
-        f"{failed.group(1)} never learns it (accuracy × K "
+        f"attention solves MQAR (≥ {f(worst, 3)} at N = 64, 128 and 256); {grows}, {falls}, "
+        f"and {hybrid}; but {failed.group(1)} never learns it (accuracy × K "
         f"{f(num(m, r'accuracy × K = NUM', 'detail'))}, below the 1.5 that learned recall "
-        f"needs), so matrix against diagonal is not judged; the state-size, K and hybrid parts "
-        f"straddle their edges on 3 seeds: more seeds or longer training would decide them"
+        f"needs), so matrix against diagonal is not judged: a run long enough for Mamba to "
+        f"leave the plateau would decide it"
     )
 
 

@@ -10,7 +10,7 @@ from anatomy.errors import BadInputError
 from anatomy.probes.claims import DID_NOT_LEARN, FAILS, HOLDS, MISSING, UNDECIDED
 from anatomy.train import labelled
 from experiments.lab import record
-from experiments.recall import choose, claims
+from experiments.recall import choose, claims, merged_grid
 from experiments.tasks import contenders, mqar
 from experiments.tasks.contenders import family_of
 
@@ -329,29 +329,46 @@ def test_lr_grid_chooses_per_family_on_validation():
     assert choose(valid, [1e-3, 3e-3, 1e-2]) == {"mlstm": 3e-3, "attention": 1e-3}
 
 
+def test_merged_grid_reads_disjoint_runs_as_one():
+    a = {"rates": [1e-2, 1e-1], "valid_accuracy": {"x": [0.5, 0.4], "y": [0.9, 0.1]},
+         "accuracy": {"x": ["a1", "a2"], "y": ["b1", "b2"]}, "chosen": {}}  # fmt: skip
+    b = {"rates": [1e-3], "valid_accuracy": {"x": [0.6], "y": [0.2]},
+         "accuracy": {"x": ["a0"], "y": ["b0"]}, "chosen": {}}  # fmt: skip
+    g = merged_grid(a, b)
+    assert g["rates"] == [1e-3, 1e-2, 1e-1]
+    assert g["valid_accuracy"] == {"x": [0.6, 0.5, 0.4], "y": [0.2, 0.9, 0.1]}
+    assert g["accuracy"]["x"] == ["a0", "a1", "a2"]
+    assert g["chosen"] == {"x": 1e-3, "y": 1e-2}
+    with pytest.raises(ValueError, match="overlap"):
+        merged_grid(a, a)
+
+
 def test_the_default_rates_are_the_committed_grids_choice():
     """The default's rates are written in the config (it reads no result when built); they
-    are the committed lr_grid run's choice, each inside the grid, not at its edge."""
+    are the committed lr_grid runs' choice (read as one grid), each inside the grid, not at
+    its edge."""
     from experiments.configs import recall as rc
     from experiments.lab import committed
 
     cfg = rc.get_config()
-    grid = committed.load("recall/lr_grid")["result"]
-    assert tuple(grid["config"]["lr_grid"]) == rc.LR_GRID
-    assert list(grid["config"]["grid_contenders"]) == list(rc.GRID_CONTENDERS)
-    chosen = grid["lr_grid"]["chosen"]
+    runs = [committed.load(name)["result"] for name in rc.GRID_RUNS]
+    assert [tuple(r["config"]["lr_grid"]) for r in runs] == [rc.LR_GRID, rc.GRID_LOW]
+    assert all(list(r["config"]["grid_contenders"]) == list(rc.GRID_CONTENDERS) for r in runs)
+    assert len({tuple(r["config"]["seeds"]) for r in runs}) == 1  # the same design seeds
+    grid = merged_grid(*(r["lr_grid"] for r in runs))
+    chosen = grid["chosen"]
     assert rc.LEARNING_RATE == chosen
-    rates = grid["lr_grid"]["rates"]
+    rates = grid["rates"]
     for family, lr in chosen.items():
         assert cfg.learning_rate[family] == lr
         assert rates[0] < lr < rates[-1], f"{family}: {lr} at the grid's edge {rates}"
     for spec in cfg.frontier.contenders:
         assert family_of(spec) in chosen, spec
-    # the grid and the pilot ran the default's recipe (only seeds, split and grid differ)
+    # the grids and the pilot ran the default's recipe (only seeds, split and grid differ)
     same = ("vocab", "mixture", "d_model", "n_layers", "conv", "attention", "steps", "warmup",
             "weight_decay", "eval_examples", "valid_seed")  # fmt: skip
     default = cfg.to_dict()
-    for name in ("recall/lr_grid", "recall/pilot"):
+    for name in (*rc.GRID_RUNS, "recall/pilot"):
         ran = committed.load(name)["result"]["config"]
         for field in same:
             assert json.loads(json.dumps(ran[field])) == json.loads(json.dumps(default[field])), (
@@ -365,10 +382,11 @@ def test_the_pilot_is_on_design_seeds_and_the_validation_set():
     from experiments.lab import committed
 
     pilot = committed.load("recall/pilot")["result"]["config"]
-    grid = committed.load("recall/lr_grid")["result"]["config"]
     judged = set(rc.get_config().seeds)
-    assert pilot["split"] == grid["split"] == "valid"
-    assert not judged & set(pilot["seeds"]) and not judged & set(grid["seeds"])
+    assert pilot["split"] == "valid" and not judged & set(pilot["seeds"])
+    for name in rc.GRID_RUNS:
+        grid = committed.load(name)["result"]["config"]
+        assert grid["split"] == "valid" and not judged & set(grid["seeds"])
 
 
 # --- the quick preset through launch.py (conftest.quick_report) ---------------------------------
