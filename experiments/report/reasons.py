@@ -207,20 +207,20 @@ def _scale_out() -> str:
     )
 
 
-def _part(cid: str, holds: str, fails: str) -> str:
+def _part(cid: str, holds: str, fails: str, undecided: str) -> str:
     """A recall part in words for the verdict it reads: `holds` or `fails` with its interval,
-    else (undecided, did not learn) what it measured and what would decide it."""
+    else (undecided) `undecided` with its interval and what would decide it."""
     c = scorecard.judged(cid)
     if c is None:
         raise ReasonError(f"{cid}: not judged (no committed result)")
-    m = interval(cid)
+    m = fi(interval(cid), 3)  # accuracies: three digits
     if c.verdict == HOLDS:
-        return f"{holds} ({fi(m)})"
+        return f"{holds} ({m})"
     if c.verdict == FAILS:
-        return f"{fails} ({fi(m)})"
+        return f"{fails} ({m})"
     seeds = re.search(r"about (\d+) seeds", c.detail)
     decide = f"about {seeds.group(1)} seeds would decide it" if seeds else "a longer run would"
-    return f"whether {holds} is undecided ({fi(m)} straddles its edge: {decide})"
+    return f"{undecided} is undecided ({m}: {decide})"
 
 
 def _recall() -> str:
@@ -231,27 +231,19 @@ def _recall() -> str:
         raise ReasonError(f"{m}: no 'X did not learn recall' in its detail")
     g = "recall/grows_with_state"  # its detail: "largest (N B) − smallest (N B), ..."
     large, small = num(g, r"\(NUM B\) − ", "detail"), num(g, r" − [\w:=]+ \(NUM B\)", "detail")
-    grows = _part(
-        "recall/grows_with_state",
-        f"Based's linear attention recalls more from {f(small)} to {f(large)} bytes of state",
-        f"Based's linear attention does not recall more from {f(small)} to {f(large)} bytes",
-    )
-    falls = _part(
-        "recall/falls_with_k",
-        "its recall falls as K grows at N = 256",
-        "its recall does not fall as K grows at N = 256",
-    )
-    hybrid = _part(
-        "recall/hybrid",
-        "a hybrid with one attention layer closes most of its gap to attention",
-        "a hybrid with one attention layer does not close most of its gap",
-    )
+    span = f"from {f(small)} to {f(large)} B"
+    hybrid = _part("recall/hybrid", "a hybrid with one attention layer closes most of the gap",
+                   "a hybrid with one attention layer does not close most of the gap",
+                   "whether a hybrid closes most of the gap")  # fmt: skip
+    grows = _part(g, f"Based's recall grows {span}", f"Based's recall does not grow {span}",
+                  f"Based's growth {span}")  # fmt: skip
+    falls = _part("recall/falls_with_k", "it falls as K grows", "it does not fall as K grows",
+                  "its fall with K at N = 256")  # fmt: skip
     return (
-        f"attention solves MQAR (≥ {f(worst, 3)} at N = 64, 128 and 256); {grows}, {falls}, "
-        f"and {hybrid}; but {failed.group(1)} never learns it (accuracy × K "
-        f"{f(num(m, r'accuracy × K = NUM', 'detail'))}, below the 1.5 that learned recall "
-        f"needs), so matrix against diagonal is not judged: a run long enough for Mamba to "
-        f"leave the plateau would decide it"
+        f"attention solves MQAR (≥ {f(worst, 3)} at N = 64, 128 and 256); {hybrid}; {grows}; "
+        f"{falls}; {failed.group(1)} never learns it (accuracy × K "
+        f"{f(num(m, r'accuracy × K = NUM', 'detail'))} < 1.5), so matrix against diagonal is "
+        f"not judged: a run long enough for Mamba would decide it"
     )
 
 

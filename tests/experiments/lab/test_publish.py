@@ -245,7 +245,8 @@ def test_rates_name_each_contender_where_the_run_set_one_per_contender(monkeypat
         "contenders": ["attention", "attention:positions=none", "lstm"],
         "learning_rate": {"attention": 0.01, "attention:positions=none": 0.003, "lstm": 0.01},
     }}}  # fmt: skip
-    monkeypatch.setattr(pages.committed, "exists", lambda name: name.startswith("copy/lr_"))
+    grids = ("copy/lr_grid", "copy/lr_grid_top")  # copy's grid and its added top rate
+    monkeypatch.setattr(pages.committed, "exists", lambda name: name in grids)
     monkeypatch.setattr(pages, "source", lambda doc: "`results/copy/default.json`")
     text = pages.render_rates(doc, 3e-3)
     assert "attention 0.01, attention:positions=none 0.003, lstm 0.01;" in text
