@@ -34,6 +34,7 @@ from anatomy.params import count_params
 from anatomy.train import labelled
 from experiments.copy import claims, plots
 from experiments.lab import record
+from experiments.lab.grids import merge_grids
 from experiments.lab.progress import Progress
 from experiments.tasks import copying
 from experiments.tasks.contenders import build, family_of, matched, parse
@@ -258,20 +259,9 @@ def merged_grid(*grids):
     and validation strings (results/copy/lr_grid.json and lr_grid_top.json: the top rate was
     added once the mLSTM chose the old top edge), rates ascending, each contender's choice
     re-made over every rate (`choose`)."""
-    names = list(grids[0]["valid_exact"])
-    rows = sorted((
-        (r, g["valid_exact"][m][i], g["valid_loss"][m][i], m)
-        for g in grids
-        for m in names
-        for i, r in enumerate(g["rates"])
-    ), key=lambda row: row[0])  # fmt: skip
-    rates = sorted({r for r, *_ in rows})
-    if len(rows) != len(rates) * len(names):
-        raise ValueError(f"the grids overlap or lack a contender: rates {rates}, {names}")
-    valid = {m: [v for r, v, _, n in rows if n == m] for m in names}
-    loss = {m: [x for r, _, x, n in rows if n == m] for m in names}
-    return {"rates": rates, "lengths": grids[0]["lengths"], "valid_exact": valid,
-            "valid_loss": loss, "chosen": choose(valid, loss, rates)}  # fmt: skip
+    rates, v = merge_grids(grids, ("valid_exact", "valid_loss"))
+    return {"rates": rates, "lengths": grids[0]["lengths"], **v,
+            "chosen": choose(v["valid_exact"], v["valid_loss"], rates)}  # fmt: skip
 
 
 def choose(valid, loss, rates):

@@ -30,6 +30,7 @@ from anatomy.compiling import compiler_options
 from anatomy.params import count_params
 from anatomy.train import labelled
 from experiments.lab import record
+from experiments.lab.grids import merge_grids
 from experiments.lab.progress import Progress
 from experiments.recall import claims, plots
 from experiments.tasks import contenders, mqar
@@ -209,20 +210,8 @@ def merged_grid(*grids):
     validation set (results/recall/lr_grid.json and lr_grid_low.json: the low rate was added
     once the hybrid and Mamba chose the bottom edge), rates ascending, the choice re-made over
     every rate (`choose`)."""
-    names = list(grids[0]["valid_accuracy"])
-    points = sorted(
-        (r, m, g["valid_accuracy"][m][i], g["accuracy"][m][i])
-        for g in grids
-        for m in names
-        for i, r in enumerate(g["rates"])
-    )  # fmt: skip
-    rates = sorted({r for r, *_ in points})
-    if len(points) != len(rates) * len(names):
-        raise ValueError(f"the grids overlap or lack a contender: rates {rates}, {names}")
-    valid = {m: [v for _, n, v, _ in points if n == m] for m in names}
-    acc = {m: [a for _, n, _, a in points if n == m] for m in names}
-    return {**grids[0], "rates": rates, "valid_accuracy": valid, "accuracy": acc,
-            "chosen": choose(valid, rates)}  # fmt: skip
+    rates, v = merge_grids(grids, ("valid_accuracy", "accuracy"))
+    return {**grids[0], "rates": rates, **v, "chosen": choose(v["valid_accuracy"], rates)}
 
 
 def choose(valid, rates):
